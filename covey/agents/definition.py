@@ -1,0 +1,49 @@
+"""``AgentDefinition``: one validated model for an agent type, built-in or from a file."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Source = Literal["built-in", "plugin", "user", "project", "flag", "policy"]
+"""Where a definition came from, lowest to highest priority."""
+
+PermissionModeName = Literal["default", "acceptEdits", "bypassPermissions", "dontAsk", "plan", "bubble", "auto"]
+
+
+class AgentDefinition(BaseModel):
+    """An agent type: its prompt, tools, model and behaviour. Frontmatter names are aliases."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    name: str
+    """The type name the Agent tool's ``subagent_type`` selects."""
+    description: str = ""
+    """When to use this agent (shown to the parent model in the agent list)."""
+    prompt: str = ""
+    """The system prompt (a markdown file's body)."""
+    tools: list[str] = Field(default_factory=lambda: ["*"])
+    """Tool names the agent may use; ``["*"]`` for all."""
+    disallowed_tools: list[str] = Field(default_factory=list, alias="disallowedTools")
+    model: str | None = None
+    """Alias, model id, or ``inherit``; None means the default sub-agent model."""
+    permission_mode: PermissionModeName | None = Field(default=None, alias="permissionMode")
+    max_turns: int | None = Field(default=None, alias="maxTurns", gt=0)
+    skills: list[str] = Field(default_factory=list)
+    mcp_servers: list[Any] = Field(default_factory=list, alias="mcpServers")
+    hooks: dict[str, Any] = Field(default_factory=dict)
+    color: str | None = None
+    background: bool = False
+    """Always runs in the background (async), whatever the call says."""
+    isolation: Literal["worktree", "remote"] | None = None
+    effort: str | None = None
+    omit_claude_md: bool = Field(default=False, alias="omitClaudeMd")
+    """No project-instructions file and no git-status snapshot in its context."""
+    critical_system_reminder: str | None = Field(default=None, alias="criticalSystemReminder")
+    """Text re-injected after every tool result (Verification's reminder)."""
+    one_shot: bool = Field(default=False, alias="oneShot")
+    """Its report skips the agent id / SendMessage trailer (Explore)."""
+    source: Source = "built-in"
+    path: str | None = None
+    """The file it was loaded from, if any."""

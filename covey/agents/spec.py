@@ -1,0 +1,47 @@
+"""``AgentSpec``: everything an agent run needs, resolved before it starts.
+
+It is plain, picklable data: the driver or a parent builds it, a Ray actor
+receives it, and ``run_agent`` turns it into a running agent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from covey.agents.definition import AgentDefinition
+
+
+class AgentSpec(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    session_id: str
+    agent_id: str
+    definition: AgentDefinition
+    prompt: str
+    """The task: the first user message."""
+    model: Any = None
+    """Where replies come from: ``scripted:PATH``, ``anthropic``/None, or a picklable Model."""
+    model_id: str
+    """The resolved model id requests name."""
+    cwd: str
+    system: list[dict[str, Any]] = Field(default_factory=list)
+    """The rendered system prompt blocks (a fork reuses its parent's bytes)."""
+    prelude: list[dict[str, Any]] = Field(default_factory=list)
+    """Messages placed before the prompt (agent list, skills, project context)."""
+    tool_names: list[str] = Field(default_factory=list)
+    """The agent's resolved tool pool, by name."""
+    permissions: Any = None
+    """The agent's PermissionPolicy (an overlay of its parent's)."""
+    max_turns: int = 100
+    depth: int = 0
+    """Spawn depth: 0 for the main agent, parent's + 1 for a child."""
+    parent_agent_id: str | None = None
+    tool_use_id: str | None = None
+    """The parent's Agent tool_use that launched it."""
+    description: str = ""
+    background: bool = False
+    transcript_dir: str | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """Runtime knobs a child inherits (limits, thresholds, pool, price table)."""

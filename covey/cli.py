@@ -1,0 +1,142 @@
+"""The ``covey`` command: print mode like Claude Code's ``-p``, plus covey's own commands."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any, Sequence
+
+from covey.errors import CoveyError
+from covey.events import Event, ResultEvent, SystemInit
+from covey.render import describe
+
+COMMANDS = ("run", "demo")
+MODES = ["default", "acceptEdits", "bypassPermissions", "dontAsk", "plan"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in COMMANDS and ("-p" in argv or "--print" in argv):
+        argv = ["run", *argv]
+    args = _parser().parse_args(argv)
+    if not getattr(args, "handler", None):
+        _parser().print_help()
+        return 2
+    try:
+        return args.handler(args)
+    except CoveyError as exc:
+        print(f"covey: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("covey: interrupted", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="covey", description="Claude Code-style agents and sub-agents on Ray.")
+    sub = parser.add_subparsers(dest="command")
+    run = sub.add_parser("run", help="run a prompt to its end and print the result (like claude -p)")
+    run.add_argument("prompt", nargs="?", help="the task (read from stdin if omitted)")
+    run.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", help="the task, Claude Code style")
+    _add_run_options(run)
+    run.set_defaults(handler=_run)
+    demo = sub.add_parser("demo", help="run a built-in scripted scenario (no API key needed)")
+    demo.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
+    demo.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
+    demo.add_argument("--verbose", action="store_true")
+    demo.set_defaults(handler=_demo)
+    return parser
+
+
+def _add_run_options(run: argparse.ArgumentParser) -> None:
+    run.add_argument("--model", help="alias (haiku, sonnet, opus), model id, or scripted:RULES.yaml")
+    run.add_argument("--permission-mode", choices=MODES)
+    run.add_argument("--max-turns", type=int, default=100)
+    run.add_argument("--allowed-tools", "--allowedTools", action="append", default=[], metavar="RULES")
+    run.add_argument("--disallowed-tools", "--disallowedTools", action="append", default=[], metavar="RULES")
+    run.add_argument("--cwd", default=".", help="the agent's working directory")
+    run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
+    run.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
+    run.add_argument("--verbose", action="store_true", help="show each step on stderr, and Ray's logs")
+
+
+def _rules(values: list[str]) -> list[str]:
+    """``--allowed-tools "Read,Bash(git status)" Edit``: commas or spaces, outside parentheses."""
+    rules, depth, current = [], 0, ""
+    for ch in " ".join(values):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch in ", " and depth == 0:
+            rules, current = rules + [current] if current else rules, ""
+        else:
+            current += ch
+    return rules + [current] if current else rules
+
+
+def _run(args: argparse.Namespace) -> int:
+    prompt = args.print_prompt or args.prompt or (sys.stdin.read() if not sys.stdin.isatty() else "")
+    if not prompt.strip():
+        raise CoveyError("no prompt given: covey -p \"your task\" (or pipe it on stdin)")
+    options = dict(
+        cwd=args.cwd,
+        model=args.model,
+        permission_mode=args.permission_mode,
+        max_turns=args.max_turns,
+        allowed_tools=_rules(args.allowed_tools),
+        disallowed_tools=_rules(args.disallowed_tools),
+        address=args.address,
+        verbose=args.verbose,
+    )
+    return _execute(prompt, options, args.output_format, args.verbose)
+
+
+def _execute(prompt: str, options: dict[str, Any], output_format: str, verbose: bool) -> int:
+    from covey.permissions.askers import TerminalAsker
+    from covey.session import Session
+
+    if sys.stdin.isatty() and output_format == "text":
+        options["asker"] = TerminalAsker()
+    with Session(**options) as session:
+        last = asyncio.run(_print_events(session, prompt, output_format, verbose))
+    if last is None:
+        print("covey: the run ended without a result", file=sys.stderr)
+        return 1
+    if output_format == "text":
+        print(last.result)
+    elif output_format == "json":
+        print(json.dumps(last.wire()))
+    if last.is_error:
+        print(f"covey: {last.subtype}: {_first_line(last.result)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _print_events(session: Any, prompt: str, output_format: str, verbose: bool) -> ResultEvent | None:
+    last = None
+    async for event in session.stream(prompt):
+        if isinstance(event, ResultEvent):
+            last = event
+        if output_format == "stream-json":
+            _emit(event)
+        elif verbose:
+            for line in describe(event):
+                print(line, file=sys.stderr)
+    return last
+
+
+def _emit(event: Event) -> None:
+    print(json.dumps(event.wire()), flush=True)
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0]
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from covey.demo import demo_project, demo_prompt
+
+    with demo_project() as (project, rules):
+        print(f"covey demo: a scripted main agent explores {project}", file=sys.stderr)
+        options = dict(cwd=str(project), model=f"scripted:{rules}", address=args.address, verbose=args.verbose)
+        return _execute(demo_prompt(), options, args.output_format, verbose=args.output_format == "text")

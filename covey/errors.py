@@ -1,0 +1,44 @@
+"""covey's exceptions, classified by who must act on them.
+
+Every exception keeps its fields through pickling (``type(e)(*e.args)`` works),
+because Ray pickles exceptions that cross an actor boundary.
+"""
+
+from __future__ import annotations
+
+
+class CoveyError(Exception):
+    """Base class of every error covey raises on purpose."""
+
+
+class UserError(CoveyError):
+    """Bad configuration or input from a person: a settings file, a definition, a flag.
+
+    The message names the file (or flag) and the field that is wrong.
+    """
+
+
+class ModelBehaviorError(CoveyError):
+    """The model asked for something impossible (unknown tool, invalid input).
+
+    It goes back to the model as an ``is_error`` tool result, never up the stack.
+    """
+
+
+class LimitExceeded(CoveyError):
+    """A limit was reached (depth, concurrency, budget, turns); the message says what to do next."""
+
+
+class AgentUnavailable(CoveyError):
+    """An agent's actor died or cannot be reached."""
+
+
+class ModelAPIError(CoveyError):
+    """The model API failed for good (after retries), or refused the request."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message, status_code)
+        self.status_code = status_code
+
+    def __str__(self) -> str:
+        return self.args[0]

@@ -1,0 +1,119 @@
+"""Running the tool calls of one assistant message.
+
+Every tool_use gets exactly one tool_result, in call order. Consecutive
+read-only (or concurrent-safe) calls run together; any other call runs alone,
+in order, so an Edit never races a Read of the same file. Unknown tools, invalid
+input, denials and exceptions all become ``is_error`` results the model can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable, Callable, Iterable, Sequence
+
+from anthropic.types import ToolUseBlock
+from pydantic import ValidationError
+
+from covey.tools.base import Tool, ToolContext, ToolResult
+
+LEGACY_NAMES = {"Task": "Agent"}
+
+Gate = Callable[[Tool, Any, ToolContext], Awaitable["ToolResult | Any"]]
+"""Checks a call before it runs (permissions, PreToolUse hooks): returns the
+input to run with (possibly changed) or a ToolResult that replaces the call."""
+
+After = Callable[[Tool, Any, ToolResult, ToolContext], Awaitable[ToolResult]]
+"""Sees a finished call (PostToolUse hooks); may replace its result."""
+
+
+class ToolExecutor:
+    def __init__(
+        self,
+        tools: Iterable[Tool],
+        ctx: ToolContext,
+        *,
+        gate: Gate | None = None,
+        after: After | None = None,
+    ) -> None:
+        self.tools = {tool.name: tool for tool in tools}
+        self.ctx = ctx
+        self.gate = gate
+        self.after = after
+
+    def lookup(self, name: str) -> Tool | None:
+        return self.tools.get(LEGACY_NAMES.get(name, name))
+
+    async def run_all(self, calls: Sequence[ToolUseBlock], results: dict[str, dict[str, Any]]) -> None:
+        """Fill ``results`` (tool_use id -> tool_result block) for every call.
+
+        ``results`` is owned by the caller so that, on cancellation, it still holds
+        what finished and the caller can close the rest (see ``interrupted_results``).
+        """
+        for batch in self._batches(calls):
+            blocks = await asyncio.gather(*(self.run_one(call) for call in batch))
+            for call, block in zip(batch, blocks):
+                results[call.id] = block
+
+    def _batches(self, calls: Sequence[ToolUseBlock]) -> list[list[ToolUseBlock]]:
+        batches: list[list[ToolUseBlock]] = []
+        for call in calls:
+            if self._concurrent(call) and batches and self._concurrent(batches[-1][0]):
+                batches[-1].append(call)
+            else:
+                batches.append([call])
+        return batches
+
+    def _concurrent(self, call: ToolUseBlock) -> bool:
+        tool = self.lookup(call.name)
+        # An unknown tool only produces an error result: safe to run with others.
+        return tool is None or tool.read_only or tool.concurrent
+
+    async def run_one(self, call: ToolUseBlock) -> dict[str, Any]:
+        result = await self._result_of(call)
+        return tool_result_block(call.id, result)
+
+    async def _result_of(self, call: ToolUseBlock) -> ToolResult:
+        tool = self.lookup(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self.tools)) or "none"
+            return ToolResult.error(f"No such tool: {call.name!r}. Available tools: {known}.")
+        try:
+            parsed = tool.input_model.model_validate(call.input)
+        except ValidationError as exc:
+            return ToolResult.error(f"Invalid input for {tool.name}: {_validation_summary(exc)}")
+        ctx = self.ctx.for_call(call.id)
+        try:
+            if self.gate is not None:
+                gated = await self.gate(tool, parsed, ctx)
+                if isinstance(gated, ToolResult):
+                    return gated
+                parsed = gated
+            result = await tool.run(parsed, ctx)
+            if self.after is not None:
+                result = await self.after(tool, parsed, result, ctx)
+            return result
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool never raises into the loop
+            return ToolResult.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+
+
+def tool_result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": result.content}
+    if result.is_error:
+        block["is_error"] = True
+    return block
+
+
+def interrupted_results(calls: Sequence[ToolUseBlock], results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Results for every call, in order, with unfinished ones closed as interrupted."""
+    closed = ToolResult.error("Interrupted: the run was cancelled before this tool call finished.")
+    return [results.get(call.id) or tool_result_block(call.id, closed) for call in calls]
+
+
+def _validation_summary(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "input"
+        problems.append(f"{where}: {error['msg']}")
+    return "; ".join(problems)

@@ -1,0 +1,31 @@
+"""The permission gate every tool call passes before it runs (SPEC 8).
+
+The policy decides from rules and mode; what needs a person goes to the asker
+(a terminal, a notebook callback, or the root via a bubbling actor). A denial
+becomes an error result the model reads, and is recorded for the run's
+``permission_denials`` like Claude Code's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from covey.permissions.decisions import Deny
+from covey.tools.base import Tool, ToolContext, ToolResult
+
+
+class PermissionGate:
+    def __init__(self, policy: Any, asker: Any = None) -> None:
+        self.policy = policy
+        self.asker = asker
+        self.denials: list[dict[str, Any]] = []
+
+    async def __call__(self, tool: Tool, input: Any, ctx: ToolContext) -> Any:
+        subject = tool.permission_subject(input)
+        wire = input.model_dump(by_alias=True, exclude_none=True)
+        decision = self.policy.decide(tool.name, tool.read_only, subject, wire)
+        decision = await self.policy.resolve(decision, agent_id=ctx.agent_id, asker=self.asker)
+        if isinstance(decision, Deny):
+            self.denials.append({"tool_name": tool.name, "tool_use_id": ctx.tool_use_id, "tool_input": wire})
+            return ToolResult.error(decision.message)
+        return input

@@ -1,0 +1,212 @@
+"""The agent loop: request, step, tools, repeat — bounded by ``max_turns``.
+
+The loop yields events (``covey.events``) as they happen; whoever drives it
+(the lifecycle, an actor, a test) decides where they go. It knows nothing of
+Ray, sub-agents or transcripts: notifications arrive through an ``Inbox``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Protocol
+
+from anthropic.types import Message, ToolUseBlock
+
+from covey.errors import ModelAPIError
+from covey.events import AssistantEvent, Event, ResultEvent, UserEvent
+from covey.loop.execute import ToolExecutor, interrupted_results
+from covey.loop.steps import ContinueTurn, FinalOutput, RunTools, Stop, next_step
+from covey.model.base import Model, ModelRequest, TokenUsage
+
+CACHE = {"type": "ephemeral"}
+
+
+class Inbox(Protocol):
+    """Where notifications for this agent arrive (background children, teammates)."""
+
+    async def drain(self) -> list[str]:
+        """Texts of the notifications waiting now, oldest first; [] if none."""
+
+    async def wait(self) -> list[str]:
+        """Block until a notification arrives; [] once nothing is outstanding."""
+
+    async def outstanding(self) -> bool:
+        """Whether background work owned by this agent may still notify it."""
+
+
+@dataclass
+class LoopConfig:
+    model_id: str
+    system: list[dict[str, Any]]
+    max_turns: int = 100
+    max_tokens: int = 8192
+    thinking: dict[str, Any] | None = None
+    wait_for_background: bool = True
+    """Non-interactive runs take another turn per notification instead of ending (SPEC 9)."""
+
+
+@dataclass
+class LoopStats:
+    num_turns: int = 0
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    cost_usd: float = 0.0
+    api_ms: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def duration_ms(self) -> int:
+        return int((time.monotonic() - self.started) * 1000)
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        *,
+        model: Model,
+        config: LoopConfig,
+        executor: ToolExecutor,
+        session_id: str = "",
+        agent_id: str | None = None,
+        cost_of: Any = None,
+        inbox: Inbox | None = None,
+        parent_tool_use_id: str | None = None,
+    ) -> None:
+        self.model = model
+        self.config = config
+        self.executor = executor
+        self.session_id = session_id
+        self.agent_id = agent_id
+        self.cost_of = cost_of or (lambda model_id, usage: 0.0)
+        self.inbox = inbox
+        self.parent_tool_use_id = parent_tool_use_id
+        self.messages: list[dict[str, Any]] = []
+        self.stats = LoopStats()
+        self.denials: list[dict[str, Any]] = []
+
+    async def run(self, messages: list[dict[str, Any]]) -> AsyncIterator[Event]:
+        self.messages.extend(messages)
+        while True:
+            await self._take_notifications(await self._drain())
+            if self.stats.num_turns >= self.config.max_turns:
+                yield self._result("error_max_turns", f"Reached the maximum of {self.config.max_turns} turns.", "max_turns")
+                return
+            try:
+                message = await self._request()
+            except ModelAPIError as exc:
+                yield self._result("error_during_execution", f"Model API error: {exc}", "api_error")
+                return
+            yield self._event(AssistantEvent, message=_assistant_message(message))
+            match next_step(message):
+                case RunTools(calls):
+                    await self._run_tools(calls)
+                    yield self._event(UserEvent, message=self.messages[-1])
+                case ContinueTurn():
+                    continue
+                case FinalOutput(text):
+                    yield self._result("success", text, message.stop_reason)
+                    if not await self._await_background():
+                        return
+                case Stop(reason, text):
+                    yield self._result("error_during_execution", text or reason, reason)
+                    return
+
+    async def _request(self) -> Message:
+        request = ModelRequest(
+            model=self.config.model_id,
+            system=_with_breakpoint(self.config.system),
+            messages=_with_tail_breakpoint(self.messages),
+            tools=_with_breakpoint([tool.schema() for tool in self.executor.tools.values()]),
+            max_tokens=self.config.max_tokens,
+            thinking=self.config.thinking,
+            agent_id=self.agent_id,
+        )
+        started = time.monotonic()
+        message = await self.model.create(request)
+        self.stats.api_ms += int((time.monotonic() - started) * 1000)
+        self.stats.num_turns += 1
+        usage = TokenUsage.of(message.usage)
+        self.stats.usage += usage
+        self.stats.cost_usd += self.cost_of(message.model or self.config.model_id, usage)
+        self.messages.append(_assistant_message(message))
+        return message
+
+    async def _run_tools(self, calls: tuple[ToolUseBlock, ...]) -> list[dict[str, Any]]:
+        results: dict[str, dict[str, Any]] = {}
+        try:
+            await self.executor.run_all(calls, results)
+        finally:
+            # Even when cancelled, every tool_use gets its tool_result so the
+            # history stays valid for a later resume.
+            blocks = interrupted_results(calls, results)
+            self.messages.append({"role": "user", "content": blocks})
+        return blocks
+
+    async def _drain(self) -> list[str]:
+        return await self.inbox.drain() if self.inbox is not None else []
+
+    async def _await_background(self) -> bool:
+        """After a final answer: wait for owned background work; True if a new turn is due."""
+        if self.inbox is None or not self.config.wait_for_background:
+            return False
+        texts = await self._drain()
+        if not texts and await self.inbox.outstanding():
+            texts = await self.inbox.wait()
+        await self._take_notifications(texts)
+        return bool(texts)
+
+    async def _take_notifications(self, texts: list[str]) -> None:
+        if not texts:
+            return
+        blocks = [{"type": "text", "text": text} for text in texts]
+        last = self.messages[-1] if self.messages else None
+        # Keep roles alternating: after tool results the notices join that user message.
+        if last is not None and last["role"] == "user":
+            last["content"] = _as_blocks(last["content"]) + blocks
+        else:
+            self.messages.append({"role": "user", "content": blocks})
+
+    def _event(self, cls: type[Event], **fields: Any) -> Event:
+        return cls(session_id=self.session_id, agent_id=self.agent_id, parent_tool_use_id=self.parent_tool_use_id, **fields)
+
+    def _result(self, subtype: str, text: str, stop_reason: str | None) -> ResultEvent:
+        return ResultEvent(
+            session_id=self.session_id,
+            agent_id=self.agent_id,
+            subtype=subtype,
+            is_error=subtype != "success",
+            result=text,
+            num_turns=self.stats.num_turns,
+            duration_ms=self.stats.duration_ms(),
+            duration_api_ms=self.stats.api_ms,
+            total_cost_usd=round(self.stats.cost_usd, 6),
+            usage=self.stats.usage.model_dump(),
+            stop_reason=stop_reason,
+            permission_denials=list(self.denials),
+        )
+
+
+def _assistant_message(message: Message) -> dict[str, Any]:
+    return {"role": "assistant", "content": [block.to_dict() for block in message.content]}
+
+
+def _as_blocks(content: Any) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _with_breakpoint(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy whose last item carries a cache breakpoint (the static prefix)."""
+    if not items:
+        return []
+    return [*items[:-1], {**items[-1], "cache_control": CACHE}]
+
+
+def _with_tail_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Cache the conversation up to its tail without writing the marker into history."""
+    if not messages:
+        return []
+    last = messages[-1]
+    blocks = _as_blocks(last["content"])
+    if not blocks:
+        return list(messages)
+    return [*messages[:-1], {**last, "content": _with_breakpoint(blocks)}]

@@ -1,0 +1,81 @@
+"""A model turn ends in exactly one explicit next step.
+
+Every Anthropic ``stop_reason`` maps to one step; ``STOP_REASON_STEPS`` covers the
+SDK's ``StopReason`` literal in full (a test checks it), so a new stop reason in
+the SDK fails a test instead of falling through silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Union
+
+from anthropic.types import Message, ToolUseBlock
+
+
+@dataclass(frozen=True)
+class FinalOutput:
+    """The model finished its turn with text for the user."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class RunTools:
+    """The model asked for tools; their results go back in the next request."""
+
+    calls: tuple[ToolUseBlock, ...]
+
+
+@dataclass(frozen=True)
+class ContinueTurn:
+    """The server paused a long turn (``pause_turn``): send the conversation back as is."""
+
+
+@dataclass(frozen=True)
+class Stop:
+    """The run ends without a normal answer; ``reason`` says why."""
+
+    reason: str
+    text: str = ""
+
+
+Step = Union[FinalOutput, RunTools, ContinueTurn, Stop]
+
+
+def text_of(message: Message) -> str:
+    return "".join(block.text for block in message.content if block.type == "text")
+
+
+def _tool_calls(message: Message) -> tuple[ToolUseBlock, ...]:
+    return tuple(block for block in message.content if block.type == "tool_use")
+
+
+def _tools_or_final(message: Message) -> Step:
+    calls = _tool_calls(message)
+    return RunTools(calls) if calls else FinalOutput(text_of(message))
+
+
+def _stop(reason: str) -> Callable[[Message], Step]:
+    return lambda message: Stop(reason, text_of(message))
+
+
+STOP_REASON_STEPS: dict[Any, Callable[[Message], Step]] = {
+    "end_turn": _tools_or_final,
+    "stop_sequence": lambda message: FinalOutput(text_of(message)),
+    "tool_use": _tools_or_final,
+    "pause_turn": lambda message: ContinueTurn(),
+    # A reply cut off by max_tokens is unusable as a final answer and any tool
+    # call in it may have truncated input: end the run and say so.
+    "max_tokens": _stop("the model's reply hit max_tokens"),
+    "refusal": _stop("the model refused to continue"),
+    "model_context_window_exceeded": _stop("the conversation exceeded the model's context window"),
+    None: _tools_or_final,
+}
+
+
+def next_step(message: Message) -> Step:
+    try:
+        return STOP_REASON_STEPS[message.stop_reason](message)
+    except KeyError:
+        return Stop(f"unknown stop_reason {message.stop_reason!r}", text_of(message))

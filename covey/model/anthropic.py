@@ -1,0 +1,156 @@
+"""The real model: the Messages API through ``anthropic.AsyncAnthropic``, streamed.
+
+Retries happen in two places, both with exponential backoff and jitter:
+
+- Opening the stream (the HTTP status): the SDK's own loop (``max_retries``)
+  retries 408/409/429/5xx incl. 529 overload and honours ``retry-after``.
+- Mid-stream (an ``error`` event such as ``overloaded_error`` after a 200, or a
+  dropped connection): the SDK cannot retry once the body has begun, so covey
+  sends the whole request again, up to ``max_retries`` times.
+
+Anything else (400, 401, 403, 404, 413) fails at once. Every failure surfaces as a
+one-line ``ModelAPIError`` with the status code.
+
+Usage is recorded per request in ``self.requests`` (the last ``max_records``);
+callers that roll usage up per agent read ``message.usage`` from the reply instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+from anthropic.types import Message
+
+from covey.errors import ModelAPIError, UserError
+from covey.model.base import ModelRequest, TokenUsage
+
+try:  # A dropped stream raises the HTTP library's error unwrapped; anthropic 2.x uses httpx2.
+    from httpx2 import TransportError as _TransportError
+except ImportError:
+    from httpx import TransportError as _TransportError
+
+_MAX_BACKOFF_S = 8.0
+# Mid-stream errors arrive on a 200 response, so they are told apart by error type.
+_RETRYABLE_TYPES = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429, "timeout_error": 504}
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """What one successful request cost; ``duration_ms`` is wall time including retries."""
+
+    model: str
+    usage: TokenUsage
+    duration_ms: int
+    stop_reason: str | None
+
+
+class _MidStreamFailure(Exception):
+    """A retryable failure after the stream opened; wraps the SDK error."""
+
+
+class AnthropicModel:
+    """``await create(request)`` against the Messages API (or any compatible server)."""
+
+    def __init__(
+        self,
+        client: anthropic.AsyncAnthropic | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 4,
+        timeout_s: float = 600,
+        retry_backoff_s: float = 0.5,
+        max_records: int = 1000,
+    ) -> None:
+        self._client = client or _make_client(api_key, base_url, max_retries, timeout_s)
+        # Resolved now (env included) so a copy in a Ray worker reaches the same server.
+        self._options = (self._client.api_key, str(self._client.base_url), max_retries, timeout_s)
+        self.max_retries = max_retries
+        self.retry_backoff_s = retry_backoff_s
+        self.requests: deque[RequestRecord] = deque(maxlen=max_records)
+
+    @property
+    def client(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            self._client = _make_client(*self._options)
+        return self._client
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The SDK client holds sockets of this process; a copy builds its own from _options.
+        return {**self.__dict__, "_client": None}
+
+    async def create(self, request: ModelRequest) -> Message:
+        started = time.monotonic()
+        message = await self._create_with_retries(request)
+        duration_ms = int((time.monotonic() - started) * 1000)
+        self.requests.append(RequestRecord(message.model, TokenUsage.of(message.usage), duration_ms, message.stop_reason))
+        return message
+
+    async def _create_with_retries(self, request: ModelRequest) -> Message:
+        attempt = 0
+        while True:
+            try:
+                return await self._stream_once(request)
+            except _MidStreamFailure as failure:
+                if attempt >= self.max_retries:
+                    raise _model_error(failure.__cause__, retries=attempt) from failure.__cause__
+            await asyncio.sleep(self._backoff_s(attempt))
+            attempt += 1
+
+    async def _stream_once(self, request: ModelRequest) -> Message:
+        opened = False
+        try:
+            async with self.client.messages.stream(**request.to_api_kwargs()) as stream:
+                opened = True
+                final = await stream.get_final_message()
+        except (anthropic.APIError, _TransportError) as exc:
+            if opened and _retryable(exc):
+                raise _MidStreamFailure() from exc
+            # Failing to open: the SDK has already retried what is retryable.
+            raise _model_error(exc, retries=self.max_retries if _retryable(exc) else 0) from exc
+        if final.stop_reason is None:
+            # A connection closed early (e.g. by a proxy) can end the body cleanly, cut short.
+            raise _MidStreamFailure() from ConnectionError("the stream ended before message_stop")
+        # A plain Message (not the SDK's ParsedMessage subclass) for transcripts and pickling.
+        return Message.model_validate(final.model_dump(include=set(Message.model_fields)))
+
+    def _backoff_s(self, attempt: int) -> float:
+        return min(self.retry_backoff_s * 2**attempt, _MAX_BACKOFF_S) * (1 - 0.25 * random.random())
+
+
+def _make_client(api_key: str | None, base_url: str | None, max_retries: int, timeout_s: float) -> anthropic.AsyncAnthropic:
+    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s)
+    if not (client.api_key or client.auth_token or client.credentials):
+        raise UserError(
+            "no Anthropic API key: set ANTHROPIC_API_KEY, or use --model scripted:PATH to run without the API"
+        )
+    return client
+
+
+def _retryable(exc: Exception) -> bool:
+    if isinstance(exc, (anthropic.APIConnectionError, _TransportError)):
+        return True
+    if isinstance(exc, anthropic.APIStatusError):
+        return exc.status_code in (408, 409, 429) or exc.status_code >= 500 or exc.type in _RETRYABLE_TYPES
+    return False
+
+
+def _model_error(exc: BaseException | None, *, retries: int) -> ModelAPIError:
+    after = f" (gave up after {retries} retries)" if retries else ""
+    if isinstance(exc, anthropic.APIStatusError):
+        # A mid-stream error rides on a 200; report the status its type stands for.
+        status = _RETRYABLE_TYPES.get(exc.type or "", exc.status_code) if exc.status_code == 200 else exc.status_code
+        detail = exc.api_message or str(exc)
+        hint = "; check ANTHROPIC_API_KEY" if status == 401 else ""
+        return ModelAPIError(_one_line(f"Anthropic API error {status} ({exc.type or 'error'}): {detail}{after}{hint}"), status)
+    return ModelAPIError(_one_line(f"Anthropic API connection failed: {exc}{after}"), None)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,79 @@
+"""The model behind one small interface: ``await model.create(request) -> anthropic.types.Message``."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from anthropic.types import Message
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ModelRequest(BaseModel):
+    """One Messages API request, as covey builds it.
+
+    ``messages`` and ``system`` use the API's own param shapes (plain dicts), so
+    they cross actor boundaries and land in transcripts unchanged.
+    """
+
+    model_config = ConfigDict(frozen=False)
+
+    model: str
+    """Resolved model id (aliases are resolved before a request is built)."""
+    system: list[dict[str, Any]] = Field(default_factory=list)
+    """System prompt as text blocks (cache breakpoints may be set on them)."""
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    max_tokens: int = 8192
+    thinking: dict[str, Any] | None = None
+    agent_id: str | None = None
+    """Which agent sends it (for scripted rules, tracing and usage roll-up)."""
+
+    def to_api_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``client.messages.create/stream``."""
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": self.messages,
+        }
+        if self.system:
+            kwargs["system"] = self.system
+        if self.tools:
+            kwargs["tools"] = self.tools
+        if self.thinking:
+            kwargs["thinking"] = self.thinking
+        return kwargs
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Anything that answers a ModelRequest with an ``anthropic.types.Message``."""
+
+    async def create(self, request: ModelRequest) -> Message: ...
+
+
+class TokenUsage(BaseModel):
+    """Token counts, summed over requests (per request, per agent, per session)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    @classmethod
+    def of(cls, usage: Any) -> "TokenUsage":
+        """From an ``anthropic.types.Usage`` (None fields count as 0)."""
+        return cls(
+            input_tokens=usage.input_tokens or 0,
+            output_tokens=usage.output_tokens or 0,
+            cache_creation_input_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
+            cache_read_input_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
+        )
+
+    def __add__(self, other: "TokenUsage") -> "TokenUsage":
+        return TokenUsage(
+            **{name: getattr(self, name) + getattr(other, name) for name in TokenUsage.model_fields}
+        )
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, name) for name in TokenUsage.model_fields)

@@ -1,0 +1,182 @@
+"""One agent's permission policy: rules plus a mode decide; an asker resolves what must be asked.
+
+The loop calls ``decide`` then ``resolve`` for every tool call; a ``Deny``
+becomes an ``is_error`` tool result carrying ``decision.message``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, NamedTuple
+
+from covey.permissions.askers import Answer, Asker
+from covey.permissions.decisions import (
+    Allow, Ask, Decision, Deny, PermissionMode, PermissionRequest, describe_call,
+    nobody_to_ask, not_pre_approved, refused_by_person,
+)
+from covey.permissions.rules import EDIT_TOOLS, PathContext, Rule, canonical_tool_name, parse_rule, suggest_rule
+
+if TYPE_CHECKING:
+    from covey.settings import Settings
+
+Behavior = Literal["allow", "deny", "ask"]
+
+
+class LoggedDecision(NamedTuple):
+    tool_name: str
+    subject: str | None
+    decision: Decision
+
+
+class PermissionPolicy:
+    """Decides each tool call from deny / ask / allow rules and the mode."""
+
+    def __init__(
+        self, *, mode: PermissionMode = "default", allow: Iterable[Rule] = (), deny: Iterable[Rule] = (),
+        ask: Iterable[Rule] = (), project_root: Path, cwd: Path | None = None, home: Path | None = None,
+        asker: Asker | None = None, log_size: int = 1000,
+    ) -> None:
+        self.mode = mode
+        self.rules: dict[Behavior, list[Rule]] = {"allow": list(allow), "deny": list(deny), "ask": list(ask)}
+        self.where = PathContext(Path(cwd or project_root), Path(home or Path.home()), Path(project_root))
+        self.asker = asker
+        self.decisions: deque[LoggedDecision] = deque(maxlen=log_size)
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, mode: PermissionMode | None = None, cli_allow: Iterable[str] = (),
+        cli_deny: Iterable[str] = (), cli_ask: Iterable[str] = (), **kwargs: Any,
+    ) -> PermissionPolicy:
+        """Settings rules plus ``--allowed-tools`` / ``--disallowed-tools`` (source ``cliArg``)."""
+        perms = settings.permissions
+        return cls(
+            mode=mode or perms.default_mode or "default",
+            allow=[*perms.allow, *_cli_rules(cli_allow)], deny=[*perms.deny, *_cli_rules(cli_deny)],
+            ask=[*perms.ask, *_cli_rules(cli_ask)], **kwargs,
+        )
+
+    def add_rule(self, behavior: Behavior, text: str, *, source: str = "session") -> Rule:
+        rule = parse_rule(text, source=source)
+        self.rules[behavior].append(rule)
+        return rule
+
+    def decide(self, tool_name: str, read_only: bool, subject: str | None, input: Mapping[str, Any] | None = None) -> Decision:
+        """The rules' and mode's verdict, before anyone is asked."""
+        call = {"tool_name": canonical_tool_name(tool_name), "subject": subject, "input": dict(input or {})}
+        decision = self._decide(call, read_only)
+        if self.mode == "dontAsk" and isinstance(decision, Ask):
+            decision = not_pre_approved(decision, suggest_rule(tool_name, subject))
+        if not isinstance(decision, Ask):
+            self._log(decision)
+        return decision
+
+    async def resolve(self, decision: Decision, *, agent_id: str | None = None, asker: Asker | None = None) -> Decision:
+        """Turn an ``Ask`` into ``Allow`` / ``Deny`` by asking ``asker`` (default: the policy's)."""
+        if not isinstance(decision, Ask):
+            return decision
+        asker = asker or self.asker
+        suggested = suggest_rule(decision.tool_name, decision.subject)
+        if asker is None:
+            final: Decision = nobody_to_ask(decision, suggested)
+        else:
+            request = PermissionRequest(
+                tool_name=decision.tool_name, subject=decision.subject, input=decision.input,
+                message=decision.message, reason=decision.reason, suggested_rule=suggested, agent_id=agent_id,
+            )
+            final = self._from_answer(decision, await asker(request))
+        self._log(final)
+        return final
+
+    def for_child(
+        self, *, definition_mode: PermissionMode | None = None, allowed_tools: Iterable[str] | None = None,
+        asker: Asker | None = None, cwd: Path | None = None,
+    ) -> PermissionPolicy:
+        """A child's overlay (SPEC 8): the mode cascade, and call-scoped allow rules.
+
+        ``asker`` defaults to none: a child that cannot show a prompt denies; pass
+        the parent's asker for ``bubble``.
+        """
+        mode = self.mode if self.mode in _STICKY_MODES else (definition_mode or self.mode)
+        allow = self.rules["allow"]
+        if allowed_tools is not None:
+            # The parent's earlier approvals must not leak into the child.
+            kept = [r for r in allow if r.source != "session"]
+            allow = kept + [parse_rule(t, source="session") for t in allowed_tools]
+        return PermissionPolicy(
+            mode=mode, allow=allow, deny=self.rules["deny"], ask=self.rules["ask"],
+            project_root=self.where.project_root, cwd=cwd or self.where.cwd, home=self.where.home, asker=asker,
+        )
+
+    def denials(self) -> list[LoggedDecision]:
+        return [entry for entry in self.decisions if isinstance(entry.decision, Deny)]
+
+    def _decide(self, call: dict[str, Any], read_only: bool) -> Decision:
+        name, subject = call["tool_name"], call["subject"]
+        if denied := self._first("deny", name, subject):
+            return self._deny_by_rule(call, denied)
+        # Plan mode outranks allow rules: a pre-approved edit must not run while planning.
+        if self.mode == "plan" and not read_only:
+            message = _PLAN_MESSAGE.format(call=describe_call(name, subject))
+            return Deny(**call, message=message, source="mode:plan", reason="plan mode is read-only")
+        if asked := self._first("ask", name, subject):
+            question = f"Allow {describe_call(name, subject)}?"
+            return Ask(**call, message=question, rule=asked.text, source=asked.source, reason=f"ask rule {asked.text!r}")
+        if self.mode == "bypassPermissions":
+            return Allow(**call, source="mode:bypassPermissions", reason="permission checks bypassed")
+        if allowed := self._first("allow", name, subject):
+            return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
+        return self._by_mode(call, read_only)
+
+    def _by_mode(self, call: dict[str, Any], read_only: bool) -> Decision:
+        source = f"mode:{self.mode}"
+        if read_only:
+            return Allow(**call, source=source, reason="read-only tool")
+        if self.mode == "acceptEdits" and call["tool_name"] in EDIT_TOOLS and self._inside_project(call["subject"]):
+            return Allow(**call, source=source, reason="file edit inside the project")
+        message = f"Allow {describe_call(call['tool_name'], call['subject'])}?"
+        return Ask(**call, message=message, source=source, reason="no rule allows it")
+
+    def _deny_by_rule(self, call: dict[str, Any], rule: Rule) -> Deny:
+        shadowed = self._first("allow", call["tool_name"], call["subject"])
+        also = f" (the allow rule {shadowed.text!r} from {shadowed.source} also matches; deny wins)" if shadowed else ""
+        call_text = describe_call(call["tool_name"], call["subject"])
+        message = f"Permission to use {call_text} was denied by the rule {rule.text!r} from {rule.source}{also}."
+        return Deny(**call, message=message, rule=rule.text, source=rule.source, reason=f"deny rule {rule.text!r}{also}")
+
+    def _first(self, behavior: Behavior, tool_name: str, subject: str | None) -> Rule | None:
+        allowing = behavior == "allow"
+        matching = (r for r in self.rules[behavior] if r.matches(tool_name, subject, self.where, allowing=allowing))
+        return next(matching, None)
+
+    def _inside_project(self, subject: str | None) -> bool:
+        if subject is None:
+            return False
+        path = Path(os.path.normpath(subject))  # `/proj/../etc` is not inside /proj
+        return any(path.is_relative_to(root) for root in (self.where.project_root, self.where.cwd))
+
+    def _from_answer(self, ask: Ask, answer: Answer) -> Decision:
+        if answer is True:
+            identity = {"tool_name": ask.tool_name, "subject": ask.subject, "input": ask.input}
+            return Allow(**identity, source="user", reason="approved when asked")
+        if answer is False:
+            return refused_by_person(ask)
+        for text in getattr(answer, "add_allow_rules", []):
+            self.add_rule("allow", text, source="session")
+        return answer.model_copy(update={"tool_name": ask.tool_name, "subject": ask.subject, "input": ask.input})
+
+    def _log(self, decision: Decision) -> None:
+        self.decisions.append(LoggedDecision(decision.tool_name, decision.subject, decision))
+
+
+def _cli_rules(texts: Iterable[str]) -> list[Rule]:
+    return [parse_rule(text, source="cliArg") for text in texts]
+
+
+# A parent in these modes keeps them for its children, whatever the definition says.
+_STICKY_MODES = ("bypassPermissions", "acceptEdits")
+_PLAN_MESSAGE = (
+    "{call} was not run: this agent is in plan mode, where only read-only tools run. "
+    "Keep researching with read-only tools, then present your plan; changes are made after the plan is approved."
+)

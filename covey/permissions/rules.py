@@ -1,0 +1,189 @@
+"""Claude Code permission rules: ``Tool``, ``Tool(content)``, ``mcp__server[__tool]``.
+
+Content is matched by tool family: ``Bash`` against the command (``:*`` / `` *``
+prefixes, ``*`` wildcards), ``Read``/``Edit`` against an absolute path with
+gitignore-style patterns, anything else (``Agent(Explore)``) as a plain glob.
+A backslash escapes ``( ) * \\`` inside content.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from covey.errors import UserError
+
+EDIT_TOOLS = frozenset({"Edit", "Write", "NotebookEdit"})
+READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
+_LEGACY_NAMES = {"Task": "Agent"}
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]+|mcp__[A-Za-z0-9_.\-]+__\*")
+# Allow rules with wildcards must not approve `safe-cmd && rm -rf ~` as `safe-cmd:*`.
+_SHELL_OPERATORS = re.compile(r"&&|\|\||[;|&\n`]|\$\(")
+
+
+def canonical_tool_name(name: str) -> str:
+    """A tool name with legacy aliases replaced (``Task`` -> ``Agent``)."""
+    return _LEGACY_NAMES.get(name, name)
+
+
+@dataclass(frozen=True)
+class PathContext:
+    """The directories path patterns are relative to."""
+
+    cwd: Path
+    home: Path
+    project_root: Path
+
+
+class Rule(BaseModel):
+    """One parsed rule and where it came from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    """The rule as written, e.g. ``Bash(npm run test:*)``."""
+    tool: str
+    """The canonical tool name (or ``mcp__server`` / ``mcp__server__*``)."""
+    content: str | None = None
+    """What is inside the parentheses; ``None`` means the whole tool."""
+    source: str = "cliArg"
+    """Where the rule was written: ``projectSettings:/abs/path``, ``cliArg``, ``session``..."""
+    root: Path | None = None
+    """Directory a ``/path`` pattern is relative to (the settings file's project)."""
+
+    def applies_to(self, tool_name: str) -> bool:
+        """Whether this rule is about ``tool_name`` at all, ignoring content."""
+        tool_name = canonical_tool_name(tool_name)
+        if self.tool.startswith("mcp__") and self.content is None:
+            server, _, tool = self.tool[len("mcp__"):].partition("__")
+            if tool in ("", "*"):  # `mcp__server` and `mcp__server__*`: the whole server
+                return tool_name.startswith(f"mcp__{server}__")
+        # As in Claude Code, `Edit(...)` covers every file-editing tool, `Read(...)` every reader.
+        family = {"Edit": EDIT_TOOLS, "Read": READ_TOOLS}.get(self.tool)
+        return tool_name in family if family else tool_name == self.tool
+
+    def matches(self, tool_name: str, subject: str | None, where: PathContext, *, allowing: bool) -> bool:
+        """Whether the rule covers this call. ``allowing`` makes Bash wildcards refuse compound commands."""
+        if not self.applies_to(tool_name):
+            return False
+        if self.content is None:
+            return True
+        if subject is None:
+            return False
+        if self.tool in EDIT_TOOLS | READ_TOOLS:
+            return _path_matches(self.content, subject, self._base_for(where))
+        if self.tool == "Bash":
+            return _bash_matches(self.content, subject, allowing=allowing)
+        return _compile(self.content, star=".*").fullmatch(subject) is not None
+
+    def _base_for(self, where: PathContext) -> PathContext:
+        return PathContext(where.cwd, where.home, self.root or where.project_root)
+
+
+def parse_rule(text: str, *, source: str = "cliArg", root: Path | None = None) -> Rule:
+    """Parse ``Tool`` or ``Tool(content)``; a malformed rule is a :class:`UserError`."""
+    rule = text.strip()
+    name, paren, rest = rule.partition("(")
+    name = name.strip()
+    if not _TOOL_NAME.fullmatch(name):
+        raise UserError(f"permission rule {text!r} from {source}: tool name {name!r} is empty or invalid")
+    if paren and (not rest.endswith(")") or not _balanced(rest[:-1])):
+        raise UserError(f"permission rule {text!r} from {source}: unbalanced parentheses")
+    if not paren and ")" in rule:
+        raise UserError(f"permission rule {text!r} from {source}: ')' without '('")
+    content = rest[:-1] if paren else None
+    # Claude Code treats `Bash()` and `Bash(*)` as the whole tool.
+    if content is not None and content.strip() in ("", "*"):
+        content = None
+    return Rule(text=rule, tool=canonical_tool_name(name), content=content, source=source, root=root)
+
+
+def suggest_rule(tool_name: str, subject: str | None) -> str:
+    """The narrowest rule that would allow exactly this call (for "always allow")."""
+    tool_name = canonical_tool_name(tool_name)
+    if subject is None:
+        return tool_name
+    escaped = re.sub(r"([()*\\])", r"\\\1", subject)
+    if tool_name in EDIT_TOOLS | READ_TOOLS and subject.startswith("/"):
+        escaped = "/" + escaped  # `//abs` is an absolute path in rule syntax
+    return f"{tool_name}({escaped})"
+
+
+def _balanced(content: str) -> bool:
+    depth = 0
+    for char in re.sub(r"\\.", "", content):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _compile(pattern: str, *, star: str, path: bool = False) -> re.Pattern[str]:
+    """Translate a glob to a regex: ``*`` -> ``star``; in paths ``**`` spans directories."""
+    out, i = [], 0
+    while i < len(pattern):
+        rest = pattern[i:]
+        if rest.startswith("\\") and len(rest) > 1:
+            out.append(re.escape(rest[1]))
+            i += 2
+        elif path and rest.startswith("**/"):
+            out.append("(?:.*/)?")
+            i += 3
+        elif path and rest == "/**":
+            out.append("(?:/.*)?")  # also matches the directory itself (a Grep/Glob root)
+            i += 3
+        elif path and rest.startswith("**"):
+            out.append(".*")
+            i += 2
+        else:
+            out.append({"*": star, "?": "[^/]" if path else r"\?"}.get(rest[0], re.escape(rest[0])))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _bash_matches(content: str, command: str, *, allowing: bool) -> bool:
+    """Exact, ``prefix:*``, or ``*`` wildcards; a trailing `` *`` also matches the bare command."""
+    content = content.strip()
+    if content.endswith(":*"):
+        content = content[:-2] + " *"
+    wild = bool(re.search(r"(?<!\\)\*", content))
+    if content.endswith(" *") and not content.endswith("\\ *"):
+        regex = re.compile(_compile(content[:-2], star=".*").pattern + r"(?:\s.*)?", re.DOTALL)
+    else:
+        regex = _compile(content, star=".*")
+    if allowing:
+        compound = wild and _SHELL_OPERATORS.search(command)
+        return not compound and regex.fullmatch(command.strip()) is not None
+    # Deny and ask rules catch a matching part of a compound command too.
+    parts = [command, *re.split(r"&&|\|\||[;|&\n]", command)]
+    return any(regex.fullmatch(part.strip()) for part in parts)
+
+
+def _path_matches(pattern: str, subject: str, where: PathContext) -> bool:
+    """gitignore-style: a pattern covers the path or any directory above it."""
+    base, rel_pattern = _anchor(pattern.rstrip("/"), where)
+    path = os.path.normpath(subject)
+    rel = os.path.relpath(path, base)
+    if rel == ".." or rel.startswith("../") or os.path.isabs(rel):
+        return False
+    regex = _compile(rel_pattern, star="[^/]*", path=True)
+    parts = rel.split("/")
+    return any(regex.fullmatch("/".join(parts[:n])) for n in range(1, len(parts) + 1))
+
+
+def _anchor(pattern: str, where: PathContext) -> tuple[str, str]:
+    """Split a pattern into (absolute base directory, pattern relative to it)."""
+    if pattern.startswith("//"):
+        return "/", pattern[2:]
+    if pattern.startswith("~/"):
+        return str(where.home), pattern[2:]
+    if pattern.startswith("/"):
+        return str(where.project_root), pattern[1:]
+    if pattern.startswith("./"):
+        return str(where.cwd), pattern[2:]
+    # gitignore: a pattern without a slash matches at any depth.
+    return str(where.cwd), pattern if "/" in pattern else "**/" + pattern

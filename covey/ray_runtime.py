@@ -1,0 +1,44 @@
+"""Starting or joining Ray the way covey's users expect.
+
+A local Ray is started on demand (no dashboard, quiet logs, loopback only) and
+shut down at exit only if covey started it; ``--address`` / ``RAY_ADDRESS``
+joins an existing cluster instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import ray
+
+NAMESPACE = "covey"
+
+
+def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbose: bool = False) -> bool:
+    """Connect to Ray; True if this call started a local Ray (the caller then owns it)."""
+    if ray.is_initialized():
+        return False
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    address = address or os.environ.get("RAY_ADDRESS")
+    common = dict(
+        namespace=NAMESPACE,
+        logging_level=logging.INFO if verbose else logging.WARNING,
+        log_to_driver=verbose,
+        configure_logging=True,
+    )
+    if address:
+        ray.init(address=address, **common)
+        return False
+    ray.init(
+        include_dashboard=False,
+        num_cpus=num_cpus,
+        _node_ip_address="127.0.0.1",
+        **common,
+    )
+    return True
+
+
+def shutdown_if_started(started: bool) -> None:
+    if started and ray.is_initialized():
+        ray.shutdown()

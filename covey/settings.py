@@ -1,0 +1,131 @@
+"""Settings merged from Claude Code's (and covey's) settings files, then the CLI / API.
+
+Lowest to highest: ``~/.claude/settings.json``, ``~/.covey/settings.json``,
+``.claude/settings.json``, ``.covey/settings.json``, ``.claude/settings.local.json``,
+``.covey/settings.local.json``, then ``extra``. Rule lists concatenate (each rule
+remembers its file); scalars are overridden; ``env``, ``modelPrices`` merge by key;
+``hooks`` concatenate per event.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from covey.errors import UserError
+from covey.permissions.decisions import PermissionMode
+from covey.permissions.rules import Rule, parse_rule
+
+_FILES = (  # (label, base: "home" or "project", relative path), lowest precedence first
+    ("userSettings", "home", ".claude/settings.json"),
+    ("userSettings", "home", ".covey/settings.json"),
+    ("projectSettings", "project", ".claude/settings.json"),
+    ("projectSettings", "project", ".covey/settings.json"),
+    ("localSettings", "project", ".claude/settings.local.json"),
+    ("localSettings", "project", ".covey/settings.local.json"),
+)
+
+
+class _WirePermissions(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    allow: list[str] = []
+    deny: list[str] = []
+    ask: list[str] = []
+    default_mode: PermissionMode | None = Field(default=None, alias="defaultMode")
+
+
+class _Wire(BaseModel):
+    """One file's known keys, checked for type; other keys belong to Claude Code and are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    permissions: _WirePermissions = Field(default_factory=_WirePermissions)
+    env: dict[str, str] = {}
+    model: str | None = None
+    model_prices: dict[str, dict[str, float]] = Field(default={}, alias="modelPrices")
+    hooks: dict[str, list[Any]] = {}
+
+
+class PermissionSettings(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    allow: list[Rule] = []
+    """Rules that allow a call without asking."""
+    deny: list[Rule] = []
+    """Rules that refuse a call; they beat allow rules."""
+    ask: list[Rule] = []
+    """Rules that always ask a person first."""
+    default_mode: PermissionMode | None = Field(default=None, alias="defaultMode")
+    """The mode a session starts in unless the CLI / API says otherwise."""
+
+
+class Settings(BaseModel):
+    """The merged settings of one session."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    env: dict[str, str] = {}
+    """Environment variables set for the session's tools."""
+    model: str | None = None
+    """The main agent's model (alias or full id)."""
+    model_prices: dict[str, dict[str, float]] = Field(default={}, alias="modelPrices")
+    """Per-model prices (USD per million tokens) that override the built-in table."""
+    hooks: dict[str, list[Any]] = {}
+    """Hook matchers per event, as written (validated by the hooks module)."""
+    sources: list[str] = []
+    """Labels of the files read, lowest precedence first (plus ``cliArg``)."""
+
+    @classmethod
+    def load(cls, cwd: Path | str, *, home: Path | str | None = None, extra: dict[str, Any] | None = None) -> Settings:
+        """Read and merge every settings file that exists; a bad file is a :class:`UserError`."""
+        bases = {"home": Path(home or Path.home()).resolve(), "project": Path(cwd).resolve()}
+        settings, seen = cls(), set()
+        for label, base, relative in _FILES:
+            path = bases[base] / relative
+            if path.exists() and path not in seen:  # home == cwd must not load a file twice
+                seen.add(path)
+                settings._merge(_read(path), f"{label}:{path}", root=path.parent.parent)
+        if extra:
+            settings._merge(_validate(extra, "settings passed by the CLI / API"), "cliArg", root=bases["project"])
+        return settings
+
+    def _merge(self, wire: _Wire, source: str, *, root: Path) -> None:
+        perms = self.permissions
+        for behavior in ("allow", "deny", "ask"):
+            texts = getattr(wire.permissions, behavior)
+            getattr(perms, behavior).extend(parse_rule(t, source=source, root=root) for t in texts)
+        perms.default_mode = wire.permissions.default_mode or perms.default_mode
+        self.model = wire.model or self.model
+        self.env.update(wire.env)
+        self.model_prices.update(wire.model_prices)
+        for event, matchers in wire.hooks.items():
+            self.hooks.setdefault(event, []).extend(matchers)
+        self.sources.append(source)
+
+
+def _read(path: Path) -> _Wire:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"settings file {str(path)!r} cannot be read: {exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"settings file {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from exc
+    return _validate(data, f"settings file {str(path)!r}")
+
+
+def _validate(data: Any, where: str) -> _Wire:
+    if not isinstance(data, dict):
+        raise UserError(f"{where} must hold a JSON object, not {type(data).__name__}")
+    try:
+        return _Wire.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise UserError(f"{where}: field {field!r}: {first['msg']}") from exc

@@ -1,0 +1,128 @@
+"""What every tool is: a name, a description, a pydantic input model and an async run.
+
+A tool never raises into the agent loop: the loop turns validation failures and
+exceptions into ``is_error`` results; tools themselves return
+``ToolResult.error(...)`` for failures they foresee.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from covey.tools.processes import ProcessTracker
+
+
+class ToolInput(BaseModel):
+    """Base of every tool's input model: unknown fields are refused, like Claude Code."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolResult(BaseModel):
+    """What a tool call returns to the model: text content and an error flag.
+
+    ``data`` carries a structured payload for the runtime (e.g. the Agent tool's
+    discriminated output); the model only sees ``content``.
+    """
+
+    content: str
+    is_error: bool = False
+    data: Any = None
+
+    @classmethod
+    def error(cls, message: str) -> "ToolResult":
+        return cls(content=message, is_error=True)
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may touch, passed explicitly (never global).
+
+    One context per agent run. ``cwd`` is the agent's working directory: relative
+    paths in tool inputs resolve against it.
+    """
+
+    agent_id: str
+    cwd: Path
+    abort: asyncio.Event = field(default_factory=asyncio.Event)
+    read_files: dict[str, float] = field(default_factory=dict)
+    """Read-file cache: absolute path -> mtime when the agent last read it."""
+    todos: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """TodoWrite store: agent id -> its current todo list."""
+    processes: ProcessTracker = field(default_factory=ProcessTracker)
+    """Shell process groups this agent started (killed at cleanup)."""
+    services: dict[str, Any] = field(default_factory=dict)
+    """Runtime services a tool may need (registry handle, agent launcher, ...)."""
+    emit: Callable[[Any], None] | None = None
+    """Where a long tool reports progress events (optional)."""
+    tool_use_id: str | None = None
+    """Id of the tool_use being executed (set per call by the loop)."""
+
+    def resolve(self, path: str) -> Path:
+        """An input path made absolute against the agent's cwd (``~`` expanded)."""
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else (self.cwd / p)
+
+    def for_call(self, tool_use_id: str) -> "ToolContext":
+        """A shallow copy carrying one call's tool_use id (shared state stays shared)."""
+        return ToolContext(**{**self.__dict__, "tool_use_id": tool_use_id})
+
+
+class Tool:
+    """A tool the model can call. Subclasses set the class attributes and ``run``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    input_model: ClassVar[type[ToolInput]]
+    read_only: ClassVar[bool] = False
+    concurrent: ClassVar[bool] = False
+    """Runs alongside the other calls of its message although it is not read-only
+    (the Agent tool: twenty spawns in one message all launch at once)."""
+
+    async def run(self, input: Any, ctx: ToolContext) -> ToolResult:
+        raise NotImplementedError
+
+    def permission_subject(self, input: Any) -> str | None:
+        """The text a permission rule's parentheses match: a command, a path, an agent type."""
+        return None
+
+    def schema(self) -> dict[str, Any]:
+        """The tool as the Messages API's ``tools`` array lists it."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": _clean_schema(self.input_model.model_json_schema()),
+        }
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema the model sees: nested models inlined, pydantic's noise dropped.
+
+    ``title`` keys and ``default: null`` change no meaning (``required`` already
+    says what is optional) but cost prompt tokens; ``$defs``/``$ref`` are inlined
+    so a tool's schema reads as one self-contained object, like Claude Code's.
+    """
+    defs = schema.get("$defs", {})
+
+    def clean(node: Any) -> Any:
+        if isinstance(node, list):
+            return [clean(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return clean(defs[node["$ref"].rsplit("/", 1)[-1]])
+        out = {}
+        for key, value in node.items():
+            if key in ("title", "$defs") or (key == "default" and value is None):
+                continue
+            # Under "properties" the keys are field names (one may be "title"), not keywords.
+            is_props = key == "properties"
+            out[key] = {n: clean(v) for n, v in value.items()} if is_props else clean(value)
+        return out
+
+    return clean(schema)

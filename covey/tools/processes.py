@@ -1,0 +1,91 @@
+"""The process groups one agent started, so its cleanup can kill exactly those.
+
+Every shell covey runs is its own session (``start_new_session=True``), so its
+pid is also the id of a process group holding everything it spawned, including
+``cmd &`` grandchildren that outlive the shell. Killing the group, not the pid,
+is what leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KILL_GRACE_S = 1.0
+"""How long a group gets to exit after SIGTERM before it is sent SIGKILL."""
+
+
+@dataclass
+class BackgroundShell:
+    """A shell started with ``run_in_background``: where its output goes."""
+
+    shell_id: str
+    command: str
+    output_path: Path
+    process: asyncio.subprocess.Process
+
+
+@dataclass
+class ProcessTracker:
+    """Remembers the process groups an agent started; ``kill_all`` ends them."""
+
+    _groups: dict[int, asyncio.subprocess.Process] = field(default_factory=dict)
+    background: dict[str, BackgroundShell] = field(default_factory=dict)
+
+    def track(self, process: asyncio.subprocess.Process) -> None:
+        """Remember a process started in its own session (its pid is its group id)."""
+        self._prune()
+        self._groups[process.pid] = process
+
+    def live_groups(self) -> list[int]:
+        """Group ids that still have at least one member."""
+        self._prune()
+        return list(self._groups)
+
+    async def kill(self, pgid: int, grace_s: float = KILL_GRACE_S) -> None:
+        """SIGTERM the group, give its leader ``grace_s`` to exit, then SIGKILL the rest."""
+        process = self._groups.pop(pgid, None)
+        if process is None:
+            return  # never ours, or already killed: touch nothing
+        if not _signal_group(pgid, signal.SIGTERM):
+            return
+        try:
+            await asyncio.wait_for(process.wait(), grace_s)
+        except asyncio.TimeoutError:
+            pass
+        # Grandchildren may ignore SIGTERM or outlive the leader; SIGKILL whatever remains.
+        _signal_group(pgid, signal.SIGKILL)
+        await process.wait()
+
+    async def kill_all(self, grace_s: float = KILL_GRACE_S) -> None:
+        """Kill every live group this tracker started; calling it again is harmless."""
+        self.background.clear()
+        await asyncio.gather(*(self.kill(pgid, grace_s) for pgid in list(self._groups)))
+
+    def _prune(self) -> None:
+        # Forget groups with no members left: once a group is empty its id can be
+        # reused by an unrelated process, which we must never signal.
+        for pgid in [g for g in self._groups if not _group_exists(g)]:
+            del self._groups[pgid]
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to the group; False when the group no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    return True

@@ -1,0 +1,174 @@
+"""A fake Anthropic Messages API for tests: stdlib only, on 127.0.0.1, port 0.
+
+Each ``POST /v1/messages`` takes the next queued reply (or the last one, once the
+queue is down to one, so a "persistent" error needs a single entry). A reply is:
+
+- a dict of message-body pieces: ``content`` (blocks), ``text`` (shorthand for one
+  text block), ``stop_reason``, ``usage``, ``model``; missing pieces get defaults;
+- ``("error", status_code, body)``: an HTTP error (``body`` None → a standard error body);
+- ``("stream_error", error_type)``: HTTP 200, ``message_start``, then an SSE ``error``
+  event, as the real API does when it overloads mid-stream;
+- ``("drop",)``: HTTP 200, ``message_start``, then the connection closes mid-body;
+- ``("truncate",)``: HTTP 200, ``message_start``, then the body ends cleanly (no ``message_stop``);
+- a callable ``(request_body) -> reply`` to answer based on the request.
+
+Error replies carry ``retry-after-ms`` (``retry_after_ms``, default 1) so the SDK's
+own retry backoff stays short in tests.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterator
+
+import pytest
+
+Reply = dict[str, Any] | tuple | Callable[[dict[str, Any]], Any]
+
+_DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5}
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error",
+                500: "api_error", 529: "overloaded_error"}
+
+
+def _message(reply: dict[str, Any], model: str) -> dict[str, Any]:
+    content = reply.get("content") or [{"type": "text", "text": reply.get("text", "ok")}]
+    has_tool = any(block["type"] == "tool_use" for block in content)
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:20]}", "type": "message", "role": "assistant",
+        "model": reply.get("model", model), "content": content,
+        "stop_reason": reply.get("stop_reason", "tool_use" if has_tool else "end_turn"),
+        "stop_sequence": None, "usage": {**_DEFAULT_USAGE, **reply.get("usage", {})},
+    }
+
+
+def _error_body(status: int, error_type: str | None = None) -> dict[str, Any]:
+    error_type = error_type or _ERROR_TYPES.get(status, "api_error")
+    return {"type": "error", "error": {"type": error_type, "message": f"fake {error_type}"}}
+
+
+def _block_events(index: int, block: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    if block["type"] == "tool_use":
+        start = {**block, "input": {}}
+        # Split the JSON in two so the SDK has to assemble partial_json deltas.
+        raw = json.dumps(block["input"])
+        deltas = [{"type": "input_json_delta", "partial_json": part} for part in (raw[:3], raw[3:])]
+    else:
+        start = {**block, "text": ""}
+        text = block["text"]
+        deltas = [{"type": "text_delta", "text": part} for part in (text[:1], text[1:]) if part]
+    yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": start}
+    for delta in deltas:
+        yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+    yield "content_block_stop", {"type": "content_block_stop", "index": index}
+
+
+def _sse_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    yield "message_start", {"type": "message_start", "message": start}
+    for index, block in enumerate(message["content"]):
+        yield from _block_events(index, block)
+    delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+    yield "message_delta", {"type": "message_delta", "delta": delta, "usage": usage}
+    yield "message_stop", {"type": "message_stop"}
+
+
+class FakeMessagesAPI:
+    """The fake server; use as a context manager (or through the ``fake_api`` fixture)."""
+
+    def __init__(self, replies: list[Reply] | None = None, *, retry_after_ms: int = 1) -> None:
+        self.replies: list[Reply] = list(replies or [])
+        self.requests: list[dict[str, Any]] = []
+        self.retry_after_ms = retry_after_ms
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> "FakeMessagesAPI":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def next_reply(self, body: dict[str, Any]) -> Reply:
+        """Record the request and pick its reply (the last reply repeats)."""
+        with self._lock:
+            self.requests.append(body)
+            if not self.replies:
+                return {"text": "ok"}
+            reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        return reply(body) if callable(reply) else reply
+
+
+def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:  # keep pytest output clean
+            return
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            reply = api.next_reply(body)
+            if isinstance(reply, tuple) and reply[0] == "error":
+                self._send_error(reply[1], reply[2] if len(reply) > 2 else None)
+            elif isinstance(reply, tuple) and reply[0] == "stream_error":
+                self._send_stream_error(body, reply[1])
+            elif isinstance(reply, tuple) and reply[0] in ("drop", "truncate"):
+                start = next(_sse_events(_message({}, body["model"])))
+                self._send_sse(iter([start]), finish=reply[0] == "truncate")
+            elif body.get("stream"):
+                self._send_sse(_sse_events(_message(reply, body["model"])))
+            else:
+                self._send_json(200, _message(reply, body["model"]))
+
+        def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _send_error(self, status: int, body: dict[str, Any] | None) -> None:
+            headers = {"retry-after-ms": str(api.retry_after_ms)}
+            self._send_json(status, body or _error_body(status), headers)
+
+        def _send_stream_error(self, body: dict[str, Any], error_type: str) -> None:
+            start = next(_sse_events(_message({}, body["model"])))
+            self._send_sse(iter([start, ("error", _error_body(500, error_type))]))
+
+        def _send_sse(self, events: Iterator[tuple[str, dict[str, Any]]], finish: bool = True) -> None:
+            # Chunked, like the real API, so an unfinished body is a protocol error for the client.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for name, data in events:
+                chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+            if finish:
+                self.wfile.write(b"0\r\n\r\n")
+            self.close_connection = True
+
+    return Handler
+
+
+@pytest.fixture
+def fake_api() -> Iterator[FakeMessagesAPI]:
+    """A running FakeMessagesAPI with no replies queued; tests append to ``.replies``."""
+    with FakeMessagesAPI() as api:
+        yield api

@@ -1,0 +1,218 @@
+"""The agent loop's rules, driven without Ray through the scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from covey.errors import ModelAPIError
+from covey.events import AssistantEvent, ResultEvent, UserEvent
+from covey.loop import AgentLoop, LoopConfig, ToolExecutor
+from covey.loop.gate import PermissionGate
+from covey.model.scripted import ScriptedModel
+from covey.permissions.policy import PermissionPolicy
+from covey.permissions.rules import parse_rule
+from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
+
+
+class SlowInput(ToolInput):
+    label: str
+
+
+class Timeline:
+    def __init__(self) -> None:
+        self.spans: dict[str, tuple[float, float]] = {}
+
+
+class SlowRead(Tool):
+    name: ClassVar[str] = "SlowRead"
+    description: ClassVar[str] = "waits, read-only"
+    input_model = SlowInput
+    read_only = True
+
+    def __init__(self, timeline: Timeline) -> None:
+        self.timeline = timeline
+
+    async def run(self, input, ctx):
+        start = time.monotonic()
+        await asyncio.sleep(0.1)
+        self.timeline.spans[input.label] = (start, time.monotonic())
+        return ToolResult(content=f"read {input.label}")
+
+
+class SlowWrite(SlowRead):
+    name: ClassVar[str] = "SlowWrite"
+    read_only = False
+
+
+class Boom(Tool):
+    name: ClassVar[str] = "Boom"
+    description: ClassVar[str] = "always fails"
+    input_model = SlowInput
+
+    async def run(self, input, ctx):
+        raise RuntimeError("kaput")
+
+
+def _call(name, label, **extra):
+    return {"name": name, "input": {"label": label, **extra}}
+
+
+def _loop(turns, tools, *, max_turns=10, gate=None, inbox=None):
+    ctx = ToolContext(agent_id="agent-test", cwd=Path("."))
+    executor = ToolExecutor(tools, ctx, gate=gate)
+    return AgentLoop(
+        model=ScriptedModel.from_turns(turns),
+        config=LoopConfig(model_id="m", system=[{"type": "text", "text": "sys"}], max_turns=max_turns),
+        executor=executor,
+        inbox=inbox,
+    )
+
+
+async def _events(loop, prompt="go"):
+    return [e async for e in loop.run([{"role": "user", "content": prompt}])]
+
+
+def _results(loop):
+    """tool_use id -> tool_result block, over the whole history."""
+    return {b["tool_use_id"]: b for m in loop.messages if m["role"] == "user" and isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "tool_result"}
+
+
+def _tool_uses(loop):
+    return [b for m in loop.messages if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+
+
+async def test_read_only_calls_of_one_message_run_concurrently():
+    timeline = Timeline()
+    loop = _loop([{"tool_use": [_call("SlowRead", "a"), _call("SlowRead", "b")]}, {"text": "done"}], [SlowRead(timeline)])
+    await _events(loop)
+    (a0, a1), (b0, b1) = timeline.spans["a"], timeline.spans["b"]
+    assert b0 < a1 and a0 < b1  # the spans overlap
+
+
+async def test_other_calls_run_one_after_another_in_order():
+    timeline = Timeline()
+    loop = _loop([{"tool_use": [_call("SlowWrite", "a"), _call("SlowWrite", "b")]}, {"text": "done"}], [SlowWrite(timeline)])
+    await _events(loop)
+    assert timeline.spans["a"][1] <= timeline.spans["b"][0]
+
+
+async def test_every_tool_use_gets_exactly_one_result_in_order():
+    timeline = Timeline()
+    calls = [_call("SlowRead", "a"), _call("SlowWrite", "b"), _call("SlowRead", "c"), _call("Nope", "d")]
+    loop = _loop([{"tool_use": calls}, {"text": "done"}], [SlowRead(timeline), SlowWrite(timeline)])
+    await _events(loop)
+    uses = _tool_uses(loop)
+    results_message = loop.messages[2]["content"]
+    assert [b["tool_use_id"] for b in results_message] == [u["id"] for u in uses]
+
+
+async def test_unknown_tool_invalid_input_and_exceptions_become_error_results():
+    calls = [_call("Nope", "a"), {"name": "Boom", "input": {"wrong": 1}}, _call("Boom", "c")]
+    loop = _loop([{"tool_use": calls}, {"text": "done"}], [Boom()])
+    events = await _events(loop)
+    unknown, invalid, raised = loop.messages[2]["content"]
+    assert unknown["is_error"] and "No such tool: 'Nope'" in unknown["content"] and "Boom" in unknown["content"]
+    assert invalid["is_error"] and "label" in invalid["content"] and "wrong" in invalid["content"]
+    assert raised["is_error"] and "RuntimeError: kaput" in raised["content"]
+    assert events[-1].subtype == "success"
+
+
+async def test_max_turns_ends_the_run_with_a_clear_reason():
+    timeline = Timeline()
+    loop = _loop([{"tool_use": _call("SlowRead", str(i))} for i in range(5)], [SlowRead(timeline)], max_turns=2)
+    events = await _events(loop)
+    result = events[-1]
+    assert isinstance(result, ResultEvent)
+    assert result.subtype == "error_max_turns" and result.is_error and "2 turns" in result.result
+    assert result.num_turns == 2
+
+
+async def test_a_model_api_error_ends_the_run_as_an_error_result():
+    loop = _loop([ModelAPIError("overloaded after 4 retries", 529)], [])
+    events = await _events(loop)
+    assert events[-1].is_error and "overloaded" in events[-1].result
+
+
+async def test_cancellation_closes_pending_tool_calls_with_error_results():
+    class Hang(SlowRead):
+        name: ClassVar[str] = "Hang"
+
+        async def run(self, input, ctx):
+            await asyncio.sleep(60)
+
+    loop = _loop([{"tool_use": [_call("Hang", "a"), _call("Hang", "b")]}, {"text": "never"}], [Hang(Timeline())])
+    task = asyncio.create_task(_events(loop))
+    await asyncio.sleep(0.2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    results = _results(loop)
+    assert set(results) == {u["id"] for u in _tool_uses(loop)}
+    assert all(r["is_error"] and "Interrupted" in r["content"] for r in results.values())
+
+
+async def test_a_denied_call_is_an_error_result_and_is_reported():
+    policy = PermissionPolicy(mode="default", deny=[parse_rule("SlowWrite", source="cliArg")], project_root=Path("."))
+    gate = PermissionGate(policy)
+    timeline = Timeline()
+    loop = _loop([{"tool_use": _call("SlowWrite", "a")}, {"text": "done"}], [SlowWrite(timeline)], gate=gate)
+    loop.denials = gate.denials
+    events = await _events(loop)
+    (block,) = loop.messages[2]["content"]
+    assert block["is_error"] and "SlowWrite" in block["content"] and "cliArg" in block["content"]
+    assert timeline.spans == {}
+    assert events[-1].permission_denials[0]["tool_name"] == "SlowWrite"
+
+
+async def test_events_stream_in_claude_code_shapes():
+    timeline = Timeline()
+    loop = _loop([{"tool_use": _call("SlowRead", "a")}, {"text": "done"}], [SlowRead(timeline)])
+    events = await _events(loop)
+    assert [type(e) for e in events] == [AssistantEvent, UserEvent, AssistantEvent, ResultEvent]
+    wire = events[-1].wire()
+    assert wire["type"] == "result" and wire["subtype"] == "success" and wire["result"] == "done"
+    assert wire["num_turns"] == 2 and wire["usage"]["input_tokens"] > 0
+
+
+class FakeInbox:
+    def __init__(self, later: list[str]) -> None:
+        self.later = later
+
+    async def drain(self):
+        return []
+
+    async def outstanding(self):
+        return bool(self.later)
+
+    async def wait(self):
+        await asyncio.sleep(0.01)
+        texts, self.later = self.later, []
+        return texts
+
+
+async def test_a_final_answer_waits_for_background_notifications_and_takes_another_turn():
+    loop = _loop([{"text": "launched"}, {"text": "got the report"}], [], inbox=FakeInbox(["<task-notification>x</task-notification>"]))
+    events = await _events(loop)
+    results = [e for e in events if isinstance(e, ResultEvent)]
+    assert [r.result for r in results] == ["launched", "got the report"]
+    assert loop.messages[-2]["role"] == "user"
+    assert "<task-notification>" in loop.messages[-2]["content"][0]["text"]
+
+
+async def test_requests_mark_cache_breakpoints_without_writing_them_into_history():
+    model = ScriptedModel.from_turns([{"text": "done"}])
+    ctx = ToolContext(agent_id="a", cwd=Path("."))
+    loop = AgentLoop(model=model, config=LoopConfig(model_id="m", system=[{"type": "text", "text": "s"}]),
+                     executor=ToolExecutor([SlowRead(Timeline())], ctx))
+    await _events(loop)
+    request = model.requests[0]
+    assert request.system[-1]["cache_control"] == {"type": "ephemeral"}
+    assert request.tools[-1]["cache_control"] == {"type": "ephemeral"}
+    assert request.messages[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in str(loop.messages)

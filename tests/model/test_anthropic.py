@@ -1,0 +1,134 @@
+import pickle
+
+import pytest
+
+from covey.errors import ModelAPIError, UserError
+from covey.model.anthropic import AnthropicModel
+from covey.model.base import ModelRequest, TokenUsage
+from tests.fake_messages_api import FakeMessagesAPI, fake_api  # noqa: F401  (fixture)
+
+REQUEST = ModelRequest(
+    model="claude-sonnet-4-5",
+    system=[{"type": "text", "text": "Be brief."}],
+    messages=[{"role": "user", "content": "hi"}],
+)
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+
+def model_for(api: FakeMessagesAPI, **options) -> AnthropicModel:
+    return AnthropicModel(base_url=api.url, retry_backoff_s=0.01, **options)
+
+
+async def test_streamed_text_reply(fake_api):
+    fake_api.replies.append({"text": "Hello there"})
+    message = await model_for(fake_api).create(REQUEST)
+    assert message.content[0].text == "Hello there"
+    assert message.stop_reason == "end_turn"
+    sent = fake_api.requests[0]
+    assert sent["stream"] is True
+    assert sent["model"] == "claude-sonnet-4-5" and sent["system"] == REQUEST.system
+    assert sent["messages"] == REQUEST.messages
+
+
+async def test_tool_use_input_is_assembled_from_deltas(fake_api):
+    tool_input = {"file_path": "README.md", "limit": [1, 2]}
+    fake_api.replies.append({"content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": tool_input}]})
+    message = await model_for(fake_api).create(REQUEST)
+    assert message.stop_reason == "tool_use"
+    assert (message.content[0].name, message.content[0].input) == ("Read", tool_input)
+
+
+async def test_overload_is_retried_then_succeeds(fake_api):
+    fake_api.replies += [("error", 529, None), {"text": "ok"}]
+    message = await model_for(fake_api).create(REQUEST)
+    assert message.content[0].text == "ok"
+    assert len(fake_api.requests) == 2
+
+
+async def test_persistent_500_fails_after_retries(fake_api):
+    fake_api.replies.append(("error", 500, None))
+    with pytest.raises(ModelAPIError) as info:
+        await model_for(fake_api, max_retries=2).create(REQUEST)
+    assert info.value.status_code == 500
+    assert "500" in str(info.value) and "2 retries" in str(info.value) and "\n" not in str(info.value)
+    assert len(fake_api.requests) == 3
+
+
+async def test_bad_request_fails_at_once(fake_api):
+    fake_api.replies.append(("error", 400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                                         "message": "max_tokens:\n too big"}}))
+    with pytest.raises(ModelAPIError) as info:
+        await model_for(fake_api).create(REQUEST)
+    assert info.value.status_code == 400
+    assert str(info.value) == "Anthropic API error 400 (invalid_request_error): max_tokens: too big"
+    assert len(fake_api.requests) == 1
+
+
+async def test_unauthorized_hints_at_the_key(fake_api):
+    fake_api.replies.append(("error", 401, None))
+    with pytest.raises(ModelAPIError, match="ANTHROPIC_API_KEY"):
+        await model_for(fake_api).create(REQUEST)
+
+
+@pytest.mark.parametrize("failure", [("stream_error", "overloaded_error"), ("drop",), ("truncate",)])
+async def test_stream_failing_midway_is_retried(fake_api, failure):
+    fake_api.replies += [failure, {"text": "recovered"}]
+    message = await model_for(fake_api).create(REQUEST)
+    assert message.content[0].text == "recovered"
+    assert len(fake_api.requests) == 2
+
+
+async def test_persistent_midstream_overload_reports_529(fake_api):
+    fake_api.replies.append(("stream_error", "overloaded_error"))
+    with pytest.raises(ModelAPIError) as info:
+        await model_for(fake_api, max_retries=1).create(REQUEST)
+    assert info.value.status_code == 529 and "1 retries" in str(info.value)
+    assert len(fake_api.requests) == 2
+
+
+async def test_usage_is_recorded_per_request_and_bounded(fake_api):
+    usage = {"input_tokens": 12, "output_tokens": 7, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 50}
+    fake_api.replies.append({"text": "ok", "usage": usage})
+    model = model_for(fake_api, max_records=2)
+    for _ in range(3):
+        await model.create(REQUEST)
+    assert len(model.requests) == 2
+    record = model.requests[-1]
+    assert record.usage == TokenUsage(**usage)
+    assert (record.model, record.stop_reason) == ("claude-sonnet-4-5", "end_turn")
+    assert record.duration_ms >= 0
+
+
+async def test_base_url_env_is_honoured(fake_api, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)
+    await AnthropicModel().create(REQUEST)
+    assert len(fake_api.requests) == 1
+
+
+async def test_a_pickled_copy_reaches_the_same_server(fake_api):
+    copy = pickle.loads(pickle.dumps(model_for(fake_api)))
+    await copy.create(REQUEST)
+    assert len(fake_api.requests) == 1
+
+
+def test_missing_key_is_a_user_error(monkeypatch, tmp_path):
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path))
+    with pytest.raises(UserError, match="ANTHROPIC_API_KEY.*scripted:PATH"):
+        AnthropicModel()
+
+
+def test_fake_api_answers_unstreamed_json():
+    import anthropic
+
+    with FakeMessagesAPI([lambda body: {"text": f"echo {body['messages'][0]['content']}"}]) as api:
+        client = anthropic.Anthropic(api_key="k", base_url=api.url)
+        message = client.messages.create(**REQUEST.to_api_kwargs())
+    assert message.content[0].text == "echo hi"
+    assert "stream" not in api.requests[0]

@@ -1,0 +1,76 @@
+import json
+
+import pytest
+
+from covey.errors import UserError
+from covey.model.base import TokenUsage
+from covey.model.pricing import PriceTable
+
+MILLION = 1_000_000
+
+
+def usage(**counts):
+    return TokenUsage(**counts)
+
+
+@pytest.mark.parametrize(
+    "model_id, prices",
+    [
+        ("claude-haiku-4-5", (1, 5, 1.25, 0.10)),
+        ("claude-haiku-4-5-20251001", (1, 5, 1.25, 0.10)),
+        ("claude-sonnet-4-5", (3, 15, 3.75, 0.30)),
+        ("claude-sonnet-4-20250514", (3, 15, 3.75, 0.30)),
+        ("claude-opus-4-1", (15, 75, 18.75, 1.50)),
+    ],
+)
+def test_default_prices_per_kind(model_id, prices):
+    table = PriceTable()
+    kinds = ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"]
+    for kind, price in zip(kinds, prices):
+        assert table.cost_usd(model_id, usage(**{kind: MILLION})) == pytest.approx(price)
+
+
+def test_cost_sums_all_kinds():
+    cost = PriceTable().cost_usd(
+        "claude-sonnet-4-5",
+        usage(input_tokens=1000, output_tokens=2000, cache_creation_input_tokens=4000, cache_read_input_tokens=10000),
+    )
+    assert cost == pytest.approx((1000 * 3 + 2000 * 15 + 4000 * 3.75 + 10000 * 0.30) / MILLION)
+
+
+def test_unknown_model_costs_nothing():
+    assert PriceTable().cost_usd("my-local-model", usage(input_tokens=MILLION)) == 0.0
+
+
+def test_longest_prefix_wins_and_settings_use_camel_case():
+    table = PriceTable().with_overrides(
+        {"claude-sonnet-4-5": {"input": 2, "output": 10, "cacheWrite": 2.5, "cacheRead": 0.2}}
+    )
+    assert table.cost_usd("claude-sonnet-4-5-20250929", usage(input_tokens=MILLION)) == pytest.approx(2)
+    assert table.cost_usd("claude-sonnet-4-0", usage(input_tokens=MILLION)) == pytest.approx(3)
+
+
+def test_invalid_override_is_a_user_error():
+    with pytest.raises(UserError, match="modelPrices"):
+        PriceTable().with_overrides({"x-model": {"input": -1, "output": 1, "cache_write": 1, "cache_read": 1}})
+
+
+def test_load_reads_prices_file_then_settings(monkeypatch, tmp_path):
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({
+        "my-local": {"input": 1, "output": 1, "cache_write": 0, "cache_read": 0},
+        "claude-opus-4": {"input": 5, "output": 25, "cache_write": 6.25, "cache_read": 0.5},
+    }))
+    monkeypatch.setenv("COVEY_PRICES_FILE", str(path))
+    table = PriceTable.load({"my-local": {"input": 7, "output": 1, "cache_write": 0, "cache_read": 0}})
+    assert table.cost_usd("claude-opus-4-5", usage(input_tokens=MILLION)) == pytest.approx(5)
+    assert table.cost_usd("my-local", usage(input_tokens=MILLION)) == pytest.approx(7)
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]"])
+def test_bad_prices_file_names_the_path(monkeypatch, tmp_path, content):
+    path = tmp_path / "prices.json"
+    path.write_text(content)
+    monkeypatch.setenv("COVEY_PRICES_FILE", str(path))
+    with pytest.raises(UserError, match="prices.json"):
+        PriceTable.load()
