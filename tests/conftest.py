@@ -22,6 +22,8 @@ os.environ.pop("RAY_ADDRESS", None)
 for path in (_SANDBOX / "home", _SANDBOX / "ray"):
     path.mkdir(parents=True, exist_ok=True)
 
+pytest_plugins = ["tests.fake_messages_api"]
+
 RAY_CPUS = 2
 
 

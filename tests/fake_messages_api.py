@@ -85,7 +85,8 @@ class FakeMessagesAPI:
         self.retry_after_ms = retry_after_ms
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll interval so ``shutdown`` (at each test's end) returns quickly.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
     @property
     def url(self) -> str:

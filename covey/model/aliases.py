@@ -14,8 +14,8 @@ from covey.errors import UserError
 
 _DEFAULT_IDS = {
     "haiku": "claude-haiku-4-5",
-    "sonnet": "claude-sonnet-4-5",
-    "opus": "claude-opus-4-1",
+    "sonnet": "claude-sonnet-4-6",
+    "opus": "claude-opus-4-8",
 }
 _ENV_VARS = {
     "haiku": "ANTHROPIC_DEFAULT_HAIKU_MODEL",

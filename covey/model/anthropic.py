@@ -89,7 +89,8 @@ class AnthropicModel:
         started = time.monotonic()
         message = await self._create_with_retries(request)
         duration_ms = int((time.monotonic() - started) * 1000)
-        self.requests.append(RequestRecord(message.model, TokenUsage.of(message.usage), duration_ms, message.stop_reason))
+        usage = TokenUsage.of(message.usage)
+        self.requests.append(RequestRecord(message.model, usage, duration_ms, message.stop_reason))
         return message
 
     async def _create_with_retries(self, request: ModelRequest) -> Message:
@@ -124,8 +125,15 @@ class AnthropicModel:
         return min(self.retry_backoff_s * 2**attempt, _MAX_BACKOFF_S) * (1 - 0.25 * random.random())
 
 
-def _make_client(api_key: str | None, base_url: str | None, max_retries: int, timeout_s: float) -> anthropic.AsyncAnthropic:
-    client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s)
+def _make_client(
+    api_key: str | None, base_url: str | None, max_retries: int, timeout_s: float
+) -> anthropic.AsyncAnthropic:
+    try:
+        client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s
+        )
+    except anthropic.CredentialsError as exc:  # e.g. ANTHROPIC_PROFILE names a missing config file
+        raise UserError(f"cannot load Anthropic credentials: {exc}") from exc
     if not (client.api_key or client.auth_token or client.credentials):
         raise UserError(
             "no Anthropic API key: set ANTHROPIC_API_KEY, or use --model scripted:PATH to run without the API"
@@ -148,7 +156,8 @@ def _model_error(exc: BaseException | None, *, retries: int) -> ModelAPIError:
         status = _RETRYABLE_TYPES.get(exc.type or "", exc.status_code) if exc.status_code == 200 else exc.status_code
         detail = exc.api_message or str(exc)
         hint = "; check ANTHROPIC_API_KEY" if status == 401 else ""
-        return ModelAPIError(_one_line(f"Anthropic API error {status} ({exc.type or 'error'}): {detail}{after}{hint}"), status)
+        text = f"Anthropic API error {status} ({exc.type or 'error'}): {detail}{after}{hint}"
+        return ModelAPIError(_one_line(text), status)
     return ModelAPIError(_one_line(f"Anthropic API connection failed: {exc}{after}"), None)
 
 

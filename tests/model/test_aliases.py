@@ -12,15 +12,15 @@ def _no_env_overrides(monkeypatch):
 
 @pytest.mark.parametrize(
     "alias, model_id",
-    [("haiku", "claude-haiku-4-5"), ("sonnet", "claude-sonnet-4-5"), ("opus", "claude-opus-4-1"),
-     ("fable", "claude-opus-4-1"), ("Sonnet", "claude-sonnet-4-5")],
+    [("haiku", "claude-haiku-4-5"), ("sonnet", "claude-sonnet-4-6"), ("opus", "claude-opus-4-8"),
+     ("fable", "claude-opus-4-8"), ("Sonnet", "claude-sonnet-4-6")],
 )
 def test_builtin_aliases(alias, model_id):
     assert resolve_model(alias) == model_id
 
 
 def test_defaults_are_sonnet():
-    assert DEFAULT_MODEL == DEFAULT_SUBAGENT_MODEL == "claude-sonnet-4-5"
+    assert DEFAULT_MODEL == DEFAULT_SUBAGENT_MODEL == "claude-sonnet-4-6"
 
 
 def test_claude_code_env_vars_override_aliases(monkeypatch):
@@ -29,7 +29,7 @@ def test_claude_code_env_vars_override_aliases(monkeypatch):
     assert resolve_model("opus") == "claude-opus-4-5"
     assert resolve_model("fable") == "claude-opus-4-5"
     assert resolve_model("haiku") == "local-haiku"
-    assert resolve_model("sonnet") == "claude-sonnet-4-5"
+    assert resolve_model("sonnet") == "claude-sonnet-4-6"
 
 
 def test_passed_aliases_add_and_override(monkeypatch):
@@ -57,6 +57,6 @@ def test_unknown_bare_word_is_a_user_error_listing_aliases():
 
 
 def test_default_aliases_reads_env_at_call_time(monkeypatch):
-    assert default_aliases()["opus"] == "claude-opus-4-1"
+    assert default_aliases()["opus"] == "claude-opus-4-8"
     monkeypatch.setenv("ANTHROPIC_DEFAULT_OPUS_MODEL", "later-opus")
     assert default_aliases()["opus"] == "later-opus"

@@ -8,7 +8,7 @@ from covey.model.base import ModelRequest, TokenUsage
 from tests.fake_messages_api import FakeMessagesAPI, fake_api  # noqa: F401  (fixture)
 
 REQUEST = ModelRequest(
-    model="claude-sonnet-4-5",
+    model="claude-test-1",
     system=[{"type": "text", "text": "Be brief."}],
     messages=[{"role": "user", "content": "hi"}],
 )
@@ -31,7 +31,7 @@ async def test_streamed_text_reply(fake_api):
     assert message.stop_reason == "end_turn"
     sent = fake_api.requests[0]
     assert sent["stream"] is True
-    assert sent["model"] == "claude-sonnet-4-5" and sent["system"] == REQUEST.system
+    assert sent["model"] == "claude-test-1" and sent["system"] == REQUEST.system
     assert sent["messages"] == REQUEST.messages
 
 
@@ -100,7 +100,7 @@ async def test_usage_is_recorded_per_request_and_bounded(fake_api):
     assert len(model.requests) == 2
     record = model.requests[-1]
     assert record.usage == TokenUsage(**usage)
-    assert (record.model, record.stop_reason) == ("claude-sonnet-4-5", "end_turn")
+    assert (record.model, record.stop_reason) == ("claude-test-1", "end_turn")
     assert record.duration_ms >= 0
 
 
@@ -117,10 +117,18 @@ async def test_a_pickled_copy_reaches_the_same_server(fake_api):
 
 
 def test_missing_key_is_a_user_error(monkeypatch, tmp_path):
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"):
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))  # no user-level credentials file either
     with pytest.raises(UserError, match="ANTHROPIC_API_KEY.*scripted:PATH"):
+        AnthropicModel()
+
+
+def test_unloadable_credentials_are_a_user_error(monkeypatch, tmp_path):
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("ANTHROPIC_PROFILE", "work")
+    with pytest.raises(UserError, match="credentials"):
         AnthropicModel()
 
 

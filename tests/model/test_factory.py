@@ -17,11 +17,11 @@ def test_scripted_spec_loads_the_rule_file(tmp_path):
     path.write_text("rules:\n  - reply: {text: hi}\n")
     model = make_model(f"scripted:{path}")
     assert isinstance(model, ScriptedModel) and len(model.rules) == 1
-    assert model_id_for(f"scripted:{path}") == "claude-sonnet-4-5"
+    assert model_id_for(f"scripted:{path}") == "claude-sonnet-4-6"
 
 
-@pytest.mark.parametrize("spec, model_id", [(None, "claude-sonnet-4-5"), ("anthropic", "claude-sonnet-4-5"),
-                                            ("opus", "claude-opus-4-1"), ("my-local-model", "my-local-model")])
+@pytest.mark.parametrize("spec, model_id", [(None, "claude-sonnet-4-6"), ("anthropic", "claude-sonnet-4-6"),
+                                            ("opus", "claude-opus-4-8"), ("my-local-model", "my-local-model")])
 def test_alias_or_id_selects_anthropic(spec, model_id):
     assert isinstance(make_model(spec), AnthropicModel)
     assert model_id_for(spec) == model_id

@@ -130,9 +130,15 @@ async def test_latency_per_rule_and_default():
 
 
 async def test_from_file_yaml_and_json(tmp_path):
-    rules = {"rules": [{"when": {"tools_include": "Read"}, "reply": {"tool_use": {"name": "Read", "input": {"file_path": "README.md"}}}}]}
+    read = {"name": "Read", "input": {"file_path": "README.md"}}
+    rules = {"rules": [{"when": {"tools_include": "Read"}, "reply": {"tool_use": read}}]}
     yaml_path = tmp_path / "script.yaml"
-    yaml_path.write_text("rules:\n  - when: {tools_include: Read}\n    reply:\n      tool_use: {name: Read, input: {file_path: README.md}}\n")
+    yaml_path.write_text(
+        "rules:\n"
+        "  - when: {tools_include: Read}\n"
+        "    reply:\n"
+        "      tool_use: {name: Read, input: {file_path: README.md}}\n"
+    )
     json_path = tmp_path / "script.json"
     json_path.write_text(json.dumps(rules))
     for path in (yaml_path, json_path):

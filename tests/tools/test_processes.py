@@ -1,4 +1,5 @@
 import asyncio
+import os
 import signal
 
 from covey.tools.processes import ProcessTracker
@@ -40,7 +41,7 @@ async def test_groups_it_did_not_start_are_left_alone():
         await tracker.kill_all()
         assert live_members(stranger.pid)
     finally:
-        stranger.kill()
+        os.killpg(stranger.pid, signal.SIGKILL)  # the shell may have forked sleep: kill both
         await stranger.wait()
 
 

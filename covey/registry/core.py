@@ -1,0 +1,230 @@
+"""The running-task registry as plain Python: launch checks, records, claims, watchdog.
+
+``RegistryActor`` adapts it to Ray; every rule here is tested without Ray.
+All methods are synchronous, so in an asyncio actor each one is atomic: no
+other call interleaves with a check-then-write.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from covey.errors import LimitExceeded, ModelBehaviorError
+from covey.model.base import TokenUsage
+from covey.registry.limits import Limits
+from covey.registry.records import FinalReport, LaunchRequest, TaskRecord
+
+
+class Registry:
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self.records: dict[str, TaskRecord] = {}
+        self.main_agent_id: str | None = None
+
+    # -- launch -------------------------------------------------------------
+
+    def register_main(self, agent_id: str, *, model: str, cwd: str, prompt: str = "") -> TaskRecord:
+        record = TaskRecord(
+            agent_id=agent_id, owner_agent_id=None, parent_agent_id=None, depth=0, description="main agent",
+            prompt=prompt, model=model, agent_type="main", cwd=cwd, role="main", notified=True,
+        )
+        self.records[agent_id] = record
+        self.main_agent_id = agent_id
+        return record
+
+    def reserve(self, request: LaunchRequest) -> TaskRecord:
+        """Run the launch checks in order (SPEC 4); on success the child is recorded as running."""
+        self._check_depth(request)
+        self._check_concurrency()
+        self._check_budget()
+        self._check_type(request)
+        self._check_place(request)
+        self._check_role(request)
+        record = TaskRecord(
+            agent_id=request.agent_id,
+            owner_agent_id=request.owner_agent_id or request.parent_agent_id,
+            parent_agent_id=request.parent_agent_id,
+            depth=request.depth,
+            description=request.description,
+            prompt=request.prompt,
+            model=request.model,
+            agent_type=request.agent_type,
+            tool_use_id=request.tool_use_id,
+            cwd=request.cwd,
+            background=request.background,
+            role="teammate" if request.spawns_teammate else "subagent",
+            # A sync child's result goes back in its tool_result: nothing to notify.
+            notified=not request.background,
+            models_used=[request.model],
+        )
+        self.records[record.agent_id] = record
+        return record
+
+    def abandon(self, agent_id: str) -> None:
+        """Undo a reservation whose start failed: nothing half-started remains."""
+        self.records.pop(agent_id, None)
+
+    def _check_depth(self, request: LaunchRequest) -> None:
+        if request.depth > self.limits.max_depth:
+            raise LimitExceeded(
+                f"Cannot spawn a sub-agent: the spawn depth limit is {self.limits.max_depth} "
+                f"(COVEY_MAX_SUBAGENT_SPAWN_DEPTH) and this child would be at depth {request.depth}. "
+                "Do this work yourself with your own tools."
+            )
+
+    def _check_concurrency(self) -> None:
+        live = self.live_subagents()
+        if live >= self.limits.max_concurrent:
+            raise LimitExceeded(
+                f"Cannot spawn a sub-agent: {live} agents are running and the concurrency limit is "
+                f"{self.limits.max_concurrent}. Do not retry this call: wait for the running agents' "
+                "notifications, or do the work yourself."
+            )
+
+    def _check_budget(self) -> None:
+        budget = self.limits.budget_usd
+        spent = self.session_cost_usd()
+        if budget is not None and spent >= budget:
+            raise LimitExceeded(
+                f"Cannot spawn a sub-agent: the session budget of ${budget:.2f} is spent (${spent:.4f} used). "
+                "Finish the task with the results you already have."
+            )
+
+    def _check_type(self, request: LaunchRequest) -> None:
+        if request.denied_by is not None:
+            rule, source = request.denied_by
+            raise ModelBehaviorError(
+                f"Agent type {request.agent_type!r} is denied by the permission rule {rule!r} from {source}."
+            )
+        if not request.type_known:
+            raise ModelBehaviorError(f"Agent type {request.agent_type!r} not found.")
+
+    def _check_place(self, request: LaunchRequest) -> None:
+        if request.worktree_with_cwd:
+            raise ModelBehaviorError("'cwd' and isolation: \"worktree\" cannot be used together; pick one.")
+        if request.cwd_problem:
+            raise ModelBehaviorError(request.cwd_problem)
+
+    def _check_role(self, request: LaunchRequest) -> None:
+        parent = self.records.get(request.parent_agent_id)
+        role = parent.role if parent else request.caller_role
+        if request.spawns_teammate and role in ("teammate", "in_process_teammate"):
+            raise ModelBehaviorError("A teammate cannot create named teammates: the team roster is flat.")
+        if request.background and role == "in_process_teammate":
+            raise ModelBehaviorError(
+                "An in-process teammate cannot start background agents; run the sub-agent synchronously."
+            )
+
+    # -- progress and completion -------------------------------------------
+
+    def progress(
+        self, agent_id: str, *, usage: TokenUsage | None = None, tool_uses: int | None = None,
+        cost_usd: float | None = None, tools_in_flight: list[str] | None = None, model: str | None = None,
+    ) -> None:
+        record = self.records.get(agent_id)
+        if record is None or not record.live:
+            return
+        record.last_activity = time.monotonic()
+        if usage is not None:
+            record.usage = usage
+        if tool_uses is not None:
+            record.tool_uses = tool_uses
+        if cost_usd is not None:
+            record.cost_usd = cost_usd
+        if tools_in_flight is not None:
+            record.tools_in_flight = list(tools_in_flight)
+        if model and model not in record.models_used:
+            record.models_used.append(model)
+
+    def set_parked(self, agent_id: str, parked: bool) -> None:
+        if (record := self.records.get(agent_id)) is not None:
+            record.parked = parked
+
+    def finish(self, agent_id: str, report: FinalReport) -> TaskRecord | None:
+        """Mark a live record ended; the first report wins, later ones return None."""
+        record = self.records.get(agent_id)
+        if record is None or not record.live:
+            return None
+        record.status = report.status
+        record.report = report
+        record.usage, record.tool_uses = report.usage, report.tool_uses
+        record.cost_usd = max(record.cost_usd, report.cost_usd)
+        record.worktree = report.worktree
+        record.tools_in_flight = []
+        record.parked = False
+        return record
+
+    def claim_notification(self, agent_id: str) -> TaskRecord | None:
+        """Claim the one notification of an ended record; None if already claimed or gone."""
+        record = self.records.get(agent_id)
+        if record is None or record.live or record.notified:
+            return None
+        record.notified = True
+        return record
+
+    def to_background(self, agent_id: str) -> bool:
+        """A sync child moves to the background; False if it has already ended."""
+        record = self.records.get(agent_id)
+        if record is None or not record.live:
+            return False
+        record.background = True
+        record.notified = False
+        return True
+
+    def notify_target(self, record: TaskRecord) -> str | None:
+        """The owner, if it still runs; else the main agent (SPEC 10)."""
+        owner = self.records.get(record.owner_agent_id or "")
+        if owner is not None and owner.live:
+            return owner.agent_id
+        return self.main_agent_id
+
+    # -- queries --------------------------------------------------------------
+
+    def live_subagents(self) -> int:
+        return sum(1 for r in self.records.values() if r.live and r.role != "main")
+
+    def outstanding(self, owner_agent_id: str) -> bool:
+        """Whether a background child owned by this agent may still notify it."""
+        return any(
+            r.live and r.background and r.owner_agent_id == owner_agent_id for r in self.records.values()
+        )
+
+    def session_cost_usd(self) -> float:
+        return sum(r.cost_usd for r in self.records.values())
+
+    def stalled(self, now: float | None = None) -> list[str]:
+        """Live children silent for longer than the stall limit, with no tool in flight."""
+        now = time.monotonic() if now is None else now
+        limit_s = self.limits.stall_ms / 1000
+        return [
+            r.agent_id for r in self.records.values()
+            if r.live and r.role != "main" and not r.parked and not r.tools_in_flight
+            and now - r.last_activity > limit_s
+        ]
+
+    def subtree_usage(self, agent_id: str) -> tuple[TokenUsage, int, float]:
+        """Tokens, tool uses and cost of an agent and all its descendants (the roll-up)."""
+        record = self.records[agent_id]
+        usage, tools, cost = record.usage, record.tool_uses, record.cost_usd
+        for child in self.children(agent_id):
+            child_usage, child_tools, child_cost = self.subtree_usage(child.agent_id)
+            usage, tools, cost = usage + child_usage, tools + child_tools, cost + child_cost
+        return usage, tools, cost
+
+    def children(self, agent_id: str) -> list[TaskRecord]:
+        return [r for r in self.records.values() if r.parent_agent_id == agent_id]
+
+    def tree(self, agent_id: str | None = None) -> dict[str, Any]:
+        """The agent tree from ``agent_id`` (default: the main agent), with rolled-up usage."""
+        root = agent_id or self.main_agent_id
+        record = self.records[root]
+        usage, tools, cost = self.subtree_usage(root)
+        return {
+            "agent_id": record.agent_id, "type": record.agent_type, "status": record.status,
+            "description": record.description, "model": record.model, "depth": record.depth,
+            "background": record.background, "tokens": record.usage.total, "tool_uses": record.tool_uses,
+            "cost_usd": round(record.cost_usd, 6), "subtree_tokens": usage.total, "subtree_tool_uses": tools,
+            "subtree_cost_usd": round(cost, 6), "node_id": record.node_id, "output_file": record.output_file,
+            "children": [self.tree(child.agent_id) for child in self.children(root)],
+        }

@@ -1,0 +1,89 @@
+"""Running-task records: what the registry knows about every agent run (SPEC 10).
+
+Not the team task board (``covey.teams``): a record answers "is this worker
+still running, and whom does its result go to?".
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from covey.model.base import TokenUsage
+
+Status = Literal["running", "completed", "failed", "killed"]
+Role = Literal["main", "subagent", "teammate", "in_process_teammate"]
+
+
+class LaunchRequest(BaseModel):
+    """What a parent asks the registry to reserve for one child."""
+
+    agent_id: str
+    parent_agent_id: str
+    owner_agent_id: str | None = None
+    """Who gets the completion notification (default: the parent)."""
+    depth: int
+    description: str
+    prompt: str
+    agent_type: str
+    model: str
+    tool_use_id: str | None = None
+    cwd: str
+    background: bool
+    caller_role: Role = "main"
+    """The role of the agent that calls Agent (teammates may not spawn everything)."""
+    spawns_teammate: bool = False
+    type_known: bool = True
+    denied_by: tuple[str, str] | None = None
+    """(rule, source) of an ``Agent(type)`` deny rule that refuses the type."""
+    worktree_with_cwd: bool = False
+    cwd_problem: str | None = None
+    """Why ``cwd`` / worktree isolation cannot be used, if it cannot."""
+
+
+class FinalReport(BaseModel):
+    """How an agent run ended, as summarised for its owner."""
+
+    status: Status
+    text: str
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    tool_uses: int = 0
+    duration_ms: int = 0
+    cost_usd: float = 0.0
+    worktree: dict[str, str] | None = None
+
+
+class TaskRecord(BaseModel):
+    agent_id: str
+    owner_agent_id: str | None
+    parent_agent_id: str | None
+    depth: int
+    description: str
+    prompt: str
+    model: str
+    agent_type: str
+    tool_use_id: str | None = None
+    cwd: str
+    background: bool = False
+    role: Role = "subagent"
+    status: Status = "running"
+    started_at: float = Field(default_factory=time.time)
+    last_activity: float = Field(default_factory=time.monotonic)
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    tool_uses: int = 0
+    cost_usd: float = 0.0
+    tools_in_flight: list[str] = Field(default_factory=list)
+    models_used: list[str] = Field(default_factory=list)
+    worktree: dict[str, str] | None = None
+    notified: bool = False
+    parked: bool = False
+    """Its own turn ended, but it waits for background descendants (keepalive)."""
+    output_file: str | None = None
+    node_id: str | None = None
+    report: FinalReport | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.status == "running"
