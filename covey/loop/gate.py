@@ -21,7 +21,7 @@ class PermissionGate:
         self.denials: list[dict[str, Any]] = []
 
     async def __call__(self, tool: Tool, input: Any, ctx: ToolContext) -> Any:
-        subject = tool.permission_subject(input)
+        subject = tool.permission_subject(input, ctx)
         wire = input.model_dump(by_alias=True, exclude_none=True)
         decision = self.policy.decide(tool.name, tool.read_only, subject, wire)
         decision = await self.policy.resolve(decision, agent_id=ctx.agent_id, asker=self.asker)

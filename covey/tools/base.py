@@ -87,7 +87,7 @@ class Tool:
     async def run(self, input: Any, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
 
-    def permission_subject(self, input: Any) -> str | None:
+    def permission_subject(self, input: Any, ctx: "ToolContext | None" = None) -> str | None:
         """The text a permission rule's parentheses match: a command, a path, an agent type."""
         return None
 

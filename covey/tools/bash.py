@@ -52,7 +52,7 @@ class Bash(Tool):
     )
     input_model = BashInput
 
-    def permission_subject(self, input: BashInput) -> str | None:
+    def permission_subject(self, input: BashInput, ctx: ToolContext | None = None) -> str | None:
         return input.command
 
     async def run(self, input: BashInput, ctx: ToolContext) -> ToolResult:

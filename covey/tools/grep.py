@@ -30,34 +30,36 @@ _SNIFF_BYTES = 8192
 FILE_TYPES = {
     "py": ["*.py", "*.pyi"], "js": ["*.js", "*.mjs", "*.cjs", "*.jsx"], "ts": ["*.ts", "*.tsx"],
     "go": ["*.go"], "rust": ["*.rs"], "java": ["*.java"], "c": ["*.c", "*.h"],
-    "cpp": ["*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.h"], "rb": ["*.rb"], "sh": ["*.sh", "*.bash"],
+    "cpp": ["*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.h"], "rb": ["*.rb"],
+    "sh": ["*.sh", "*.bash"],
     "md": ["*.md", "*.markdown"], "json": ["*.json"], "yaml": ["*.yaml", "*.yml"],
     "toml": ["*.toml"], "html": ["*.html", "*.htm"], "css": ["*.css", "*.scss"], "txt": ["*.txt"],
 }
 _Count = Annotated[float, Field(ge=0)] | SkipJsonSchema[None]
 _Flag = bool | SkipJsonSchema[None]
+_Text = str | SkipJsonSchema[None]
 
 
 class GrepInput(ToolInput):
     model_config = ConfigDict(populate_by_name=True)
 
     pattern: str = Field(description="Regular expression (Rust/Python syntax) to search for.")
-    path: str | SkipJsonSchema[None] = Field(None, description="File or directory (default: cwd).")
-    glob: str | SkipJsonSchema[None] = Field(None, description="Only files matching, e.g. '*.{ts,tsx}'.")
+    path: _Text = Field(None, description="File or directory to search (default: cwd).")
+    glob: _Text = Field(None, description="Only files matching this glob, e.g. '*.{ts,tsx}'.")
     output_mode: Literal["content", "files_with_matches", "count"] | SkipJsonSchema[None] = Field(
-        None, description="files_with_matches (default): paths; content: matching lines; count: per file."
+        None, description="files_with_matches (default), content (lines) or count (per file)."
     )
-    before: _Count = Field(None, alias="-B", description="Lines of context before each match (content).")
-    after: _Count = Field(None, alias="-A", description="Lines of context after each match (content).")
-    around: _Count = Field(None, alias="-C", description="Lines of context before and after (content).")
+    before: _Count = Field(None, alias="-B", description="Context lines before each match.")
+    after: _Count = Field(None, alias="-A", description="Context lines after each match.")
+    around: _Count = Field(None, alias="-C", description="Context lines before and after.")
     context: _Count = Field(None, description="Same as -C.")
-    line_numbers: _Flag = Field(None, alias="-n", description="Show line numbers (content; default true).")
+    line_numbers: _Flag = Field(None, alias="-n", description="Line numbers (content; default on).")
     ignore_case: _Flag = Field(None, alias="-i", description="Case-insensitive search.")
-    only_matching: _Flag = Field(None, alias="-o", description="Print only the matched text (content).")
-    file_type: str | SkipJsonSchema[None] = Field(None, alias="type", description="File type, e.g. py, js, rust.")
-    head_limit: _Count = Field(None, description="Return at most this many lines / files / counts.")
-    offset: _Count = Field(None, description="Skip this many lines / files / counts first.")
-    multiline: _Flag = Field(None, description="Let matches span lines; '.' then matches newlines.")
+    only_matching: _Flag = Field(None, alias="-o", description="Print only the matched text.")
+    file_type: _Text = Field(None, alias="type", description="File type: py, js, ts, rust, go...")
+    head_limit: _Count = Field(None, description="Return at most this many lines/files/counts.")
+    offset: _Count = Field(None, description="Skip this many lines/files/counts first.")
+    multiline: _Flag = Field(None, description="Let matches span lines ('.' matches newline).")
 
 
 class Grep(Tool):
@@ -83,7 +85,8 @@ class Grep(Tool):
         if not root.exists():
             return ToolResult.error(f"Path does not exist: {root}")
         if input.file_type and not self.use_ripgrep and input.file_type not in FILE_TYPES:
-            return ToolResult.error(f"Unknown type {input.file_type!r}; known: {', '.join(FILE_TYPES)}")
+            known = ", ".join(FILE_TYPES)
+            return ToolResult.error(f"Unknown type {input.file_type!r}; known types: {known}")
         search = _ripgrep if self.use_ripgrep else _python_grep
         try:
             lines = await search(root, input)
@@ -165,7 +168,7 @@ def _search_files(files: list[str], regex: re.Pattern, input: GrepInput) -> list
         text = _read_text(path)
         hits = _hits(text, regex, bool(input.multiline)) if text else {}
         if hits:
-            out += _file_output(path, text.splitlines(), hits, input, separate=bool(out))
+            out += _file_output(path, _lines(text), hits, input, separate=bool(out))
     return out
 
 
@@ -178,11 +181,20 @@ def _read_text(path: str) -> str | None:
     return None if b"\0" in data[:_SNIFF_BYTES] else data.decode("utf-8", errors="replace")
 
 
+def _lines(text: str) -> list[str]:
+    # Split on "\n" only (not str.splitlines' \f, \v, \u2028...): line numbers must
+    # agree with the newline offsets multiline matching counts, and with rg's.
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 def _hits(text: str, regex: re.Pattern, multiline: bool) -> dict[int, list[str]]:
     """Line index -> matched texts on it (a multiline match marks every line it spans)."""
     hits: dict[int, list[str]] = {}
     if not multiline:
-        for i, line in enumerate(text.splitlines()):
+        for i, line in enumerate(_lines(text)):
             found = [m.group(0) for m in regex.finditer(line)]
             if found:
                 hits[i] = found
@@ -197,7 +209,9 @@ def _hits(text: str, regex: re.Pattern, multiline: bool) -> dict[int, list[str]]
     return hits
 
 
-def _file_output(path: str, lines: list[str], hits: dict, input: GrepInput, separate: bool) -> list[str]:
+def _file_output(
+    path: str, lines: list[str], hits: dict[int, list[str]], input: GrepInput, separate: bool
+) -> list[str]:
     mode = _mode(input)
     if mode == "files_with_matches":
         return [path]
@@ -208,7 +222,9 @@ def _file_output(path: str, lines: list[str], hits: dict, input: GrepInput, sepa
         return [f"{path}:{i + 1}:{t}" if numbered else f"{path}:{t}"
                 for i in sorted(hits) for t in hits[i] if t]
     before, after = _context(input)
-    shown = sorted({j for i in hits for j in range(max(i - before, 0), min(i + after + 1, len(lines)))})
+    shown = sorted(
+        {j for i in hits for j in range(max(i - before, 0), min(i + after + 1, len(lines)))}
+    )
     out = ["--"] if separate and (before or after) else []
     for k, i in enumerate(shown):
         if k and i != shown[k - 1] + 1:

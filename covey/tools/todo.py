@@ -16,7 +16,8 @@ class TodoItem(ToolInput):
     content: str = Field(min_length=1, description="The task, imperative: 'Run the tests'.")
     status: Literal["pending", "in_progress", "completed"]
     active_form: str = Field(
-        min_length=1, alias="activeForm", description="The task while under way: 'Running the tests'."
+        min_length=1, alias="activeForm",
+        description="The task while under way: 'Running the tests'.",
     )
 
 

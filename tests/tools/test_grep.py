@@ -111,3 +111,9 @@ def test_aliases_accept_claude_code_names_and_python_names():
 
 def test_permission_subject_is_search_root(ctx, tmp_path):
     assert Grep().permission_subject(GrepInput(pattern="x", path="src"), ctx) == str(tmp_path / "src")
+
+
+async def test_line_numbers_count_newlines_only(grep, tree):
+    (tree / "ff.txt").write_text("a\fb\r\nneedle\n")
+    result = await grep(pattern="needle", path="ff.txt", output_mode="content")
+    assert result.content == f"{tree / 'ff.txt'}:2:needle"

@@ -1,0 +1,36 @@
+"""The mailbox as a Ray actor (one per session), and its handle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ray
+
+from covey.actors.base import ActorHandle
+from covey.teams.mailbox import Mailbox
+from covey.teams.messages import Mail
+
+
+class _MailboxActor(Mailbox):
+    """Ray shell: the in-memory mailbox's async methods are the actor's methods."""
+
+
+def mailbox_actor_class(**options: Any):
+    return ray.remote(num_cpus=0, max_restarts=0, **options)(_MailboxActor)
+
+
+class MailboxHandle(ActorHandle):
+    async def put(self, recipient: str, mail: Mail) -> str:
+        return await self.call("put", recipient, mail)
+
+    async def drain(self, recipient: str) -> list[Mail]:
+        return await self.call("drain", recipient)
+
+    async def wait(self, recipient: str, timeout_s: float | None = None) -> list[Mail]:
+        return await self.call("wait", recipient, timeout_s)
+
+    async def pending(self, recipient: str) -> int:
+        return await self.call("pending", recipient)
+
+    async def forget(self, recipient: str) -> None:
+        await self.call("forget", recipient)

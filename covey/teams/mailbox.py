@@ -1,0 +1,62 @@
+"""Per-recipient message queues (SPEC 13), as plain Python.
+
+A receiver drains between turns: shutdown requests first, then every unread
+message together, each marked read. Sending means "queued", nothing more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict, deque
+from typing import Protocol
+
+from covey.teams.messages import Mail, ShutdownRequest
+
+READ_LOG = 1000
+
+
+class MailboxProtocol(Protocol):
+    async def put(self, recipient: str, mail: Mail) -> str: ...
+    async def drain(self, recipient: str) -> list[Mail]: ...
+    async def wait(self, recipient: str, timeout_s: float | None = None) -> list[Mail]: ...
+    async def pending(self, recipient: str) -> int: ...
+
+
+class Mailbox:
+    """In-memory mailbox; the Ray actor wraps one of these."""
+
+    def __init__(self) -> None:
+        self.unread: dict[str, list[Mail]] = defaultdict(list)
+        self.read: dict[str, deque[Mail]] = defaultdict(lambda: deque(maxlen=READ_LOG))
+        self._arrived: dict[str, asyncio.Event] = defaultdict(asyncio.Event)
+
+    async def put(self, recipient: str, mail: Mail) -> str:
+        self.unread[recipient].append(mail)
+        self._arrived[recipient].set()
+        return mail.message_id
+
+    async def drain(self, recipient: str) -> list[Mail]:
+        """Every unread message, shutdown requests first; all marked read."""
+        mail = self.unread.pop(recipient, [])
+        self._arrived[recipient].clear()
+        mail.sort(key=lambda m: not isinstance(m, ShutdownRequest))  # stable: order kept within each group
+        self.read[recipient].extend(mail)
+        return mail
+
+    async def wait(self, recipient: str, timeout_s: float | None = None) -> list[Mail]:
+        """Drain as soon as something arrives; [] if ``timeout_s`` passes first."""
+        if not self.unread.get(recipient):
+            try:
+                await asyncio.wait_for(self._arrived[recipient].wait(), timeout_s)
+            except asyncio.TimeoutError:
+                return []
+        return await self.drain(recipient)
+
+    async def pending(self, recipient: str) -> int:
+        return len(self.unread.get(recipient, ()))
+
+    async def forget(self, recipient: str) -> None:
+        """Drop a finished agent's queues (after its last drain)."""
+        self.unread.pop(recipient, None)
+        self.read.pop(recipient, None)
+        self._arrived.pop(recipient, None)
