@@ -1,20 +1,33 @@
-"""covey: Claude Code-style agents and sub-agents, each one a Ray actor."""
+"""covey: Claude Code-style agents and sub-agents, each one a Ray actor.
 
-from covey.agents.definition import AgentDefinition
-from covey.errors import AgentUnavailable, CoveyError, LimitExceeded, ModelAPIError, ModelBehaviorError, UserError
-from covey.model.scripted import ScriptedModel
-from covey.session import RunResult, Session, run
+Public names load on first use, so ``import covey`` stays cheap and a module
+that needs only the loop or the model layer does not pull in Ray.
+"""
 
-__all__ = [
-    "AgentDefinition",
-    "AgentUnavailable",
-    "CoveyError",
-    "LimitExceeded",
-    "ModelAPIError",
-    "ModelBehaviorError",
-    "RunResult",
-    "ScriptedModel",
-    "Session",
-    "UserError",
-    "run",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "AgentDefinition": "covey.agents.definition",
+    "AgentUnavailable": "covey.errors",
+    "CoveyError": "covey.errors",
+    "LimitExceeded": "covey.errors",
+    "Limits": "covey.registry.limits",
+    "ModelAPIError": "covey.errors",
+    "ModelBehaviorError": "covey.errors",
+    "RunResult": "covey.session",
+    "ScriptedModel": "covey.model.scripted",
+    "Session": "covey.session",
+    "UserError": "covey.errors",
+    "run": "covey.session",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'covey' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

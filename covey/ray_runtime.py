@@ -30,12 +30,10 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbo
     if address:
         ray.init(address=address, **common)
         return False
-    ray.init(
-        include_dashboard=False,
-        num_cpus=num_cpus,
-        _node_ip_address="127.0.0.1",
-        **common,
-    )
+    # A local Ray stays on loopback: with this set, Ray binds 127.0.0.1 instead
+    # of the machine's network address (``_node_ip_address`` alone is not enough).
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    ray.init(include_dashboard=False, num_cpus=num_cpus, **common)
     return True
 
 

@@ -1,32 +1,42 @@
 """``Session``: one covey run from a script, a notebook, a Ray job or the CLI.
 
-The driver side of covey: it joins or starts Ray, builds the main agent's spec
-from settings and options, runs the main agent in an ``AgentActor``, answers
-permission prompts that come up from the agents, and cleans up what it started.
+The driver side of covey: it joins or starts Ray, starts the session's
+registry, mailbox and warm pool actors, runs the main agent in an
+``AgentActor``, answers permission prompts that come up from any agent, and
+removes everything it started when it closes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
+import ray
 from pydantic import BaseModel, ConfigDict, Field
 
 from covey.actors.agent import agent_actor_class
 from covey.actors.handle import AgentHandle
+from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
+from covey.actors.pool import PoolHandle, default_pool_size, pool_actor_class
 from covey.agents.definition import AgentDefinition
-from covey.agents.prompts import MAIN_PROMPT, system_blocks
+from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.spec import AgentSpec
 from covey.events import Event, PermissionPrompt, ResultEvent, SystemInit
 from covey.ids import AgentId, new_session_id
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.model.factory import SCRIPTED_PREFIX, make_model
 from covey.permissions.askers import CallbackAsker
+from covey.permissions.decisions import PermissionRequest
 from covey.permissions.policy import PermissionPolicy
-from covey.ray_runtime import ensure_ray, shutdown_if_started
+from covey.ray_runtime import NAMESPACE, ensure_ray, shutdown_if_started
+from covey.registry.actor import RegistryHandle, registry_actor_class
+from covey.registry.limits import Limits
+from covey.runtime import SessionRuntime
+from covey.session_defs import session_definitions
 from covey.settings import Settings
-from covey.tools import core_tools
+from covey.tools.catalog import tool_names
 
 MAIN_DEFINITION = AgentDefinition(name="main", description="The session's main agent.", prompt=MAIN_PROMPT)
 
@@ -51,6 +61,12 @@ class SessionOptions(BaseModel):
     """Asked when a tool call needs a person's approval: ``fn(request) -> bool``."""
     asker: Any = None
     """An Asker object (e.g. TerminalAsker); ``on_permission`` wraps into one."""
+    agents: list[AgentDefinition] | str | dict | None = None
+    """Extra agent definitions: objects, or Claude Code's ``--agents`` JSON."""
+    limits: Limits | None = None
+    pool_size: int | None = None
+    """Warm agent actors kept ready (default ``COVEY_POOL_SIZE`` or 4 per CPU, 4..16)."""
+    transcript_dir: str | None = None
     verbose: bool = False
 
 
@@ -62,7 +78,8 @@ class Session:
         self.session_id = new_session_id()
         self.cwd = Path(self.options.cwd).resolve()
         self.settings = Settings.load(self.cwd, extra=self.options.settings)
-        self.model_id = resolve_model(self.options.model_id or _model_name(self.options.model) or self.settings.model or DEFAULT_MODEL)
+        name = self.options.model_id or _model_name(self.options.model) or self.settings.model or DEFAULT_MODEL
+        self.model_id = resolve_model(name)
         if not hasattr(self.options.model, "create"):
             make_model(self.options.model)  # a missing API key or bad rule file fails here, before Ray starts
         self.policy = PermissionPolicy.from_settings(
@@ -73,10 +90,55 @@ class Session:
             project_root=self.cwd,
         )
         self.asker = self.options.asker or (CallbackAsker(self.options.on_permission) if self.options.on_permission else None)
+        self.limits = self.options.limits or Limits()
+        self.definitions, self.definition_errors = session_definitions(self.cwd, self.options.agents)
+        self.runtime: SessionRuntime | None = None
         self._started_ray = False
-        self._actors: list[AgentHandle] = []
+        self._owned: list[Any] = []
 
-    def main_spec(self, prompt: str) -> AgentSpec:
+    # -- the run ------------------------------------------------------------------
+
+    def tool_names(self) -> list[str]:
+        """Every tool minus those removed whole by a bare ``--disallowed-tools`` name."""
+        removed = {name for name in self.options.disallowed_tools if "(" not in name}
+        return [name for name in tool_names(self._tool_options()) if name not in removed]
+
+    def init_event(self) -> SystemInit:
+        return SystemInit(
+            session_id=self.session_id, cwd=str(self.cwd), model=self.model_id, tools=self.tool_names(),
+            permissionMode=self.policy.mode, agents=sorted(self.definitions),
+        )
+
+    async def stream(self, prompt: str) -> AsyncIterator[Event]:
+        """The session's events as they happen: ``system/init`` first, like Claude Code."""
+        runtime = await self.start()
+        yield self.init_event()
+        main = self._new_agent_actor("main")
+        runtime.root = main
+        spec = self.main_spec(prompt, runtime)
+        await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt)
+        try:
+            async for event in main.events(spec):
+                if isinstance(event, PermissionPrompt):
+                    await main.answer(event.request_id, await self._ask(event))
+                    continue
+                yield event
+            await runtime.registry.call("finish_main", spec.agent_id, await main.wait())
+        finally:
+            runtime.root = None
+
+    async def run(self, prompt: str) -> "RunResult":
+        events = [event async for event in self.stream(prompt)]
+        tree = await self.tree()
+        return RunResult.from_events(events, tree)
+
+    async def tree(self) -> dict[str, Any]:
+        """The agent tree with statuses and rolled-up usage (empty before a run)."""
+        if self.runtime is None:
+            return {}
+        return await self.runtime.registry.tree()
+
+    def main_spec(self, prompt: str, runtime: SessionRuntime) -> AgentSpec:
         return AgentSpec(
             session_id=self.session_id,
             agent_id=AgentId.new(),
@@ -86,49 +148,55 @@ class Session:
             model_id=self.model_id,
             cwd=str(self.cwd),
             system=system_blocks(MAIN_PROMPT, str(self.cwd), self.model_id),
+            prelude=self._main_prelude(),
             tool_names=self.tool_names(),
             permissions=self.policy,
             max_turns=self.options.max_turns,
+            transcript_dir=self.options.transcript_dir,
+            runtime=runtime,
             settings={"modelPrices": self.settings.model_prices, "can_ask": self.asker is not None},
         )
 
-    def tool_names(self) -> list[str]:
-        """Core tools minus those removed whole by a bare ``--disallowed-tools`` name."""
-        removed = {name for name in self.options.disallowed_tools if "(" not in name}
-        return [tool.name for tool in core_tools() if tool.name not in removed]
+    def _main_prelude(self) -> list[dict[str, Any]]:
+        from covey.agents.context import agent_list_message, project_context
 
-    def init_event(self) -> SystemInit:
-        return SystemInit(
-            session_id=self.session_id, cwd=str(self.cwd), model=self.model_id,
-            tools=self.tool_names(), permissionMode=self.policy.mode,
+        return [*project_context(str(self.cwd), omit=False), agent_list_message(self.definitions)]
+
+    def _tool_options(self) -> dict[str, Any]:
+        import os
+
+        return {"background_disabled": bool(os.environ.get("COVEY_DISABLE_BACKGROUND_TASKS"))}
+
+    # -- session actors -------------------------------------------------------------
+
+    async def start(self) -> SessionRuntime:
+        """Join or start Ray and start the session's actors (idempotent)."""
+        if self.runtime is not None:
+            return self.runtime
+        self._started_ray = ensure_ray(self.options.address, verbose=self.options.verbose)
+        prefix = f"covey:{self.session_id[:8]}"
+        common = {"namespace": NAMESPACE}
+        home = ray.get_runtime_context().get_node_id()
+        sizes = {"home": self.options.pool_size if self.options.pool_size is not None else default_pool_size()}
+        pool = PoolHandle(pool_actor_class().options(name=f"{prefix}:pool", **common).remote(self.session_id, sizes, home), "pool")
+        mailbox = MailboxHandle(mailbox_actor_class().options(name=f"{prefix}:mailbox", **common).remote(), "mailbox")
+        registry_actor = registry_actor_class().options(name=f"{prefix}:registry", **common).remote(self.limits, mailbox, pool)
+        registry = RegistryHandle(registry_actor, "registry")
+        self._owned += [registry, mailbox, pool]
+        options = {**self._tool_options(), "tool_names": tool_names(self._tool_options())}
+        self.runtime = SessionRuntime(
+            session_id=self.session_id, registry=registry, mailbox=mailbox, pool=pool,
+            definitions=self.definitions, limits=self.limits, transcript_dir=self.options.transcript_dir,
+            can_ask=self.asker is not None, options=options,
         )
-
-    async def stream(self, prompt: str) -> AsyncIterator[Event]:
-        """The main agent's events, as they happen (``system/init`` first, like Claude Code)."""
-        self.start()
-        yield self.init_event()
-        handle = self._new_agent_actor("main")
-        try:
-            async for event in handle.events(self.main_spec(prompt)):
-                if isinstance(event, PermissionPrompt):
-                    await handle.answer(event.request_id, await self._ask(event))
-                    continue
-                yield event
-        finally:
-            handle.kill()
-
-    async def run(self, prompt: str) -> "RunResult":
-        events = [event async for event in self.stream(prompt)]
-        return RunResult.from_events(events)
-
-    def start(self) -> None:
-        if not self._started_ray:
-            self._started_ray = ensure_ray(self.options.address, verbose=self.options.verbose)
+        return self.runtime
 
     def close(self) -> None:
-        for handle in self._actors:
+        """Kill every actor this session started (pooled agents die with their pool), then Ray if covey started it."""
+        for handle in reversed(self._owned):
             handle.kill()
-        self._actors.clear()
+        self._owned.clear()
+        self.runtime = None
         shutdown_if_started(self._started_ray)
         self._started_ray = False
 
@@ -146,19 +214,17 @@ class Session:
 
     def _new_agent_actor(self, role: str) -> AgentHandle:
         name = f"covey:{self.session_id[:8]}:{role}"
-        actor = agent_actor_class().options(name=name).remote()
+        actor = agent_actor_class().options(name=name, namespace=NAMESPACE).remote()
         handle = AgentHandle(actor, name)
-        self._actors.append(handle)
+        self._owned.append(handle)
         return handle
 
     async def _ask(self, prompt: PermissionPrompt) -> Any:
         if self.asker is None:
             return False
-        from covey.permissions.decisions import PermissionRequest
-
         request = PermissionRequest(
             tool_name=prompt.tool_name, subject=prompt.subject, input=prompt.input,
-            message=prompt.message, reason="bubbled", suggested_rule="", agent_id=prompt.agent_id,
+            message=prompt.message, reason="asked by an agent", suggested_rule="", agent_id=prompt.agent_id,
         )
         return await self.asker(request)
 
@@ -171,7 +237,7 @@ def _model_name(model: Any) -> str | None:
 
 
 class RunResult(BaseModel):
-    """What a finished run returns: the final answer with usage, cost and every event."""
+    """What a finished run returns: the final answer with usage, cost, the agent tree and every event."""
 
     result: str
     is_error: bool
@@ -179,20 +245,34 @@ class RunResult(BaseModel):
     total_cost_usd: float
     usage: dict[str, int]
     session_id: str
+    agents: dict[str, Any] = Field(default_factory=dict)
+    """The agent tree: each agent's type, status, tokens and cost, with its children."""
     events: list[Any] = Field(default_factory=list, repr=False)
 
     @classmethod
-    def from_events(cls, events: list[Event]) -> "RunResult":
+    def from_events(cls, events: list[Event], tree: dict[str, Any] | None = None) -> "RunResult":
         results = [e for e in events if isinstance(e, ResultEvent)]
+        tree = tree or {}
         if not results:
             return cls(result="the run ended without a result", is_error=True, num_turns=0,
-                       total_cost_usd=0.0, usage={}, session_id="", events=events)
+                       total_cost_usd=0.0, usage={}, session_id="", agents=tree, events=events)
         last = results[-1]
-        return cls(result=last.result, is_error=last.is_error, num_turns=last.num_turns,
-                   total_cost_usd=last.total_cost_usd, usage=last.usage, session_id=last.session_id, events=events)
+        cost = tree.get("subtree_cost_usd", last.total_cost_usd)
+        return cls(result=last.result, is_error=last.is_error, num_turns=last.num_turns, total_cost_usd=cost,
+                   usage=last.usage, session_id=last.session_id, agents=tree, events=events)
 
 
 def run(prompt: str, **options: Any) -> RunResult:
-    """Run one prompt to its end, synchronously (scripts, Ray jobs); see ``Session`` for options."""
-    with Session(**options) as session:
-        return asyncio.run(session.run(prompt))
+    """Run one prompt to its end, synchronously (scripts, Ray jobs, notebooks); options as ``Session``."""
+
+    async def go() -> RunResult:
+        with Session(**options) as session:
+            return await session.run(prompt)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(go())
+    # Inside a running loop (Jupyter): run on a private loop in a worker thread.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, go()).result()

@@ -15,6 +15,8 @@ _SANDBOX = Path(tempfile.mkdtemp(prefix="covey-tests-"))
 os.environ["HOME"] = str(_SANDBOX / "home")
 os.environ["RAY_TMPDIR"] = str(_SANDBOX / "ray")
 os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+# Keeps a local Ray on 127.0.0.1 rather than the machine's network address.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 # No test may reach a real Messages API: an unknown key and a closed loopback port.
 os.environ["ANTHROPIC_API_KEY"] = "test-key-not-real"
 os.environ["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
@@ -40,8 +42,9 @@ def ray_session():
             include_dashboard=False,
             namespace=NAMESPACE,
             log_to_driver=False,
-            _node_ip_address="127.0.0.1",
         )
+    # All test traffic stays on loopback.
+    assert all(node["NodeManagerAddress"] == "127.0.0.1" for node in ray.nodes())
     yield ray
     ray.shutdown()
 

@@ -1,88 +1,193 @@
-"""``AgentRunner`` runs one agent from its spec; ``AgentActor`` is its thin Ray shell.
+"""``AgentRunner`` runs one agent at a time from its spec; ``AgentActor`` is its thin Ray shell.
 
-The runner merges two streams into one: the agent's own events and the
-permission prompts it must send up to the root (terminal or notebook callback).
-A prompt is answered through ``answer`` from whoever consumes the events.
+A run is started detached (``start``); whoever cares follows its events
+(``follow``: the session for the main agent, the parent for a sync child) or
+awaits its final report (``wait``: the registry's watch, a sync parent).
+Between runs the runner holds no state, which ``reset`` checks before the pool
+hands the actor to another agent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
+from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
 import ray
 
+from covey.actors.inbox import RuntimeInbox
 from covey.agents.lifecycle import AgentServices, run_agent
+from covey.agents.progress import Progress
 from covey.agents.spec import AgentSpec
+from covey.agents.transcript import TranscriptWriter, transcript_path
 from covey.events import Event, PermissionPrompt
 from covey.model.factory import make_model
 from covey.model.pricing import PriceTable
+from covey.registry.records import FinalReport, Status
 
 _DONE = object()
 
 
-class AgentRunner:
-    """Plain core of an agent actor: one agent run at a time, fully reset between runs."""
+@dataclass
+class _Run:
+    spec: AgentSpec
+    report: asyncio.Future
+    queue: asyncio.Queue | None
+    task: asyncio.Task | None = None
+    cancel_status: Status = "killed"
+    cancel_reason: str = ""
+    answers: dict[str, asyncio.Future] = field(default_factory=dict)
 
+
+class AgentRunner:
     def __init__(self) -> None:
-        self._answers: dict[str, asyncio.Future] = {}
-        self._queue: asyncio.Queue | None = None
+        self._run: _Run | None = None
+        self.runs_served = 0
+        self._baseline_fds = _open_fds()
+
+    # -- one run -------------------------------------------------------------
+
+    async def start(self, spec: AgentSpec, *, follow: bool = False) -> str:
+        if self._run is not None and not self._run.report.done():
+            raise RuntimeError(f"agent actor busy with {self._run.spec.agent_id!r}")
+        loop = asyncio.get_running_loop()
+        run = _Run(spec=spec, report=loop.create_future(), queue=asyncio.Queue() if follow else None)
+        self._run = run
+        run.task = asyncio.create_task(self._drive(run), name=f"agent {spec.agent_id}")
+        self.runs_served += 1
+        return spec.agent_id
+
+    async def follow(self) -> AsyncIterator[Event]:
+        """The current run's events (only if it was started with ``follow=True``)."""
+        queue = self._require_run().queue
+        if queue is None:
+            return
+        while (item := await queue.get()) is not _DONE:
+            yield item
+
+    async def wait(self) -> FinalReport:
+        return await asyncio.shield(self._require_run().report)
+
+    async def cancel(self, status: Status = "killed", reason: str = "") -> bool:
+        """Stop the current run; its cleanup runs, then ``wait`` returns a report with ``status``."""
+        run = self._run
+        if run is None or run.task is None or run.task.done():
+            return False
+        run.cancel_status, run.cancel_reason = status, reason
+        run.task.cancel()
+        await asyncio.gather(run.task, return_exceptions=True)
+        return True
+
+    async def detach(self) -> None:
+        """The follower leaves (a sync child moved to the background): stop buffering events."""
+        run = self._run
+        if run is not None and run.queue is not None:
+            run.queue.put_nowait(_DONE)
+            run.queue = None
 
     async def run(self, spec: AgentSpec) -> AsyncIterator[Event]:
-        queue: asyncio.Queue = asyncio.Queue()
-        self._queue = queue
-        services = self.services_for(spec)
-        task = asyncio.create_task(self._pump(run_agent(spec, services), queue))
+        """Start and follow in one call; stopping the iteration cancels the run."""
+        await self.start(spec, follow=True)
         try:
-            while (item := await queue.get()) is not _DONE:
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
+            async for event in self.follow():
+                yield event
         finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-            self._fail_pending_answers()
-            self._queue = None
+            await self.cancel(reason="the caller stopped following")
 
-    def services_for(self, spec: AgentSpec) -> AgentServices:
-        prices = PriceTable.load(spec.settings.get("modelPrices"))
-        # An agent whose root cannot show a prompt denies instead of blocking (SPEC 8).
-        asker = self._ask_root if spec.settings.get("can_ask") else None
-        return AgentServices(model=_model_of(spec.model), asker=asker, cost_of=prices.cost_usd)
+    # -- permission prompts ---------------------------------------------------
+
+    async def ask(self, request: Any) -> Any:
+        """Show a prompt to the person at the root of this run's event stream (bubbling)."""
+        run = self._run
+        if run is None or run.queue is None or run.report.done():
+            return False
+        request_id = uuid.uuid4().hex
+        future = asyncio.get_running_loop().create_future()
+        run.answers[request_id] = future
+        await run.queue.put(PermissionPrompt(request_id=request_id, **_prompt_fields(request, run.spec)))
+        return await future
 
     async def answer(self, request_id: str, answer: Any) -> bool:
-        """The root's answer to a permission prompt; False if nobody waits for it."""
-        future = self._answers.pop(request_id, None)
+        run = self._run
+        future = run.answers.pop(request_id, None) if run else None
         if future is None or future.done():
             return False
         future.set_result(answer)
         return True
 
-    async def _ask_root(self, request: Any) -> Any:
-        if self._queue is None:
+    # -- reuse ---------------------------------------------------------------
+
+    def reset(self) -> bool:
+        """Forget the finished run; True only if nothing of it is left (the actor may serve again)."""
+        run, self._run = self._run, None
+        if run is not None and not run.report.done():
+            self._run = run
             return False
-        request_id = uuid.uuid4().hex
-        future = asyncio.get_running_loop().create_future()
-        self._answers[request_id] = future
-        await self._queue.put(PermissionPrompt(request_id=request_id, **_prompt_fields(request)))
-        return await future
+        leftovers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not _is_ray_task(t)]
+        return not leftovers and _open_fds() <= self._baseline_fds + 2 and not _child_processes()
 
-    @staticmethod
-    async def _pump(events: AsyncIterator[Event], queue: asyncio.Queue) -> None:
+    # -- internals -------------------------------------------------------------
+
+    def _require_run(self) -> _Run:
+        if self._run is None:
+            raise RuntimeError("no agent run on this actor")
+        return self._run
+
+    async def _drive(self, run: _Run) -> None:
+        spec = run.spec
+        progress = Progress(spec, PriceTable.load(spec.settings.get("modelPrices")))
+        writer = TranscriptWriter(
+            transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id),
+            session_id=spec.session_id, agent_id=spec.agent_id,
+        )
         try:
-            async for event in events:
-                await queue.put(event)
-        except Exception as exc:  # surfaced to the consumer, which owns the run
-            await queue.put(exc)
+            await writer.append("user", {"role": "user", "content": spec.prompt})
+            async for event in run_agent(spec, self._services(run, progress)):
+                await progress.observe(event, writer)
+                if run.queue is not None:
+                    await run.queue.put(event)
+            report = progress.report()
+        except asyncio.CancelledError:
+            report = progress.report(status=run.cancel_status, reason=run.cancel_reason or "cancelled")
+        except Exception as exc:  # the agent failed; its owner hears about it through the report
+            report = progress.report(status="failed", reason=f"{type(exc).__name__}: {exc}")
         finally:
-            await queue.put(_DONE)
+            writer.close()
+            for future in run.answers.values():
+                if not future.done():
+                    future.set_result(False)
+            if run.queue is not None:
+                run.queue.put_nowait(_DONE)
+        run.report.set_result(report)
 
-    def _fail_pending_answers(self) -> None:
-        for future in self._answers.values():
-            if not future.done():
-                future.set_result(False)
-        self._answers.clear()
+    def _services(self, run: _Run, progress: Progress) -> AgentServices:
+        spec = run.spec
+        runtime = spec.runtime
+
+        def emit(event: Event) -> None:
+            if run.queue is not None:
+                run.queue.put_nowait(event)
+
+        return AgentServices(
+            model=_model_of(spec.model),
+            asker=_asker_for(spec, self),
+            inbox=RuntimeInbox(runtime, spec.agent_id, emit) if runtime is not None else None,
+            cost_of=progress.prices.cost_usd,
+            emit=emit,
+            runtime={"runtime": runtime} if runtime is not None else {},
+        )
+
+
+def _asker_for(spec: AgentSpec, runner: AgentRunner) -> Any:
+    """Who answers this agent's permission prompts (SPEC 8: agents that cannot ask deny)."""
+    if not spec.settings.get("can_ask"):
+        return None
+    if spec.depth == 0:
+        return runner.ask
+    root = spec.runtime.root if spec.runtime is not None else None
+    return root.ask if root is not None else None
 
 
 def _model_of(source: Any) -> Any:
@@ -90,15 +195,37 @@ def _model_of(source: Any) -> Any:
     return source if hasattr(source, "create") else make_model(source)
 
 
-def _prompt_fields(request: Any) -> dict[str, Any]:
+def _prompt_fields(request: Any, spec: AgentSpec) -> dict[str, Any]:
     return {
         "tool_name": request.tool_name,
         "subject": request.subject,
         "input": request.input,
         "message": request.message,
-        "session_id": getattr(request, "session_id", "") or "",
-        "agent_id": getattr(request, "agent_id", None),
+        "session_id": spec.session_id,
+        "agent_id": getattr(request, "agent_id", None) or spec.agent_id,
     }
+
+
+def _open_fds() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 0
+
+
+def _child_processes() -> bool:
+    try:
+        import psutil
+
+        return bool(psutil.Process().children())
+    except Exception:
+        return False
+
+
+def _is_ray_task(task: asyncio.Task) -> bool:
+    # Ray's own long-lived tasks on the actor's loop are not agent leftovers.
+    coro = task.get_coro()
+    return "ray" in getattr(coro, "__qualname__", "") or "ray" in getattr(getattr(coro, "cr_code", None), "co_filename", "")
 
 
 class _AgentActor:
@@ -107,12 +234,34 @@ class _AgentActor:
     def __init__(self) -> None:
         self.runner = AgentRunner()
 
+    async def start(self, spec: AgentSpec, follow: bool = False) -> str:
+        return await self.runner.start(spec, follow=follow)
+
+    async def follow(self) -> AsyncIterator[Event]:
+        async for event in self.runner.follow():
+            yield event
+
     async def run(self, spec: AgentSpec) -> AsyncIterator[Event]:
         async for event in self.runner.run(spec):
             yield event
 
+    async def wait(self) -> FinalReport:
+        return await self.runner.wait()
+
+    async def detach(self) -> None:
+        await self.runner.detach()
+
+    async def cancel(self, status: Status = "killed", reason: str = "") -> bool:
+        return await self.runner.cancel(status, reason)
+
+    async def ask(self, request: Any) -> Any:
+        return await self.runner.ask(request)
+
     async def answer(self, request_id: str, answer: Any) -> bool:
         return await self.runner.answer(request_id, answer)
+
+    async def reset(self) -> bool:
+        return self.runner.reset()
 
     async def ping(self) -> str:
         return ray.get_runtime_context().get_node_id()
@@ -120,4 +269,4 @@ class _AgentActor:
 
 def agent_actor_class(**options: Any):
     """The Ray actor class; agents wait on the model, so they reserve no CPU."""
-    return ray.remote(num_cpus=0, max_restarts=0, **options)(_AgentActor)
+    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000, **options)(_AgentActor)

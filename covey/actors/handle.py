@@ -1,39 +1,65 @@
-"""``AgentHandle``: the one place that makes Ray calls on an agent actor.
-
-It turns Ray's errors into covey's (``AgentUnavailable``) so that no other
-module needs to know what an ``ActorDiedError`` is.
-"""
+"""``AgentHandle``: the one place that makes Ray calls on an agent actor."""
 
 from __future__ import annotations
 
 from typing import Any, AsyncIterator
 
 import ray
-from ray.exceptions import RayActorError, TaskCancelledError
+from ray.exceptions import RayActorError
 
+from covey.actors.base import ActorHandle, _first_line
 from covey.agents.spec import AgentSpec
 from covey.errors import AgentUnavailable
 from covey.events import Event
+from covey.registry.records import FinalReport, Status
 
 
-class AgentHandle:
-    def __init__(self, actor: Any, name: str = "") -> None:
-        self.actor = actor
-        self.name = name
-
-    async def events(self, spec: AgentSpec) -> AsyncIterator[Event]:
-        """Run ``spec`` on the actor and stream its events back as they happen."""
+class AgentHandle(ActorHandle):
+    async def start(self, spec: AgentSpec, *, follow: bool = False) -> str:
         if not isinstance(spec, AgentSpec):
             raise TypeError(f"expected an AgentSpec, got {type(spec).__name__}")
-        stream = self.actor.run.remote(spec)
+        # The task name shows which agent an actor serves in the Ray dashboard.
+        method = self.actor.start.options(name=f"agent:{spec.definition.name}:{spec.agent_id}")
+        try:
+            return await method.remote(spec, follow)
+        except RayActorError as exc:
+            raise AgentUnavailable(f"agent actor {self.name!r} is gone: {_first_line(exc)}") from None
+
+    async def follow(self) -> AsyncIterator[Event]:
+        """The started run's events as they happen (a streaming generator call)."""
+        stream = self.actor.follow.remote()
         try:
             async for ref in stream:
                 yield await ref
         except RayActorError as exc:
-            raise AgentUnavailable(f"agent actor {self.name or spec.agent_id!r} died: {exc}") from None
+            raise AgentUnavailable(f"agent actor {self.name!r} died: {_first_line(exc)}") from None
+
+    async def events(self, spec: AgentSpec) -> AsyncIterator[Event]:
+        """Start ``spec`` and follow it; if the caller stops early, the run is cancelled."""
+        await self.start(spec, follow=True)
+        finished = False
+        try:
+            async for event in self.follow():
+                yield event
+            finished = True
         finally:
-            # Stopping early (cancellation, an exception above) must stop the agent too.
-            ray.cancel(stream) if _is_running(stream) else None
+            if not finished:
+                self.tell("cancel", "killed", "the caller stopped following")
+
+    async def wait(self) -> FinalReport:
+        return await self.call("wait")
+
+    async def detach(self) -> None:
+        await self.call("detach")
+
+    async def cancel(self, status: Status = "killed", reason: str = "") -> bool:
+        return await self.call("cancel", status, reason)
+
+    async def ask(self, request: Any) -> Any:
+        try:
+            return await self.actor.ask.remote(request)
+        except RayActorError:
+            return False
 
     async def answer(self, request_id: str, answer: Any) -> bool:
         try:
@@ -41,21 +67,24 @@ class AgentHandle:
         except RayActorError:
             return False
 
+    async def reset(self) -> bool:
+        try:
+            return await self.actor.reset.remote()
+        except RayActorError:
+            return False
+
     async def node_id(self) -> str:
-        try:
-            return await self.actor.ping.remote()
-        except RayActorError as exc:
-            raise AgentUnavailable(f"agent actor {self.name!r} died: {exc}") from None
+        return await self.call("ping")
 
-    def kill(self) -> None:
-        try:
-            ray.kill(self.actor, no_restart=True)
-        except (RayActorError, ValueError):
-            pass
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AgentHandle) and other.actor._actor_id == self.actor._actor_id
+
+    def __hash__(self) -> int:
+        return hash(self.actor._actor_id)
 
 
-def _is_running(stream: Any) -> bool:
-    try:
-        return not stream.is_finished()
-    except (AttributeError, TaskCancelledError, RayActorError):
-        return False
+def is_actor_death(exc: BaseException) -> bool:
+    return isinstance(exc, (RayActorError, AgentUnavailable))
+
+
+__all__ = ["AgentHandle", "is_actor_death", "ray"]

@@ -16,7 +16,7 @@ from covey.events import Event
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.gate import PermissionGate
 from covey.model.base import Model
-from covey.tools import core_tools
+from covey.tools.catalog import tool_catalog
 from covey.tools.base import Tool, ToolContext
 from covey.tools.processes import ProcessTracker
 from covey.tools.todo import clear_todos
@@ -32,7 +32,9 @@ class AgentServices:
     extra_tools: list[Tool] = field(default_factory=list)
     cost_of: Callable[[str, Any], float] | None = None
     on_event: Callable[[Event], Awaitable[None]] | None = None
-    """Sees every event before it is yielded (transcript, registry progress)."""
+    """Sees every event before it is yielded."""
+    emit: Callable[[Event], None] | None = None
+    """Where tools send events of their own (a child's progress, task_started)."""
     runtime: dict[str, Any] = field(default_factory=dict)
     """Handles tools may need (registry, pool, launcher), put into ToolContext.services."""
 
@@ -40,7 +42,8 @@ class AgentServices:
 def available_tools(spec: AgentSpec, services: AgentServices) -> list[Tool]:
     """The spec's tool pool as Tool objects, in a stable order."""
     wanted = set(spec.tool_names)
-    return [tool for tool in [*core_tools(), *services.extra_tools] if tool.name in wanted]
+    options = spec.runtime.options if spec.runtime is not None else {}
+    return [tool for tool in [*tool_catalog(options), *services.extra_tools] if tool.name in wanted]
 
 
 async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[Event]:
@@ -49,6 +52,7 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
         cwd=Path(spec.cwd),
         processes=ProcessTracker(),
         services={**services.runtime, "spec": spec},
+        emit=services.emit,
     )
     loop = _build_loop(spec, services, ctx)
     messages = [*spec.prelude, {"role": "user", "content": spec.prompt}]

@@ -52,7 +52,7 @@ def launched_text(agent_id: str, description: str, output_file: str | None) -> s
     return "\n".join([
         f"Async agent launched: {description!r}.",
         f"agentId: {agent_id} (internal id: do not repeat it to the user; use it with SendMessage to continue this agent)",
-        "The agent is working in the background. You know nothing about its result until a <task-notification> "
+        "The agent is working in the background. You know nothing about its result until its task notification "
         "for it arrives in a later turn: do not guess or invent its findings, and do not Read its output file to "
         "get the result - the notification will bring it.",
         f"output_file: {output_file or '(none)'}",

@@ -43,5 +43,7 @@ class AgentSpec(BaseModel):
     description: str = ""
     background: bool = False
     transcript_dir: str | None = None
+    runtime: Any = None
+    """The session's actors (a SessionRuntime); None for an agent run outside a session."""
     settings: dict[str, Any] = Field(default_factory=dict)
     """Runtime knobs a child inherits (limits, thresholds, pool, price table)."""

@@ -87,7 +87,8 @@ class AgentLoop:
     async def run(self, messages: list[dict[str, Any]]) -> AsyncIterator[Event]:
         self.messages.extend(messages)
         while True:
-            await self._take_notifications(await self._drain())
+            if texts := await self._drain():
+                yield self._take_notifications(texts)
             if self.stats.num_turns >= self.config.max_turns:
                 yield self._result("error_max_turns", f"Reached the maximum of {self.config.max_turns} turns.", "max_turns")
                 return
@@ -96,7 +97,7 @@ class AgentLoop:
             except ModelAPIError as exc:
                 yield self._result("error_during_execution", f"Model API error: {exc}", "api_error")
                 return
-            yield self._event(AssistantEvent, message=_assistant_message(message))
+            yield self._event(AssistantEvent, message=message.model_dump(mode="json", exclude_none=True))
             match next_step(message):
                 case RunTools(calls):
                     await self._run_tools(calls)
@@ -105,8 +106,9 @@ class AgentLoop:
                     continue
                 case FinalOutput(text):
                     yield self._result("success", text, message.stop_reason)
-                    if not await self._await_background():
+                    if not (texts := await self._await_background()):
                         return
+                    yield self._take_notifications(texts)
                 case Stop(reason, text):
                     yield self._result("error_during_execution", text or reason, reason)
                     return
@@ -145,19 +147,17 @@ class AgentLoop:
     async def _drain(self) -> list[str]:
         return await self.inbox.drain() if self.inbox is not None else []
 
-    async def _await_background(self) -> bool:
-        """After a final answer: wait for owned background work; True if a new turn is due."""
+    async def _await_background(self) -> list[str]:
+        """After a final answer: wait for owned background work; its notices start a new turn."""
         if self.inbox is None or not self.config.wait_for_background:
-            return False
+            return []
         texts = await self._drain()
         if not texts and await self.inbox.outstanding():
             texts = await self.inbox.wait()
-        await self._take_notifications(texts)
-        return bool(texts)
+        return texts
 
-    async def _take_notifications(self, texts: list[str]) -> None:
-        if not texts:
-            return
+    def _take_notifications(self, texts: list[str]) -> UserEvent:
+        """Append notices to the history; the event carries just the new blocks (for transcripts)."""
         blocks = [{"type": "text", "text": text} for text in texts]
         last = self.messages[-1] if self.messages else None
         # Keep roles alternating: after tool results the notices join that user message.
@@ -165,6 +165,7 @@ class AgentLoop:
             last["content"] = _as_blocks(last["content"]) + blocks
         else:
             self.messages.append({"role": "user", "content": blocks})
+        return self._event(UserEvent, message={"role": "user", "content": blocks})
 
     def _event(self, cls: type[Event], **fields: Any) -> Event:
         return cls(session_id=self.session_id, agent_id=self.agent_id, parent_tool_use_id=self.parent_tool_use_id, **fields)

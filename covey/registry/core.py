@@ -148,6 +148,7 @@ class Registry:
             return None
         record.status = report.status
         record.report = report
+        record.ended_at = time.time()
         record.usage, record.tool_uses = report.usage, report.tool_uses
         record.cost_usd = max(record.cost_usd, report.cost_usd)
         record.worktree = report.worktree
@@ -185,9 +186,14 @@ class Registry:
         return sum(1 for r in self.records.values() if r.live and r.role != "main")
 
     def outstanding(self, owner_agent_id: str) -> bool:
-        """Whether a background child owned by this agent may still notify it."""
+        """Whether a background child owned by this agent may still notify it.
+
+        An ended child whose notice is not yet claimed still counts: between the
+        end and the delivery its owner must keep waiting, or the notice is lost.
+        """
         return any(
-            r.live and r.background and r.owner_agent_id == owner_agent_id for r in self.records.values()
+            r.background and r.owner_agent_id == owner_agent_id and (r.live or not r.notified)
+            for r in self.records.values()
         )
 
     def session_cost_usd(self) -> float:

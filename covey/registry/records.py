@@ -70,6 +70,7 @@ class TaskRecord(BaseModel):
     role: Role = "subagent"
     status: Status = "running"
     started_at: float = Field(default_factory=time.time)
+    ended_at: float | None = None
     last_activity: float = Field(default_factory=time.monotonic)
     usage: TokenUsage = Field(default_factory=TokenUsage)
     tool_uses: int = 0

@@ -1,0 +1,99 @@
+"""A team's roster and task board as Ray actors (one each per team), and their handles.
+
+The shells add nothing to the plain cores: the board's claim is serialised by
+the core's lock inside the actor's single event loop, not by anything here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ray
+from pydantic import ValidationError
+
+from covey.actors.base import ActorHandle
+from covey.teams.board import TaskBoard
+from covey.teams.roster import Backend, Member, RosterError, TeamRoster
+from covey.teams.tasks import ClaimResult, Task, TaskPatch, UpdateError, UpdateResult
+
+
+class _RosterActor(TeamRoster):
+    """Ray shell: the roster's async methods are the actor's methods."""
+
+
+class _BoardActor(TaskBoard):
+    """Ray shell: the board's async methods are the actor's methods."""
+
+
+def roster_actor_class(**options: Any):
+    return ray.remote(num_cpus=0, max_restarts=0, **options)(_RosterActor)
+
+
+def board_actor_class(**options: Any):
+    return ray.remote(num_cpus=0, max_restarts=0, **options)(_BoardActor)
+
+
+class RosterHandle(ActorHandle):
+    async def add(
+        self, name: str, agent_id: str, *, agent_type: str,
+        backend: Backend = "actor", color: str | None = None,
+    ) -> Member | RosterError:
+        return await self.call("add", name, agent_id, agent_type=agent_type, backend=backend, color=color)
+
+    async def remove(self, name_or_id: str) -> Member | None:
+        return await self.call("remove", name_or_id)
+
+    async def resolve(self, name_or_id: str) -> Member | None:
+        return await self.call("resolve", name_or_id)
+
+    async def members(self) -> list[Member]:
+        return await self.call("members")
+
+    async def lead_id(self) -> str | None:
+        return await self.call("lead_id")
+
+
+class BoardHandle(ActorHandle):
+    async def create(
+        self, subject: str, description: str, active_form: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Task:
+        return await self.call("create", subject, description, active_form, metadata)
+
+    async def get(self, task_id: str) -> Task | None:
+        return await self.call("get", task_id)
+
+    async def list(self) -> list[Task]:
+        return await self.call("list")
+
+    async def update(self, task_id: str, patch: TaskPatch | dict[str, Any]) -> UpdateResult:
+        # Checked here first (STYLE 2): a malformed patch never costs a round trip.
+        try:
+            patch = TaskPatch.model_validate(patch, from_attributes=True)
+        except ValidationError as exc:
+            return UpdateError(reason="invalid_patch", task_id=task_id, message=str(exc))
+        return await self.call("update", task_id, patch)
+
+    async def claim(self, task_id: str, owner: str, *, check_busy: bool = True) -> ClaimResult:
+        return await self.call("claim", task_id, owner, check_busy=check_busy)
+
+    async def claim_next(self, owner: str, *, check_busy: bool = True) -> ClaimResult:
+        return await self.call("claim_next", owner, check_busy=check_busy)
+
+    async def release_owner(self, owner: str) -> list[Task]:
+        return await self.call("release_owner", owner)
+
+    async def blocked(self, task: Task | str) -> list[str]:
+        return await self.call("blocked", task if isinstance(task, str) else task.id)
+
+
+def start_team_actors(team_name: str, *, lead_id: str | None = None,
+                      session_id: str | None = None) -> tuple[RosterHandle, BoardHandle]:
+    """A fresh roster + board pair; named ``<session>/team/<name>/...`` when a session id is given,
+    so two sessions on one cluster never meet (SPEC 2)."""
+    prefix = f"{session_id}/team/{team_name}" if session_id else None
+    roster_opts = {"name": f"{prefix}/roster"} if prefix else {}
+    board_opts = {"name": f"{prefix}/board"} if prefix else {}
+    roster = roster_actor_class(**roster_opts).remote(team_name, lead_id)
+    board = board_actor_class(**board_opts).remote()
+    return RosterHandle(roster, f"roster {team_name!r}"), BoardHandle(board, f"board {team_name!r}")

@@ -1,0 +1,73 @@
+"""Building a child's ``AgentSpec`` from its parent's spec, its definition and the call (SPEC 5, 7, 8).
+
+Everything here is resolved before the child exists; the lifecycle then runs
+the spec without knowing how it was chosen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from covey.agents.context import agent_list_message, project_context
+from covey.agents.definition import AgentDefinition
+from covey.agents.system_prompt import system_blocks
+from covey.agents.resolve import resolve_agent_model, resolve_tools
+from covey.agents.spec import AgentSpec
+
+DEFAULT_CHILD_MAX_TURNS = 100
+FALLBACK_PROMPT = "You are a sub-agent. Complete the task you are given fully, then report what you found and did."
+
+
+async def child_spec(
+    parent: AgentSpec,
+    definition: AgentDefinition,
+    call: Any,
+    *,
+    agent_id: str,
+    tool_use_id: str | None,
+    background: bool,
+    available_tools: list[str],
+) -> AgentSpec:
+    runtime = parent.runtime
+    model_id = resolve_agent_model(call.model, definition, parent.model_id)
+    depth = parent.depth + 1
+    cwd = str(Path(call.cwd or parent.cwd))
+    tools = resolve_tools(
+        definition, available_tools, depth=depth, max_depth=runtime.limits.max_depth, background=background,
+    )
+    prelude = await asyncio.to_thread(project_context, cwd, omit=definition.omit_claude_md)
+    if "Agent" in tools:
+        prelude = [*prelude, agent_list_message(runtime.definitions)]
+    mode = call.mode or definition.permission_mode
+    permissions = parent.permissions.for_child(definition_mode=mode, cwd=Path(cwd)) if parent.permissions else None
+    return AgentSpec(
+        session_id=parent.session_id,
+        agent_id=agent_id,
+        definition=definition,
+        prompt=call.prompt,
+        model=parent.model,
+        model_id=model_id,
+        cwd=cwd,
+        system=system_blocks(definition.prompt or FALLBACK_PROMPT, cwd, model_id),
+        prelude=prelude,
+        tool_names=tools,
+        permissions=permissions,
+        max_turns=definition.max_turns or DEFAULT_CHILD_MAX_TURNS,
+        depth=depth,
+        parent_agent_id=parent.agent_id,
+        tool_use_id=tool_use_id,
+        description=call.description,
+        background=background,
+        transcript_dir=parent.transcript_dir,
+        runtime=runtime,
+        settings={**parent.settings, "can_ask": _can_ask(runtime, background, mode)},
+    )
+
+
+def _can_ask(runtime: Any, background: bool, mode: str | None) -> bool:
+    """SPEC 8: an agent that cannot show a prompt denies, unless it bubbles up to the root."""
+    if not runtime.can_ask:
+        return False
+    return mode == "bubble" or not background

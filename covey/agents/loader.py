@@ -1,0 +1,178 @@
+"""Loading agent definitions from markdown files, ``--agents`` JSON and API objects (SPEC 6.2, 6.3).
+
+Sources, lowest to highest priority: built-in < plugin < user < project < flag
+< policy; a later one replaces an earlier one of the same name. A bad file is
+reported with its path and field and skipped, so one typo never hides the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+from pydantic import ValidationError
+
+from covey.agents.builtin import builtin_agents
+from covey.agents.definition import AgentDefinition, Source
+
+# Keys a file may set: every field name and alias, except the two the loader owns
+# (a file must not promote itself to ``source: policy``).
+_OWN_KEYS = {"source", "path"}
+_KNOWN_KEYS = {
+    key
+    for name, info in AgentDefinition.model_fields.items()
+    if name not in _OWN_KEYS
+    for key in (name, info.alias)
+    if key
+}
+_LIST_KEYS = ("tools", "disallowedTools", "disallowed_tools", "skills")
+
+
+@dataclass(frozen=True)
+class DefinitionError:
+    """One definition that could not be loaded: where, which field, what is wrong."""
+
+    path: str
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.field}: {self.message}" if self.field else f"{self.path}: {self.message}"
+
+
+@dataclass
+class LoadResult:
+    definitions: dict[str, AgentDefinition]
+    """The active definition of each name, after overrides."""
+    errors: list[DefinitionError] = field(default_factory=list)
+
+
+def load_definitions(
+    cwd: str | Path,
+    *,
+    home: str | Path | None = None,
+    flag_agents: str | dict | list | None = None,
+    extra: Iterable[AgentDefinition] = (),
+    policy_dir: str | Path | None = None,
+    plugin_dirs: Iterable[str | Path] = (),
+    strict_plugin_only: bool = False,
+    coordinator: bool = False,
+) -> LoadResult:
+    """Every active agent definition for a session in ``cwd``, and what failed to load."""
+    home_dir = Path(home) if home is not None else Path.home()
+    project = Path(cwd)
+    result = LoadResult(definitions=builtin_agents(coordinator=coordinator))
+    for plugin in plugin_dirs:
+        plugin = Path(plugin)
+        _load_dir(result, plugin / "agents" if (plugin / "agents").is_dir() else plugin, "plugin")
+    for base, source in ((home_dir, "user"), (project, "project")):
+        _load_dir(result, base / ".claude" / "agents", source)
+        _load_dir(result, base / ".covey" / "agents", source)
+    _load_flags(result, flag_agents)
+    for definition in extra:
+        _add(result, definition.model_copy(update={"source": "flag"}))
+    if policy_dir is not None:
+        _load_dir(result, Path(policy_dir), "policy")
+    if strict_plugin_only:
+        _strip_untrusted(result)
+    return result
+
+
+def _add(result: LoadResult, definition: AgentDefinition) -> None:
+    result.definitions[definition.name] = definition
+
+
+def _load_dir(result: LoadResult, directory: Path, source: Source) -> None:
+    if not directory.is_dir():
+        return
+    for path in sorted(directory.glob("*.md")):
+        definition = _load_file(result, path, source)
+        if definition is not None:
+            _add(result, definition)
+
+
+def _load_file(result: LoadResult, path: Path, source: Source) -> AgentDefinition | None:
+    try:
+        frontmatter, body = _split(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(frontmatter) if frontmatter is not None else None
+    except (OSError, UnicodeDecodeError) as exc:
+        result.errors.append(DefinitionError(str(path), None, f"cannot read: {exc}"))
+        return None
+    except yaml.YAMLError as exc:
+        result.errors.append(DefinitionError(str(path), "frontmatter", f"invalid YAML: {exc}"))
+        return None
+    if frontmatter is None or not isinstance(data, (dict, type(None))):
+        result.errors.append(DefinitionError(str(path), "frontmatter", "expected a '---' block of key: value pairs"))
+        return None
+    fields = {"name": path.stem, **_clean(data or {}), "prompt": body.strip()}
+    return _validate(result, fields, source, str(path))
+
+
+def _split(text: str) -> tuple[str | None, str]:
+    """(frontmatter, body); frontmatter is None when the file does not start with ``---``."""
+    lines = text.lstrip("\ufeff").splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return None, text
+    for index, line in enumerate(lines[1:], start=1):
+        if line.strip() == "---":
+            return "".join(lines[1:index]), "".join(lines[index + 1 :])
+    return None, text
+
+
+def _clean(data: dict[str, Any]) -> dict[str, Any]:
+    """Drop unknown and empty keys (as Claude Code does); split ``tools: Read, Grep`` strings."""
+    cleaned = {key: value for key, value in data.items() if key in _KNOWN_KEYS and value is not None}
+    for key in _LIST_KEYS:
+        if isinstance(cleaned.get(key), str):
+            cleaned[key] = [part.strip() for part in cleaned[key].split(",") if part.strip()]
+    return cleaned
+
+
+def _validate(result: LoadResult, fields: dict[str, Any], source: Source, where: str) -> AgentDefinition | None:
+    try:
+        return AgentDefinition.model_validate({**fields, "source": source, "path": where})
+    except ValidationError as exc:
+        for problem in exc.errors():
+            name = ".".join(str(part) for part in problem["loc"]) or None
+            result.errors.append(DefinitionError(where, name, problem["msg"]))
+        return None
+
+
+def _load_flags(result: LoadResult, flag_agents: str | dict | list | None) -> None:
+    """``--agents`` JSON (``{"name": {...}}``), the same as a dict, or a list of dicts/definitions."""
+    if flag_agents is None:
+        return
+    if isinstance(flag_agents, str):
+        try:
+            flag_agents = json.loads(flag_agents)
+        except json.JSONDecodeError as exc:
+            result.errors.append(DefinitionError("--agents", None, f"invalid JSON: {exc}"))
+            return
+    if isinstance(flag_agents, dict):
+        flag_agents = [{**spec, "name": name} if isinstance(spec, dict) else spec for name, spec in flag_agents.items()]
+    if not isinstance(flag_agents, list):
+        result.errors.append(DefinitionError("--agents", None, "expected an object of name -> definition"))
+        return
+    for spec in flag_agents:
+        _load_flag(result, spec)
+
+
+def _load_flag(result: LoadResult, spec: Any) -> None:
+    if isinstance(spec, AgentDefinition):
+        _add(result, spec.model_copy(update={"source": "flag"}))
+    elif isinstance(spec, dict) and isinstance(spec.get("name"), str):
+        definition = _validate(result, _clean(spec), "flag", f"--agents {spec['name']}")
+        if definition is not None:
+            _add(result, definition.model_copy(update={"path": None}))
+    else:
+        result.errors.append(DefinitionError("--agents", None, f"expected a definition object, got {spec!r}"))
+
+
+def _strip_untrusted(result: LoadResult) -> None:
+    """Strict plugin-only policy: user and project agents still run, minus hooks and MCP servers."""
+    for name, definition in result.definitions.items():
+        if definition.source in ("user", "project"):
+            result.definitions[name] = definition.model_copy(update={"hooks": {}, "mcp_servers": []})

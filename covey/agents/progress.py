@@ -1,0 +1,74 @@
+"""``Progress``: what one agent run has done so far, for its transcript, registry record and report."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from covey.agents.spec import AgentSpec
+from covey.agents.transcript import TranscriptWriter
+from covey.events import AssistantEvent, Event, ResultEvent, UserEvent
+from covey.model.base import TokenUsage
+from covey.registry.records import FinalReport, Status
+
+
+class Progress:
+    def __init__(self, spec: AgentSpec, prices: Any) -> None:
+        self.spec = spec
+        self.prices = prices
+        self.usage = TokenUsage()
+        self.cost_usd = 0.0
+        self.tool_uses = 0
+        self.in_flight: list[str] = []
+        self.last_result: ResultEvent | None = None
+        self.last_text = ""
+        self.started = time.monotonic()
+
+    async def observe(self, event: Event, writer: TranscriptWriter) -> None:
+        match event:
+            case AssistantEvent(message=message):
+                self._count(message)
+                await writer.append("assistant", {"role": "assistant", "content": message.get("content", [])})
+            case UserEvent(message=message):
+                self.in_flight = []
+                await writer.append("user", message)
+            case ResultEvent():
+                self.last_result = event
+        self._report_progress()
+
+    def _count(self, message: dict[str, Any]) -> None:
+        usage = TokenUsage.model_validate(message.get("usage") or {})
+        self.usage += usage
+        self.cost_usd += self.prices.cost_usd(message.get("model") or self.spec.model_id, usage)
+        calls = [b["id"] for b in message.get("content", []) if b.get("type") == "tool_use"]
+        self.tool_uses += len(calls)
+        self.in_flight = calls
+        texts = [b["text"] for b in message.get("content", []) if b.get("type") == "text"]
+        if texts:
+            self.last_text = "".join(texts)
+
+    def _report_progress(self) -> None:
+        runtime = self.spec.runtime
+        if runtime is None:
+            return
+        runtime.registry.tell(
+            "progress", self.spec.agent_id, usage=self.usage, tool_uses=self.tool_uses,
+            cost_usd=self.cost_usd, tools_in_flight=self.in_flight,
+        )
+
+    def report(self, status: Status | None = None, reason: str = "") -> FinalReport:
+        """The run's end as its owner hears it: the final text, or why it ended without one."""
+        result = self.last_result
+        if status is None:
+            status = "completed" if result is not None and not result.is_error else "failed"
+        text = result.result if result is not None and status == "completed" else _ended(status, reason, result, self.last_text)
+        return FinalReport(
+            status=status, text=text, usage=self.usage, tool_uses=self.tool_uses,
+            duration_ms=int((time.monotonic() - self.started) * 1000), cost_usd=round(self.cost_usd, 6),
+        )
+
+
+def _ended(status: Status, reason: str, result: ResultEvent | None, last_text: str) -> str:
+    why = reason or (result.result if result is not None else "the run ended without a result")
+    tail = f"\nLast output before it ended:\n{last_text}" if last_text and result is None else ""
+    return f"The agent {status}: {why}{tail}"

@@ -1,0 +1,88 @@
+"""A child's model and tool set, recomputed from its definition (SPEC 5 step 1, SPEC 7)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from covey.agents.definition import AgentDefinition
+from covey.model.aliases import DEFAULT_SUBAGENT_MODEL, resolve_model
+
+INHERIT = "inherit"
+
+GLOBAL_DENIED = frozenset({"TeamCreate", "TeamDelete"})
+"""Tools no sub-agent may have: creating and deleting teams is the lead's job."""
+
+CUSTOM_AGENT_DENIED = GLOBAL_DENIED | frozenset()
+"""The default deny set for custom (non built-in) agents. It equals the global set
+today; it is kept separate so custom agents can be tightened without touching built-ins."""
+
+ASYNC_ALLOWED = frozenset({
+    "Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "NotebookEdit", "Skill",
+    "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "Agent",
+})  # fmt: skip
+"""A background agent has no terminal, so only tools that need none are offered to it."""
+
+# Claude Code's older name for the Agent tool; definitions written for it still work.
+_RENAMED = {"Task": "Agent"}
+
+
+def resolve_agent_model(
+    call_model: str | None,
+    definition: AgentDefinition,
+    parent_model_id: str | None,
+    *,
+    aliases: Mapping[str, str] | None = None,
+) -> str:
+    """The child's model id: the call's > the definition's > the parent's (``inherit``) > the default.
+
+    A definition that names a cheap model (Explore on haiku) keeps it unless the
+    call overrides it: it never silently inherits the parent's expensive model.
+    An unknown alias is a ``UserError`` naming it.
+    """
+    chosen = call_model or definition.model
+    if chosen is None:
+        return DEFAULT_SUBAGENT_MODEL
+    if chosen.strip().lower() == INHERIT:
+        return parent_model_id or DEFAULT_SUBAGENT_MODEL
+    return resolve_model(chosen, aliases)
+
+
+def resolve_tools(
+    definition: AgentDefinition,
+    available: list[str],
+    *,
+    depth: int,
+    max_depth: int,
+    background: bool,
+) -> list[str]:
+    """The tool names a child of ``definition`` gets, in ``available``'s order.
+
+    ``depth`` is the child's own depth: a child at ``max_depth`` may not spawn,
+    so it does not get ``Agent``. MCP tools (``mcp__*``) pass every filter.
+    """
+    denied = _denied(definition, depth=depth, max_depth=max_depth)
+    allowed = None if definition.tools == ["*"] else _names(definition.tools)
+    return [name for name in available if _is_mcp(name) or _keeps(name, denied, allowed, background)]
+
+
+def _denied(definition: AgentDefinition, *, depth: int, max_depth: int) -> set[str]:
+    denied = set(GLOBAL_DENIED if definition.source == "built-in" else CUSTOM_AGENT_DENIED)
+    denied |= _names(definition.disallowed_tools)
+    if depth >= max_depth:
+        denied.add("Agent")
+    return denied
+
+
+def _keeps(name: str, denied: set[str], allowed: set[str] | None, background: bool) -> bool:
+    if name in denied or (background and name not in ASYNC_ALLOWED):
+        return False
+    return allowed is None or name in allowed
+
+
+def _names(tools: list[str]) -> set[str]:
+    """Tool names with old aliases mapped; ``Agent(Explore)``-style specs count as their tool."""
+    return {_RENAMED.get(base, base) for base in (tool.split("(", 1)[0].strip() for tool in tools)}
+
+
+def _is_mcp(name: str) -> bool:
+    return name.startswith("mcp__")

@@ -1,0 +1,206 @@
+"""The registry as a Ray actor: the core's rules plus what needs a live process.
+
+It watches every running child's actor (a dead actor becomes a ``failed``
+record and one notification), runs the stall watchdog, delivers claimed
+notifications to the owner's mailbox, and hands finished actors back to the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import ray
+
+from covey.actors.base import ActorHandle, _first_line
+from covey.agents.reports import notification_text
+from covey.errors import AgentUnavailable, CoveyError, LimitExceeded
+from covey.registry.core import Registry
+from covey.registry.limits import Limits
+from covey.registry.records import FinalReport, LaunchRequest, Status, TaskRecord
+from covey.teams.messages import TaskNotice
+
+log = logging.getLogger(__name__)
+
+CANCEL_GRACE_S = 5.0
+
+
+class _RegistryActor:
+    def __init__(self, limits: Limits, mailbox: Any, pool: Any = None) -> None:
+        self.core = Registry(limits)
+        self.mailbox = mailbox
+        self.pool = pool
+        self.actors: dict[str, Any] = {}
+        self.watches: dict[str, asyncio.Task] = {}
+        self._watchdog: asyncio.Task | None = None
+
+    async def register_main(self, agent_id: str, model: str, cwd: str, prompt: str = "") -> TaskRecord:
+        self._start_watchdog()
+        return self.core.register_main(agent_id, model=model, cwd=cwd, prompt=prompt)
+
+    async def reserve(self, request: LaunchRequest) -> TaskRecord | str:
+        """The record, or the refusal's message (refusals are answers, not crashes)."""
+        self._start_watchdog()
+        try:
+            return self.core.reserve(request)
+        except CoveyError as exc:
+            return str(exc)
+
+    async def abandon(self, agent_id: str) -> None:
+        self.core.abandon(agent_id)
+
+    async def track(self, agent_id: str, actor: Any, output_file: str | None = None, node_id: str | None = None) -> None:
+        """Watch a started agent's actor until its run ends or the actor dies."""
+        record = self.core.records.get(agent_id)
+        if record is not None:
+            record.output_file, record.node_id = output_file, node_id
+        self.actors[agent_id] = actor
+        self.watches[agent_id] = asyncio.create_task(self._watch(agent_id, actor))
+
+    async def finish_main(self, agent_id: str, report: FinalReport) -> None:
+        self.core.finish(agent_id, report)
+
+    async def progress(self, agent_id: str, **fields: Any) -> None:
+        self.core.progress(agent_id, **fields)
+
+    async def set_parked(self, agent_id: str, parked: bool) -> None:
+        self.core.set_parked(agent_id, parked)
+
+    async def to_background(self, agent_id: str) -> bool:
+        return self.core.to_background(agent_id)
+
+    async def outstanding(self, owner_agent_id: str) -> bool:
+        return self.core.outstanding(owner_agent_id)
+
+    async def kill_agent(self, agent_id: str, status: Status = "killed", reason: str = "killed on request") -> bool:
+        """End a running agent: its cleanup runs, its owner is notified once."""
+        record = self.core.records.get(agent_id)
+        actor = self.actors.get(agent_id)
+        if record is None or not record.live or actor is None:
+            return False
+        await self._stop(agent_id, actor, status, reason)
+        return True
+
+    async def record(self, agent_id: str) -> TaskRecord | None:
+        return self.core.records.get(agent_id)
+
+    async def actor_of(self, agent_id: str) -> Any:
+        """The handle of a running agent's actor (``covey kill``, tests), or None."""
+        return self.actors.get(agent_id)
+
+    async def records(self) -> list[TaskRecord]:
+        return list(self.core.records.values())
+
+    async def tree(self, agent_id: str | None = None) -> dict[str, Any]:
+        return self.core.tree(agent_id)
+
+    async def wait_idle(self, timeout_s: float | None = None) -> bool:
+        """Wait until no watch is running (every agent ended and was reported)."""
+        pending = [t for t in self.watches.values() if not t.done()]
+        if not pending:
+            return True
+        done, still = await asyncio.wait(pending, timeout=timeout_s)
+        return not still
+
+    # -- internals ---------------------------------------------------------------
+
+    async def _watch(self, agent_id: str, actor: Any) -> None:
+        try:
+            report = await actor.wait()
+            reusable = True
+        except AgentUnavailable as exc:
+            report = FinalReport(status="failed", text=f"The agent's actor died: {_first_line(exc)}")
+            reusable = False
+        except Exception as exc:  # a watch never takes the registry down with it
+            report = FinalReport(status="failed", text=f"The agent could not be watched: {exc}")
+            reusable = False
+        try:
+            await self._complete(agent_id, report)
+        except Exception:
+            log.exception("completing %s failed", agent_id)
+        finally:
+            self.actors.pop(agent_id, None)
+            if self.pool is not None and reusable:
+                self.pool.tell("give_back", actor)
+
+    async def _complete(self, agent_id: str, report: FinalReport) -> None:
+        self.core.finish(agent_id, report)
+        record = self.core.claim_notification(agent_id)
+        if record is None:
+            return
+        target = self.core.notify_target(record)
+        if target is None:
+            return
+        notice = TaskNotice(task_id=agent_id, status=record.status, text=notification_text(record))
+        await self.mailbox.put(target, notice)
+
+    async def _stop(self, agent_id: str, actor: Any, status: Status, reason: str) -> None:
+        # Record the cause first, so the watch's report cannot overwrite it.
+        self.core.finish(agent_id, FinalReport(status=status, text=reason))
+        try:
+            await asyncio.wait_for(actor.cancel(status, reason), CANCEL_GRACE_S)
+        except (asyncio.TimeoutError, AgentUnavailable):
+            actor.kill()
+
+    def _start_watchdog(self) -> None:
+        if self._watchdog is None:
+            self._watchdog = asyncio.create_task(self._watch_stalls())
+
+    async def _watch_stalls(self) -> None:
+        tick_s = min(1.0, self.core.limits.stall_ms / 4000)
+        while True:
+            await asyncio.sleep(tick_s)
+            try:
+                for agent_id in self.core.stalled():
+                    actor = self.actors.get(agent_id)
+                    reason = f"stalled: no message or tool progress for {self.core.limits.stall_ms} ms"
+                    if actor is not None:
+                        asyncio.create_task(self._stop(agent_id, actor, "failed", reason))
+                    else:
+                        self.core.finish(agent_id, FinalReport(status="failed", text=reason))
+            except Exception:  # one bad tick must not end the watchdog
+                log.exception("stall watchdog tick failed")
+
+
+def registry_actor_class(**options: Any):
+    return ray.remote(num_cpus=0, max_restarts=0, **options)(_RegistryActor)
+
+
+class RegistryHandle(ActorHandle):
+    async def register_main(self, agent_id: str, model: str, cwd: str, prompt: str = "") -> TaskRecord:
+        return await self.call("register_main", agent_id, model, cwd, prompt)
+
+    async def reserve(self, request: LaunchRequest) -> TaskRecord:
+        """The new record; raises ``LimitExceeded`` with the refusal's message if a check fails."""
+        answer = await self.call("reserve", request)
+        if isinstance(answer, str):
+            raise LimitExceeded(answer)
+        return answer
+
+    async def abandon(self, agent_id: str) -> None:
+        await self.call("abandon", agent_id)
+
+    async def track(self, agent_id: str, actor: Any, output_file: str | None = None, node_id: str | None = None) -> None:
+        await self.call("track", agent_id, actor, output_file, node_id)
+
+    async def to_background(self, agent_id: str) -> bool:
+        return await self.call("to_background", agent_id)
+
+    async def outstanding(self, owner_agent_id: str) -> bool:
+        return await self.call("outstanding", owner_agent_id)
+
+    async def kill_agent(self, agent_id: str, reason: str = "killed on request") -> bool:
+        return await self.call("kill_agent", agent_id, "killed", reason)
+
+    async def record(self, agent_id: str) -> TaskRecord | None:
+        return await self.call("record", agent_id)
+
+    async def records(self) -> list[TaskRecord]:
+        return await self.call("records")
+
+    async def tree(self, agent_id: str | None = None) -> dict[str, Any]:
+        return await self.call("tree", agent_id)
+
+    async def wait_idle(self, timeout_s: float | None = None) -> bool:
+        return await self.call("wait_idle", timeout_s)

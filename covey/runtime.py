@@ -1,0 +1,36 @@
+"""``SessionRuntime``: the session-wide actors an agent needs, as picklable handles.
+
+It travels inside every ``AgentSpec``, so an agent on any node can reach the
+registry, the mailbox, the pool and the root agent without a name lookup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from covey.agents.definition import AgentDefinition
+from covey.registry.limits import Limits
+
+if TYPE_CHECKING:
+    from covey.actors.handle import AgentHandle
+    from covey.actors.mailbox import MailboxHandle
+    from covey.actors.pool import PoolHandle
+    from covey.registry.actor import RegistryHandle
+
+
+@dataclass
+class SessionRuntime:
+    session_id: str
+    registry: "RegistryHandle"
+    mailbox: "MailboxHandle"
+    pool: "PoolHandle"
+    root: "AgentHandle | None" = None
+    """The main agent's actor: bubbled permission prompts go through it to the person."""
+    definitions: dict[str, AgentDefinition] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+    transcript_dir: str | None = None
+    can_ask: bool = False
+    """Whether a person can answer prompts (a terminal or a callback at the root)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """Session-wide knobs children inherit (price overrides, background disabled, teams...)."""

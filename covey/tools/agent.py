@@ -1,0 +1,195 @@
+"""The ``Agent`` tool: route the call, reserve a slot, start a pooled actor, return a launch or a result.
+
+Routing (SPEC 3.3) happens here, before any agent exists; the registry runs
+the launch checks atomically (SPEC 4); a failed check or start leaves nothing
+behind. Sync children are followed (their events stream into the parent's)
+and moved to the background if they run past the threshold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, ClassVar
+
+from covey.agents.children import child_spec
+from covey.agents.reports import completed_text, launched_text
+from covey.agents.transcript import transcript_path
+from covey.errors import AgentUnavailable, CoveyError
+from covey.events import TaskStarted
+from covey.ids import AgentId
+from covey.permissions.rules import canonical_tool_name
+from covey.registry.records import LaunchRequest
+from covey.tools.agent_schema import AsyncLaunched, Completed, agent_input_model
+from covey.tools.base import Tool, ToolContext, ToolResult
+
+DESCRIPTION = """Launch a sub-agent to handle a task on its own: it gets its own conversation, tools \
+and model, sees none of your conversation, and reports back when done. Give it a complete, \
+self-contained prompt. Use several in one message to run independent tasks in parallel. \
+With run_in_background the call returns at once and the result arrives later as a \
+<task-notification>; without it, the agent's report is the result of this call. The agent \
+types you can choose from are listed in a separate message."""
+
+
+class AgentTool(Tool):
+    name: ClassVar[str] = "Agent"
+    description: ClassVar[str] = DESCRIPTION
+    # Claude Code schedules the launcher as read-only: spawning is not a file change,
+    # and every call of the child passes its own permission checks.
+    read_only: ClassVar[bool] = True
+
+    def __init__(self, *, background: bool = True, teams: bool = False, remote: bool = False) -> None:
+        self.background_allowed = background
+        self.input_model = agent_input_model(background=background, teams=teams, remote=remote)
+
+    def permission_subject(self, input: Any, ctx: ToolContext | None = None) -> str | None:
+        return input.subagent_type or "general-purpose"
+
+    async def run(self, input: Any, ctx: ToolContext) -> ToolResult:
+        runtime = ctx.services.get("runtime")
+        parent = ctx.services.get("spec")
+        if runtime is None or parent is None:
+            return ToolResult.error("The Agent tool needs a covey session (no registry is reachable from here).")
+        if routed := _unavailable_route(input, runtime):
+            return ToolResult.error(routed)
+        try:
+            return await Launch(input, ctx, parent, runtime).go()
+        except CoveyError as exc:
+            return ToolResult.error(str(exc))
+
+
+def _unavailable_route(input: Any, runtime: Any) -> str | None:
+    if getattr(input, "name", None) and getattr(input, "team_name", None):
+        return "Teammates are not available in this session (teams are not enabled)."
+    if input.isolation == "remote":
+        return "Remote isolation is not available: no remote backend is configured."
+    return None
+
+
+class Launch:
+    """One Agent call from reservation to its result."""
+
+    def __init__(self, call: Any, ctx: ToolContext, parent: Any, runtime: Any) -> None:
+        self.call, self.ctx, self.parent, self.runtime = call, ctx, parent, runtime
+        self.agent_type = call.subagent_type or "general-purpose"
+        self.definition = runtime.definitions.get(self.agent_type)
+        self.agent_id = AgentId.new()
+        self.background = bool(getattr(call, "run_in_background", None)) or bool(
+            self.definition and self.definition.background
+        )
+
+    async def go(self) -> ToolResult:
+        spec = None
+        if self.definition is not None:
+            spec = await child_spec(
+                self.parent, self.definition, self.call, agent_id=self.agent_id, tool_use_id=self.ctx.tool_use_id,
+                background=self.background, available_tools=self.runtime.options.get("tool_names", []),
+            )
+        record = await self.runtime.registry.reserve(self._request(spec))
+        actor = await self._start(spec, record)
+        if self.background:
+            return self._launched(spec)
+        return await self._follow(actor, spec)
+
+    def _request(self, spec: Any) -> LaunchRequest:
+        return LaunchRequest(
+            agent_id=self.agent_id, parent_agent_id=self.parent.agent_id, depth=self.parent.depth + 1,
+            description=self.call.description, prompt=self.call.prompt, agent_type=self.agent_type,
+            model=spec.model_id if spec else "", tool_use_id=self.ctx.tool_use_id,
+            cwd=spec.cwd if spec else self.parent.cwd, background=self.background,
+            type_known=self.definition is not None, denied_by=self._denied_by(),
+            worktree_with_cwd=bool(self.call.cwd and self.call.isolation == "worktree"),
+            cwd_problem=_cwd_problem(self.call.cwd),
+        )
+
+    def _denied_by(self) -> tuple[str, str] | None:
+        policy = self.parent.permissions
+        if policy is None:
+            return None
+        for rule in policy.rules["deny"]:
+            if canonical_tool_name(rule.tool) == "Agent" and rule.matches("Agent", self.agent_type, policy.where, allowing=False):
+                return rule.text, rule.source
+        return None
+
+    async def _start(self, spec: Any, record: Any) -> Any:
+        output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id))
+        actor = None
+        try:
+            actor = await self.runtime.pool.take("home")
+            await actor.start(spec, follow=not self.background)
+            await self.runtime.registry.track(self.agent_id, actor, output_file)
+        except BaseException:
+            # Leave nothing half-started: no record, no running actor.
+            with contextlib.suppress(Exception):
+                await self.runtime.registry.abandon(self.agent_id)
+            if actor is not None:
+                actor.kill()
+            raise
+        self.output_file = output_file
+        self._emit(TaskStarted(
+            session_id=spec.session_id, agent_id=self.parent.agent_id, task_id=self.agent_id,
+            tool_use_id=self.ctx.tool_use_id, description=self.call.description, subagent_type=self.agent_type,
+        ))
+        return actor
+
+    def _launched(self, spec: Any) -> ToolResult:
+        output = AsyncLaunched(
+            agentId=self.agent_id, description=self.call.description, prompt=self.call.prompt,
+            resolvedModel=spec.model_id, outputFile=self.output_file,
+        )
+        return ToolResult(content=launched_text(self.agent_id, self.call.description, self.output_file), data=output)
+
+    async def _follow(self, actor: Any, spec: Any) -> ToolResult:
+        pump = asyncio.create_task(self._pump(actor))
+        threshold_s = self.runtime.limits.auto_background_ms / 1000
+        try:
+            await asyncio.wait_for(asyncio.shield(pump), threshold_s)
+        except asyncio.TimeoutError:
+            if await self.runtime.registry.to_background(self.agent_id):
+                pump.cancel()
+                await actor.detach()
+                return self._launched(spec)
+            await pump
+        except asyncio.CancelledError:
+            # A sync child shares its parent's abort: cancelling the parent cancels it.
+            pump.cancel()
+            await asyncio.shield(self.runtime.registry.kill_agent(self.agent_id, "its parent was cancelled"))
+            raise
+        except AgentUnavailable:
+            pass
+        return await self._completed(actor, spec)
+
+    async def _pump(self, actor: Any) -> None:
+        async for event in actor.follow():
+            self._emit(event)
+
+    async def _completed(self, actor: Any, spec: Any) -> ToolResult:
+        try:
+            report = await actor.wait()
+        except AgentUnavailable as exc:
+            return ToolResult.error(f"The sub-agent {self.agent_id} failed: its actor died ({exc}).")
+        output = Completed(
+            agentId=self.agent_id, content=report.text, totalTokens=report.usage.total,
+            totalToolUseCount=report.tool_uses, totalDurationMs=report.duration_ms,
+            resolvedModel=spec.model_id, worktree=report.worktree,
+        )
+        one_shot = bool(self.definition and self.definition.one_shot)
+        text = completed_text(self.agent_id, report, one_shot=one_shot)
+        return ToolResult(content=text, is_error=report.status != "completed", data=output)
+
+    def _emit(self, event: Any) -> None:
+        if self.ctx.emit is not None:
+            self.ctx.emit(event)
+
+
+def _cwd_problem(cwd: str | None) -> str | None:
+    from pathlib import Path
+
+    if cwd is None:
+        return None
+    path = Path(cwd)
+    if not path.is_absolute():
+        return f"cwd must be an absolute path, got {cwd!r}."
+    if not path.is_dir():
+        return f"cwd {cwd!r} does not exist or is not a directory."
+    return None

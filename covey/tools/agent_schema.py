@@ -1,0 +1,84 @@
+"""The Agent tool's input and output (SPEC 3.1, 3.2).
+
+The input schema is shaped by configuration: a field the model may not use is
+absent from the schema, not forbidden in prose. Each shape is built once.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, Field, create_model
+
+from covey.tools.base import ToolInput
+
+ModelAlias = Literal["sonnet", "opus", "haiku", "fable"]
+Mode = Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"]
+
+_FIELDS: dict[str, tuple[Any, Any]] = {
+    "description": (str, Field(description="A short (3-5 word) summary of the task.")),
+    "prompt": (str, Field(description="The task for the agent: everything it needs to know, since it sees none of your conversation.")),
+    "subagent_type": (Optional[str], Field(default=None, description="Which agent type to use (see the agent list)." )),
+    "model": (Optional[ModelAlias], Field(default=None, description="Model override for this agent.")),
+    "effort": (Optional[Literal["low", "medium", "high", "xhigh", "max"]], Field(default=None, description="Reasoning effort.")),
+    "run_in_background": (Optional[bool], Field(default=None, description="Run in the background; you get a notification when it ends.")),
+    "name": (Optional[str], Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", description="Teammate name (with team_name).")),
+    "team_name": (Optional[str], Field(default=None, description="The team the named agent joins.")),
+    "mode": (Optional[Mode], Field(default=None, description="Permission mode for the agent.")),
+    "isolation": (Optional[str], Field(default=None, description="\"worktree\": work in a temporary git worktree.")),
+    "cwd": (Optional[str], Field(default=None, description="Absolute working directory for the agent.")),
+}
+
+
+@lru_cache(maxsize=None)
+def agent_input_model(*, background: bool = True, teams: bool = False, remote: bool = False) -> type[ToolInput]:
+    """The input model for one configuration (cached: the schema bytes stay identical)."""
+    fields = dict(_FIELDS)
+    if not background:
+        fields.pop("run_in_background")
+    if not teams:
+        fields.pop("name")
+        fields.pop("team_name")
+    isolation = Literal["worktree", "remote"] if remote else Literal["worktree"]
+    fields["isolation"] = (Optional[isolation], fields["isolation"][1])
+    name = f"AgentInput{'B' if background else ''}{'T' if teams else ''}{'R' if remote else ''}"
+    return create_model(name, __base__=ToolInput, **fields)
+
+
+class _Output(BaseModel):
+    agentId: str
+
+
+class Completed(_Output):
+    status: Literal["completed"] = "completed"
+    content: str
+    totalTokens: int
+    totalToolUseCount: int
+    totalDurationMs: int
+    resolvedModel: str
+    worktree: dict[str, str] | None = None
+
+
+class AsyncLaunched(_Output):
+    status: Literal["async_launched"] = "async_launched"
+    description: str
+    prompt: str
+    resolvedModel: str
+    outputFile: str | None = None
+
+
+class TeammateSpawned(_Output):
+    status: Literal["teammate_spawned"] = "teammate_spawned"
+    name: str
+    team_name: str
+    color: str | None = None
+
+
+class RemoteLaunched(_Output):
+    status: Literal["remote_launched"] = "remote_launched"
+    description: str
+    submission_id: str
+
+
+AgentOutput = Annotated[Union[Completed, AsyncLaunched, TeammateSpawned, RemoteLaunched], Field(discriminator="status")]

@@ -1,0 +1,14 @@
+from covey.agents.loader import load_definitions
+from covey.cli_agents import list_agents_text
+
+
+def test_lists_types_with_source_model_tools_then_errors(tmp_path):
+    agents = tmp_path / ".claude/agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text("---\ndescription: r\ntools: Read, Grep\nmodel: sonnet\n---\nbody\n")
+    (agents / "bad.md").write_text("---\nmaxTurns: lots\n---\nbody\n")
+    text = list_agents_text(load_definitions(tmp_path, home=tmp_path / "home"))
+    reviewer = next(line for line in text.splitlines() if line.strip().startswith("reviewer"))
+    assert "project" in reviewer and "model: sonnet" in reviewer and "tools: Read, Grep" in reviewer
+    assert any(line.strip().startswith("Explore") and "model: haiku" in line for line in text.splitlines())
+    assert f"{agents / 'bad.md'}: maxTurns: " in text

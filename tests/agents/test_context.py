@@ -1,0 +1,66 @@
+import git
+import pytest
+
+from covey.agents.builtin import BUILTIN_AGENTS
+from covey.agents.context import agent_list_message, project_context
+from covey.agents.definition import AgentDefinition
+
+
+def texts(messages):
+    return [block["text"] for message in messages for block in message["content"]]
+
+
+@pytest.fixture
+def repo(tmp_path):
+    repository = git.Repo.init(tmp_path, initial_branch="main")
+    with repository.config_writer() as config:
+        config.set_value("user", "name", "Test").set_value("user", "email", "t@example.com")
+    (tmp_path / "CLAUDE.md").write_text("Always run the tests.\n")
+    repository.index.add(["CLAUDE.md"])
+    repository.index.commit("first commit")
+    (tmp_path / "dirty.txt").write_text("x")
+    return tmp_path
+
+
+def test_instructions_and_git_snapshot(repo):
+    (repo / ".claude").mkdir()
+    (repo / ".claude/CLAUDE.md").write_text("Nested rules.")
+    (repo / "AGENTS.md").write_text("Agents rules.")
+    messages = project_context(repo, omit=False)
+    assert len(messages) == 1 and messages[0]["role"] == "user"
+    instructions, status = texts(messages)
+    assert instructions.startswith("<system-reminder>") and "project's instructions" in instructions
+    for text in ("Always run the tests.", "Nested rules.", "Agents rules."):
+        assert text in instructions
+    assert "Current branch: main" in status and "?? dirty.txt" in status and "first commit" in status
+
+
+def test_omit_drops_everything_unless_kill_switch(repo, monkeypatch):
+    monkeypatch.delenv("COVEY_DISABLE_OMIT_CLAUDE_MD", raising=False)
+    assert project_context(repo, omit=True) == []
+    monkeypatch.setenv("COVEY_DISABLE_OMIT_CLAUDE_MD", "1")
+    assert len(texts(project_context(repo, omit=True))) == 2
+
+
+def test_non_git_dir_has_no_snapshot(tmp_path):
+    assert project_context(tmp_path, omit=False) == []
+    (tmp_path / "COVEY.md").write_text("covey rules")
+    (only,) = texts(project_context(tmp_path, omit=False))
+    assert "covey rules" in only and "Git status" not in only
+
+
+def test_empty_repository_and_broken_git_never_raise(tmp_path):
+    git.Repo.init(tmp_path)
+    (status,) = texts(project_context(tmp_path, omit=False))
+    assert "Recent commits:\n(none)" in status
+    (tmp_path / ".git" / "HEAD").write_text("garbage")
+    assert isinstance(project_context(tmp_path, omit=False), list)
+
+
+def test_agent_list_message():
+    extra = AgentDefinition(name="reviewer", description="Reviews", tools=["Read", "Grep"], source="project")
+    message = agent_list_message({**BUILTIN_AGENTS, "reviewer": extra})
+    (text,) = texts([message])
+    assert message["role"] == "user" and text.startswith("<system-reminder>")
+    assert "- reviewer: Reviews (Tools: Read, Grep)" in text
+    assert "- Explore:" in text and "All tools except Edit, Write, NotebookEdit, Agent" in text

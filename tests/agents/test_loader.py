@@ -1,0 +1,132 @@
+import json
+
+from covey.agents.definition import AgentDefinition
+from covey.agents.loader import DefinitionError, load_definitions
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def agent_md(description, body="You review code.", **fields):
+    extra = "".join(f"{key}: {value}\n" for key, value in fields.items())
+    return f"---\ndescription: {description}\n{extra}---\n{body}\n"
+
+
+def load(tmp_path, **kwargs):
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    return load_definitions(project, home=home, **kwargs)
+
+
+def test_builtins_only_when_nothing_configured(tmp_path):
+    result = load(tmp_path)
+    assert "Explore" in result.definitions and result.errors == []
+    assert all(d.source == "built-in" for d in result.definitions.values())
+
+
+def test_project_file_is_loaded_exactly(tmp_path):
+    path = write(
+        tmp_path / "project/.claude/agents/reviewer.md",
+        "---\ndescription: Reviews diffs\ntools: [Read, Grep]\nmodel: sonnet\n---\nYou review code carefully.\n",
+    )
+    reviewer = load(tmp_path).definitions["reviewer"]
+    assert reviewer.name == "reviewer" and reviewer.description == "Reviews diffs"
+    assert reviewer.tools == ["Read", "Grep"] and reviewer.model == "sonnet"
+    assert reviewer.prompt == "You review code carefully."
+    assert reviewer.source == "project" and reviewer.path == str(path)
+
+
+def test_bad_file_is_reported_and_the_rest_load(tmp_path):
+    agents = tmp_path / "project/.covey/agents"
+    write(agents / "good.md", agent_md("fine"))
+    bad = write(agents / "bad.md", agent_md("broken", maxTurns="lots"))
+    broken_yaml = write(agents / "yaml.md", "---\ntools: [Read\n---\nbody\n")
+    result = load(tmp_path)
+    assert "good" in result.definitions
+    assert "bad" not in result.definitions and "yaml" not in result.definitions
+    fields = {(e.path, e.field) for e in result.errors}
+    assert (str(bad), "maxTurns") in fields
+    assert (str(broken_yaml), "frontmatter") in fields
+
+
+def test_file_without_frontmatter_is_an_error(tmp_path):
+    path = write(tmp_path / "project/.claude/agents/notes.md", "just text\n")
+    result = load(tmp_path)
+    assert result.errors == [DefinitionError(str(path), "frontmatter", result.errors[0].message)]
+
+
+def test_comma_separated_tools_and_name_override(tmp_path):
+    write(
+        tmp_path / "project/.claude/agents/file.md",
+        agent_md("x", name="pr-reviewer", tools="Read, Grep,Bash", disallowedTools="Write"),
+    )
+    definition = load(tmp_path).definitions["pr-reviewer"]
+    assert definition.tools == ["Read", "Grep", "Bash"] and definition.disallowed_tools == ["Write"]
+
+
+def test_unknown_keys_are_ignored_and_source_cannot_be_claimed(tmp_path):
+    write(tmp_path / "project/.claude/agents/a.md", agent_md("x", frobnicate="yes", source="policy"))
+    result = load(tmp_path)
+    assert result.errors == [] and result.definitions["a"].source == "project"
+
+
+def test_precedence_user_project_flag_policy(tmp_path):
+    write(tmp_path / "home/.claude/agents/reviewer.md", agent_md("user"))
+    write(tmp_path / "home/.covey/agents/helper.md", agent_md("user helper"))
+    write(tmp_path / "project/.claude/agents/reviewer.md", agent_md("project"))
+    write(tmp_path / "project/.covey/agents/Explore.md", agent_md("my explore"))
+    assert load(tmp_path).definitions["reviewer"].description == "project"
+    assert load(tmp_path).definitions["helper"].source == "user"
+    assert load(tmp_path).definitions["Explore"].source == "project"
+
+    flags = json.dumps({"reviewer": {"description": "flag", "prompt": "p", "tools": ["Read"], "model": "sonnet"}})
+    flagged = load(tmp_path, flag_agents=flags).definitions["reviewer"]
+    assert (flagged.description, flagged.source, flagged.tools, flagged.path) == ("flag", "flag", ["Read"], None)
+
+    write(tmp_path / "policy/reviewer.md", agent_md("policy"))
+    result = load(tmp_path, flag_agents=flags, policy_dir=tmp_path / "policy")
+    assert result.definitions["reviewer"].source == "policy"
+
+
+def test_plugin_is_below_user(tmp_path):
+    write(tmp_path / "plugin/agents/linter.md", agent_md("plugin"))
+    assert load(tmp_path, plugin_dirs=[tmp_path / "plugin"]).definitions["linter"].source == "plugin"
+    write(tmp_path / "home/.covey/agents/linter.md", agent_md("user"))
+    assert load(tmp_path, plugin_dirs=[tmp_path / "plugin"]).definitions["linter"].source == "user"
+
+
+def test_api_definitions_and_flag_errors(tmp_path):
+    extra = [AgentDefinition(name="api", description="from python")]
+    result = load(tmp_path, extra=extra, flag_agents={"bad": {"maxTurns": 0}, "ok": {"description": "d"}})
+    assert result.definitions["api"].source == "flag" and result.definitions["ok"].source == "flag"
+    assert [(e.path, e.field) for e in result.errors] == [("--agents bad", "maxTurns")]
+    assert load(tmp_path, flag_agents="{not json").errors[0].path == "--agents"
+    assert load(tmp_path, flag_agents=[{"name": "l", "description": "d"}]).definitions["l"].source == "flag"
+
+
+def test_strict_plugin_only_strips_hooks_and_mcp_from_user_and_project(tmp_path):
+    hooks_md = "---\ndescription: x\nhooks:\n  PreToolUse:\n    - command: echo hi\nmcpServers: [slack]\n---\nbody\n"
+    write(tmp_path / "project/.claude/agents/proj.md", hooks_md)
+    write(tmp_path / "home/.claude/agents/usr.md", hooks_md)
+    write(tmp_path / "plugin/agents/plug.md", hooks_md)
+    loose = load(tmp_path, plugin_dirs=[tmp_path / "plugin"]).definitions
+    assert loose["proj"].hooks and loose["proj"].mcp_servers == ["slack"]
+    strict = load(tmp_path, plugin_dirs=[tmp_path / "plugin"], strict_plugin_only=True).definitions
+    for name in ("proj", "usr"):
+        assert strict[name].hooks == {} and strict[name].mcp_servers == [] and strict[name].prompt == "body"
+    assert strict["plug"].hooks and strict["plug"].mcp_servers == ["slack"]
+
+
+def test_only_cwd_not_parents(tmp_path):
+    write(tmp_path / ".claude/agents/parent.md", agent_md("parent"))
+    project = tmp_path / "project"
+    project.mkdir()
+    assert "parent" not in load_definitions(project, home=tmp_path / "home").definitions
+
+
+def test_coordinator_mode_builtins(tmp_path):
+    assert set(load(tmp_path, coordinator=True).definitions) == {"worker"}

@@ -1,0 +1,184 @@
+"""The registry's rules as plain Python (SPEC 4, 10)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from covey.errors import LimitExceeded, ModelBehaviorError
+from covey.model.base import TokenUsage
+from covey.registry.core import Registry
+from covey.registry.limits import Limits
+from covey.registry.records import FinalReport, LaunchRequest
+
+
+def _registry(**limits) -> Registry:
+    registry = Registry(Limits(**limits))
+    registry.register_main("main", model="m", cwd="/tmp")
+    return registry
+
+
+def _request(agent_id="child", parent="main", depth=1, background=True, **extra) -> LaunchRequest:
+    fields = dict(agent_id=agent_id, parent_agent_id=parent, depth=depth, description="d", prompt="p",
+                  agent_type="general-purpose", model="m", cwd="/tmp", background=background)
+    return LaunchRequest(**{**fields, **extra})
+
+
+def test_a_reserved_child_is_recorded_running_with_its_owner():
+    registry = _registry()
+    record = registry.reserve(_request(tool_use_id="toolu_1"))
+    assert record.status == "running" and record.owner_agent_id == "main" and record.tool_use_id == "toolu_1"
+    assert registry.live_subagents() == 1
+
+
+def test_depth_past_the_limit_is_refused_and_nothing_is_recorded():
+    registry = _registry(max_depth=1)
+    with pytest.raises(LimitExceeded, match="depth limit is 1"):
+        registry.reserve(_request(depth=2))
+    assert "child" not in registry.records
+
+
+def test_concurrency_limit_tells_the_model_not_to_retry():
+    registry = _registry(max_concurrent=1)
+    registry.reserve(_request("a"))
+    with pytest.raises(LimitExceeded, match="Do not retry"):
+        registry.reserve(_request("b"))
+    assert "b" not in registry.records
+
+
+def test_spent_budget_tells_the_model_to_finish_with_what_it_has():
+    registry = _registry(budget_usd=0.01)
+    registry.progress("main", cost_usd=0.02)
+    with pytest.raises(LimitExceeded, match="Finish the task with the results you already have"):
+        registry.reserve(_request())
+
+
+def test_checks_run_in_order_depth_before_concurrency_before_budget_before_type():
+    registry = _registry(max_depth=1, max_concurrent=1, budget_usd=0.0)
+    registry.reserve  # all four would fail; the first in SPEC order must be the one reported
+    with pytest.raises(LimitExceeded, match="depth"):
+        registry.reserve(_request(depth=5, type_known=False))
+    registry = _registry(max_concurrent=1, budget_usd=0.0)
+    registry.records["x"] = registry.records["main"].model_copy(update={"agent_id": "x", "role": "subagent"})
+    with pytest.raises(LimitExceeded, match="concurrency"):
+        registry.reserve(_request(type_known=False))
+    registry = _registry(budget_usd=0.0)
+    with pytest.raises(LimitExceeded, match="budget"):
+        registry.reserve(_request(type_known=False))
+
+
+def test_unknown_and_denied_types_are_refused_naming_the_rule_and_source():
+    registry = _registry()
+    with pytest.raises(ModelBehaviorError, match="'nope' not found"):
+        registry.reserve(_request(agent_type="nope", type_known=False))
+    with pytest.raises(ModelBehaviorError, match=r"'Agent\(Explore\)' from projectSettings:/x"):
+        registry.reserve(_request(agent_type="Explore", denied_by=("Agent(Explore)", "projectSettings:/x")))
+
+
+def test_cwd_with_worktree_and_bad_places_are_refused():
+    registry = _registry()
+    with pytest.raises(ModelBehaviorError, match="cannot be used together"):
+        registry.reserve(_request(worktree_with_cwd=True))
+    with pytest.raises(ModelBehaviorError, match="does not exist"):
+        registry.reserve(_request(cwd_problem="cwd '/nope' does not exist"))
+
+
+def test_roles_teammates_cannot_spawn_teammates_and_in_process_ones_no_background():
+    registry = _registry()
+    registry.reserve(_request("mate", spawns_teammate=True))
+    with pytest.raises(ModelBehaviorError, match="roster is flat"):
+        registry.reserve(_request("mate2", parent="mate", depth=2, spawns_teammate=True))
+    registry.records["mate"].role = "in_process_teammate"
+    with pytest.raises(ModelBehaviorError, match="cannot start background"):
+        registry.reserve(_request("bg", parent="mate", depth=2, background=True))
+    assert registry.reserve(_request("sync", parent="mate", depth=2, background=False)).live
+
+
+def test_exactly_one_notification_per_completion():
+    registry = _registry()
+    registry.reserve(_request())
+    assert registry.claim_notification("child") is None  # still running: nothing to claim
+    registry.finish("child", FinalReport(status="completed", text="done"))
+    assert registry.claim_notification("child") is not None
+    assert registry.claim_notification("child") is None
+    assert registry.claim_notification("gone") is None
+
+
+def test_the_first_report_wins():
+    registry = _registry()
+    registry.reserve(_request())
+    assert registry.finish("child", FinalReport(status="killed", text="killed on request"))
+    assert registry.finish("child", FinalReport(status="completed", text="late")) is None
+    assert registry.records["child"].status == "killed"
+
+
+def test_sync_children_are_not_notified_unless_moved_to_the_background():
+    registry = _registry()
+    registry.reserve(_request("sync", background=False))
+    registry.reserve(_request("moved", background=False))
+    assert registry.to_background("moved")
+    for agent_id in ("sync", "moved"):
+        registry.finish(agent_id, FinalReport(status="completed", text="ok"))
+    assert registry.claim_notification("sync") is None
+    assert registry.claim_notification("moved") is not None
+
+
+def test_moving_an_ended_child_to_the_background_fails_so_its_result_is_not_lost():
+    registry = _registry()
+    registry.reserve(_request("sync", background=False))
+    registry.finish("sync", FinalReport(status="completed", text="ok"))
+    assert not registry.to_background("sync")
+
+
+def test_notification_goes_to_the_owner_else_the_main_agent():
+    registry = _registry()
+    registry.reserve(_request("parent"))
+    registry.reserve(_request("grandchild", parent="parent", depth=2))
+    assert registry.notify_target(registry.records["grandchild"]) == "parent"
+    registry.finish("parent", FinalReport(status="completed", text="ok"))
+    assert registry.notify_target(registry.records["grandchild"]) == "main"
+
+
+def test_stall_watchdog_skips_agents_with_a_tool_in_flight_or_parked():
+    registry = _registry(stall_ms=1000)
+    for agent_id in ("silent", "busy", "parked"):
+        registry.reserve(_request(agent_id))
+    registry.progress("busy", tools_in_flight=["toolu_1"])
+    registry.set_parked("parked", True)
+    later = time.monotonic() + 5
+    assert registry.stalled(later) == ["silent"]
+    registry.progress("busy", tools_in_flight=[])
+    assert set(registry.stalled(time.monotonic() + 5)) == {"silent", "busy"}
+
+
+def test_outstanding_counts_only_live_background_children_of_that_owner():
+    registry = _registry()
+    registry.reserve(_request("bg"))
+    registry.reserve(_request("sync", background=False))
+    assert registry.outstanding("main")
+    registry.finish("bg", FinalReport(status="completed", text="ok"))
+    assert registry.outstanding("main")  # ended, but its notice is not delivered yet
+    registry.claim_notification("bg")
+    assert not registry.outstanding("main")
+
+
+def test_usage_and_cost_roll_up_to_parent_and_session():
+    registry = _registry()
+    registry.reserve(_request("child"))
+    registry.reserve(_request("grandchild", parent="child", depth=2))
+    registry.progress("main", usage=TokenUsage(input_tokens=10), cost_usd=0.1, tool_uses=1)
+    registry.progress("child", usage=TokenUsage(input_tokens=20), cost_usd=0.2, tool_uses=2)
+    registry.progress("grandchild", usage=TokenUsage(output_tokens=5), cost_usd=0.3, tool_uses=3)
+    tree = registry.tree()
+    assert tree["subtree_tokens"] == 35 and tree["subtree_tool_uses"] == 6
+    assert tree["subtree_cost_usd"] == pytest.approx(0.6)
+    assert tree["children"][0]["subtree_tokens"] == 25
+    assert registry.session_cost_usd() == pytest.approx(0.6)
+
+
+def test_abandon_leaves_no_record():
+    registry = _registry()
+    registry.reserve(_request())
+    registry.abandon("child")
+    assert "child" not in registry.records and registry.live_subagents() == 0

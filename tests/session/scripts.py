@@ -1,0 +1,28 @@
+"""Scripted models for session tests: the main agent and its children told apart by system prompt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from covey.model.scripted import ScriptedModel
+
+MAIN = {"system_contains": "You are covey"}
+CHILD = {"system_lacks": "You are covey"}
+
+
+def rule(when: dict[str, Any], reply: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"when": when, "reply": reply, **extra}
+
+
+def agent_call(prompt: str, *, background: bool | None = None, subagent_type: str | None = "general-purpose",
+               description: str = "a delegated task", **extra: Any) -> dict[str, Any]:
+    call: dict[str, Any] = {"description": description, "prompt": prompt, **extra}
+    if subagent_type is not None:
+        call["subagent_type"] = subagent_type
+    if background is not None:
+        call["run_in_background"] = background
+    return {"name": "Agent", "input": call}
+
+
+def scripted(*rules: dict[str, Any], latency_s: float = 0.0) -> ScriptedModel:
+    return ScriptedModel.from_dict({"latency_s": latency_s, "rules": list(rules)})
