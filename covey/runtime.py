@@ -1,7 +1,7 @@
 """``SessionRuntime``: the session-wide actors an agent needs, as picklable handles.
 
 It travels inside every ``AgentSpec``, so an agent on any node can reach the
-registry, the mailbox, the pool and the root agent without a name lookup.
+registry (which owns the warm pool), the mailbox and the root agent without a name lookup.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from covey.registry.limits import Limits
 if TYPE_CHECKING:
     from covey.actors.handle import AgentHandle
     from covey.actors.mailbox import MailboxHandle
-    from covey.actors.pool import PoolHandle
     from covey.registry.actor import RegistryHandle
 
 
@@ -24,7 +23,6 @@ class SessionRuntime:
     session_id: str
     registry: "RegistryHandle"
     mailbox: "MailboxHandle"
-    pool: "PoolHandle"
     root: "AgentHandle | None" = None
     """The main agent's actor: bubbled permission prompts go through it to the person."""
     definitions: dict[str, AgentDefinition] = field(default_factory=dict)

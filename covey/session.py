@@ -1,7 +1,7 @@
 """``Session``: one covey run from a script, a notebook, a Ray job or the CLI.
 
 The driver side of covey: it joins or starts Ray, starts the session's
-registry, mailbox and warm pool actors, runs the main agent in an
+registry (with its warm pool) and mailbox actors, runs the main agent in an
 ``AgentActor``, answers permission prompts that come up from any agent, and
 removes everything it started when it closes.
 """
@@ -16,10 +16,8 @@ from typing import Any, AsyncIterator, Callable
 import ray
 from pydantic import BaseModel, ConfigDict, Field
 
-from covey.actors.agent import agent_actor_class
-from covey.actors.handle import AgentHandle
 from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
-from covey.actors.pool import PoolHandle, default_pool_size, pool_actor_class
+from covey.actors.pool import default_pool_size
 from covey.agents.definition import AgentDefinition
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.spec import AgentSpec
@@ -113,7 +111,8 @@ class Session:
         """The session's events as they happen: ``system/init`` first, like Claude Code."""
         runtime = await self.start()
         yield self.init_event()
-        main = self._new_agent_actor("main")
+        main = await runtime.registry.take("home")
+        self._owned.append(main)
         runtime.root = main
         spec = self.main_spec(prompt, runtime)
         await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt)
@@ -178,21 +177,22 @@ class Session:
         common = {"namespace": NAMESPACE}
         home = ray.get_runtime_context().get_node_id()
         sizes = {"home": self.options.pool_size if self.options.pool_size is not None else default_pool_size()}
-        pool = PoolHandle(pool_actor_class().options(name=f"{prefix}:pool", **common).remote(self.session_id, sizes, home), "pool")
         mailbox = MailboxHandle(mailbox_actor_class().options(name=f"{prefix}:mailbox", **common).remote(), "mailbox")
-        registry_actor = registry_actor_class().options(name=f"{prefix}:registry", **common).remote(self.limits, mailbox, pool)
+        registry_actor = registry_actor_class().options(name=f"{prefix}:registry", **common).remote(
+            self.limits, mailbox, self.session_id, sizes, home,
+        )
         registry = RegistryHandle(registry_actor, "registry")
-        self._owned += [registry, mailbox, pool]
+        self._owned += [registry, mailbox]
         options = {**self._tool_options(), "tool_names": tool_names(self._tool_options())}
         self.runtime = SessionRuntime(
-            session_id=self.session_id, registry=registry, mailbox=mailbox, pool=pool,
+            session_id=self.session_id, registry=registry, mailbox=mailbox,
             definitions=self.definitions, limits=self.limits, transcript_dir=self.options.transcript_dir,
             can_ask=self.asker is not None, options=options,
         )
         return self.runtime
 
     def close(self) -> None:
-        """Kill every actor this session started (pooled agents die with their pool), then Ray if covey started it."""
+        """Kill every actor this session started (pooled agents die with the registry that owns them), then Ray if covey started it."""
         for handle in reversed(self._owned):
             handle.kill()
         self._owned.clear()
@@ -211,13 +211,6 @@ class Session:
 
     async def __aexit__(self, *exc: Any) -> None:
         self.close()
-
-    def _new_agent_actor(self, role: str) -> AgentHandle:
-        name = f"covey:{self.session_id[:8]}:{role}"
-        actor = agent_actor_class().options(name=name, namespace=NAMESPACE).remote()
-        handle = AgentHandle(actor, name)
-        self._owned.append(handle)
-        return handle
 
     async def _ask(self, prompt: PermissionPrompt) -> Any:
         if self.asker is None:

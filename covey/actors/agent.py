@@ -59,8 +59,11 @@ class AgentRunner:
         self.runs_served += 1
         return spec.agent_id
 
-    async def follow(self) -> AsyncIterator[Event]:
-        """The current run's events (only if it was started with ``follow=True``)."""
+    async def follow(self) -> AsyncIterator[Event | FinalReport]:
+        """The current run's events, then its ``FinalReport`` (only if started with ``follow=True``).
+
+        The report ends the stream so a sync parent has it before the actor can be recycled.
+        """
         queue = self._require_run().queue
         if queue is None:
             return
@@ -92,7 +95,8 @@ class AgentRunner:
         await self.start(spec, follow=True)
         try:
             async for event in self.follow():
-                yield event
+                if not isinstance(event, FinalReport):
+                    yield event
         finally:
             await self.cancel(reason="the caller stopped following")
 
@@ -125,7 +129,7 @@ class AgentRunner:
         if run is not None and not run.report.done():
             self._run = run
             return False
-        leftovers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not _is_ray_task(t)]
+        leftovers = [t for t in asyncio.all_tasks() if not _is_serving(t)]
         return not leftovers and _open_fds() <= self._baseline_fds + 2 and not _child_processes()
 
     # -- internals -------------------------------------------------------------
@@ -158,8 +162,9 @@ class AgentRunner:
             for future in run.answers.values():
                 if not future.done():
                     future.set_result(False)
-            if run.queue is not None:
-                run.queue.put_nowait(_DONE)
+        if run.queue is not None:
+            run.queue.put_nowait(report)
+            run.queue.put_nowait(_DONE)
         run.report.set_result(report)
 
     def _services(self, run: _Run, progress: Progress) -> AgentServices:
@@ -222,10 +227,15 @@ def _child_processes() -> bool:
         return False
 
 
-def _is_ray_task(task: asyncio.Task) -> bool:
-    # Ray's own long-lived tasks on the actor's loop are not agent leftovers.
+def _is_serving(task: asyncio.Task) -> bool:
+    """Tasks that are not an agent's leftovers: Ray's own, and calls being served right now."""
+    if task is asyncio.current_task() or task.done():
+        return True
     coro = task.get_coro()
-    return "ray" in getattr(coro, "__qualname__", "") or "ray" in getattr(getattr(coro, "cr_code", None), "co_filename", "")
+    name = getattr(coro, "__qualname__", "")
+    code = getattr(coro, "cr_code", None) or getattr(coro, "ag_code", None)
+    filename = getattr(code, "co_filename", "")
+    return name.startswith("_AgentActor.") or "/ray/" in filename
 
 
 class _AgentActor:

@@ -28,8 +28,14 @@ class ActorHandle:
             raise (cause if isinstance(cause, BaseException) else exc) from None
 
     def tell(self, method: str, *args: Any, **kwargs: Any) -> None:
-        """Fire and forget: the order of calls from one caller is kept by Ray."""
-        getattr(self.actor, method).remote(*args, **kwargs)
+        """Fire and forget: the order of calls from one caller is kept by Ray.
+
+        A message to an actor that is already gone is dropped: nobody waits for it.
+        """
+        try:
+            getattr(self.actor, method).remote(*args, **kwargs)
+        except Exception:
+            pass
 
     def kill(self) -> None:
         try:

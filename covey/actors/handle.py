@@ -40,7 +40,8 @@ class AgentHandle(ActorHandle):
         finished = False
         try:
             async for event in self.follow():
-                yield event
+                if not isinstance(event, FinalReport):
+                    yield event
             finished = True
         finally:
             if not finished:

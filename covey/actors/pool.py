@@ -1,7 +1,8 @@
 """A warm pool of pre-started agent actors (creating an actor costs ~250 ms of CPU; calling one ~1 ms).
 
-``WarmPool`` holds the rules (plain Python, tested with fakes); ``_PoolActor``
-creates real actors. An actor goes back into the pool only if its runner
+``WarmPool`` holds the rules (plain Python, tested with fakes); ``AgentFactory``
+creates real actors. The registry actor owns the session's pool, so a launch
+is one call: reserve a slot and take a warm actor. An actor goes back into the pool only if its runner
 reports a clean reset (no run, no task, no child process, no extra file
 descriptor) and it has served fewer than ``max_uses`` runs; otherwise it is
 killed and a fresh one replaces it. Refills happen in the background.
@@ -16,11 +17,9 @@ import os
 from collections import defaultdict, deque
 from typing import Any, Awaitable, Callable
 
-import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from covey.actors.agent import agent_actor_class
-from covey.actors.base import ActorHandle
 from covey.actors.handle import AgentHandle
 
 log = logging.getLogger(__name__)
@@ -122,19 +121,16 @@ class WarmPool:
         self.lane_of.pop(actor, None)
 
 
-class _PoolActor:
-    """Ray shell: creates agent actors, on the home node for file-touching agents."""
+class AgentFactory:
+    """Creates agent actors, named readably, on the home node for file-touching agents."""
 
-    def __init__(self, session_id: str, sizes: dict[str, int], home_node_id: str | None = None) -> None:
+    def __init__(self, session_id: str, home_node_id: str | None = None) -> None:
         self.session_id = session_id
         self.home_node_id = home_node_id
         self.cls = agent_actor_class()
         self._seq = itertools.count(1)
-        self.pool = WarmPool(self._create, sizes)
-        for lane in sizes:
-            self.pool.refill(lane)
 
-    async def _create(self, lane: str) -> AgentHandle:
+    async def create(self, lane: str) -> AgentHandle:
         name = f"covey:{self.session_id[:8]}:agent-{next(self._seq)}"
         options: dict[str, Any] = {"name": name}
         if lane == "home" and self.home_node_id:
@@ -144,36 +140,3 @@ class _PoolActor:
         handle = AgentHandle(self.cls.options(**options).remote(), name)
         await handle.node_id()  # ready when it answers
         return handle
-
-    async def take(self, lane: str = "home") -> AgentHandle:
-        return await self.pool.take(lane)
-
-    async def give_back(self, actor: AgentHandle) -> bool:
-        return await self.pool.give_back(actor)
-
-    async def warm(self, n: int, lane: str = "home") -> int:
-        return await self.pool.warm(n, lane)
-
-    async def stats(self) -> dict[str, Any]:
-        return self.pool.stats()
-
-    async def shutdown(self) -> None:
-        await self.pool.shutdown()
-
-
-def pool_actor_class(**options: Any):
-    return ray.remote(num_cpus=0, max_restarts=0, **options)(_PoolActor)
-
-
-class PoolHandle(ActorHandle):
-    async def take(self, lane: str = "home") -> AgentHandle:
-        return await self.call("take", lane)
-
-    async def warm(self, n: int, lane: str = "home") -> int:
-        return await self.call("warm", n, lane)
-
-    async def stats(self) -> dict[str, Any]:
-        return await self.call("stats")
-
-    async def shutdown(self) -> None:
-        await self.call("shutdown")

@@ -1,19 +1,24 @@
 """The registry as a Ray actor: the core's rules plus what needs a live process.
 
-It watches every running child's actor (a dead actor becomes a ``failed``
-record and one notification), runs the stall watchdog, delivers claimed
-notifications to the owner's mailbox, and hands finished actors back to the pool.
+It owns the session's warm pool, so a launch is one call: check, reserve,
+take a warm actor, start it. It watches every running agent's actor (a dead
+actor becomes a ``failed`` record and one notification), runs the stall
+watchdog, delivers claimed notifications to the owner's mailbox, and hands
+finished actors back to the pool.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import ray
 
 from covey.actors.base import ActorHandle, _first_line
+from covey.actors.handle import AgentHandle
+from covey.actors.pool import AgentFactory, WarmPool
 from covey.agents.reports import notification_text
 from covey.errors import AgentUnavailable, CoveyError, LimitExceeded
 from covey.registry.core import Registry
@@ -27,13 +32,20 @@ CANCEL_GRACE_S = 5.0
 
 
 class _RegistryActor:
-    def __init__(self, limits: Limits, mailbox: Any, pool: Any = None) -> None:
+    def __init__(
+        self, limits: Limits, mailbox: Any, session_id: str = "", pool_sizes: dict[str, int] | None = None,
+        home_node_id: str | None = None,
+    ) -> None:
         self.core = Registry(limits)
         self.mailbox = mailbox
-        self.pool = pool
+        self.pool = WarmPool(AgentFactory(session_id, home_node_id).create, pool_sizes or {})
+        for lane in pool_sizes or {}:
+            self.pool.refill(lane)
         self.actors: dict[str, Any] = {}
         self.watches: dict[str, asyncio.Task] = {}
         self._watchdog: asyncio.Task | None = None
+        # asyncio keeps only weak references to tasks: hold ours until they finish.
+        self._tasks: set[asyncio.Task] = set()
 
     async def register_main(self, agent_id: str, model: str, cwd: str, prompt: str = "") -> TaskRecord:
         self._start_watchdog()
@@ -47,6 +59,39 @@ class _RegistryActor:
         except CoveyError as exc:
             return str(exc)
 
+    async def launch(
+        self, request: LaunchRequest, spec: Any, follow: bool = False, lane: str = "home", output_file: str | None = None,
+    ) -> tuple[TaskRecord, AgentHandle] | str:
+        """Check and reserve, take a warm actor, start the agent on it, watch it.
+
+        Returns the record and the actor, or the refusal's message. A failure
+        after the reservation undoes it: nothing half-started remains.
+        """
+        answer = await self.reserve(request)
+        if isinstance(answer, str):
+            return answer
+        actor = None
+        try:
+            actor = await self.pool.take(lane)
+            await actor.start(spec, follow=follow)
+        except Exception as exc:
+            self.core.abandon(request.agent_id)
+            if actor is not None:
+                actor.kill()
+            return f"The agent could not be started: {exc}"
+        await self.track(request.agent_id, actor, output_file)
+        return answer, actor
+
+    async def take(self, lane: str = "home") -> AgentHandle:
+        """A warm agent actor for an agent the registry does not launch (the main agent)."""
+        return await self.pool.take(lane)
+
+    async def warm(self, n: int, lane: str = "home") -> int:
+        return await self.pool.warm(n, lane)
+
+    async def pool_stats(self) -> dict[str, Any]:
+        return self.pool.stats()
+
     async def abandon(self, agent_id: str) -> None:
         self.core.abandon(agent_id)
 
@@ -55,6 +100,7 @@ class _RegistryActor:
         record = self.core.records.get(agent_id)
         if record is not None:
             record.output_file, record.node_id = output_file, node_id
+            record.last_activity = time.monotonic()  # the stall clock starts when the agent does
         self.actors[agent_id] = actor
         self.watches[agent_id] = asyncio.create_task(self._watch(agent_id, actor))
 
@@ -121,8 +167,10 @@ class _RegistryActor:
             log.exception("completing %s failed", agent_id)
         finally:
             self.actors.pop(agent_id, None)
-            if self.pool is not None and reusable:
-                self.pool.tell("give_back", actor)
+            if reusable:
+                self._spawn(self.pool.give_back(actor))
+            else:
+                actor.kill()
 
     async def _complete(self, agent_id: str, report: FinalReport) -> None:
         self.core.finish(agent_id, report)
@@ -143,6 +191,11 @@ class _RegistryActor:
         except (asyncio.TimeoutError, AgentUnavailable):
             actor.kill()
 
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     def _start_watchdog(self) -> None:
         if self._watchdog is None:
             self._watchdog = asyncio.create_task(self._watch_stalls())
@@ -153,12 +206,10 @@ class _RegistryActor:
             await asyncio.sleep(tick_s)
             try:
                 for agent_id in self.core.stalled():
-                    actor = self.actors.get(agent_id)
-                    reason = f"stalled: no message or tool progress for {self.core.limits.stall_ms} ms"
-                    if actor is not None:
-                        asyncio.create_task(self._stop(agent_id, actor, "failed", reason))
-                    else:
-                        self.core.finish(agent_id, FinalReport(status="failed", text=reason))
+                    # A reserved agent whose actor is still starting is not stalled.
+                    if (actor := self.actors.get(agent_id)) is not None:
+                        reason = f"stalled: no message or tool progress for {self.core.limits.stall_ms} ms"
+                        self._spawn(self._stop(agent_id, actor, "failed", reason))
             except Exception:  # one bad tick must not end the watchdog
                 log.exception("stall watchdog tick failed")
 
@@ -177,6 +228,25 @@ class RegistryHandle(ActorHandle):
         if isinstance(answer, str):
             raise LimitExceeded(answer)
         return answer
+
+    async def launch(
+        self, request: LaunchRequest, spec: Any, *, follow: bool = False, lane: str = "home",
+        output_file: str | None = None,
+    ) -> tuple[TaskRecord, AgentHandle]:
+        """Reserve, take, start and watch; raises ``LimitExceeded`` with the refusal's message."""
+        answer = await self.call("launch", request, spec, follow, lane, output_file)
+        if isinstance(answer, str):
+            raise LimitExceeded(answer)
+        return answer
+
+    async def take(self, lane: str = "home") -> AgentHandle:
+        return await self.call("take", lane)
+
+    async def warm(self, n: int, lane: str = "home") -> int:
+        return await self.call("warm", n, lane)
+
+    async def pool_stats(self) -> dict[str, Any]:
+        return await self.call("pool_stats")
 
     async def abandon(self, agent_id: str) -> None:
         await self.call("abandon", agent_id)

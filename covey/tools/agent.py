@@ -9,7 +9,6 @@ and moved to the background if they run past the threshold.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any, ClassVar
 
 from covey.agents.children import child_spec
@@ -19,7 +18,7 @@ from covey.errors import AgentUnavailable, CoveyError
 from covey.events import TaskStarted
 from covey.ids import AgentId
 from covey.permissions.rules import canonical_tool_name
-from covey.registry.records import LaunchRequest
+from covey.registry.records import FinalReport, LaunchRequest
 from covey.tools.agent_schema import AsyncLaunched, Completed, agent_input_model
 from covey.tools.base import Tool, ToolContext, ToolResult
 
@@ -85,8 +84,14 @@ class Launch:
                 self.parent, self.definition, self.call, agent_id=self.agent_id, tool_use_id=self.ctx.tool_use_id,
                 background=self.background, available_tools=self.runtime.options.get("tool_names", []),
             )
-        record = await self.runtime.registry.reserve(self._request(spec))
-        actor = await self._start(spec, record)
+        self.output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
+        _, actor = await self.runtime.registry.launch(
+            self._request(spec), spec, follow=not self.background, output_file=self.output_file,
+        )
+        self._emit(TaskStarted(
+            session_id=spec.session_id, agent_id=self.parent.agent_id, task_id=self.agent_id,
+            tool_use_id=self.ctx.tool_use_id, description=self.call.description, subagent_type=self.agent_type,
+        ))
         if self.background:
             return self._launched(spec)
         return await self._follow(actor, spec)
@@ -110,27 +115,6 @@ class Launch:
             if canonical_tool_name(rule.tool) == "Agent" and rule.matches("Agent", self.agent_type, policy.where, allowing=False):
                 return rule.text, rule.source
         return None
-
-    async def _start(self, spec: Any, record: Any) -> Any:
-        output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id))
-        actor = None
-        try:
-            actor = await self.runtime.pool.take("home")
-            await actor.start(spec, follow=not self.background)
-            await self.runtime.registry.track(self.agent_id, actor, output_file)
-        except BaseException:
-            # Leave nothing half-started: no record, no running actor.
-            with contextlib.suppress(Exception):
-                await self.runtime.registry.abandon(self.agent_id)
-            if actor is not None:
-                actor.kill()
-            raise
-        self.output_file = output_file
-        self._emit(TaskStarted(
-            session_id=spec.session_id, agent_id=self.parent.agent_id, task_id=self.agent_id,
-            tool_use_id=self.ctx.tool_use_id, description=self.call.description, subagent_type=self.agent_type,
-        ))
-        return actor
 
     def _launched(self, spec: Any) -> ToolResult:
         output = AsyncLaunched(
@@ -157,17 +141,23 @@ class Launch:
             raise
         except AgentUnavailable:
             pass
-        return await self._completed(actor, spec)
+        return await self._completed(pump, spec)
 
-    async def _pump(self, actor: Any) -> None:
+    async def _pump(self, actor: Any) -> FinalReport | None:
+        """Forward the child's events; its stream ends with its report."""
         async for event in actor.follow():
+            if isinstance(event, FinalReport):
+                return event
             self._emit(event)
+        return None
 
-    async def _completed(self, actor: Any, spec: Any) -> ToolResult:
+    async def _completed(self, pump: asyncio.Task, spec: Any) -> ToolResult:
         try:
-            report = await actor.wait()
+            report = pump.result()
         except AgentUnavailable as exc:
             return ToolResult.error(f"The sub-agent {self.agent_id} failed: its actor died ({exc}).")
+        if report is None:
+            return ToolResult.error(f"The sub-agent {self.agent_id} ended without a report.")
         output = Completed(
             agentId=self.agent_id, content=report.text, totalTokens=report.usage.total,
             totalToolUseCount=report.tool_uses, totalDurationMs=report.duration_ms,

@@ -1,0 +1,21 @@
+"""Hooks: shell commands run at points of an agent's life, answered like Claude Code's (SPEC 15)."""
+
+from covey.hooks.command import HookAnswer
+from covey.hooks.config import EVENTS, CommandHook, HookConfig, HookMatcher, parse_hooks
+from covey.hooks.gate import hook_after, hook_gate
+from covey.hooks.outcomes import HookOutcome, PreToolOutcome
+from covey.hooks.runner import HookRegistry
+
+__all__ = [
+    "EVENTS",
+    "CommandHook",
+    "HookAnswer",
+    "HookConfig",
+    "HookMatcher",
+    "HookOutcome",
+    "HookRegistry",
+    "PreToolOutcome",
+    "hook_after",
+    "hook_gate",
+    "parse_hooks",
+]

@@ -1,0 +1,111 @@
+"""``HookRegistry``: the session's hooks plus each running agent's definition hooks.
+
+Settings hooks apply to every agent. A definition's hooks are registered under
+its agent id, fire only for that agent's calls, and are removed when it ends;
+its ``Stop`` hooks become ``SubagentStop`` because the agent is a sub-agent.
+All matching hooks of an event run concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from covey.hooks.command import HookAnswer, run_command
+from covey.hooks.config import CommandHook, HookConfig, parse_hooks
+from covey.hooks.outcomes import HookOutcome, PreToolOutcome, combine, combine_pre_tool
+
+
+class HookRegistry:
+    def __init__(
+        self, hooks: Any = None, *, project_dir: Path | str, session_id: str = "",
+        transcript_path: str | None = None, source: str = "settings",
+    ) -> None:
+        self.project_dir = Path(project_dir)
+        self.session_id = session_id
+        self.transcript_path = transcript_path
+        self._scopes: dict[str | None, HookConfig] = {None: parse_hooks(hooks, source)}
+        """Hook config per scope: ``None`` is session-wide, else an agent id."""
+
+    def register(self, agent_id: str, hooks: Any, *, source: str | None = None) -> None:
+        """Add an agent definition's hooks, scoped to ``agent_id``."""
+        config = parse_hooks(hooks, source or f"hooks of agent {agent_id!r}")
+        if "Stop" in config:
+            config.setdefault("SubagentStop", []).extend(config.pop("Stop"))
+        if config:
+            self._scopes[agent_id] = config
+
+    def remove(self, agent_id: str) -> None:
+        self._scopes.pop(agent_id, None)
+
+    def hooks_for(self, event: str, agent_id: str | None, tool_name: str | None = None) -> list[CommandHook]:
+        """Matching hooks, session-wide first; the same command twice runs once."""
+        found: dict[str, CommandHook] = {}
+        for scope in (None, agent_id) if agent_id is not None else (None,):
+            for group in self._scopes.get(scope, {}).get(event, []):
+                if group.matches(tool_name):
+                    for hook in group.hooks:
+                        found.setdefault(hook.command, hook)
+        return list(found.values())
+
+    async def run_pre_tool_use(
+        self, agent_id: str, tool_name: str, tool_input: dict[str, Any], *,
+        session_id: str | None = None, cwd: Path | str | None = None, tool_use_id: str | None = None,
+    ) -> PreToolOutcome:
+        fields = {"tool_name": tool_name, "tool_input": tool_input, "tool_use_id": tool_use_id}
+        answers = await self._run("PreToolUse", agent_id, tool_name, fields, session_id=session_id, cwd=cwd)
+        return combine_pre_tool(answers)
+
+    async def run_post_tool_use(
+        self, agent_id: str, tool_name: str, tool_input: dict[str, Any], tool_response: Any, *,
+        session_id: str | None = None, cwd: Path | str | None = None, tool_use_id: str | None = None,
+    ) -> HookOutcome:
+        fields = {"tool_name": tool_name, "tool_input": tool_input, "tool_response": tool_response,
+                  "tool_use_id": tool_use_id}
+        answers = await self._run("PostToolUse", agent_id, tool_name, fields, session_id=session_id, cwd=cwd)
+        return combine("PostToolUse", answers)
+
+    async def run_stop(
+        self, agent_id: str, *, subagent: bool, last_message: str | None = None,
+        stop_hook_active: bool = False, session_id: str | None = None, cwd: Path | str | None = None,
+    ) -> HookOutcome:
+        """``blocked`` means: do not stop, continue with ``reason`` as the next instruction.
+
+        ``stop_hook_active`` tells the hook it already blocked once, so it can avoid a loop.
+        """
+        event = "SubagentStop" if subagent else "Stop"
+        fields = {"stop_hook_active": stop_hook_active, "last_assistant_message": last_message}
+        answers = await self._run(event, agent_id, None, fields, session_id=session_id, cwd=cwd)
+        outcome = combine(event, answers)
+        # "continue": false means stop for good, which beats a request to keep going.
+        return outcome if not outcome.stop else HookOutcome(stop=True, stop_reason=outcome.stop_reason)
+
+    async def run_session_start(self, *, source: str = "startup", cwd: Path | str | None = None) -> HookOutcome:
+        answers = await self._run("SessionStart", None, None, {"source": source}, cwd=cwd)
+        return combine("SessionStart", answers, text_is_context=True)
+
+    async def run_user_prompt_submit(
+        self, prompt: str, *, agent_id: str | None = None, cwd: Path | str | None = None,
+    ) -> HookOutcome:
+        answers = await self._run("UserPromptSubmit", agent_id, None, {"prompt": prompt}, cwd=cwd)
+        return combine("UserPromptSubmit", answers, text_is_context=True)
+
+    async def run_notification(self, message: str, *, agent_id: str | None = None, title: str | None = None) -> None:
+        answers = await self._run("Notification", agent_id, None, {"message": message, "title": title})
+        combine("Notification", answers)  # only for logging failures: a notification decides nothing
+
+    async def _run(
+        self, event: str, agent_id: str | None, tool_name: str | None, fields: dict[str, Any], *,
+        session_id: str | None = None, cwd: Path | str | None = None,
+    ) -> list[HookAnswer]:
+        hooks = self.hooks_for(event, agent_id, tool_name)
+        if not hooks:
+            return []
+        workdir = Path(cwd) if cwd is not None else self.project_dir
+        payload = {
+            "session_id": session_id or self.session_id, "transcript_path": self.transcript_path,
+            "cwd": str(workdir), "hook_event_name": event, "agent_id": agent_id, **fields,
+        }
+        runs = (run_command(hook, payload, cwd=workdir, project_dir=self.project_dir) for hook in hooks)
+        return list(await asyncio.gather(*runs))
