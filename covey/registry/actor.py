@@ -101,6 +101,7 @@ class _RegistryActor:
         if record is not None:
             record.output_file, record.node_id = output_file, node_id
             record.last_activity = time.monotonic()  # the stall clock starts when the agent does
+            record.started_at = time.time()
         self.actors[agent_id] = actor
         self.watches[agent_id] = asyncio.create_task(self._watch(agent_id, actor))
 

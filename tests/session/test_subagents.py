@@ -141,12 +141,14 @@ async def test_unknown_agent_type_is_an_error_naming_it(tmp_path):
 async def test_twenty_agent_calls_in_one_message_run_at_once(tmp_path):
     calls = [agent_call(f"task {i}", background=True, description=f"task {i}") for i in range(20)]
     model = scripted(
-        rule(CHILD, {"text": "child done"}, latency_s=0.5),
+        rule(CHILD, {"text": "child done"}, latency_s=3.0),
         rule({**MAIN, "last_tool_result_contains": "Async agent launched"}, {"text": "waiting"}),
         rule({**MAIN, "last_message_contains": "<task-notification>"}, {"text": "collected"}),
         rule(MAIN, {"tool_use": calls}),
     )
-    result, records = await _run(_session(tmp_path, model, pool_size=4))
+    session = _session(tmp_path, model, pool_size=4)
+    await (await session.start()).registry.warm(21)  # 20 children and the main agent
+    result, records = await _run(session)
     children = [r for r in records.values() if r.role == "subagent"]
     assert len(children) == 20 and all(r.status == "completed" and r.notified for r in children)
     assert max(r.started_at for r in children) < min(r.ended_at for r in children)  # all overlapped
