@@ -28,6 +28,8 @@ class SessionRuntime:
     definitions: dict[str, AgentDefinition] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     transcript_dir: str | None = None
+    skills: dict[str, Any] = field(default_factory=dict)
+    """Skills found for the session, by name (the Skill tool and definitions' ``skills``)."""
     can_ask: bool = False
     """Whether a person can answer prompts (a terminal or a callback at the root)."""
     options: dict[str, Any] = field(default_factory=dict)

@@ -32,7 +32,7 @@ from covey.ray_runtime import NAMESPACE, ensure_ray, shutdown_if_started
 from covey.registry.actor import RegistryHandle, registry_actor_class
 from covey.registry.limits import Limits
 from covey.runtime import SessionRuntime
-from covey.session_defs import session_definitions
+from covey.session_defs import session_definitions, session_skills
 from covey.settings import Settings
 from covey.tools.catalog import tool_names
 
@@ -90,6 +90,7 @@ class Session:
         self.asker = self.options.asker or (CallbackAsker(self.options.on_permission) if self.options.on_permission else None)
         self.limits = self.options.limits or Limits()
         self.definitions, self.definition_errors = session_definitions(self.cwd, self.options.agents)
+        self.skills, self.skill_errors = session_skills(self.cwd)
         self.runtime: SessionRuntime | None = None
         self._started_ray = False
         self._owned: list[Any] = []
@@ -153,7 +154,12 @@ class Session:
             max_turns=self.options.max_turns,
             transcript_dir=self.options.transcript_dir,
             runtime=runtime,
-            settings={"modelPrices": self.settings.model_prices, "can_ask": self.asker is not None},
+            settings={
+                "modelPrices": self.settings.model_prices,
+                "can_ask": self.asker is not None,
+                "hooks": self.settings.hooks,
+                "project_dir": str(self.cwd),
+            },
         )
 
     def _main_prelude(self) -> list[dict[str, Any]]:
@@ -187,7 +193,7 @@ class Session:
         self.runtime = SessionRuntime(
             session_id=self.session_id, registry=registry, mailbox=mailbox,
             definitions=self.definitions, limits=self.limits, transcript_dir=self.options.transcript_dir,
-            can_ask=self.asker is not None, options=options,
+            can_ask=self.asker is not None, options=options, skills=self.skills,
         )
         return self.runtime
 

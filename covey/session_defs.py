@@ -1,4 +1,4 @@
-"""The agent definitions a session offers: built-ins plus files, flags and API objects."""
+"""What a session offers its agents: definitions (built-ins, files, flags, API objects) and skills."""
 
 from __future__ import annotations
 
@@ -16,3 +16,11 @@ def session_definitions(cwd: Path, extra: Any) -> tuple[dict[str, AgentDefinitio
     flags = extra if isinstance(extra, (str, dict)) else None
     result = load_definitions(cwd, flag_agents=flags, extra=objects)
     return result.definitions, result.errors
+
+
+def session_skills(cwd: Path) -> tuple[dict[str, Any], list[Any]]:
+    """(skills by name, load errors) for a session in ``cwd``."""
+    from covey.skills import discover_skills
+
+    scan = discover_skills(cwd)
+    return scan.skills, scan.errors

@@ -39,6 +39,8 @@ class _Run:
     cancel_status: Status = "killed"
     cancel_reason: str = ""
     answers: dict[str, asyncio.Future] = field(default_factory=dict)
+    followed: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once nobody follows the run's events any more (or nobody ever did)."""
 
 
 class AgentRunner:
@@ -54,6 +56,8 @@ class AgentRunner:
             raise RuntimeError(f"agent actor busy with {self._run.spec.agent_id!r}")
         loop = asyncio.get_running_loop()
         run = _Run(spec=spec, report=loop.create_future(), queue=asyncio.Queue() if follow else None)
+        if not follow:
+            run.followed.set()
         self._run = run
         run.task = asyncio.create_task(self._drive(run), name=f"agent {spec.agent_id}")
         self.runs_served += 1
@@ -64,11 +68,15 @@ class AgentRunner:
 
         The report ends the stream so a sync parent has it before the actor can be recycled.
         """
-        queue = self._require_run().queue
-        if queue is None:
+        run = self._require_run()
+        if run.queue is None:
             return
-        while (item := await queue.get()) is not _DONE:
-            yield item
+        queue = run.queue
+        try:
+            while (item := await queue.get()) is not _DONE:
+                yield item
+        finally:
+            run.followed.set()
 
     async def wait(self) -> FinalReport:
         return await asyncio.shield(self._require_run().report)
@@ -89,6 +97,7 @@ class AgentRunner:
         if run is not None and run.queue is not None:
             run.queue.put_nowait(_DONE)
             run.queue = None
+            run.followed.set()
 
     async def run(self, spec: AgentSpec) -> AsyncIterator[Event]:
         """Start and follow in one call; stopping the iteration cancels the run."""
@@ -123,12 +132,20 @@ class AgentRunner:
 
     # -- reuse ---------------------------------------------------------------
 
-    def reset(self) -> bool:
-        """Forget the finished run; True only if nothing of it is left (the actor may serve again)."""
-        run, self._run = self._run, None
+    async def reset(self, follower_grace_s: float = 5.0) -> bool:
+        """Forget the finished run; True only if nothing of it is left (the actor may serve again).
+
+        A follower still reading the run's last events is let finish first.
+        """
+        run = self._run
         if run is not None and not run.report.done():
-            self._run = run
             return False
+        if run is not None:
+            try:
+                await asyncio.wait_for(run.followed.wait(), follower_grace_s)
+            except asyncio.TimeoutError:
+                return False
+        self._run = None
         leftovers = [t for t in asyncio.all_tasks() if not _is_serving(t)]
         return not leftovers and _open_fds() <= self._baseline_fds + 2 and not _child_processes()
 
@@ -146,17 +163,20 @@ class AgentRunner:
             transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id),
             session_id=spec.session_id, agent_id=spec.agent_id,
         )
+        services = self._services(run, progress)
         try:
             await writer.append("user", {"role": "user", "content": spec.prompt})
-            async for event in run_agent(spec, self._services(run, progress)):
+            async for event in run_agent(spec, services):
                 await progress.observe(event, writer)
                 if run.queue is not None:
                     await run.queue.put(event)
-            report = progress.report()
+            report = progress.report(worktree=services.outcome.get("worktree"))
         except asyncio.CancelledError:
-            report = progress.report(status=run.cancel_status, reason=run.cancel_reason or "cancelled")
+            reason = run.cancel_reason or "cancelled"
+            report = progress.report(status=run.cancel_status, reason=reason, worktree=services.outcome.get("worktree"))
         except Exception as exc:  # the agent failed; its owner hears about it through the report
-            report = progress.report(status="failed", reason=f"{type(exc).__name__}: {exc}")
+            reason = f"{type(exc).__name__}: {exc}"
+            report = progress.report(status="failed", reason=reason, worktree=services.outcome.get("worktree"))
         finally:
             writer.close()
             for future in run.answers.values():
@@ -271,7 +291,7 @@ class _AgentActor:
         return await self.runner.answer(request_id, answer)
 
     async def reset(self) -> bool:
-        return self.runner.reset()
+        return await self.runner.reset()
 
     async def ping(self) -> str:
         return ray.get_runtime_context().get_node_id()

@@ -1,8 +1,10 @@
 """``run_agent``: the one lifecycle every agent kind flows through (SPEC 5).
 
-It builds the agent's context and loop from an already-resolved ``AgentSpec``,
-yields the agent's events as they happen, and releases everything the agent
-touched in ``finally`` — on success, error and cancellation alike.
+It builds the agent's context, hooks and loop from an already-resolved
+``AgentSpec``, yields the agent's events as they happen, and releases
+everything the agent touched in ``finally`` — on success, error and
+cancellation alike: shell processes, the read-file cache, todos, its hooks,
+its worktree.
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from covey.agents.spec import AgentSpec
+from covey.agents.transcript import transcript_path
 from covey.events import Event
+from covey.hooks import HookRegistry, hook_after, hook_gate
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.gate import PermissionGate
 from covey.model.base import Model
-from covey.tools.catalog import tool_catalog
+from covey.skills import preload_skills
 from covey.tools.base import Tool, ToolContext
+from covey.tools.catalog import tool_catalog
 from covey.tools.processes import ProcessTracker
 from covey.tools.todo import clear_todos
 
@@ -31,12 +36,12 @@ class AgentServices:
     inbox: Any = None
     extra_tools: list[Tool] = field(default_factory=list)
     cost_of: Callable[[str, Any], float] | None = None
-    on_event: Callable[[Event], Awaitable[None]] | None = None
-    """Sees every event before it is yielded."""
     emit: Callable[[Event], None] | None = None
     """Where tools send events of their own (a child's progress, task_started)."""
     runtime: dict[str, Any] = field(default_factory=dict)
-    """Handles tools may need (registry, pool, launcher), put into ToolContext.services."""
+    """Handles tools may need (the session runtime), put into ToolContext.services."""
+    outcome: dict[str, Any] = field(default_factory=dict)
+    """What the run leaves for its report (the worktree outcome)."""
 
 
 def available_tools(spec: AgentSpec, services: AgentServices) -> list[Tool]:
@@ -47,40 +52,99 @@ def available_tools(spec: AgentSpec, services: AgentServices) -> list[Tool]:
 
 
 async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[Event]:
-    ctx = ToolContext(
+    ctx = _context(spec, services)
+    hooks = _hooks(spec)
+    try:
+        loop = _build_loop(spec, services, ctx, hooks)
+        messages = await _initial_messages(spec, hooks)
+        async for event in loop.run(messages):
+            yield event
+    finally:
+        hooks.remove(spec.agent_id)
+        await release(ctx)
+        if spec.worktree:
+            services.outcome["worktree"] = await _finish_worktree(spec.worktree)
+
+
+def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
+    runtime = spec.runtime
+    skills = runtime.skills if runtime is not None else {}
+    return ToolContext(
         agent_id=spec.agent_id,
         cwd=Path(spec.cwd),
         processes=ProcessTracker(),
-        services={**services.runtime, "spec": spec},
+        services={**services.runtime, "spec": spec, "skills": skills, "session_id": spec.session_id},
         emit=services.emit,
     )
-    loop = _build_loop(spec, services, ctx)
-    messages = [*spec.prelude, {"role": "user", "content": spec.prompt}]
-    try:
-        async for event in loop.run(messages):
-            if services.on_event is not None:
-                await services.on_event(event)
-            yield event
-    finally:
-        await release(ctx)
 
 
-def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext) -> AgentLoop:
-    gate = PermissionGate(spec.permissions, services.asker) if spec.permissions is not None else None
-    executor = ToolExecutor(available_tools(spec, services), ctx, gate=gate)
-    loop = AgentLoop(
-        model=services.model,
-        config=LoopConfig(model_id=spec.model_id, system=spec.system, max_turns=spec.max_turns),
-        executor=executor,
-        session_id=spec.session_id,
-        agent_id=spec.agent_id,
-        cost_of=services.cost_of,
-        inbox=services.inbox,
-        parent_tool_use_id=spec.tool_use_id,
+def _hooks(spec: AgentSpec) -> HookRegistry:
+    """Settings hooks for everyone, plus this definition's, scoped to this agent (step 9)."""
+    hooks = HookRegistry(
+        spec.settings.get("hooks"), project_dir=spec.settings.get("project_dir", spec.cwd),
+        session_id=spec.session_id, transcript_path=str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)),
     )
-    if gate is not None:
-        gate.denials = loop.denials
+    if spec.definition.hooks:
+        hooks.register(spec.agent_id, spec.definition.hooks, source=spec.definition.path or f"agent {spec.definition.name!r}")
+    return hooks
+
+
+def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hooks: HookRegistry) -> AgentLoop:
+    inner = PermissionGate(spec.permissions, services.asker) if spec.permissions is not None else None
+    executor = ToolExecutor(available_tools(spec, services), ctx, gate=hook_gate(hooks, inner), after=hook_after(hooks))
+    config = LoopConfig(
+        model_id=spec.model_id, system=spec.system, max_turns=spec.max_turns,
+        tool_result_reminder=spec.definition.critical_system_reminder,
+    )
+    loop = AgentLoop(
+        model=services.model, config=config, executor=executor, session_id=spec.session_id,
+        agent_id=spec.agent_id, cost_of=services.cost_of, inbox=services.inbox,
+        parent_tool_use_id=spec.tool_use_id, stop_check=_stop_check(spec, hooks),
+    )
+    if inner is not None:
+        inner.denials = loop.denials
     return loop
+
+
+def _stop_check(spec: AgentSpec, hooks: HookRegistry) -> Callable[[str], Awaitable[str | None]]:
+    """Stop / SubagentStop hooks may send the agent back to work, once per answer (``stop_hook_active``)."""
+    state = {"active": False}
+
+    async def check(text: str) -> str | None:
+        outcome = await hooks.run_stop(
+            spec.agent_id, subagent=spec.depth > 0, last_message=text, stop_hook_active=state["active"], cwd=spec.cwd,
+        )
+        state["active"] = outcome.blocked and not outcome.stop
+        return (outcome.reason or "A Stop hook asked you to continue.") if state["active"] else None
+
+    return check
+
+
+async def _initial_messages(spec: AgentSpec, hooks: HookRegistry) -> list[dict[str, Any]]:
+    """Prelude (project context, agent list), preloaded skills (step 10), then the task."""
+    skills = spec.runtime.skills if spec.runtime is not None else {}
+    preloaded = await preload_skills(spec.definition.skills, skills) if spec.definition.skills else []
+    prompt = spec.prompt
+    if spec.depth == 0:
+        await hooks.run_session_start(cwd=spec.cwd)
+        outcome = await hooks.run_user_prompt_submit(prompt, agent_id=spec.agent_id, cwd=spec.cwd)
+        if outcome.blocked:
+            raise PromptBlocked(outcome.reason or "a UserPromptSubmit hook blocked the prompt")
+        if outcome.additional_context:
+            prompt = f"{prompt}\n\n<system-reminder>\n{outcome.additional_context}\n</system-reminder>"
+    return [*spec.prelude, *preloaded, {"role": "user", "content": prompt}]
+
+
+class PromptBlocked(Exception):
+    """A UserPromptSubmit hook refused the prompt; the run ends with its reason."""
+
+
+async def _finish_worktree(worktree: dict[str, Any]) -> dict[str, Any] | None:
+    """Remove an unchanged worktree; report a kept one (path, branch)."""
+    from covey.agents.worktree import Worktree, finish_worktree
+
+    outcome = await finish_worktree(Worktree(**worktree))
+    return outcome.model_dump(exclude_none=True) if outcome.kept else None
 
 
 async def release(ctx: ToolContext) -> None:

@@ -56,7 +56,7 @@ class Progress:
             cost_usd=self.cost_usd, tools_in_flight=self.in_flight,
         )
 
-    def report(self, status: Status | None = None, reason: str = "") -> FinalReport:
+    def report(self, status: Status | None = None, reason: str = "", worktree: dict | None = None) -> FinalReport:
         """The run's end as its owner hears it: the final text, or why it ended without one."""
         result = self.last_result
         if status is None:
@@ -65,6 +65,7 @@ class Progress:
         return FinalReport(
             status=status, text=text, usage=self.usage, tool_uses=self.tool_uses,
             duration_ms=int((time.monotonic() - self.started) * 1000), cost_usd=round(self.cost_usd, 6),
+            worktree=worktree,
         )
 
 

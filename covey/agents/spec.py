@@ -43,6 +43,8 @@ class AgentSpec(BaseModel):
     description: str = ""
     background: bool = False
     transcript_dir: str | None = None
+    worktree: dict[str, Any] | None = None
+    """The git worktree this agent works in (isolation: worktree), removed or kept at its end."""
     runtime: Any = None
     """The session's actors (a SessionRuntime); None for an agent run outside a session."""
     settings: dict[str, Any] = Field(default_factory=dict)

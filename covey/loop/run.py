@@ -45,6 +45,8 @@ class LoopConfig:
     thinking: dict[str, Any] | None = None
     wait_for_background: bool = True
     """Non-interactive runs take another turn per notification instead of ending (SPEC 9)."""
+    tool_result_reminder: str | None = None
+    """Text appended after every batch of tool results (Verification's critical reminder)."""
 
 
 @dataclass
@@ -71,6 +73,7 @@ class AgentLoop:
         cost_of: Any = None,
         inbox: Inbox | None = None,
         parent_tool_use_id: str | None = None,
+        stop_check: Any = None,
     ) -> None:
         self.model = model
         self.config = config
@@ -80,6 +83,8 @@ class AgentLoop:
         self.cost_of = cost_of or (lambda model_id, usage: 0.0)
         self.inbox = inbox
         self.parent_tool_use_id = parent_tool_use_id
+        self.stop_check = stop_check
+        """``async (final_text) -> str | None``: a reason to keep going instead of stopping (Stop hooks)."""
         self.messages: list[dict[str, Any]] = []
         self.stats = LoopStats()
         self.denials: list[dict[str, Any]] = []
@@ -105,6 +110,10 @@ class AgentLoop:
                 case ContinueTurn():
                     continue
                 case FinalOutput(text):
+                    if reason := await self._stop_blocked(text):
+                        self.messages.append({"role": "user", "content": reason})
+                        yield self._event(UserEvent, message=self.messages[-1])
+                        continue
                     yield self._result("success", text, message.stop_reason)
                     if not (texts := await self._await_background()):
                         return
@@ -141,8 +150,13 @@ class AgentLoop:
             # Even when cancelled, every tool_use gets its tool_result so the
             # history stays valid for a later resume.
             blocks = interrupted_results(calls, results)
+            if self.config.tool_result_reminder:
+                blocks = [*blocks, {"type": "text", "text": f"<system-reminder>\n{self.config.tool_result_reminder}\n</system-reminder>"}]
             self.messages.append({"role": "user", "content": blocks})
         return blocks
+
+    async def _stop_blocked(self, text: str) -> str | None:
+        return await self.stop_check(text) if self.stop_check is not None else None
 
     async def _drain(self) -> list[str]:
         return await self.inbox.drain() if self.inbox is not None else []

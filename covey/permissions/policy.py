@@ -175,7 +175,7 @@ def _cli_rules(texts: Iterable[str]) -> list[Rule]:
 
 
 # A parent in these modes keeps them for its children, whatever the definition says.
-_STICKY_MODES = ("bypassPermissions", "acceptEdits")
+_STICKY_MODES = ("bypassPermissions", "acceptEdits", "auto")
 _PLAN_MESSAGE = (
     "{call} was not run: this agent is in plan mode, where only read-only tools run. "
     "Keep researching with read-only tools, then present your plan; changes are made after the plan is approved."

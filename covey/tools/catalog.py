@@ -7,12 +7,14 @@ from typing import Any
 from covey.tools import core_tools
 from covey.tools.agent import AgentTool
 from covey.tools.base import Tool
+from covey.tools.skill import Skill
 
 
 def tool_catalog(options: dict[str, Any] | None = None) -> list[Tool]:
     """The full, ordered tool list; an agent's pool is a filtered subset of it."""
     options = options or {}
     tools: list[Tool] = [*core_tools()]
+    tools.append(Skill())
     tools.append(AgentTool(
         background=not options.get("background_disabled", False),
         teams=options.get("teams", False),

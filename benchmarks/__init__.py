@@ -1,0 +1,1 @@
+"""covey's benchmarks: ``python -m benchmarks.run [--quick] [--only NAME]`` (see docs/benchmarks.md)."""
