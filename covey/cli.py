@@ -12,7 +12,7 @@ from covey.errors import CoveyError
 from covey.events import Event, ResultEvent, SystemInit
 from covey.render import describe
 
-COMMANDS = ("run", "demo")
+COMMANDS = ("run", "demo", "agents")
 MODES = ["default", "acceptEdits", "bypassPermissions", "dontAsk", "plan"]
 
 
@@ -47,6 +47,10 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
     demo.add_argument("--verbose", action="store_true")
     demo.set_defaults(handler=_demo)
+    agents = sub.add_parser("agents", help="list the active agent types with source, model and tools")
+    agents.add_argument("--cwd", default=".", help="the project whose agents to list")
+    agents.add_argument("--agents", dest="agents_json", help="extra definitions as JSON, like claude --agents")
+    agents.set_defaults(handler=_agents)
     return parser
 
 
@@ -59,6 +63,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--cwd", default=".", help="the agent's working directory")
     run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
     run.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
+    run.add_argument("--agents", dest="agents_json", help='extra agent definitions as JSON: {"name": {"description": ..., "prompt": ...}}')
     run.add_argument("--verbose", action="store_true", help="show each step on stderr, and Ray's logs")
 
 
@@ -87,6 +92,7 @@ def _run(args: argparse.Namespace) -> int:
         disallowed_tools=_rules(args.disallowed_tools),
         address=args.address,
         verbose=args.verbose,
+        agents=args.agents_json,
     )
     return _execute(prompt, options, args.output_format, args.verbose)
 
@@ -140,3 +146,11 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"covey demo: a scripted main agent explores {project}", file=sys.stderr)
         options = dict(cwd=str(project), model=f"scripted:{rules}", address=args.address, verbose=args.verbose)
         return _execute(demo_prompt(), options, args.output_format, verbose=args.output_format == "text")
+
+
+def _agents(args: argparse.Namespace) -> int:
+    from covey.agents.loader import load_definitions
+    from covey.cli_agents import list_agents_text
+
+    print(list_agents_text(load_definitions(args.cwd, flag_agents=args.agents_json)))
+    return 0

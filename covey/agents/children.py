@@ -29,11 +29,13 @@ async def child_spec(
     tool_use_id: str | None,
     background: bool,
     available_tools: list[str],
+    cwd: str | None = None,
+    worktree: dict[str, Any] | None = None,
 ) -> AgentSpec:
     runtime = parent.runtime
     model_id = resolve_agent_model(call.model, definition, parent.model_id)
     depth = parent.depth + 1
-    cwd = str(Path(call.cwd or parent.cwd))
+    cwd = str(Path(cwd or call.cwd or parent.cwd))
     tools = resolve_tools(
         definition, available_tools, depth=depth, max_depth=runtime.limits.max_depth, background=background,
     )
@@ -60,6 +62,7 @@ async def child_spec(
         tool_use_id=tool_use_id,
         description=call.description,
         background=background,
+        worktree=worktree,
         transcript_dir=parent.transcript_dir,
         runtime=runtime,
         settings={**parent.settings, "can_ask": _can_ask(runtime, background, mode)},

@@ -12,6 +12,7 @@ import asyncio
 from typing import Any, ClassVar
 
 from covey.agents.children import child_spec
+from covey.agents.worktree import Worktree, check_isolation, create_worktree, finish_worktree
 from covey.agents.reports import completed_text, launched_text
 from covey.agents.transcript import transcript_path
 from covey.errors import AgentUnavailable, CoveyError
@@ -78,11 +79,27 @@ class Launch:
         )
 
     async def go(self) -> ToolResult:
+        isolation = self.call.isolation or (self.definition.isolation if self.definition else None)
+        self.place_problem = await asyncio.to_thread(
+            check_isolation, cwd=self.call.cwd, isolation=isolation, base_cwd=self.parent.cwd,
+        )
+        worktree = None
+        if isolation == "worktree" and self.place_problem is None and self.definition is not None:
+            worktree = await create_worktree(self.parent.cwd, self.agent_id)
+        try:
+            return await self._launch(worktree)
+        except BaseException:
+            if worktree is not None:  # a refused or failed launch leaves no worktree behind
+                await finish_worktree(worktree)
+            raise
+
+    async def _launch(self, worktree: Worktree | None) -> ToolResult:
         spec = None
         if self.definition is not None:
             spec = await child_spec(
                 self.parent, self.definition, self.call, agent_id=self.agent_id, tool_use_id=self.ctx.tool_use_id,
                 background=self.background, available_tools=self.runtime.options.get("tool_names", []),
+                cwd=worktree.cwd if worktree else None, worktree=worktree.model_dump() if worktree else None,
             )
         self.output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
         _, actor = await self.runtime.registry.launch(
@@ -104,7 +121,7 @@ class Launch:
             cwd=spec.cwd if spec else self.parent.cwd, background=self.background,
             type_known=self.definition is not None, denied_by=self._denied_by(),
             worktree_with_cwd=bool(self.call.cwd and self.call.isolation == "worktree"),
-            cwd_problem=_cwd_problem(self.call.cwd),
+            cwd_problem=self.place_problem,
         )
 
     def _denied_by(self) -> tuple[str, str] | None:
@@ -170,16 +187,3 @@ class Launch:
     def _emit(self, event: Any) -> None:
         if self.ctx.emit is not None:
             self.ctx.emit(event)
-
-
-def _cwd_problem(cwd: str | None) -> str | None:
-    from pathlib import Path
-
-    if cwd is None:
-        return None
-    path = Path(cwd)
-    if not path.is_absolute():
-        return f"cwd must be an absolute path, got {cwd!r}."
-    if not path.is_dir():
-        return f"cwd {cwd!r} does not exist or is not a directory."
-    return None

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.usefixtures("ray_session")
 def _session(tmp_path: Path, model, **options) -> Session:
     (tmp_path / "proj").mkdir(exist_ok=True)
     options.setdefault("pool_size", 2)
+    options.setdefault("max_turns", 8)  # a script that goes wrong ends quickly instead of looping
     return Session(cwd=str(tmp_path / "proj"), model=model, transcript_dir=str(tmp_path / "transcripts"), **options)
 
 
@@ -29,7 +30,7 @@ def _tool_results(events) -> list[dict]:
 
 async def _run(session: Session, prompt: str = "go"):
     try:
-        result = await session.run(prompt)
+        result = await asyncio.wait_for(session.run(prompt), 120)
         return result, await _records(session, result)
     finally:
         session.close()

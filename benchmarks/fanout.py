@@ -1,0 +1,124 @@
+"""``fanout``: a parent launches N background children in one message; each child takes three 200 ms turns.
+
+Figure: from the parent's first model request to its last reply (the answer
+after the last notification), from the logging model's timestamps. Baselines in
+the same run: N in-process ``AgentRunner``s running the very child specs covey
+builds (same tools, prompts, transcripts; no Ray, no registry, no mailbox), and
+N bare asyncio tasks of 3 x ``sleep(0.2)`` (the floor, 0.6 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import log
+from benchmarks.scripts import MAIN, NOTICE, LoggingModel, agent_call, new_session, read_log, rule, scripted, three_turn_child
+from covey.actors.agent import AgentRunner
+from covey.agents.children import child_spec
+from covey.registry.limits import Limits
+from covey.runtime import SessionRuntime
+from covey.tools.agent_schema import agent_input_model
+from covey.tools.catalog import tool_names
+
+LATENCY_S = 0.2
+
+
+def _rules(n: int) -> list[dict[str, Any]]:
+    calls = [agent_call(f"task {i}", background=True) for i in range(n)]
+    return three_turn_child(LATENCY_S) + [
+        rule({**MAIN, "last_message_contains": NOTICE}, {"text": "collected"}),
+        rule({**MAIN, "last_tool_result_contains": "Async agent launched"}, {"text": "waiting"}),
+        rule(MAIN, {"tool_use": calls}),
+    ]
+
+
+async def _covey(tmp: Path, n: int, session: Any, warm: bool) -> dict[str, Any]:
+    log_path = tmp / f"fanout-{n}-{'warm' if warm else 'default'}.jsonl"
+    session.options.model = LoggingModel(scripted(_rules(n)), log_path)
+    runtime = await session.start()
+    size = (await runtime.registry.pool_stats())["sizes"].get("home", 0)
+    await runtime.registry.warm(n + 1 if warm else size)
+    started = time.monotonic()
+    result = await session.run("go")
+    driver_s = time.monotonic() - started
+    records = read_log(log_path)
+    parent = [r for r in records if r["main"]]
+    children = [r for r in records if not r["main"]]
+    done = sum(1 for r in children if not r["calls"])
+    if result.is_error or done != n:
+        raise RuntimeError(f"fanout N={n}: {done} children finished; result {result.result[:200]!r}")
+    return {"wall_s": round(parent[-1]["done"] - parent[0]["sent"], 3), "driver_s": round(driver_s, 3),
+            "parent_turns": len(parent), "first_child_start_s": round(children[0]["sent"] - parent[0]["done"], 3),
+            "last_child_start_s": round(max(_firsts(children)) - parent[0]["done"], 3)}
+
+
+def _firsts(children: list[dict[str, Any]]) -> list[float]:
+    """Each child's first request time (the log is sorted by ``sent``)."""
+    return list({r["agent"]: r["sent"] for r in reversed(children)}.values())
+
+
+async def _baseline_runners(tmp: Path, n: int) -> float:
+    """The same child specs, run by N AgentRunners in this process."""
+    session = new_session(tmp, scripted(three_turn_child(LATENCY_S)), allowed_tools=["TodoWrite"])
+    runtime = SessionRuntime(session_id=session.session_id, registry=None, mailbox=None,
+                             definitions=session.definitions, limits=session.limits,
+                             transcript_dir=session.options.transcript_dir)
+    parent = session.main_spec("go", runtime)
+    call_model = agent_input_model(background=True)
+    specs = []
+    for i in range(n):
+        call = call_model(**agent_call(f"task {i}", background=True)["input"])
+        spec = await child_spec(parent, session.definitions["general-purpose"], call, agent_id=f"agent-b{i}",
+                                tool_use_id=f"toolu_{i}", background=True, available_tools=tool_names())
+        specs.append(spec.model_copy(update={"runtime": None}))
+
+    async def one(spec: Any) -> None:
+        async for _ in AgentRunner().run(spec):
+            pass
+
+    started = time.monotonic()
+    await asyncio.gather(*(one(s) for s in specs))
+    return time.monotonic() - started
+
+
+async def _baseline_sleep(n: int) -> float:
+    async def one() -> None:
+        for _ in range(3):
+            await asyncio.sleep(LATENCY_S)
+
+    started = time.monotonic()
+    await asyncio.gather(*(one() for _ in range(n)))
+    return time.monotonic() - started
+
+
+async def run(tmp: Path, quick: bool) -> dict[str, Any]:
+    sizes = (10, 20) if quick else (10, 50, 100)
+    out: dict[str, Any] = {"latency_s": LATENCY_S, "turns_per_child": 3, "baseline_runners": {}, "baseline_sleep": {},
+                           "warm": {}, "default_pool": {}}
+    for n in sizes:
+        out["baseline_runners"][str(n)] = round(await _baseline_runners(tmp, n), 3)
+        out["baseline_sleep"][str(n)] = round(await _baseline_sleep(n), 3)
+    # Warm: one session whose pool is grown to N+1 before each run (children go back to it after).
+    session = new_session(tmp, scripted([]), allowed_tools=["TodoWrite"], limits=Limits(max_concurrent=max(sizes) + 10))
+    try:
+        for n in sizes:
+            out["warm"][str(n)] = await _covey(tmp, n, session, warm=True)
+            log(f"fanout warm N={n}: {out['warm'][str(n)]}")
+    finally:
+        session.close()
+    # Default pool: a fresh session per N, its default pool ready but not grown.
+    for n in sizes if not quick else sizes[:1]:
+        session = new_session(tmp, scripted([]), allowed_tools=["TodoWrite"], limits=Limits(max_concurrent=n + 10))
+        try:
+            out["default_pool"][str(n)] = await _covey(tmp, n, session, warm=False)
+            log(f"fanout default pool N={n}: {out['default_pool'][str(n)]}")
+        finally:
+            session.close()
+    for kind in ("warm", "default_pool"):
+        for key, fig in out[kind].items():
+            fig["ratio"] = round(fig["wall_s"] / out["baseline_runners"][key], 2)
+            fig["ratio_vs_sleep"] = round(fig["wall_s"] / out["baseline_sleep"][key], 2)
+    return out

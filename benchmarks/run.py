@@ -1,0 +1,86 @@
+"""Run covey's benchmarks and write one JSON file of figures.
+
+    python -m benchmarks.run [--quick] [--only NAME[,NAME]] [--out benchmarks/results/latest.json]
+
+``startup`` runs first, before this process starts its own Ray (each ``covey -p``
+starts and stops a private one); every other case shares one local Ray.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import log, machine, prepare_env, start_ray
+
+CASES = ["startup", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "leaks", "memory"]
+
+
+def _module(name: str) -> Any:
+    import importlib
+
+    module = {"spawn_latency": "spawn", "notify_latency": "spawn"}.get(name, name)
+    return importlib.import_module(f"benchmarks.{module}")
+
+
+async def _run_case(name: str, tmp: Path, quick: bool) -> dict[str, Any]:
+    case_tmp = tmp / name
+    case_tmp.mkdir()
+    fn = getattr(_module(name), "run_notify" if name == "notify_latency" else "run")
+    started = time.monotonic()
+    try:
+        figures = await fn(case_tmp, quick)
+    except Exception as exc:  # one failing case must not lose the others' figures
+        log(f"{name} failed:\n{traceback.format_exc()}")
+        figures = {"error": f"{type(exc).__name__}: {exc}"}
+    figures["case_wall_s"] = round(time.monotonic() - started, 1)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run")
+    parser.add_argument("--quick", action="store_true", help="small N everywhere (a few minutes)")
+    parser.add_argument("--only", help=f"comma-separated cases: {', '.join(CASES)}")
+    parser.add_argument("--out", default="benchmarks/results/latest.json")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.only.split(",")] if args.only else CASES
+    if unknown := [n for n in names if n not in CASES]:
+        parser.error(f"unknown case(s): {unknown}")
+    tmp = prepare_env()
+    report: dict[str, Any] = {"quick": args.quick, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                              "machine": machine(), "cases": {}}
+    try:
+        if "startup" in names:
+            report["cases"]["startup"] = asyncio.run(_run_case("startup", tmp, args.quick))
+        rest = [n for n in names if n != "startup"]
+        if rest:
+            import ray
+
+            start_ray()
+            try:
+                for name in rest:
+                    log(f"case {name}")
+                    report["cases"][name] = asyncio.run(_run_case(name, tmp, args.quick))
+            finally:
+                ray.shutdown()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    from benchmarks.table import render
+
+    print(render(report))
+    print(f"\nwritten: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""The short table ``run.py`` prints: one line per headline figure, with its goal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _get(d: Any, *path: Any) -> Any:
+    for key in path:
+        if not isinstance(d, dict) or key not in d:
+            return None
+        d = d[key]
+    return d
+
+
+def _rows(cases: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    c = cases
+    rows = [
+        ("loop: bare AgentLoop µs/turn", _get(c, "loop_overhead", "loop", "us_per_turn"), ""),
+        ("loop: AgentRunner in-process µs/turn", _get(c, "loop_overhead", "runner", "us_per_turn"), ""),
+        ("loop: AgentActor µs/turn", _get(c, "loop_overhead", "actor", "us_per_turn"), ""),
+        ("loop: actor / bare loop", _get(c, "loop_overhead", "ratio_actor_vs_loop"), ""),
+        ("startup: first assistant line s (p50)", _get(c, "startup", "first_assistant_s", "p50"), ""),
+        ("startup: total wall s (p50)", _get(c, "startup", "total_s", "p50"), ""),
+    ]
+    for key, fig in sorted((_get(c, "fanout", "warm") or {}).items(), key=lambda kv: int(kv[0])):
+        rows.append((f"fanout N={key} warm: s / ratio", f"{fig.get('wall_s')} / {fig.get('ratio')}",
+                     "≤ 1.15×" if key == "100" else ""))
+    for key, fig in sorted((_get(c, "fanout", "default_pool") or {}).items(), key=lambda kv: int(kv[0])):
+        rows.append((f"fanout N={key} default pool: s / ratio", f"{fig.get('wall_s')} / {fig.get('ratio')}", ""))
+    rows += [
+        ("spawn warm ms p50 / p90", _pair(c, "spawn_latency", "warm_ms"), "p50 ≤ 10 ms"),
+        ("spawn warm, git project ms p50 / p90", _pair(c, "spawn_latency", "warm_git_ms"), ""),
+        ("spawn cold ms p50 / p90", _pair(c, "spawn_latency", "cold_ms"), ""),
+        ("notify ms p50 / p90", _pair(c, "notify_latency", "notify_ms"), "p50 ≤ 5 ms"),
+        ("memory: most warm agents / USS MiB p50", _mem(c), "≥ 200 / ≤ 45"),
+        ("leaks: spawns / actors, procs, fds delta", _leaks(c), "0"),
+    ]
+    return rows
+
+
+def _pair(c: dict, case: str, key: str) -> str | None:
+    fig = _get(c, case, key)
+    return f"{fig.get('p50')} / {fig.get('p90')}" if isinstance(fig, dict) and fig.get("n") else None
+
+
+def _mem(c: dict) -> str | None:
+    best = _get(c, "memory", "max_agents")
+    return f"{best} / {_get(c, 'memory', 'uss_mib_at_max', 'p50')}" if best else None
+
+
+def _leaks(c: dict) -> str | None:
+    d = _get(c, "leaks", "delta")
+    if not d:
+        return None
+    return f"{_get(c, 'leaks', 'spawns')} / {d.get('agent_actors')}, {d.get('worker_procs')}, {d.get('worker_fds')}"
+
+
+def render(report: dict[str, Any]) -> str:
+    m = report["machine"]
+    lines = [f"covey benchmarks ({'quick' if report['quick'] else 'full'}) — {m['cores']} cores, "
+             f"Python {m['python']}, Ray {m['ray']}"]
+    for name, fig in report["cases"].items():
+        if "error" in fig:
+            lines.append(f"  {name}: ERROR {fig['error']}")
+    width = 44
+    for label, value, goal in _rows(report["cases"]):
+        if value is not None:
+            lines.append(f"  {label:<{width}} {value!s:<22} {goal}")
+    return "\n".join(lines)

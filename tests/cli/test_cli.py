@@ -1,0 +1,109 @@
+"""The ``covey`` command as a user runs it: a subprocess, against a fake Messages API on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.fake_messages_api import FakeMessagesAPI
+
+COVEY = [sys.executable, "-m", "covey"]
+
+
+def covey(*args: str, cwd: Path, env: dict | None = None, timeout: int = 180) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([*COVEY, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+def _read_then_answer(body):
+    last = body["messages"][-1]
+    if isinstance(last["content"], list) and any(b.get("type") == "tool_result" for b in last["content"]):
+        return {"text": "The file says hello."}
+    return {"content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "notes.txt"}}]}
+
+
+def test_print_mode_json_against_a_messages_api_server(tmp_path):
+    (tmp_path / "notes.txt").write_text("FILE_CONTENT_MARKER hello\n")
+    with FakeMessagesAPI(replies=[_read_then_answer]) as api:
+        done = covey("-p", "What do the notes say?", "--output-format", "json", cwd=tmp_path,
+                     env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["type"] == "result" and result["is_error"] is False
+    assert result["result"] == "The file says hello." and result["num_turns"] == 2
+    assert result["usage"]["input_tokens"] > 0 and result["total_cost_usd"] > 0
+    first, second = api.requests[:2]
+    read = next(t for t in first["tools"] if t["name"] == "Read")
+    assert read["input_schema"]["required"] == ["file_path"] and "offset" in read["input_schema"]["properties"]
+    tool_result = second["messages"][-1]["content"][0]
+    assert tool_result["type"] == "tool_result" and "FILE_CONTENT_MARKER" in str(tool_result["content"])
+
+
+def test_stream_json_starts_with_init_and_ends_with_a_result(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello\n")
+    with FakeMessagesAPI(replies=[_read_then_answer]) as api:
+        done = covey("-p", "go", "--output-format", "stream-json", cwd=tmp_path,
+                     env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert (events[0]["type"], events[0]["subtype"]) == ("system", "init") and "Read" in events[0]["tools"]
+    assert [e["type"] for e in events[1:]] == ["assistant", "user", "assistant", "result"]
+
+
+def test_a_persistent_api_error_is_retried_then_reported_with_a_non_zero_exit(tmp_path):
+    with FakeMessagesAPI(replies=[("error", 500, None)]) as api:
+        done = covey("-p", "go", cwd=tmp_path, env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+    assert done.returncode != 0
+    assert "500" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert len(api.requests) > 1  # retried
+
+
+def test_no_api_key_says_how_to_set_one(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    done = subprocess.run([*COVEY, "-p", "go"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "ANTHROPIC_API_KEY" in done.stderr and "scripted" in done.stderr
+
+
+def test_an_unknown_model_alias_is_named(tmp_path):
+    done = covey("-p", "go", "--model", "sonet", cwd=tmp_path, timeout=60)
+    assert done.returncode != 0 and "'sonet'" in done.stderr
+
+
+def test_an_unreadable_settings_file_is_named(tmp_path):
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text("{not json")
+    done = covey("-p", "go", cwd=tmp_path, timeout=60)
+    assert done.returncode != 0 and ".claude/settings.json" in done.stderr
+
+
+def test_covey_agents_lists_definitions_and_reports_bad_files(tmp_path):
+    agents = tmp_path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(textwrap.dedent("""\
+        ---
+        name: reviewer
+        description: Reviews code
+        tools: [Read, Grep]
+        model: sonnet
+        ---
+        Review.
+        """))
+    (agents / "bad.md").write_text("---\nmaxTurns: lots\n---\nx\n")
+    done = covey("agents", cwd=tmp_path, timeout=60)
+    assert done.returncode == 0
+    line = next(l for l in done.stdout.splitlines() if l.strip().startswith("reviewer"))
+    assert "project" in line and "sonnet" in line and "Read, Grep" in line
+    assert "bad.md: maxTurns" in done.stdout
+
+
+def test_demo_runs_end_to_end_without_a_key(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    done = subprocess.run([*COVEY, "demo"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert "greet" in done.stdout and "notification" in done.stderr
