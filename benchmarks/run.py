@@ -44,6 +44,10 @@ async def _run_case(name: str, tmp: Path, quick: bool) -> dict[str, Any]:
     return figures
 
 
+def _write(out: Path, report: dict[str, Any]) -> None:
+    out.write_text(json.dumps(report, indent=2) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run")
     parser.add_argument("--quick", action="store_true", help="small N everywhere (a few minutes)")
@@ -54,11 +58,14 @@ def main(argv: list[str] | None = None) -> int:
     if unknown := [n for n in names if n not in CASES]:
         parser.error(f"unknown case(s): {unknown}")
     tmp = prepare_env()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {"quick": args.quick, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
                               "machine": machine(), "cases": {}}
     try:
         if "startup" in names:
             report["cases"]["startup"] = asyncio.run(_run_case("startup", tmp, args.quick))
+            _write(out, report)
         rest = [n for n in names if n != "startup"]
         if rest:
             import ray
@@ -68,13 +75,12 @@ def main(argv: list[str] | None = None) -> int:
                 for name in rest:
                     log(f"case {name}")
                     report["cases"][name] = asyncio.run(_run_case(name, tmp, args.quick))
+                    _write(out, report)  # a long run interrupted later keeps what it measured
             finally:
                 ray.shutdown()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    _write(out, report)
     from benchmarks.table import render
 
     print(render(report))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
@@ -65,6 +66,8 @@ class SessionOptions(BaseModel):
     pool_size: int | None = None
     """Warm agent actors kept ready (default ``COVEY_POOL_SIZE`` or 4 per CPU, 4..16)."""
     transcript_dir: str | None = None
+    teams: bool = Field(default_factory=lambda: _env_flag("COVEY_ENABLE_TEAMS"))
+    """Team tools (TeamCreate, SendMessage, Task*) and named teammates (``COVEY_ENABLE_TEAMS=1``)."""
     verbose: bool = False
 
 
@@ -168,9 +171,7 @@ class Session:
         return [*project_context(str(self.cwd), omit=False), agent_list_message(self.definitions)]
 
     def _tool_options(self) -> dict[str, Any]:
-        import os
-
-        return {"background_disabled": bool(os.environ.get("COVEY_DISABLE_BACKGROUND_TASKS"))}
+        return {"background_disabled": _env_flag("COVEY_DISABLE_BACKGROUND_TASKS"), "teams": self.options.teams}
 
     # -- session actors -------------------------------------------------------------
 
@@ -226,6 +227,10 @@ class Session:
             message=prompt.message, reason="asked by an agent", suggested_rule="", agent_id=prompt.agent_id,
         )
         return await self.asker(request)
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes", "on")
 
 
 def _model_name(model: Any) -> str | None:

@@ -17,7 +17,8 @@ from typing import Any, AsyncIterator
 
 import ray
 
-from covey.actors.inbox import RuntimeInbox
+from covey.actors.inbox import inbox_for
+from covey.actors.team_context import team_context_for
 from covey.agents.lifecycle import AgentServices, run_agent
 from covey.agents.progress import Progress
 from covey.agents.spec import AgentSpec
@@ -163,9 +164,8 @@ class AgentRunner:
             transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id),
             session_id=spec.session_id, agent_id=spec.agent_id,
         )
-        services = self._services(run, progress)
+        services = self._services(run, progress, writer)
         try:
-            await writer.append("user", {"role": "user", "content": spec.prompt})
             async for event in run_agent(spec, services):
                 await progress.observe(event, writer)
                 if run.queue is not None:
@@ -187,7 +187,7 @@ class AgentRunner:
             run.queue.put_nowait(_DONE)
         run.report.set_result(report)
 
-    def _services(self, run: _Run, progress: Progress) -> AgentServices:
+    def _services(self, run: _Run, progress: Progress, writer: TranscriptWriter) -> AgentServices:
         spec = run.spec
         runtime = spec.runtime
 
@@ -195,13 +195,20 @@ class AgentRunner:
             if run.queue is not None:
                 run.queue.put_nowait(event)
 
+        async def record_start(messages: list[dict[str, Any]]) -> None:
+            for message in messages:
+                await writer.append(message["role"], message)
+
+        team = team_context_for(spec)
         return AgentServices(
             model=_model_of(spec.model),
             asker=_asker_for(spec, self),
-            inbox=RuntimeInbox(runtime, spec.agent_id, emit) if runtime is not None else None,
+            inbox=inbox_for(spec, emit),
             cost_of=progress.prices.cost_usd,
             emit=emit,
             runtime={"runtime": runtime} if runtime is not None else {},
+            on_start=record_start,
+            team=team,
         )
 
 

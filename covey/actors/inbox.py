@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from covey.events import TaskNotification
-from covey.teams.messages import Mail, TaskNotice
+from covey.teams.messages import Mail, ShutdownRequest, TaskNotice
+from covey.teams.tasks import Claimed
 
 WAIT_SLICE_S = 1.0
 """How long one mailbox wait lasts before re-checking that someone may still notify."""
@@ -57,3 +58,72 @@ class RuntimeInbox:
 def _summary(text: str) -> str:
     start, end = text.find("<summary>"), text.find("</summary>")
     return text[start + 9:end].strip() if 0 <= start < end else ""
+
+
+class TeammateInbox(RuntimeInbox):
+    """A teammate's inbox: between turns it also claims work from its team's board (SPEC 13).
+
+    An idle teammate takes the first pending, unowned, unblocked task; it stays
+    while unfinished tasks remain (others' work may unblock more), and ends when
+    the board has nothing left for it or a shutdown request arrives.
+    """
+
+    def __init__(self, runtime: Any, agent_id: str, emit: Callable[[Any], None] | None, team: dict[str, Any]) -> None:
+        super().__init__(runtime, agent_id, emit)
+        self.board = team["board"]
+        self.member = team["member"]
+        self.stopping = False
+
+    async def outstanding(self) -> bool:
+        if self.stopping:
+            return False
+        return await super().outstanding() or await self._work_left()
+
+    async def wait(self) -> list[str]:
+        self.runtime.registry.tell("set_parked", self.agent_id, True)
+        try:
+            while not self.stopping:
+                claim = await self.board.claim_next(self.member)
+                if isinstance(claim, Claimed):
+                    return [assignment_text(claim.task)]
+                mail = await self.runtime.mailbox.wait(self.agent_id, WAIT_SLICE_S / 2)
+                if mail:
+                    return self._texts(mail)
+                if not await self.outstanding():
+                    return []
+            return []
+        finally:
+            self.runtime.registry.tell("set_parked", self.agent_id, False)
+
+    def _texts(self, mail: list[Mail]) -> list[str]:
+        if any(isinstance(item, ShutdownRequest) for item in mail):
+            self.stopping = True
+        return super()._texts(mail)
+
+    async def _work_left(self) -> bool:
+        """Pending tasks, or tasks others are still working on (they may unblock more).
+
+        Its own unfinished task does not keep a teammate waiting: when it ends, the
+        registry hands that task back to the lead.
+        """
+        return any(
+            task.status == "pending" or (task.status == "in_progress" and task.owner != self.member)
+            for task in await self.board.list()
+        )
+
+
+def assignment_text(task: Any) -> str:
+    return (
+        "<system-reminder>\n"
+        f"You claimed task #{task.id}: {task.subject} (from your team's task board)\n{task.description}\n"
+        f'When it is done, mark it with TaskUpdate (taskId: "{task.id}", status: "completed").\n'
+        "</system-reminder>"
+    )
+
+
+def inbox_for(spec: Any, emit: Callable[[Any], None] | None) -> RuntimeInbox | None:
+    if spec.runtime is None:
+        return None
+    if spec.team:
+        return TeammateInbox(spec.runtime, spec.agent_id, emit, spec.team)
+    return RuntimeInbox(spec.runtime, spec.agent_id, emit)

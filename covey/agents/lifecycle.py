@@ -42,6 +42,10 @@ class AgentServices:
     """Handles tools may need (the session runtime), put into ToolContext.services."""
     outcome: dict[str, Any] = field(default_factory=dict)
     """What the run leaves for its report (the worktree outcome)."""
+    on_start: Callable[[list[dict[str, Any]]], Awaitable[None]] | None = None
+    """Sees the first messages of a fresh run (its transcript records them)."""
+    team: Any = None
+    """The agent's TeamContext, when teams are enabled."""
 
 
 def available_tools(spec: AgentSpec, services: AgentServices) -> list[Tool]:
@@ -56,7 +60,12 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
     hooks = _hooks(spec)
     try:
         loop = _build_loop(spec, services, ctx, hooks)
-        messages = await _initial_messages(spec, hooks)
+        if spec.history:
+            messages = spec.history
+        else:
+            messages = await _initial_messages(spec, hooks)
+            if services.on_start is not None:
+                await services.on_start(messages)
         async for event in loop.run(messages):
             yield event
     finally:
@@ -73,7 +82,9 @@ def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
         agent_id=spec.agent_id,
         cwd=Path(spec.cwd),
         processes=ProcessTracker(),
-        services={**services.runtime, "spec": spec, "skills": skills, "session_id": spec.session_id},
+        services={
+            **services.runtime, "spec": spec, "skills": skills, "session_id": spec.session_id, "team": services.team,
+        },
         emit=services.emit,
     )
 

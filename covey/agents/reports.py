@@ -85,3 +85,14 @@ def notification_text(record: TaskRecord) -> str:
         "</system-reminder>",
     ]
     return "\n".join(lines)
+
+
+def released_text(tasks: list) -> str:
+    """What the lead reads when a teammate ended holding unfinished tasks."""
+    if not tasks:
+        return ""
+    listed = "\n".join(f"  #{task.id} {task.subject}" for task in tasks)
+    return (
+        "\nThese tasks were held by that teammate and are back to pending and unowned; "
+        f"reassign them (the files it changed are not rolled back):\n{listed}"
+    )

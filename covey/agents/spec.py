@@ -43,6 +43,10 @@ class AgentSpec(BaseModel):
     description: str = ""
     background: bool = False
     transcript_dir: str | None = None
+    team: dict[str, Any] | None = None
+    """For a teammate: ``name`` (team), ``member`` (its name), ``roster`` and ``board`` handles."""
+    history: list[dict[str, Any]] | None = None
+    """A resumed agent's conversation, rebuilt from its transcript (replaces prelude and prompt)."""
     worktree: dict[str, Any] | None = None
     """The git worktree this agent works in (isolation: worktree), removed or kept at its end."""
     runtime: Any = None

@@ -69,3 +69,34 @@ def read_transcript(path: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
             except json.JSONDecodeError:
                 continue
+
+
+def rebuild_history(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The conversation a transcript records, as Messages API messages (for resume).
+
+    Consecutive records of one role are merged (a tool result and the notices
+    that joined it were one message); a dangling tool_use at the end (a run cut
+    off mid-call) is dropped so the history stays valid.
+    """
+    messages: list[dict[str, Any]] = []
+    for record in read_transcript(Path(path)):
+        message = record.get("message") or {}
+        role, content = message.get("role"), _blocks(message.get("content"))
+        if role not in ("user", "assistant") or not content:
+            continue
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"] += content
+        else:
+            messages.append({"role": role, "content": content})
+    if messages and messages[-1]["role"] == "assistant":
+        kept = [b for b in messages[-1]["content"] if b.get("type") != "tool_use"]
+        messages[-1]["content"] = kept
+        if not kept:
+            messages.pop()
+    return messages
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return [dict(block) for block in content or []]

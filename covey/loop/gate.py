@@ -23,7 +23,8 @@ class PermissionGate:
     async def __call__(self, tool: Tool, input: Any, ctx: ToolContext) -> Any:
         subject = tool.permission_subject(input, ctx)
         wire = input.model_dump(by_alias=True, exclude_none=True)
-        decision = self.policy.decide(tool.name, tool.read_only, subject, wire)
+        needs_no_approval = tool.read_only or tool.coordination
+        decision = self.policy.decide(tool.name, needs_no_approval, subject, wire)
         decision = await self.policy.resolve(decision, agent_id=ctx.agent_id, asker=self.asker)
         if isinstance(decision, Deny):
             self.denials.append({"tool_name": tool.name, "tool_use_id": ctx.tool_use_id, "tool_input": wire})

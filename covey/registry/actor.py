@@ -19,7 +19,8 @@ import ray
 from covey.actors.base import ActorHandle, _first_line
 from covey.actors.handle import AgentHandle
 from covey.actors.pool import AgentFactory, WarmPool
-from covey.agents.reports import notification_text
+from covey.agents.reports import notification_text, released_text
+from covey.agents.transcript import rebuild_history
 from covey.errors import AgentUnavailable, CoveyError, LimitExceeded
 from covey.registry.core import Registry
 from covey.registry.limits import Limits
@@ -42,6 +43,8 @@ class _RegistryActor:
         for lane in pool_sizes or {}:
             self.pool.refill(lane)
         self.actors: dict[str, Any] = {}
+        self.specs: dict[str, Any] = {}
+        """Each launched agent's spec, kept so a completed named agent can be resumed."""
         self.watches: dict[str, asyncio.Task] = {}
         self._watchdog: asyncio.Task | None = None
         # asyncio keeps only weak references to tasks: hold ours until they finish.
@@ -80,7 +83,33 @@ class _RegistryActor:
                 actor.kill()
             return f"The agent could not be started: {exc}"
         await self.track(request.agent_id, actor, output_file)
+        self.specs[request.agent_id] = spec
         return answer, actor
+
+    async def find(self, name_or_id: str) -> TaskRecord | None:
+        return self.core.find(name_or_id)
+
+    async def resume(self, agent_id: str) -> str | None:
+        """Wake a completed agent that was sent a message: rebuilt from its transcript (SPEC 11).
+
+        Returns a note for the sender, or None when the agent is running (it reads
+        the message between turns) or cannot be resumed.
+        """
+        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
+        if record is None or record.live or spec is None or not record.output_file:
+            return None
+        history = await asyncio.to_thread(rebuild_history, record.output_file)
+        if not history:
+            return None
+        self.core.reopen(agent_id)
+        try:
+            actor = await self.pool.take("home")
+            await actor.start(spec.model_copy(update={"history": history, "background": True}))
+        except Exception as exc:
+            self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
+            return f"{agent_id} could not be resumed: {exc}"
+        await self.track(agent_id, actor, record.output_file)
+        return f"{agent_id} had finished; it was resumed from its transcript to read the message."
 
     async def take(self, lane: str = "home") -> AgentHandle:
         """A warm agent actor for an agent the registry does not launch (the main agent)."""
@@ -175,14 +204,29 @@ class _RegistryActor:
 
     async def _complete(self, agent_id: str, report: FinalReport) -> None:
         self.core.finish(agent_id, report)
+        released = await self._release_team_tasks(agent_id)
         record = self.core.claim_notification(agent_id)
         if record is None:
             return
         target = self.core.notify_target(record)
         if target is None:
             return
-        notice = TaskNotice(task_id=agent_id, status=record.status, text=notification_text(record))
-        await self.mailbox.put(target, notice)
+        text = notification_text(record) + released_text(released)
+        await self.mailbox.put(target, TaskNotice(task_id=agent_id, status=record.status, text=text))
+
+    async def _release_team_tasks(self, agent_id: str) -> list[Any]:
+        """A teammate that ended gives back its unfinished tasks (SPEC 13) and leaves the roster."""
+        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
+        team = spec.team if spec is not None else None
+        if record is None or not team:
+            return []
+        try:
+            released = await team["board"].release_owner(team["member"])
+            await team["roster"].remove(agent_id)
+            return released
+        except Exception:  # a gone team has nothing to release; the notice still goes out
+            log.exception("releasing the tasks of %s failed", agent_id)
+            return []
 
     async def _stop(self, agent_id: str, actor: Any, status: Status, reason: str) -> None:
         # Record the cause first, so the watch's report cannot overwrite it.
@@ -240,8 +284,39 @@ class RegistryHandle(ActorHandle):
             raise LimitExceeded(answer)
         return answer
 
+    async def find(self, name_or_id: str) -> TaskRecord | None:
+        return self.core.find(name_or_id)
+
+    async def resume(self, agent_id: str) -> str | None:
+        """Wake a completed agent that was sent a message: rebuilt from its transcript (SPEC 11).
+
+        Returns a note for the sender, or None when the agent is running (it reads
+        the message between turns) or cannot be resumed.
+        """
+        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
+        if record is None or record.live or spec is None or not record.output_file:
+            return None
+        history = await asyncio.to_thread(rebuild_history, record.output_file)
+        if not history:
+            return None
+        self.core.reopen(agent_id)
+        try:
+            actor = await self.pool.take("home")
+            await actor.start(spec.model_copy(update={"history": history, "background": True}))
+        except Exception as exc:
+            self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
+            return f"{agent_id} could not be resumed: {exc}"
+        await self.track(agent_id, actor, record.output_file)
+        return f"{agent_id} had finished; it was resumed from its transcript to read the message."
+
     async def take(self, lane: str = "home") -> AgentHandle:
         return await self.call("take", lane)
+
+    async def find(self, name_or_id: str) -> TaskRecord | None:
+        return await self.call("find", name_or_id)
+
+    async def resume(self, agent_id: str) -> str | None:
+        return await self.call("resume", agent_id)
 
     async def warm(self, n: int, lane: str = "home") -> int:
         return await self.call("warm", n, lane)

@@ -54,6 +54,8 @@ class Registry:
             cwd=request.cwd,
             background=request.background,
             role="teammate" if request.spawns_teammate else "subagent",
+            team_name=request.team_name,
+            member_name=request.member_name,
             # A sync child's result goes back in its tool_result: nothing to notify.
             notified=not request.background,
             models_used=[request.model],
@@ -162,7 +164,25 @@ class Registry:
         if record is None or record.live or record.notified:
             return None
         record.notified = True
+        record.notifications += 1
         return record
+
+    def reopen(self, agent_id: str) -> TaskRecord | None:
+        """A completed agent resumes (a message arrived): it runs again under the same task id."""
+        record = self.records.get(agent_id)
+        if record is None or record.live:
+            return None
+        record.status, record.report, record.ended_at = "running", None, None
+        record.background, record.notified = True, False
+        record.last_activity = time.monotonic()
+        return record
+
+    def find(self, name_or_id: str) -> TaskRecord | None:
+        """An addressable agent: by agent id, else by its name (latest first)."""
+        if name_or_id in self.records:
+            return self.records[name_or_id]
+        named = [r for r in self.records.values() if r.member_name == name_or_id]
+        return named[-1] if named else None
 
     def to_background(self, agent_id: str) -> bool:
         """A sync child moves to the background; False if it has already ended."""

@@ -35,6 +35,9 @@ class LaunchRequest(BaseModel):
     caller_role: Role = "main"
     """The role of the agent that calls Agent (teammates may not spawn everything)."""
     spawns_teammate: bool = False
+    team_name: str | None = None
+    member_name: str | None = None
+    """A teammate's name in its team (or a named agent's name)."""
     type_known: bool = True
     denied_by: tuple[str, str] | None = None
     """(rule, source) of an ``Agent(type)`` deny rule that refuses the type."""
@@ -68,6 +71,8 @@ class TaskRecord(BaseModel):
     cwd: str
     background: bool = False
     role: Role = "subagent"
+    team_name: str | None = None
+    member_name: str | None = None
     status: Status = "running"
     started_at: float = Field(default_factory=time.time)
     ended_at: float | None = None
@@ -79,6 +84,8 @@ class TaskRecord(BaseModel):
     models_used: list[str] = Field(default_factory=list)
     worktree: dict[str, str] | None = None
     notified: bool = False
+    notifications: int = 0
+    """How many completion notices this task id has produced (a resumed agent notifies again)."""
     parked: bool = False
     """Its own turn ended, but it waits for background descendants (keepalive)."""
     output_file: str | None = None

@@ -15,12 +15,14 @@ from covey.agents.children import child_spec
 from covey.agents.worktree import Worktree, check_isolation, create_worktree, finish_worktree
 from covey.agents.reports import completed_text, launched_text
 from covey.agents.transcript import transcript_path
-from covey.errors import AgentUnavailable, CoveyError
+from covey.actors.team_context import team_handles
+from covey.errors import AgentUnavailable, CoveyError, ModelBehaviorError
 from covey.events import TaskStarted
 from covey.ids import AgentId
 from covey.permissions.rules import canonical_tool_name
 from covey.registry.records import FinalReport, LaunchRequest
-from covey.tools.agent_schema import AsyncLaunched, Completed, agent_input_model
+from covey.teams.roster import Member
+from covey.tools.agent_schema import AsyncLaunched, Completed, TeammateSpawned, agent_input_model
 from covey.tools.base import Tool, ToolContext, ToolResult
 
 DESCRIPTION = """Launch a sub-agent to handle a task on its own: it gets its own conversation, tools \
@@ -59,7 +61,7 @@ class AgentTool(Tool):
 
 
 def _unavailable_route(input: Any, runtime: Any) -> str | None:
-    if getattr(input, "name", None) and getattr(input, "team_name", None):
+    if getattr(input, "name", None) and getattr(input, "team_name", None) and not runtime.options.get("teams"):
         return "Teammates are not available in this session (teams are not enabled)."
     if input.isolation == "remote":
         return "Remote isolation is not available: no remote backend is configured."
@@ -74,11 +76,15 @@ class Launch:
         self.agent_type = call.subagent_type or "general-purpose"
         self.definition = runtime.definitions.get(self.agent_type)
         self.agent_id = AgentId.new()
-        self.background = bool(getattr(call, "run_in_background", None)) or bool(
+        self.member = getattr(call, "name", None) if getattr(call, "team_name", None) else None
+        # Teammates always run in the background: the lead keeps working while they do.
+        self.background = bool(self.member) or bool(getattr(call, "run_in_background", None)) or bool(
             self.definition and self.definition.background
         )
 
     async def go(self) -> ToolResult:
+        if self.member:
+            return await self._spawn_teammate()
         isolation = self.call.isolation or (self.definition.isolation if self.definition else None)
         self.place_problem = await asyncio.to_thread(
             check_isolation, cwd=self.call.cwd, isolation=isolation, base_cwd=self.parent.cwd,
@@ -113,6 +119,33 @@ class Launch:
             return self._launched(spec)
         return await self._follow(actor, spec)
 
+    async def _spawn_teammate(self) -> ToolResult:
+        """Route 1 (SPEC 3.3): a named agent joins a team, registered in its roster."""
+        team = team_handles(self.ctx.services.get("team"), self.call.team_name)
+        if team is None:
+            raise ModelBehaviorError(f"No team {self.call.team_name!r} here: create it with TeamCreate first.")
+        added = await team.roster.add(self.member, self.agent_id, agent_type=self.agent_type, backend="actor")
+        if not isinstance(added, Member):
+            raise ModelBehaviorError(f"Teammate {self.member!r} was not spawned: {added.message}")
+        try:
+            spec = None
+            if self.definition is not None:
+                spec = await child_spec(
+                    self.parent, self.definition, self.call, agent_id=self.agent_id, tool_use_id=self.ctx.tool_use_id,
+                    background=True, available_tools=self.runtime.options.get("tool_names", []),
+                )
+                spec = spec.model_copy(update={"team": {
+                    "name": team.name, "member": self.member, "roster": team.roster, "board": team.board}})
+            output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
+            await self.runtime.registry.launch(self._request(spec), spec, output_file=output_file)
+        except BaseException:
+            await team.roster.remove(self.agent_id)
+            raise
+        output = TeammateSpawned(agentId=self.agent_id, name=self.member, team_name=team.name, color=added.color)
+        text = (f"Teammate {self.member!r} ({self.agent_id}) joined team {team.name!r} and is working in the "
+                "background. It claims pending tasks from the team's board; message it with SendMessage.")
+        return ToolResult(content=text, data=output)
+
     def _request(self, spec: Any) -> LaunchRequest:
         return LaunchRequest(
             agent_id=self.agent_id, parent_agent_id=self.parent.agent_id, depth=self.parent.depth + 1,
@@ -121,7 +154,9 @@ class Launch:
             cwd=spec.cwd if spec else self.parent.cwd, background=self.background,
             type_known=self.definition is not None, denied_by=self._denied_by(),
             worktree_with_cwd=bool(self.call.cwd and self.call.isolation == "worktree"),
-            cwd_problem=self.place_problem,
+            cwd_problem=getattr(self, "place_problem", None),
+            spawns_teammate=bool(self.member), team_name=getattr(self.call, "team_name", None),
+            member_name=self.member or getattr(self.call, "name", None),
         )
 
     def _denied_by(self) -> tuple[str, str] | None:

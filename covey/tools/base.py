@@ -80,6 +80,9 @@ class Tool:
     description: ClassVar[str]
     input_model: ClassVar[type[ToolInput]]
     read_only: ClassVar[bool] = False
+    coordination: ClassVar[bool] = False
+    """Changes only coordination state (todos, tasks, messages, teams): it never needs a
+    person's approval, as in Claude Code; deny rules still apply."""
     concurrent: ClassVar[bool] = False
     """Runs alongside the other calls of its message although it is not read-only
     (the Agent tool: twenty spawns in one message all launch at once)."""

@@ -8,6 +8,7 @@ from covey.tools import core_tools
 from covey.tools.agent import AgentTool
 from covey.tools.base import Tool
 from covey.tools.skill import Skill
+from covey.tools.team_tools import team_tools
 
 
 def tool_catalog(options: dict[str, Any] | None = None) -> list[Tool]:
@@ -15,6 +16,8 @@ def tool_catalog(options: dict[str, Any] | None = None) -> list[Tool]:
     options = options or {}
     tools: list[Tool] = [*core_tools()]
     tools.append(Skill())
+    if options.get("teams"):
+        tools.extend(team_tools())
     tools.append(AgentTool(
         background=not options.get("background_disabled", False),
         teams=options.get("teams", False),

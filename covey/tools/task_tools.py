@@ -56,6 +56,7 @@ class TaskUpdateInput(_TaskInput):
 
 
 class _BoardTool(Tool):
+    coordination = True
     async def run(self, input: Any, ctx: ToolContext) -> ToolResult:
         team = team_context(ctx.services)
         if team is None or team.board is None:

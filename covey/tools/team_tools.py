@@ -35,6 +35,7 @@ class SendMessageInput(ToolInput):
 
 
 class SendMessage(Tool):
+    coordination = True
     name = "SendMessage"
     description = (
         "Send a message to a teammate (by name or agent id) or to every teammate ('*'). It is queued in "
@@ -110,6 +111,7 @@ class TeamCreateInput(ToolInput):
 
 
 class TeamCreate(Tool):
+    coordination = True
     name = "TeamCreate"
     description = ("Create a team you lead: a roster and an empty task board. Then spawn teammates with the "
                    "Agent tool (name + team_name), plan work with TaskCreate and talk with SendMessage.")
@@ -138,6 +140,7 @@ class TeamDeleteInput(ToolInput):
 
 
 class TeamDelete(Tool):
+    coordination = True
     name = "TeamDelete"
     description = ("Delete a team you created, once its teammates have stopped: its roster and task board "
                    "are gone. Files, processes and requests its members made are not rolled back.")

@@ -26,6 +26,7 @@ class TodoWriteInput(ToolInput):
 
 
 class TodoWrite(Tool):
+    coordination = True
     name = "TodoWrite"
     description = (
         "Keep a checklist for work with several steps. Send the whole list each time; it "

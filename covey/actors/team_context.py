@@ -1,0 +1,58 @@
+"""An agent's ``TeamContext`` in a session: its mailbox, its team, and how teams are made.
+
+The lead creates teams (a roster and a task board actor each, named by
+session); a teammate's spec carries its team's handles, so it joins on start.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from covey.actors.team import start_team_actors
+from covey.agents.spec import AgentSpec
+from covey.teams.context import Recipient, Team, TeamContext
+
+LEAD_NAME = "team-lead"
+
+
+def team_context_for(spec: AgentSpec) -> TeamContext | None:
+    runtime = spec.runtime
+    if runtime is None or not runtime.options.get("teams"):
+        return None
+    team = spec.team or {}
+
+    async def make_team(name: str, lead_id: str) -> Team:
+        roster, board = start_team_actors(name, lead_id=lead_id, session_id=spec.session_id[:8])
+        return Team(name=name, roster=roster, board=board)
+
+    async def drop_team(doomed: Team) -> None:
+        doomed.roster.kill()
+        doomed.board.kill()
+
+    async def find_agent(name_or_id: str) -> Recipient | None:
+        record = await runtime.registry.find(name_or_id)
+        if record is None:
+            return None
+        return Recipient(name=record.member_name or record.agent_id, agent_id=record.agent_id)
+
+    async def after_send(agent_id: str) -> str | None:
+        return await runtime.registry.resume(agent_id)
+
+    context = TeamContext(
+        mailbox=runtime.mailbox, me=team.get("member", LEAD_NAME), my_agent_id=spec.agent_id,
+        make_team=make_team, drop_team=drop_team, find_agent=find_agent, after_send=after_send,
+    )
+    if team:
+        context.join(Team(name=team["name"], roster=team["roster"], board=team["board"]))
+    return context
+
+
+def team_handles(context: Any, team_name: str) -> Team | None:
+    """The team a lead may spawn into: one it created, or the one it is in."""
+    if context is None:
+        return None
+    if team_name in context.teams:
+        return context.teams[team_name]
+    if context.team_name == team_name and context.roster is not None:
+        return Team(name=team_name, roster=context.roster, board=context.board)
+    return None
