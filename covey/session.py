@@ -66,6 +66,8 @@ class SessionOptions(BaseModel):
     pool_size: int | None = None
     """Warm agent actors kept ready (default ``COVEY_POOL_SIZE`` or 4 per CPU, 4..16)."""
     transcript_dir: str | None = None
+    shared_fs: bool = Field(default_factory=lambda: _env_flag("COVEY_SHARED_FS"))
+    """The working tree is on a filesystem every node mounts: file-touching agents may run anywhere."""
     teams: bool = Field(default_factory=lambda: _env_flag("COVEY_ENABLE_TEAMS"))
     """Team tools (TeamCreate, SendMessage, Task*) and named teammates (``COVEY_ENABLE_TEAMS=1``)."""
     verbose: bool = False
@@ -183,14 +185,19 @@ class Session:
         prefix = f"covey:{self.session_id[:8]}"
         common = {"namespace": NAMESPACE}
         home = ray.get_runtime_context().get_node_id()
-        sizes = {"home": self.options.pool_size if self.options.pool_size is not None else default_pool_size()}
+        spread = sum(1 for node in ray.nodes() if node.get("Alive")) > 1
+        size = self.options.pool_size if self.options.pool_size is not None else default_pool_size()
+        sizes = {"home": size, "any": size} if spread else {"home": size}
         mailbox = MailboxHandle(mailbox_actor_class().options(name=f"{prefix}:mailbox", **common).remote(), "mailbox")
         registry_actor = registry_actor_class().options(name=f"{prefix}:registry", **common).remote(
             self.limits, mailbox, self.session_id, sizes, home,
         )
         registry = RegistryHandle(registry_actor, "registry")
         self._owned += [registry, mailbox]
-        options = {**self._tool_options(), "tool_names": tool_names(self._tool_options())}
+        options = {
+            **self._tool_options(), "tool_names": tool_names(self._tool_options()),
+            "spread": spread, "shared_fs": self.options.shared_fs,
+        }
         self.runtime = SessionRuntime(
             session_id=self.session_id, registry=registry, mailbox=mailbox,
             definitions=self.definitions, limits=self.limits, transcript_dir=self.options.transcript_dir,

@@ -110,6 +110,7 @@ class Launch:
         self.output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
         _, actor = await self.runtime.registry.launch(
             self._request(spec), spec, follow=not self.background, output_file=self.output_file,
+            lane=placement_lane(spec, self.runtime),
         )
         self._emit(TaskStarted(
             session_id=spec.session_id, agent_id=self.parent.agent_id, task_id=self.agent_id,
@@ -137,7 +138,9 @@ class Launch:
                 spec = spec.model_copy(update={"team": {
                     "name": team.name, "member": self.member, "roster": team.roster, "board": team.board}})
             output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
-            await self.runtime.registry.launch(self._request(spec), spec, output_file=output_file)
+            await self.runtime.registry.launch(
+                self._request(spec), spec, output_file=output_file, lane=placement_lane(spec, self.runtime),
+            )
         except BaseException:
             await team.roster.remove(self.agent_id)
             raise
@@ -222,3 +225,17 @@ class Launch:
     def _emit(self, event: Any) -> None:
         if self.ctx.emit is not None:
             self.ctx.emit(event)
+
+
+FILE_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep", "Bash", "NotebookEdit", "Skill"})
+
+
+def placement_lane(spec: Any, runtime: Any) -> str:
+    """Where the child's actor runs (SPEC 2): file-touching agents on the node holding the
+    working tree ("home"), unless a shared filesystem is declared; agents without file
+    tools anywhere in the cluster ("any", Ray's SPREAD strategy)."""
+    if not runtime.options.get("spread"):
+        return "home"  # one node: every agent is where the files are
+    if spec is None or runtime.options.get("shared_fs"):
+        return "any"
+    return "home" if FILE_TOOLS & set(spec.tool_names) else "any"
