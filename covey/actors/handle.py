@@ -15,6 +15,9 @@ from covey.registry.records import FinalReport, Status
 
 
 class AgentHandle(ActorHandle):
+    node: str | None = None
+    """The Ray node the actor runs on, once known."""
+
     async def start(self, spec: AgentSpec, *, follow: bool = False) -> str:
         if not isinstance(spec, AgentSpec):
             raise TypeError(f"expected an AgentSpec, got {type(spec).__name__}")

@@ -138,5 +138,5 @@ class AgentFactory:
         elif lane == "any":
             options["scheduling_strategy"] = "SPREAD"
         handle = AgentHandle(self.cls.options(**options).remote(), name)
-        await handle.node_id()  # ready when it answers
+        handle.node = await handle.node_id()  # ready when it answers; where it landed, for the tree
         return handle

@@ -82,7 +82,7 @@ class _RegistryActor:
             if actor is not None:
                 actor.kill()
             return f"The agent could not be started: {exc}"
-        await self.track(request.agent_id, actor, output_file)
+        await self.track(request.agent_id, actor, output_file, getattr(actor, "node", None))
         self.specs[request.agent_id] = spec
         return answer, actor
 
@@ -108,7 +108,7 @@ class _RegistryActor:
         except Exception as exc:
             self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
             return f"{agent_id} could not be resumed: {exc}"
-        await self.track(agent_id, actor, record.output_file)
+        await self.track(agent_id, actor, record.output_file, getattr(actor, "node", None))
         return f"{agent_id} had finished; it was resumed from its transcript to read the message."
 
     async def take(self, lane: str = "home") -> AgentHandle:
@@ -306,7 +306,7 @@ class RegistryHandle(ActorHandle):
         except Exception as exc:
             self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
             return f"{agent_id} could not be resumed: {exc}"
-        await self.track(agent_id, actor, record.output_file)
+        await self.track(agent_id, actor, record.output_file, getattr(actor, "node", None))
         return f"{agent_id} had finished; it was resumed from its transcript to read the message."
 
     async def take(self, lane: str = "home") -> AgentHandle:

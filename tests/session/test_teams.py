@@ -10,7 +10,7 @@ import pytest
 import ray
 
 from covey.actors.team import BoardHandle
-from covey.events import UserEvent
+from covey.events import TaskNotification, UserEvent
 from covey.ray_runtime import NAMESPACE
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, rule, scripted
@@ -80,3 +80,84 @@ async def test_a_lead_and_three_teammates_finish_every_task_once_and_never_befor
     for task, blockers in BLOCKED_BY.items():
         for blocker in blockers:
             assert done_at[blocker] < done_at[task], f"task {task} was claimed before its blocker {blocker}"
+
+
+async def test_a_killed_teammate_gives_its_task_back_and_another_teammate_finishes_it(tmp_path):
+    spawn = lambda who: _call("Agent", description=f"teammate {who}", prompt=f"You are {who}.", name=who, team_name="crew")  # noqa: E731
+    model = scripted(
+        rule({**MAIN, "last_message_contains": 'teammate bob" finished'}, {"text": "bob finished it"}),
+        rule({**MAIN, "last_message_contains": "back to pending"}, {"tool_use": spawn("bob")}),
+        rule({**MAIN, "last_tool_result_contains": "joined team"}, {"text": "waiting"}),
+        rule({**MAIN, "last_tool_result_contains": "Task #1 created"}, {"tool_use": spawn("amy")}),
+        rule({**MAIN, "last_tool_result_contains": "created with an empty task board"},
+             {"tool_use": _call("TaskCreate", subject="the job", description="do it")}),
+        rule(MAIN, {"tool_use": _call("TeamCreate", team_name="crew")}),
+        rule({**CHILD, "messages_contain": "You are amy.", "last_message_contains": "You claimed task #1:"},
+             {"text": "working very slowly"}, latency_s=60),
+        rule({**CHILD, "last_message_contains": "You claimed task #1:"},
+             {"tool_use": _call("TaskUpdate", taskId="1", status="completed")}),
+        rule({**CHILD, "last_tool_result_contains": "It is completed"}, {"text": "done"}),
+        rule(CHILD, {"text": "ready"}),
+    )
+    (tmp_path / "proj").mkdir()
+    session = Session(cwd=str(tmp_path / "proj"), model=model, teams=True, pool_size=3, max_turns=20,
+                      transcript_dir=str(tmp_path / "t"))
+    events = []
+
+    async def consume():
+        async for event in session.stream("go"):
+            events.append(event)
+
+    try:
+        runner = asyncio.create_task(consume())
+        board = None
+        for _ in range(300):
+            await asyncio.sleep(0.1)
+            try:
+                board = board or BoardHandle(ray.get_actor(f"{session.session_id[:8]}/team/crew/board", namespace=NAMESPACE))
+            except ValueError:
+                continue
+            tasks = await board.list()
+            if tasks and tasks[0].owner == "amy" and tasks[0].status == "in_progress":
+                break
+        amy = await session.runtime.registry.find("amy")
+        (await session.runtime.registry.call("actor_of", amy.agent_id)).kill()
+        await asyncio.wait_for(runner, 120)
+        (task,) = await board.list()
+        records = {r.member_name: r for r in await session.runtime.registry.records() if r.member_name}
+    finally:
+        session.close()
+    assert records["amy"].status == "failed"
+    assert task.status == "completed" and task.owner == "bob"
+    notices = [b["text"] for e in events if isinstance(e, UserEvent) for b in e.message["content"]
+               if b.get("type") == "text" and "back to pending" in b["text"]]
+    assert len(notices) == 1 and "#1 the job" in notices[0]
+    assert events[-1].result == "bob finished it"
+
+
+async def test_a_completed_named_agent_resumes_on_a_message_and_notifies_again_under_the_same_id(tmp_path):
+    model = scripted(
+        rule({**MAIN, "last_message_contains": "SECOND_REPORT"}, {"text": "got both reports"}),
+        rule({**MAIN, "last_tool_result_contains": "Queued for"}, {"text": "waiting again"}),
+        rule({**MAIN, "last_message_contains": "FIRST_REPORT"},
+             {"tool_use": _call("SendMessage", to="scout", message="ONE_MORE_THING")}),
+        rule({**MAIN, "last_tool_result_contains": "Async agent launched"}, {"text": "waiting"}),
+        rule(MAIN, {"tool_use": _call("Agent", description="scout around", prompt="look around", name="scout",
+                                      run_in_background=True)}),
+        rule({**CHILD, "last_message_contains": "ONE_MORE_THING"}, {"text": "SECOND_REPORT"}),
+        rule(CHILD, {"text": "FIRST_REPORT"}),
+    )
+    (tmp_path / "proj").mkdir()
+    session = Session(cwd=str(tmp_path / "proj"), model=model, teams=True, pool_size=2, max_turns=12,
+                      transcript_dir=str(tmp_path / "t"))
+    try:
+        result = await asyncio.wait_for(session.run("go"), 120)
+        scout = await session.runtime.registry.find("scout")
+    finally:
+        session.close()
+    notices = [e for e in result.events if isinstance(e, TaskNotification)]
+    assert [n.task_id for n in notices] == [scout.agent_id, scout.agent_id]
+    assert scout.notifications == 2 and scout.status == "completed"
+    assert result.result == "got both reports"
+    lines = [json.loads(line) for line in Path(scout.output_file).read_text().splitlines()]
+    assert "ONE_MORE_THING" in json.dumps(lines[-2]) and "SECOND_REPORT" in json.dumps(lines[-1])
