@@ -48,11 +48,24 @@ async def _covey(tmp: Path, n: int, session: Any, warm: bool) -> dict[str, Any]:
     parent = [r for r in records if r["main"]]
     children = [r for r in records if not r["main"]]
     done = sum(1 for r in children if not r["calls"])
+    figures = {"children_finished": done}
     if result.is_error or done != n:
-        raise RuntimeError(f"fanout N={n}: {done} children finished; result {result.result[:200]!r}")
-    return {"wall_s": round(parent[-1]["done"] - parent[0]["sent"], 3), "driver_s": round(driver_s, 3),
+        figures["error"] = f"{n - done} of {n} children did not run; parent said {result.result[:100]!r}"
+        figures["launch_errors"] = _launch_errors(result.events)
+    return figures | {"wall_s": round(parent[-1]["done"] - parent[0]["sent"], 3), "driver_s": round(driver_s, 3),
             "parent_turns": len(parent), "first_child_start_s": round(children[0]["sent"] - parent[0]["done"], 3),
             "last_child_start_s": round(max(_firsts(children)) - parent[0]["done"], 3)}
+
+
+def _launch_errors(events: list[Any]) -> dict[str, int]:
+    """Distinct error tool_results the parent got for its Agent calls, with counts."""
+    from collections import Counter
+
+    from covey.events import UserEvent
+
+    texts = [str(b.get("content"))[:300] for e in events if isinstance(e, UserEvent)
+             for b in e.message.get("content", []) if isinstance(b, dict) and b.get("is_error")]
+    return dict(Counter(texts))
 
 
 def _firsts(children: list[dict[str, Any]]) -> list[float]:
@@ -101,6 +114,7 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
     for n in sizes:
         out["baseline_runners"][str(n)] = round(await _baseline_runners(tmp, n), 3)
         out["baseline_sleep"][str(n)] = round(await _baseline_sleep(n), 3)
+    log(f"fanout baselines: runners {out['baseline_runners']} sleep {out['baseline_sleep']}")
     # Warm: one session whose pool is grown to N+1 before each run (children go back to it after).
     session = new_session(tmp, scripted([]), allowed_tools=["TodoWrite"], limits=Limits(max_concurrent=max(sizes) + 10))
     try:
@@ -119,6 +133,8 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
             session.close()
     for kind in ("warm", "default_pool"):
         for key, fig in out[kind].items():
+            if "wall_s" not in fig or "error" in fig:
+                continue
             fig["ratio"] = round(fig["wall_s"] / out["baseline_runners"][key], 2)
             fig["ratio_vs_sleep"] = round(fig["wall_s"] / out["baseline_sleep"][key], 2)
     return out

@@ -12,7 +12,7 @@ from covey.errors import CoveyError
 from covey.events import Event, ResultEvent, SystemInit
 from covey.render import describe
 
-COMMANDS = ("run", "demo", "agents")
+COMMANDS = ("run", "demo", "agents", "ps", "tree", "logs", "kill", "team")
 MODES = ["default", "acceptEdits", "bypassPermissions", "dontAsk", "plan"]
 
 
@@ -51,7 +51,26 @@ def _parser() -> argparse.ArgumentParser:
     agents.add_argument("--cwd", default=".", help="the project whose agents to list")
     agents.add_argument("--agents", dest="agents_json", help="extra definitions as JSON, like claude --agents")
     agents.set_defaults(handler=_agents)
+    _add_inspect_commands(sub)
     return parser
+
+
+def _add_inspect_commands(sub: Any) -> None:
+    specs = {
+        "ps": ("running sessions and their agents", []),
+        "tree": ("the agent tree of a running session", ["session?"]),
+        "logs": ("show (or -f follow) an agent's transcript", ["agent_id"]),
+        "kill": ("kill a running agent by id; its owner is notified", ["agent_id"]),
+        "team": ("a running session's teams: roster, task board, unread messages", ["session?"]),
+    }
+    for name, (help_text, positionals) in specs.items():
+        cmd = sub.add_parser(name, help=help_text)
+        for positional in positionals:
+            cmd.add_argument(positional.rstrip("?"), nargs="?" if positional.endswith("?") else None)
+        if name == "logs":
+            cmd.add_argument("-f", "--follow", action="store_true")
+        cmd.add_argument("--address", help="the Ray cluster (default: RAY_ADDRESS or the local one)")
+        cmd.set_defaults(handler=_inspect)
 
 
 def _add_run_options(run: argparse.ArgumentParser) -> None:
@@ -65,6 +84,8 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
     run.add_argument("--agents", dest="agents_json", help='extra agent definitions as JSON: {"name": {"description": ..., "prompt": ...}}')
     run.add_argument("--verbose", action="store_true", help="show each step on stderr, and Ray's logs")
+    run.add_argument("--quiet", action="store_true", help="no live agent tree on stderr")
+    run.add_argument("--trace", metavar="PATH", help="write a Chrome/Perfetto trace of the session to PATH")
 
 
 def _rules(values: list[str]) -> list[str]:
@@ -94,17 +115,20 @@ def _run(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         agents=args.agents_json,
     )
-    return _execute(prompt, options, args.output_format, args.verbose)
+    return _execute(prompt, options, args.output_format, args.verbose, quiet=args.quiet, trace=args.trace)
 
 
-def _execute(prompt: str, options: dict[str, Any], output_format: str, verbose: bool) -> int:
+def _execute(
+    prompt: str, options: dict[str, Any], output_format: str, verbose: bool, *, quiet: bool = False,
+    trace: str | None = None,
+) -> int:
     from covey.permissions.askers import TerminalAsker
     from covey.session import Session
 
     if sys.stdin.isatty() and output_format == "text":
         options["asker"] = TerminalAsker()
     with Session(**options) as session:
-        last = asyncio.run(_print_events(session, prompt, output_format, verbose))
+        last = asyncio.run(_print_events(session, prompt, output_format, verbose, live=not (quiet or verbose), trace=trace))
     if last is None:
         print("covey: the run ended without a result", file=sys.stderr)
         return 1
@@ -118,16 +142,30 @@ def _execute(prompt: str, options: dict[str, Any], output_format: str, verbose: 
     return 0
 
 
-async def _print_events(session: Any, prompt: str, output_format: str, verbose: bool) -> ResultEvent | None:
+async def _print_events(
+    session: Any, prompt: str, output_format: str, verbose: bool, *, live: bool = True, trace: str | None = None,
+) -> ResultEvent | None:
+    from covey.observe.live import LiveView
+
     last = None
-    async for event in session.stream(prompt):
-        if isinstance(event, ResultEvent):
-            last = event
-        if output_format == "stream-json":
-            _emit(event)
-        elif verbose:
-            for line in describe(event):
-                print(line, file=sys.stderr)
+    view = asyncio.create_task(LiveView(session.tree).run()) if live else None
+    try:
+        async for event in session.stream(prompt):
+            if isinstance(event, ResultEvent):
+                last = event
+            if output_format == "stream-json":
+                _emit(event)
+            elif verbose:
+                for line in describe(event):
+                    print(line, file=sys.stderr)
+    finally:
+        if view is not None:
+            view.cancel()
+    if trace and session.runtime is not None:
+        from covey.observe.trace import write_trace
+
+        path = write_trace(trace, await session.runtime.registry.records())
+        print(f"covey: trace written to {path}", file=sys.stderr)
     return last
 
 
@@ -153,4 +191,22 @@ def _agents(args: argparse.Namespace) -> int:
     from covey.cli_agents import list_agents_text
 
     print(list_agents_text(load_definitions(args.cwd, flag_agents=args.agents_json)))
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from covey.observe import inspect
+
+    inspect.connect(args.address)
+    match args.command:
+        case "ps":
+            print(inspect.run(inspect.ps_text()))
+        case "tree":
+            print(inspect.run(inspect.tree_text(args.session)))
+        case "team":
+            print(inspect.run(inspect.team_text(args.session)))
+        case "kill":
+            print(inspect.run(inspect.kill(args.agent_id)))
+        case "logs":
+            inspect.run(inspect.logs(args.agent_id, args.follow))
     return 0

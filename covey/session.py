@@ -22,6 +22,7 @@ from covey.actors.pool import default_pool_size
 from covey.agents.definition import AgentDefinition
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.spec import AgentSpec
+from covey.agents.transcript import transcript_path
 from covey.events import Event, PermissionPrompt, ResultEvent, SystemInit
 from covey.ids import AgentId, new_session_id
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
@@ -121,7 +122,8 @@ class Session:
         self._owned.append(main)
         runtime.root = main
         spec = self.main_spec(prompt, runtime)
-        await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt)
+        output_file = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
+        await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt, output_file)
         try:
             async for event in main.events(spec):
                 if isinstance(event, PermissionPrompt):

@@ -20,6 +20,7 @@ class Progress:
         self.cost_usd = 0.0
         self.tool_uses = 0
         self.in_flight: list[str] = []
+        self.turns = 0
         self.last_result: ResultEvent | None = None
         self.last_text = ""
         self.started = time.monotonic()
@@ -40,9 +41,10 @@ class Progress:
         usage = TokenUsage.model_validate(message.get("usage") or {})
         self.usage += usage
         self.cost_usd += self.prices.cost_usd(message.get("model") or self.spec.model_id, usage)
-        calls = [b["id"] for b in message.get("content", []) if b.get("type") == "tool_use"]
+        calls = [b["name"] for b in message.get("content", []) if b.get("type") == "tool_use"]
         self.tool_uses += len(calls)
         self.in_flight = calls
+        self.turns += 1
         texts = [b["text"] for b in message.get("content", []) if b.get("type") == "text"]
         if texts:
             self.last_text = "".join(texts)
@@ -53,7 +55,7 @@ class Progress:
             return
         runtime.registry.tell(
             "progress", self.spec.agent_id, usage=self.usage, tool_uses=self.tool_uses,
-            cost_usd=self.cost_usd, tools_in_flight=self.in_flight,
+            cost_usd=self.cost_usd, tools_in_flight=self.in_flight, turns=self.turns,
         )
 
     def report(self, status: Status | None = None, reason: str = "", worktree: dict | None = None) -> FinalReport:

@@ -50,9 +50,13 @@ class _RegistryActor:
         # asyncio keeps only weak references to tasks: hold ours until they finish.
         self._tasks: set[asyncio.Task] = set()
 
-    async def register_main(self, agent_id: str, model: str, cwd: str, prompt: str = "") -> TaskRecord:
+    async def register_main(
+        self, agent_id: str, model: str, cwd: str, prompt: str = "", output_file: str | None = None,
+    ) -> TaskRecord:
         self._start_watchdog()
-        return self.core.register_main(agent_id, model=model, cwd=cwd, prompt=prompt)
+        record = self.core.register_main(agent_id, model=model, cwd=cwd, prompt=prompt)
+        record.output_file = output_file
+        return record
 
     async def reserve(self, request: LaunchRequest) -> TaskRecord | str:
         """The record, or the refusal's message (refusals are answers, not crashes)."""
@@ -264,8 +268,10 @@ def registry_actor_class(**options: Any):
 
 
 class RegistryHandle(ActorHandle):
-    async def register_main(self, agent_id: str, model: str, cwd: str, prompt: str = "") -> TaskRecord:
-        return await self.call("register_main", agent_id, model, cwd, prompt)
+    async def register_main(
+        self, agent_id: str, model: str, cwd: str, prompt: str = "", output_file: str | None = None,
+    ) -> TaskRecord:
+        return await self.call("register_main", agent_id, model, cwd, prompt, output_file)
 
     async def reserve(self, request: LaunchRequest) -> TaskRecord:
         """The new record; raises ``LimitExceeded`` with the refusal's message if a check fails."""

@@ -123,6 +123,7 @@ class Registry:
     def progress(
         self, agent_id: str, *, usage: TokenUsage | None = None, tool_uses: int | None = None,
         cost_usd: float | None = None, tools_in_flight: list[str] | None = None, model: str | None = None,
+        turns: int | None = None,
     ) -> None:
         record = self.records.get(agent_id)
         if record is None or not record.live:
@@ -136,6 +137,8 @@ class Registry:
             record.cost_usd = cost_usd
         if tools_in_flight is not None:
             record.tools_in_flight = list(tools_in_flight)
+        if turns is not None:
+            record.turns = turns
         if model and model not in record.models_used:
             record.models_used.append(model)
 
@@ -250,7 +253,9 @@ class Registry:
             "agent_id": record.agent_id, "type": record.agent_type, "status": record.status,
             "description": record.description, "model": record.model, "depth": record.depth,
             "background": record.background, "tokens": record.usage.total, "tool_uses": record.tool_uses,
-            "cost_usd": round(record.cost_usd, 6), "subtree_tokens": usage.total, "subtree_tool_uses": tools,
+            "cost_usd": round(record.cost_usd, 6), "turns": record.turns,
+            "current_tools": list(record.tools_in_flight), "member_name": record.member_name,
+            "started_at": record.started_at, "ended_at": record.ended_at, "subtree_tokens": usage.total, "subtree_tool_uses": tools,
             "subtree_cost_usd": round(cost, 6), "node_id": record.node_id, "output_file": record.output_file,
             "children": [self.tree(child.agent_id) for child in self.children(root)],
         }

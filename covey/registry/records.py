@@ -79,6 +79,7 @@ class TaskRecord(BaseModel):
     last_activity: float = Field(default_factory=time.monotonic)
     usage: TokenUsage = Field(default_factory=TokenUsage)
     tool_uses: int = 0
+    turns: int = 0
     cost_usd: float = 0.0
     tools_in_flight: list[str] = Field(default_factory=list)
     models_used: list[str] = Field(default_factory=list)

@@ -1,0 +1,75 @@
+"""The live agent tree on stderr while a CLI run works (SPEC 18, "long work shows progress").
+
+On a terminal the tree is redrawn in place; otherwise one plain line is
+printed whenever an agent starts or changes status, so logs stay readable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any, Awaitable, Callable, TextIO
+
+
+def tree_lines(tree: dict[str, Any], depth: int = 0) -> list[str]:
+    """One line per agent: type, name, status, turns, tokens, cost, the tool it is running."""
+    if not tree:
+        return []
+    tools = ",".join(tree.get("current_tools") or [])
+    name = tree.get("member_name") or tree["agent_id"][-8:]
+    line = (
+        f"{'  ' * depth}{'└ ' if depth else ''}{tree['type']} {name}  {tree['status']}"
+        f"  {tree.get('turns', 0)} turns  {_tokens(tree['subtree_tokens'])} tok  ${tree['subtree_cost_usd']:.4f}"
+        + (f"  ▸ {tools}" if tools and tree["status"] == "running" else "")
+    )
+    return [line] + [l for child in tree.get("children", []) for l in tree_lines(child, depth + 1)]
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+class LiveView:
+    def __init__(self, get_tree: Callable[[], Awaitable[dict[str, Any]]], stream: TextIO = sys.stderr,
+                 interval_s: float = 0.5) -> None:
+        self.get_tree = get_tree
+        self.stream = stream
+        self.interval_s = interval_s
+        self.tty = stream.isatty()
+        self._drawn = 0
+        self._seen: dict[str, str] = {}
+
+    async def run(self) -> None:
+        while True:
+            await self.refresh()
+            await asyncio.sleep(self.interval_s)
+
+    async def refresh(self) -> None:
+        try:
+            tree = await self.get_tree()
+        except Exception:  # the view never stops a run
+            return
+        if self.tty:
+            self._redraw(tree_lines(tree))
+        else:
+            self._changes(tree)
+
+    def _redraw(self, lines: list[str]) -> None:
+        up = f"\x1b[{self._drawn}F\x1b[J" if self._drawn else ""
+        self.stream.write(up + "".join(line + "\n" for line in lines))
+        self.stream.flush()
+        self._drawn = len(lines)
+
+    def _changes(self, tree: dict[str, Any]) -> None:
+        for node in _walk(tree):
+            if self._seen.get(node["agent_id"]) != node["status"]:
+                self._seen[node["agent_id"]] = node["status"]
+                name = node.get("member_name") or node["agent_id"]
+                print(f"covey: {node['type']} {name} {node['status']}: {node['description']}", file=self.stream)
+
+
+def _walk(tree: dict[str, Any]):
+    if tree:
+        yield tree
+        for child in tree.get("children", []):
+            yield from _walk(child)

@@ -1,0 +1,89 @@
+"""A session trace in the Chrome trace event format (Perfetto and chrome://tracing open it).
+
+One track (thread) per agent; on it, the agent's whole run as a span, with
+its model requests and tool calls nested inside. Built after the run from the
+registry's records and each agent's transcript, so background agents on any
+node are included. Timestamps are microseconds since the session's first event.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from covey.agents.transcript import read_transcript
+
+PID = 1
+
+
+def trace_events(records: Iterable[Any]) -> list[dict[str, Any]]:
+    records = sorted(records, key=lambda r: r.started_at)
+    if not records:
+        return []
+    origin = records[0].started_at - 1.0  # room for a child whose transcript starts before its record
+    events: list[dict[str, Any]] = []
+    for tid, record in enumerate(records, start=1):
+        events += _agent_track(record, tid, origin)
+    return events
+
+
+def write_trace(path: str | Path, records: Iterable[Any]) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"traceEvents": trace_events(records), "displayTimeUnit": "ms"}))
+    return path
+
+
+def _us(t: float, origin: float) -> int:
+    return int((t - origin) * 1_000_000)
+
+
+def _agent_track(record: Any, tid: int, origin: float) -> list[dict[str, Any]]:
+    label = f"{record.agent_type} {record.member_name or record.agent_id}"
+    lines = _transcript(record.output_file)
+    # The agent's span must enclose its inner spans, whose times come from its transcript.
+    times = [line["timestamp"] for line in lines]
+    start = min([record.started_at, *times])
+    end = max([record.ended_at or record.started_at, *times])
+    agent_span = _span(f"{label}: {record.description}", "agent", start, end, tid, origin,
+                       {"agent_id": record.agent_id, "status": record.status, "tokens": record.usage.total,
+                        "cost_usd": record.cost_usd})
+    return [
+        {"ph": "M", "name": "thread_name", "pid": PID, "tid": tid, "args": {"name": label}},
+        {"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": tid, "args": {"sort_index": tid}},
+        agent_span,
+        *_inner_spans(lines, start, tid, origin),
+    ]
+
+
+def _inner_spans(lines: list[dict[str, Any]], start: float, tid: int, origin: float) -> list[dict[str, Any]]:
+    """A model request runs from the previous record to the assistant record; its tool
+    calls from that assistant record to the user record with their results."""
+    spans, previous = [], start
+    for index, line in enumerate(lines):
+        if line.get("type") == "assistant":
+            spans.append(_span("model request", "model", previous, line["timestamp"], tid, origin, {}))
+            following = lines[index + 1]["timestamp"] if index + 1 < len(lines) else line["timestamp"]
+            for call in _tool_calls(line):
+                spans.append(_span(call["name"], "tool", line["timestamp"], following, tid, origin, {"input": call["input"]}))
+        previous = line["timestamp"]
+    return spans
+
+
+def _tool_calls(line: dict[str, Any]) -> list[dict[str, Any]]:
+    content = (line.get("message") or {}).get("content") or []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+
+
+def _span(name: str, cat: str, start: float, end: float, tid: int, origin: float, args: dict) -> dict[str, Any]:
+    return {
+        "ph": "X", "name": name, "cat": cat, "pid": PID, "tid": tid,
+        "ts": _us(start, origin), "dur": max(1, _us(end, origin) - _us(start, origin)), "args": args,
+    }
+
+
+def _transcript(path: str | None) -> list[dict[str, Any]]:
+    if not path or not Path(path).exists():
+        return []
+    return list(read_transcript(Path(path)))

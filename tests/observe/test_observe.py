@@ -1,0 +1,111 @@
+"""Seeing what agents do: the trace file, the live tree, and inspecting a running session (SPEC 18)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import ray
+
+from covey.events import TaskStarted
+from covey.observe import inspect
+from covey.observe.live import LiveView, tree_lines
+from covey.observe.trace import write_trace
+from covey.session import Session
+from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
+
+pytestmark = pytest.mark.usefixtures("ray_session")
+
+
+def _three_children():
+    calls = [agent_call(f"job {i}", background=True, description=f"job {i}") for i in range(3)]
+    return scripted(
+        rule({**CHILD, "last_tool_result_contains": "Todo list saved"}, {"text": "child done"}),
+        rule(CHILD, {"tool_use": {"name": "TodoWrite", "input": {"todos": [
+            {"content": "look", "status": "in_progress", "activeForm": "Looking"}]}}}, latency_s=0.05),
+        rule({**MAIN, "last_message_contains": "<task-notification>"}, {"text": "all done"}),
+        rule({**MAIN, "last_tool_result_contains": "Async agent launched"}, {"text": "waiting"}),
+        rule(MAIN, {"tool_use": calls}),
+    )
+
+
+async def test_a_trace_of_a_run_with_three_children_has_one_track_per_agent_and_nested_spans(tmp_path):
+    (tmp_path / "p").mkdir()
+    session = Session(cwd=str(tmp_path / "p"), model=_three_children(), pool_size=4, max_turns=8,
+                      transcript_dir=str(tmp_path / "t"))
+    try:
+        await asyncio.wait_for(session.run("go"), 120)
+        path = write_trace(tmp_path / "trace.json", await session.runtime.registry.records())
+    finally:
+        session.close()
+    trace = json.loads(path.read_text())["traceEvents"]
+    tracks = {e["tid"]: e["args"]["name"] for e in trace if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert len(tracks) == 4 and sum(name.startswith("general-purpose") for name in tracks.values()) == 3
+    for tid in tracks:
+        spans = [e for e in trace if e["ph"] == "X" and e["tid"] == tid]
+        (agent,) = [s for s in spans if s["cat"] == "agent"]
+        inner = [s for s in spans if s["cat"] != "agent"]
+        assert any(s["cat"] == "model" for s in inner)
+        for span in inner:  # nested: every inner span lies inside its agent's span
+            assert agent["ts"] <= span["ts"] and span["ts"] + span["dur"] <= agent["ts"] + agent["dur"]
+    assert any(e["cat"] == "tool" and e["name"] == "TodoWrite" for e in trace if e["ph"] == "X")
+
+
+async def test_live_view_prints_status_changes_when_not_on_a_terminal():
+    trees = iter([
+        {"agent_id": "agent-1", "type": "main", "status": "running", "description": "main agent", "turns": 1,
+         "subtree_tokens": 10, "subtree_cost_usd": 0.0, "children": []},
+        {"agent_id": "agent-1", "type": "main", "status": "running", "description": "main agent", "turns": 2,
+         "subtree_tokens": 1500, "subtree_cost_usd": 0.01, "current_tools": ["Agent"], "children": [
+             {"agent_id": "agent-2", "type": "Explore", "status": "completed", "description": "look", "turns": 1,
+              "subtree_tokens": 5, "subtree_cost_usd": 0.0, "children": []}]},
+    ])
+
+    async def get_tree():
+        return next(trees)
+
+    out = io.StringIO()
+    view = LiveView(get_tree, stream=out)
+    await view.refresh()
+    await view.refresh()
+    assert out.getvalue().splitlines() == [
+        "covey: main agent-1 running: main agent",
+        "covey: Explore agent-2 completed: look",
+    ]
+    lines = tree_lines({"agent_id": "agent-1", "type": "main", "status": "running", "turns": 2,
+                        "subtree_tokens": 1500, "subtree_cost_usd": 0.01, "current_tools": ["Agent"], "children": []})
+    assert "1.5k tok" in lines[0] and "▸ Agent" in lines[0]
+
+
+async def test_ps_tree_kill_and_team_see_a_running_session(tmp_path):
+    model = scripted(
+        rule(CHILD, {"text": "late"}, latency_s=60),
+        rule({**MAIN, "last_message_contains": "<task-notification>"}, {"text": "saw the kill"}),
+        rule({**MAIN, "last_tool_result_contains": "Async agent launched"}, {"text": "waiting"}),
+        rule(MAIN, {"tool_use": agent_call("slow job", background=True, description="slow job")}),
+    )
+    (tmp_path / "p").mkdir()
+    session = Session(cwd=str(tmp_path / "p"), model=model, pool_size=2, max_turns=6, transcript_dir=str(tmp_path / "t"))
+    events = []
+    try:
+        async for event in session.stream("go"):
+            events.append(event)
+            if isinstance(event, TaskStarted):
+                await asyncio.sleep(0.3)
+                listing = await inspect.ps_text()
+                assert session.session_id[:8] in listing and "slow job" in listing
+                tree = await inspect.tree_text(session.session_id)
+                assert "general-purpose" in tree and "running" in tree
+                env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
+                done = subprocess.run([sys.executable, "-m", "covey", "ps"], env=env, capture_output=True,
+                                      text=True, timeout=60)
+                assert event.task_id in done.stdout, done.stderr
+                assert "killed" in await inspect.kill(event.task_id)
+    finally:
+        session.close()
+    assert events[-1].result == "saw the kill"

@@ -1,0 +1,56 @@
+"""Every notebook in notebooks/ runs top to bottom, offline, on the scripted model (SPEC 18)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+CELL_TIMEOUT_S = 300
+
+
+def _kernel_env() -> dict[str, str]:
+    """The kernel's env: this process's (HOME and RAY_TMPDIR from conftest), but no API key and no cluster."""
+    env = dict(os.environ)
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "RAY_ADDRESS", "COVEY_ENABLE_TEAMS", "COVEY_SHARED_FS"):
+        env.pop(name, None)
+    env.update(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0")
+    return env
+
+
+def test_the_notebooks_are_there():
+    assert [p.name for p in NOTEBOOKS] == [
+        "01-quickstart.ipynb", "02-teams.ipynb", "03-definitions-and-permissions.ipynb", "04-cluster.ipynb",
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_top_to_bottom(path: Path):
+    book = nbformat.read(path, as_version=4)
+    nbformat.validate(book)
+    client = nbclient.NotebookClient(
+        book, timeout=CELL_TIMEOUT_S, kernel_name="python3", allow_errors=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    try:
+        client.execute(env=_kernel_env())
+    except nbclient.exceptions.CellExecutionError as exc:
+        pytest.fail(f"{path.name}: a cell failed\n{exc}")
+    outputs = "\n".join(
+        out.get("text", "") for cell in book.cells if cell.cell_type == "code" for out in cell.get("outputs", [])
+        if out.get("output_type") == "stream"
+    )
+    assert "Traceback" not in outputs
+    expected = {
+        "01-quickstart": "This is a greeter",
+        "02-teams": "The crew finished every task.",
+        "03-definitions-and-permissions": "files left: ['notes.md']",
+        "04-cluster": "ray running: False",
+    }[path.stem]
+    assert expected in outputs, outputs[-3000:]
