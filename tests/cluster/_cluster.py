@@ -141,7 +141,7 @@ class LocalCluster:
             _signal(pid, signal.SIGKILL)
         return raylets
 
-    def stop(self, timeout_s: float = 20) -> list[int]:
+    def stop(self, timeout_s: float = 3) -> list[int]:
         """Stop every process of every node, workers first; return any pid still alive."""
         for node in reversed(self.nodes):
             for pid in node.pids():
