@@ -23,7 +23,7 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbo
     address = address or os.environ.get("RAY_ADDRESS")
     common = dict(
         namespace=NAMESPACE,
-        logging_level=logging.INFO if verbose else logging.WARNING,
+        logging_level=logging.INFO if verbose else logging.ERROR,
         log_to_driver=verbose,
         configure_logging=True,
     )

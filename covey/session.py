@@ -85,7 +85,9 @@ class Session:
         name = self.options.model_id or _model_name(self.options.model) or self.settings.model or DEFAULT_MODEL
         self.model_id = resolve_model(name)
         if not hasattr(self.options.model, "create"):
-            make_model(self.options.model)  # a missing API key or bad rule file fails here, before Ray starts
+            # A missing API key or a bad rule file fails here, before Ray starts. The built
+            # model travels to every agent actor, so nodes need no key or rule file of their own.
+            self.options.model = make_model(self.options.model)
         self.policy = PermissionPolicy.from_settings(
             self.settings,
             mode=self.options.permission_mode,
@@ -123,7 +125,7 @@ class Session:
         runtime.root = main
         spec = self.main_spec(prompt, runtime)
         output_file = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
-        await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt, output_file)
+        await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt, output_file, main.node)
         try:
             async for event in main.events(spec):
                 if isinstance(event, PermissionPrompt):

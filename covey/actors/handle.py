@@ -15,8 +15,13 @@ from covey.registry.records import FinalReport, Status
 
 
 class AgentHandle(ActorHandle):
-    node: str | None = None
-    """The Ray node the actor runs on, once known."""
+    def __init__(self, actor: Any, name: str = "", node: str | None = None) -> None:
+        super().__init__(actor, name)
+        self.node = node
+        """The Ray node the actor runs on, once known."""
+
+    def __reduce__(self):
+        return (AgentHandle, (self.actor, self.name, self.node))
 
     async def start(self, spec: AgentSpec, *, follow: bool = False) -> str:
         if not isinstance(spec, AgentSpec):

@@ -52,10 +52,11 @@ class _RegistryActor:
 
     async def register_main(
         self, agent_id: str, model: str, cwd: str, prompt: str = "", output_file: str | None = None,
+        node_id: str | None = None,
     ) -> TaskRecord:
         self._start_watchdog()
         record = self.core.register_main(agent_id, model=model, cwd=cwd, prompt=prompt)
-        record.output_file = output_file
+        record.output_file, record.node_id = output_file, node_id
         return record
 
     async def reserve(self, request: LaunchRequest) -> TaskRecord | str:
@@ -270,8 +271,9 @@ def registry_actor_class(**options: Any):
 class RegistryHandle(ActorHandle):
     async def register_main(
         self, agent_id: str, model: str, cwd: str, prompt: str = "", output_file: str | None = None,
+        node_id: str | None = None,
     ) -> TaskRecord:
-        return await self.call("register_main", agent_id, model, cwd, prompt, output_file)
+        return await self.call("register_main", agent_id, model, cwd, prompt, output_file, node_id)
 
     async def reserve(self, request: LaunchRequest) -> TaskRecord:
         """The new record; raises ``LimitExceeded`` with the refusal's message if a check fails."""

@@ -58,7 +58,7 @@ def test_stream_json_starts_with_init_and_ends_with_a_result(tmp_path):
 
 def test_a_persistent_api_error_is_retried_then_reported_with_a_non_zero_exit(tmp_path):
     with FakeMessagesAPI(replies=[("error", 500, None)]) as api:
-        done = covey("-p", "go", cwd=tmp_path, env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+        done = covey("-p", "go", "--quiet", cwd=tmp_path, env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
     assert done.returncode != 0
     assert "500" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert len(api.requests) > 1  # retried

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -104,7 +103,7 @@ class LocalCluster:
         env.update(extra)
         return env
 
-    def _start(self, node: Node, args: list[str], timeout_s: float = 60) -> Node:
+    def _start(self, node: Node, args: list[str], timeout_s: float = 180) -> Node:
         self.nodes.append(node)  # before starting: stop() must find it even if start fails
         args = ["start", *args, "--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
         if node.role == "head":
@@ -179,4 +178,4 @@ def marked_json(output: str, marker: str) -> dict:
     raise AssertionError(f"no {marker!r} line in the output:\n{output[-4000:]}")
 
 
-__all__ = ["LocalCluster", "Node", "free_port", "marked_json", "run_python", "tagged_pids", "re"]
+__all__ = ["LocalCluster", "Node", "free_port", "marked_json", "process_name", "run_python", "tagged_pids"]

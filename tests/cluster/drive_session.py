@@ -52,6 +52,44 @@ class NodeAwareModel:
         return await self.inner.create(request)
 
 
+def watch_session_actor_options(pin: bool) -> dict:
+    """Record the ``.options()`` covey's Session passes to its registry and mailbox actors.
+
+    With ``pin``, add a hard node affinity to the driver's node when covey gives no
+    scheduling strategy: a test-side stand-in for what covey should do, so the
+    node-loss scenario tests the children, not where Ray happened to put the registry.
+    """
+    import covey.session as covey_session
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    seen: dict = {}
+
+    def wrap(factory, role):
+        def make(**kw):
+            cls = factory(**kw)
+            original = cls.options
+
+            def options(**opts):
+                seen[role] = {"keys": sorted(opts), "scheduling_strategy": repr(opts.get("scheduling_strategy"))}
+                if pin and "scheduling_strategy" not in opts:
+                    home = ray.get_runtime_context().get_node_id()
+                    opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(home, soft=False)
+                    seen[role]["pinned_by_test"] = True
+                return original(**opts)
+
+            cls.options = options
+            return cls
+        return make
+
+    covey_session.registry_actor_class = wrap(covey_session.registry_actor_class, "registry")
+    covey_session.mailbox_actor_class = wrap(covey_session.mailbox_actor_class, "mailbox")
+    return seen
+
+
+def _node_of(_actor_self) -> str:
+    return ray.get_runtime_context().get_node_id()
+
+
 def log(t0: float, event) -> None:
     what = getattr(event, "subtype", None) or getattr(event, "type", "?")
     detail = getattr(event, "task_id", None) or getattr(event, "result", None) or ""
@@ -91,7 +129,7 @@ async def main(config: dict) -> dict:
     )
     events, pings, killed_at = [], {}, None
     n_children = config["n_file"] + config["n_nofile"]
-    out: dict = {"nodes": {nid: {"role": roles[nid], "ip": n["NodeManagerAddress"]} for nid, n in nodes.items()},
+    out: dict = {"aborted": None, "nodes": {nid: {"role": roles[nid], "ip": n["NodeManagerAddress"]} for nid, n in nodes.items()},
                  "driver_node": ray.get_runtime_context().get_node_id()}
 
     async def ping(task_id: str) -> None:
@@ -117,9 +155,20 @@ async def main(config: dict) -> dict:
         print(f"[driver] killed raylet {kill_pid}", file=sys.stderr, flush=True)
         return time.time()
 
+    session_actor_options = watch_session_actor_options(pin=config.get("pin_session_actors", False))
     killer = None
     t0 = time.time()
     try:
+        runtime = await session.start()
+        out["session_actors"] = {
+            "registry": await runtime.registry.actor.__ray_call__.remote(_node_of),
+            "mailbox": await runtime.mailbox.actor.__ray_call__.remote(_node_of),
+        }
+        out["session_actor_options"] = session_actor_options
+        if kill_pid and worker_node in out["session_actors"].values():
+            # Killing the worker would take the session's own actors with it: no point going on.
+            out.update(aborted="session actors on the worker node", timed_out=False, children=[])
+            return out
         try:
             async with asyncio.timeout(config.get("timeout_s", 70)):
                 async for event in session.stream("Split the work among sub-agents."):

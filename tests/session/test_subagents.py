@@ -245,6 +245,7 @@ async def test_transcripts_are_chained_jsonl_at_the_output_file(tmp_path):
     result, records = await _run(_session(tmp_path, model))
     child = next(r for r in records.values() if r.role == "subagent")
     lines = [json.loads(line) for line in Path(child.output_file).read_text().splitlines()]
-    assert [l["type"] for l in lines] == ["user", "assistant"]
-    assert lines[0]["parentUuid"] is None and lines[1]["parentUuid"] == lines[0]["uuid"]
-    assert lines[0]["message"]["content"] == "x"
+    assert [l["type"] for l in lines][-2:] == ["user", "assistant"]  # (prelude messages before the prompt)
+    assert lines[0]["parentUuid"] is None
+    assert all(later["parentUuid"] == earlier["uuid"] for earlier, later in zip(lines, lines[1:]))
+    assert lines[-2]["message"]["content"] == "x" and lines[-1]["message"]["content"][0]["text"] == "ok"

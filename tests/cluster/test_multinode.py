@@ -1,0 +1,143 @@
+"""covey on a two-node Ray cluster started on this machine with ``ray start`` (loopback only).
+
+The covey session runs in a subprocess (``drive_session.py``): a driver joins one
+cluster only, and this pytest process may already be joined to the test suite's
+shared local Ray. The module's cluster is a head node and a worker node, each a
+``ray start`` with its own ``RAY_TMPDIR``; both are stopped by pid at the end,
+even when a test fails (``ray stop`` would also stop other Rays on the machine).
+
+1. Placement: ``general-purpose`` children (file tools) run on the driver's node;
+   ``notes-only`` children (TodoWrite only) go to the "any" lane (SPREAD) and reach
+   the worker node. Registry records carry each child's node id.
+2. Node loss: the worker node's raylet is SIGKILLed while children run there;
+   those children end ``failed`` with one notification each, and the session ends.
+   (This test kills the module's worker node, so it runs last.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cluster._cluster import marked_json
+
+DRIVER = Path(__file__).with_name("drive_session.py")
+REPO = Path(__file__).resolve().parents[2]
+DRIVER_TIMEOUT_S = 150  # generous: a loaded 2-core machine starts actors slowly
+
+
+def _drive(cluster, tmp_path: Path, **config) -> dict:
+    (tmp_path / "proj").mkdir(exist_ok=True)
+    config = {"address": cluster.address, "cwd": str(tmp_path / "proj"), "transcripts": str(tmp_path / "transcripts"),
+              "timeout_s": DRIVER_TIMEOUT_S - 30, **config}
+    env = cluster.env(
+        RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",  # the driver's own address: 127.0.0.1
+        PYTHONPATH=f"{REPO}:{cluster.env().get('PYTHONPATH', '')}".rstrip(":"),
+    )
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, str(DRIVER), json.dumps(config)], env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
+    output = proc.stdout + "\n--- stderr ---\n" + proc.stderr[-6000:]
+    assert proc.returncode == 0, f"driver failed ({proc.returncode}):\n{output[-8000:]}"
+    result = marked_json(proc.stdout, "COVEY_RESULT ")
+    result["wall_s"] = time.monotonic() - start
+    print(json.dumps({k: v for k, v in result.items() if k not in ("nodes", "children")}))
+    assert not result["timed_out"], f"the session did not finish:\n{output[-8000:]}"
+    return result
+
+
+def _roles(result: dict) -> dict[str, str]:
+    return {nid: node["role"] for nid, node in result["nodes"].items()}
+
+
+def test_both_nodes_are_on_loopback(two_nodes):
+    head, worker = two_nodes.nodes
+    assert "Local node IP: 127.0.0.1" in _plain(head.output) and "Local node IP: 127.0.0.1" in _plain(worker.output)
+    assert head.pids_named("gcs_server") and head.pids_named("raylet") and worker.pids_named("raylet")
+
+
+@pytest.fixture(scope="module")
+def placement_run(two_nodes, tmp_path_factory):
+    """One session on the intact cluster, shared by the checks on where things ran."""
+    assert two_nodes.nodes[1].pids_named("raylet"), "the worker node is gone (the node-loss test must run last)"
+    return _drive(two_nodes, tmp_path_factory.mktemp("placement"), n_file=2, n_nofile=4)
+
+
+def test_children_run_on_both_nodes_by_placement_lane(placement_run):
+    result = placement_run
+    roles = _roles(result)
+    assert sorted(roles.values()) == ["head", "worker"]
+    assert all(node["ip"] == "127.0.0.1" for node in result["nodes"].values())
+    assert roles[result["driver_node"]] == "head"
+
+    children = result["children"]
+    assert len(children) == 6 and all(c["status"] == "completed" for c in children)
+    assert all(c["notices"] == ["completed"] for c in children)  # exactly one notification each
+    # The registry fills node_id when it starts watching a child; a ping to the actor agrees.
+    assert all(c["node_id"] in roles for c in children), children
+    assert all(c["ping_node"] in (None, c["node_id"]) for c in children), children
+
+    file_nodes = {roles[c["node_id"]] for c in children if c["agent_type"] == "general-purpose"}
+    nofile_nodes = [roles[c["node_id"]] for c in children if c["agent_type"] == "notes-only"]
+    print("general-purpose on:", file_nodes, "notes-only on:", nofile_nodes)
+    assert file_nodes == {"head"}  # file tools: pinned to the node holding the working tree
+    assert "worker" in nofile_nodes  # no file tools: SPREAD over the cluster (best effort: not always both nodes)
+    assert {roles[c["node_id"]] for c in children} == {"head", "worker"}
+    assert result["results"] and result["results"][-1] == "NOTED" and not any(result["is_error"])
+
+
+def test_session_actors_are_pinned_to_the_driver_node(placement_run):
+    """The registry and mailbox must live on the driver's node: losing any other node must not end the session.
+
+    Checked on the options covey passes (deterministic), not on where Ray happened to put them.
+    """
+    roles = _roles(placement_run)
+    print("session actors on:", {name: roles.get(node) for name, node in placement_run["session_actors"].items()})
+    for role, options in placement_run["session_actor_options"].items():
+        assert "NodeAffinitySchedulingStrategy" in options["scheduling_strategy"], (
+            f"covey bug: the {role} actor is created without node affinity (options {options['keys']}), so Ray may "
+            "place it on any node; the kill test has seen it land on the worker node. See covey/session.py start()."
+        )
+
+
+def test_losing_the_worker_node_fails_its_children_once(two_nodes, tmp_path):
+    worker = two_nodes.nodes[1]
+    raylets = worker.pids_named("raylet")
+    assert len(raylets) == 1
+    # pin_session_actors: the test pins the registry and mailbox to the driver's node itself until covey does
+    # (see test_session_actors_are_pinned_to_the_driver_node), so this checks what happens to the children.
+    result = _drive(two_nodes, tmp_path, n_file=1, n_nofile=3, kill_raylet_pid=raylets[0], pin_session_actors=True)
+    roles = _roles(result)
+    placed = {name: roles.get(node, node) for name, node in result["session_actors"].items()}
+    assert result["aborted"] is None, f"the session's own actors are off the driver's node: {placed}"
+    assert result["killed_at"] is not None
+    assert not worker.pids_named("raylet")
+    worker_id = next(nid for nid, role in roles.items() if role == "worker")
+
+    children = result["children"]
+    on_worker = [c for c in children if c["node_id"] == worker_id]
+    elsewhere = [c for c in children if c["node_id"] != worker_id]
+    assert on_worker, children
+    for child in on_worker:
+        assert child["status"] == "failed", child
+        assert child["notices"] == ["failed"], child  # exactly one notification
+        assert "died" in child["report"], child
+    for child in elsewhere:
+        assert child["status"] == "completed" and child["notices"] == ["completed"], child
+    # The session still finishes: one result per notification turn, the last after the failures.
+    assert result["results"][-1] == "NOTED"
+    assert max(c["ended_at"] for c in on_worker) <= result["ended_at"]
+    print(f"failures reported {max(c['ended_at'] for c in on_worker) - result['killed_at']:.1f} s after the kill")
+
+
+def _plain(text: str) -> str:
+    """``ray start`` output without its colour codes."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
