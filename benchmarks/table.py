@@ -24,10 +24,10 @@ def _rows(cases: dict[str, Any]) -> list[tuple[str, Any, str]]:
         ("startup: total wall s (p50)", _get(c, "startup", "total_s", "p50"), ""),
     ]
     for key, fig in sorted((_get(c, "fanout", "warm") or {}).items(), key=lambda kv: int(kv[0])):
-        rows.append((f"fanout N={key} warm: s / ratio", f"{fig.get('wall_s')} / {fig.get('ratio')}",
+        rows.append((f"fanout N={key} warm: s / ratio", _fan(fig),
                      "≤ 1.15×" if key == "100" else ""))
     for key, fig in sorted((_get(c, "fanout", "default_pool") or {}).items(), key=lambda kv: int(kv[0])):
-        rows.append((f"fanout N={key} default pool: s / ratio", f"{fig.get('wall_s')} / {fig.get('ratio')}", ""))
+        rows.append((f"fanout N={key} default pool: s / ratio", _fan(fig), ""))
     rows += [
         ("spawn warm ms p50 / p90", _pair(c, "spawn_latency", "warm_ms"), "p50 ≤ 10 ms"),
         ("spawn warm, git project ms p50 / p90", _pair(c, "spawn_latency", "warm_git_ms"), ""),
@@ -37,6 +37,10 @@ def _rows(cases: dict[str, Any]) -> list[tuple[str, Any, str]]:
         ("leaks: spawns / actors, procs, fds delta", _leaks(c), "0"),
     ]
     return rows
+
+
+def _fan(fig: dict) -> str:
+    return "failed (see JSON)" if "error" in fig else f"{fig.get('wall_s')} / {fig.get('ratio')}"
 
 
 def _pair(c: dict, case: str, key: str) -> str | None:

@@ -58,9 +58,11 @@ class WarmPool:
     async def give_back(self, actor: Any) -> bool:
         """True if the actor was clean and kept warm; otherwise it is killed."""
         lane = self.lane_of.get(actor, "home")
+        # Up to twice the pool size stays warm: the refill after each take has already
+        # replaced this actor, and killing a clean one only to start another costs ~1 s of CPU.
         keep = (
             self.uses.get(actor, 0) < self.max_uses
-            and len(self.ready[lane]) < self.sizes.get(lane, 0)
+            and len(self.ready[lane]) < 2 * max(self.sizes.get(lane, 0), 1)
             and await actor.reset()
         )
         if keep:

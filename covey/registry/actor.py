@@ -178,7 +178,7 @@ class _RegistryActor:
 
     async def wait_idle(self, timeout_s: float | None = None) -> bool:
         """Wait until no watch is running (every agent ended and was reported)."""
-        pending = [t for t in self.watches.values() if not t.done()]
+        pending = [t for t in list(self.watches.values()) if not t.done()]
         if not pending:
             return True
         done, still = await asyncio.wait(pending, timeout=timeout_s)
@@ -202,6 +202,7 @@ class _RegistryActor:
             log.exception("completing %s failed", agent_id)
         finally:
             self.actors.pop(agent_id, None)
+            self.watches.pop(agent_id, None)
             if reusable:
                 self._spawn(self.pool.give_back(actor))
             else:

@@ -8,6 +8,7 @@ exceptions into ``is_error`` results; tools themselves return
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar
@@ -95,12 +96,14 @@ class Tool:
         return None
 
     def schema(self) -> dict[str, Any]:
-        """The tool as the Messages API's ``tools`` array lists it."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "input_schema": _clean_schema(self.input_model.model_json_schema()),
-        }
+        """The tool as the Messages API's ``tools`` array lists it (built once per input model:
+        it is sent with every request, and its bytes must not change between requests)."""
+        return {"name": self.name, "description": self.description, "input_schema": _input_schema(self.input_model)}
+
+
+@functools.lru_cache(maxsize=None)
+def _input_schema(model: type) -> dict[str, Any]:
+    return _clean_schema(model.model_json_schema())
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -105,7 +105,10 @@ class LocalCluster:
 
     def _start(self, node: Node, args: list[str], timeout_s: float = 180) -> Node:
         self.nodes.append(node)  # before starting: stop() must find it even if start fails
-        args = ["start", *args, "--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
+        # The dashboard agent's HTTP port defaults to 52365 for every node: another Ray on this
+        # machine may hold it (then jobs fail with "No available agent to submit job").
+        args = ["start", *args, "--node-ip-address", "127.0.0.1", "--disable-usage-stats",
+                "--dashboard-agent-listen-port", str(free_port())]
         if node.role == "head":
             # With this at 0, ``ray start`` keeps 127.0.0.1 (otherwise it swaps in the network card's address).
             command, env = [RAY_CLI, *args], self.env(node, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")

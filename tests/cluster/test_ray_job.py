@@ -83,6 +83,18 @@ def _client(url: str, timeout_s: float = 60):
     pytest.skip(f"the job server at {url} did not answer: {last}")
 
 
+def _submit(client, timeout_s: float = 60, **job) -> str:
+    """Submit, retrying while the head's job agent is still starting ("No available agent to submit job")."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return client.submit_job(**job)
+        except RuntimeError as exc:
+            if "No available agent" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
 def test_covey_run_as_a_ray_job(dashboard_head, tmp_path):
     from ray.job_submission import JobStatus
 
@@ -102,10 +114,7 @@ def test_covey_run_as_a_ray_job(dashboard_head, tmp_path):
     env_vars = {"RAY_USAGE_STATS_ENABLED": "0", "ANTHROPIC_API_KEY": "test-key-not-real",
                 "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "COVEY_POOL_SIZE": "1"}
     start = time.monotonic()
-    job_id = client.submit_job(
-        entrypoint=entrypoint,
-        runtime_env={"working_dir": str(project), "env_vars": env_vars},
-    )
+    job_id = _submit(client, entrypoint=entrypoint, runtime_env={"working_dir": str(project), "env_vars": env_vars})
     status = None
     try:
         while time.monotonic() - start < JOB_TIMEOUT_S:
