@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from pydantic import BaseModel, ConfigDict, Field
 
 from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
@@ -190,8 +191,9 @@ class Session:
             return self.runtime
         self._started_ray = ensure_ray(self.options.address, verbose=self.options.verbose)
         prefix = f"covey:{self.session_id[:8]}"
-        common = {"namespace": NAMESPACE}
         home = ray.get_runtime_context().get_node_id()
+        # The session's own actors live with the driver: losing another node must not lose them.
+        common = {"namespace": NAMESPACE, "scheduling_strategy": NodeAffinitySchedulingStrategy(home, soft=False)}
         spread = sum(1 for node in ray.nodes() if node.get("Alive")) > 1
         size = self.options.pool_size if self.options.pool_size is not None else default_pool_size()
         sizes = {"home": size, "any": size} if spread else {"home": size}

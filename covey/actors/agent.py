@@ -164,28 +164,30 @@ class AgentRunner:
             transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id),
             session_id=spec.session_id, agent_id=spec.agent_id,
         )
-        services = self._services(run, progress, writer)
+        services, report = None, None
         try:
+            services = self._services(run, progress, writer)
             async for event in run_agent(spec, services):
                 await progress.observe(event, writer)
                 if run.queue is not None:
                     await run.queue.put(event)
-            report = progress.report(worktree=services.outcome.get("worktree"))
+            report = _safe_report(progress, None, "", services)
         except asyncio.CancelledError:
-            reason = run.cancel_reason or "cancelled"
-            report = progress.report(status=run.cancel_status, reason=reason, worktree=services.outcome.get("worktree"))
+            report = _safe_report(progress, run.cancel_status, run.cancel_reason or "cancelled", services)
         except Exception as exc:  # the agent failed; its owner hears about it through the report
-            reason = f"{type(exc).__name__}: {exc}"
-            report = progress.report(status="failed", reason=reason, worktree=services.outcome.get("worktree"))
+            report = _safe_report(progress, "failed", f"{type(exc).__name__}: {exc}", services)
         finally:
             writer.close()
             for future in run.answers.values():
                 if not future.done():
                     future.set_result(False)
-        if run.queue is not None:
-            run.queue.put_nowait(report)
-            run.queue.put_nowait(_DONE)
-        run.report.set_result(report)
+            # Whatever happened, the run ends with a report: a waiter must never hang.
+            report = report or FinalReport(status="failed", text="the agent ended without a report")
+            if run.queue is not None:
+                run.queue.put_nowait(report)
+                run.queue.put_nowait(_DONE)
+            if not run.report.done():
+                run.report.set_result(report)
 
     def _services(self, run: _Run, progress: Progress, writer: TranscriptWriter) -> AgentServices:
         spec = run.spec
@@ -210,6 +212,14 @@ class AgentRunner:
             on_start=record_start,
             team=team,
         )
+
+
+def _safe_report(progress: Progress, status: Any, reason: str, services: AgentServices | None) -> FinalReport:
+    worktree = services.outcome.get("worktree") if services is not None else None
+    try:
+        return progress.report(status=status, reason=reason, worktree=worktree)
+    except Exception as exc:  # a report that cannot be built still reports
+        return FinalReport(status="failed", text=f"the agent's report could not be built: {exc}")
 
 
 def _asker_for(spec: AgentSpec, runner: AgentRunner) -> Any:

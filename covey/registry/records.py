@@ -7,7 +7,7 @@ still running, and whom does its result go to?".
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -55,7 +55,7 @@ class FinalReport(BaseModel):
     tool_uses: int = 0
     duration_ms: int = 0
     cost_usd: float = 0.0
-    worktree: dict[str, str] | None = None
+    worktree: dict[str, Any] | None = None
 
 
 class TaskRecord(BaseModel):
@@ -83,7 +83,7 @@ class TaskRecord(BaseModel):
     cost_usd: float = 0.0
     tools_in_flight: list[str] = Field(default_factory=list)
     models_used: list[str] = Field(default_factory=list)
-    worktree: dict[str, str] | None = None
+    worktree: dict[str, Any] | None = None
     notified: bool = False
     notifications: int = 0
     """How many completion notices this task id has produced (a resumed agent notifies again)."""

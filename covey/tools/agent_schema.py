@@ -57,7 +57,7 @@ class Completed(_Output):
     totalToolUseCount: int
     totalDurationMs: int
     resolvedModel: str
-    worktree: dict[str, str] | None = None
+    worktree: dict[str, Any] | None = None
 
 
 class AsyncLaunched(_Output):

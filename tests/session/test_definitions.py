@@ -158,7 +158,7 @@ async def test_a_pre_tool_use_hook_that_exits_2_blocks_the_call_and_the_model_se
 async def test_a_worktree_childs_edit_is_kept_and_reported_and_an_unchanged_worktree_is_removed(tmp_path):
     project = _project(tmp_path, repo=True)
     with served(
-        rule({**CHILD, "messages_contain": "EDIT_TASK", "last_tool_result_contains": "File created"}, {"text": "edited"}),
+        rule({**CHILD, "messages_contain": "EDIT_TASK", "last_tool_result_contains": "Created "}, {"text": "edited"}),
         rule({**CHILD, "messages_contain": "EDIT_TASK"},
              {"tool_use": {"name": "Write", "input": {"file_path": "new.txt", "content": "from the child\n"}}}),
         rule({**CHILD, "messages_contain": "IDLE_TASK"}, {"text": "nothing to do"}),

@@ -1,0 +1,40 @@
+"""The agent runner, without Ray: every run ends with a report, and a finished runner is reusable."""
+
+import asyncio
+
+from covey.actors.agent import AgentRunner
+from covey.agents.definition import AgentDefinition
+from covey.agents.spec import AgentSpec
+from covey.model.scripted import ScriptedModel
+
+
+def _spec(tmp_path, model) -> AgentSpec:
+    return AgentSpec(session_id="s", agent_id="agent-t", definition=AgentDefinition(name="t"), prompt="hi",
+                     model=model, model_id="m", cwd=str(tmp_path), tool_names=["Read"], transcript_dir=str(tmp_path))
+
+
+async def test_a_run_that_cannot_even_start_still_ends_with_a_failed_report(tmp_path):
+    runner = AgentRunner()
+    await runner.start(_spec(tmp_path, "scripted:/no/such/rules.yaml"))
+    report = await asyncio.wait_for(runner.wait(), 10)
+    assert report.status == "failed" and "rules.yaml" in report.text
+
+
+async def test_a_finished_runner_resets_clean_and_serves_another_run(tmp_path):
+    model = ScriptedModel.from_dict({"rules": [{"when": {}, "reply": {"text": "done"}}]})
+    runner = AgentRunner()
+    await runner.start(_spec(tmp_path, model))
+    assert (await runner.wait()).status == "completed"
+    assert await runner.reset()
+    await runner.start(_spec(tmp_path, model))
+    assert (await runner.wait()).text == "done"
+
+
+async def test_cancel_ends_the_run_with_the_given_status(tmp_path):
+    model = ScriptedModel.from_dict({"rules": [{"when": {}, "reply": {"text": "late"}, "latency_s": 30}]})
+    runner = AgentRunner()
+    await runner.start(_spec(tmp_path, model))
+    await asyncio.sleep(0.1)
+    assert await runner.cancel("failed", "stalled")
+    report = await runner.wait()
+    assert report.status == "failed" and "stalled" in report.text
