@@ -15,7 +15,26 @@ def session_definitions(cwd: Path, extra: Any) -> tuple[dict[str, AgentDefinitio
     objects = [d for d in extra if isinstance(d, AgentDefinition)] if isinstance(extra, list) else []
     flags = extra if isinstance(extra, (str, dict)) else None
     result = load_definitions(cwd, flag_agents=flags, extra=objects)
-    return result.definitions, result.errors
+    return with_guide(result.definitions, cwd), result.errors
+
+
+def with_guide(definitions: dict[str, AgentDefinition], cwd: Path) -> dict[str, AgentDefinition]:
+    """The covey-guide built-in, told about this project's own agents, skills and settings files."""
+    from covey.agents.builtin import DEFAULT_DOCS_DIR, guide_definition
+
+    guide = definitions.get("covey-guide")
+    if guide is None or guide.source != "built-in":
+        return definitions  # the user's own covey-guide wins
+    custom = [f"- agent {d.name} ({d.source}, {d.path or 'defined in code'})" for d in definitions.values()
+              if d.source != "built-in"]
+    files = [f"- settings {p}" for p in _settings_files(cwd)]
+    skills_dirs = [f"- skills folder {p}" for p in (cwd / ".claude" / "skills", cwd / ".covey" / "skills") if p.is_dir()]
+    return {**definitions, "covey-guide": guide_definition(DEFAULT_DOCS_DIR, "\n".join(custom + skills_dirs + files))}
+
+
+def _settings_files(cwd: Path) -> list[Path]:
+    names = ("settings.json", "settings.local.json")
+    return [cwd / d / n for d in (".claude", ".covey") for n in names if (cwd / d / n).exists()]
 
 
 def session_skills(cwd: Path) -> tuple[dict[str, Any], list[Any]]:
