@@ -135,10 +135,9 @@ class Session:
                 yield event
             await runtime.registry.call("finish_main", spec.agent_id, await main.wait())
         finally:
+            # The main actor stays until close(): teams it created live on it, and an
+            # interrupted run must first cancel its sync children from inside it.
             runtime.root = None
-            # The main agent's actor served this run only: stop it now, not at close().
-            main.kill()
-            self._owned.remove(main)
 
     async def run(self, prompt: str) -> "RunResult":
         events = [event async for event in self.stream(prompt)]

@@ -147,11 +147,11 @@ async def test_twenty_agent_calls_in_one_message_run_at_once(tmp_path):
         rule({**MAIN, "last_message_contains": "<task-notification>"}, {"text": "collected"}),
         rule(MAIN, {"tool_use": calls}),
     )
-    session = _session(tmp_path, model, pool_size=4)
+    session = _session(tmp_path, model, pool_size=4, max_turns=40)  # a turn per batch of notifications
     await (await session.start()).registry.warm(21)  # 20 children and the main agent
     result, records = await _run(session)
     children = [r for r in records.values() if r.role == "subagent"]
-    assert len(children) == 20 and all(r.status == "completed" and r.notified for r in children)
+    assert len(children) == 20 and all(r.status == "completed" and r.notified for r in children), [(r.status, r.notified, r.report.text[:80] if r.report else None) for r in children if not (r.status == "completed" and r.notified)]
     assert max(r.started_at for r in children) < min(r.ended_at for r in children)  # all overlapped
     notices = [e for e in result.events if isinstance(e, TaskNotification)]
     assert len(notices) == 20 and len({n.task_id for n in notices}) == 20
