@@ -140,15 +140,20 @@ async def main(config: dict) -> dict:
             except Exception as exc:  # noqa: BLE001 - recorded, the test decides
                 pings[task_id] = f"error: {exc}"
 
-    async def kill_when_placed() -> float:
-        """SIGKILL the worker's raylet once at least one child runs there (and all have started)."""
+    async def kill_when_placed() -> float | None:
+        """SIGKILL the worker's raylet once at least one child runs there (and all have started).
+
+        None when every child landed on the head: SPREAD is Ray's best effort, so the
+        test runs the session again rather than kill a node nobody runs on.
+        """
         while True:
             records = await session.runtime.registry.records()
             children = [r for r in records if r.role == "subagent"]
             if len(children) == n_children and all(r.node_id for r in children):
                 if any(r.node_id == worker_node for r in children):
                     break
-                raise RuntimeError("no child was placed on the worker node")
+                print("[driver] no child on the worker node: nothing killed", file=sys.stderr, flush=True)
+                return None
             await asyncio.sleep(0.1)
         await asyncio.sleep(0.5)  # they are inside their model call now
         os.kill(kill_pid, signal.SIGKILL)

@@ -33,7 +33,7 @@ DRIVER_TIMEOUT_S = 150  # generous: a loaded 2-core machine starts actors slowly
 
 
 def _drive(cluster, tmp_path: Path, **config) -> dict:
-    (tmp_path / "proj").mkdir(exist_ok=True)
+    (tmp_path / "proj").mkdir(parents=True, exist_ok=True)
     config = {"address": cluster.address, "cwd": str(tmp_path / "proj"), "transcripts": str(tmp_path / "transcripts"),
               "timeout_s": DRIVER_TIMEOUT_S - 30, **config}
     env = cluster.env(
@@ -112,7 +112,11 @@ def test_losing_the_worker_node_fails_its_children_once(two_nodes, tmp_path):
     assert len(raylets) == 1
     # pin_session_actors: the test pins the registry and mailbox to the driver's node itself until covey does
     # (see test_session_actors_are_pinned_to_the_driver_node), so this checks what happens to the children.
-    result = _drive(two_nodes, tmp_path, n_file=1, n_nofile=3, kill_raylet_pid=raylets[0], pin_session_actors=True)
+    for attempt in range(3):  # SPREAD is best effort: run again if no child landed on the worker
+        result = _drive(two_nodes, tmp_path / f"attempt{attempt}", n_file=1, n_nofile=3,
+                        kill_raylet_pid=raylets[0], pin_session_actors=True)
+        if result["killed_at"] is not None or result["aborted"] is not None:
+            break
     roles = _roles(result)
     placed = {name: roles.get(node, node) for name, node in result["session_actors"].items()}
     assert result["aborted"] is None, f"the session's own actors are off the driver's node: {placed}"
