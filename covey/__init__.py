@@ -11,6 +11,7 @@ from typing import Any
 
 _EXPORTS = {
     "AgentDefinition": "covey.agents.definition",
+    "AgentTree": "covey.observe.notebook",
     "AgentUnavailable": "covey.errors",
     "CoveyError": "covey.errors",
     "LimitExceeded": "covey.errors",

@@ -31,6 +31,7 @@ from covey.model.factory import SCRIPTED_PREFIX, make_model
 from covey.permissions.askers import CallbackAsker
 from covey.permissions.decisions import PermissionRequest
 from covey.permissions.policy import PermissionPolicy
+from covey.observe.notebook import TreeDisplay, in_notebook
 from covey.ray_runtime import NAMESPACE, ensure_ray, shutdown_if_started
 from covey.registry.actor import RegistryHandle, registry_actor_class
 from covey.registry.limits import Limits
@@ -139,10 +140,24 @@ class Session:
             # interrupted run must first cancel its sync children from inside it.
             runtime.root = None
 
-    async def run(self, prompt: str) -> "RunResult":
-        events = [event async for event in self.stream(prompt)]
+    async def run(self, prompt: str, *, live: bool | None = None) -> "RunResult":
+        """Run ``prompt`` to its end. ``live``: show the agent tree updating under the
+        running cell (default: on in a Jupyter kernel, off elsewhere)."""
+        if live if live is not None else in_notebook():
+            async with self.live_tree():
+                events = [event async for event in self.stream(prompt)]
+        else:
+            events = [event async for event in self.stream(prompt)]
         tree = await self.tree()
         return RunResult.from_events(events, tree)
+
+    def live_tree(self, interval_s: float = 0.5) -> TreeDisplay:
+        """A notebook display of the agent tree that updates while the block inside runs::
+
+            async with session.live_tree():
+                async for event in session.stream(prompt): ...
+        """
+        return TreeDisplay(self.tree, interval_s)
 
     async def tree(self) -> dict[str, Any]:
         """The agent tree with statuses and rolled-up usage (empty before a run)."""
@@ -281,12 +296,16 @@ class RunResult(BaseModel):
                    usage=last.usage, session_id=last.session_id, agents=tree, events=events)
 
 
-def run(prompt: str, **options: Any) -> RunResult:
-    """Run one prompt to its end, synchronously (scripts, Ray jobs, notebooks); options as ``Session``."""
+def run(prompt: str, *, live: bool | None = None, **options: Any) -> RunResult:
+    """Run one prompt to its end, synchronously (scripts, Ray jobs, notebooks); options as ``Session``.
+
+    ``live``: the agent tree as a display that updates while agents work (default: in a Jupyter kernel).
+    """
+    live = in_notebook() if live is None else live
 
     async def go() -> RunResult:
         with Session(**options) as session:
-            return await session.run(prompt)
+            return await session.run(prompt, live=live)
 
     try:
         asyncio.get_running_loop()

@@ -54,3 +54,19 @@ def test_notebook_runs_top_to_bottom(path: Path):
         "04-cluster": "ray running: False",
     }[path.stem]
     assert expected in outputs, outputs[-3000:]
+    if path.stem in ("01-quickstart", "02-teams"):
+        _assert_live_tree_was_shown(book)
+
+
+def _assert_live_tree_was_shown(book) -> None:
+    """The run's cell holds one agent-tree display (updated in place to the final state), not a copy per update."""
+    for cell in book.cells:
+        if cell.cell_type != "code" or ("covey.run(" not in cell.source and "live_tree()" not in cell.source):
+            continue
+        trees = [out for out in cell.get("outputs", []) if out.get("output_type") == "display_data"
+                 and "covey-tree" in out.get("data", {}).get("text/html", "")]
+        assert len(trees) == 1, cell.get("outputs")
+        html = trees[0]["data"]["text/html"]
+        assert "running" not in html and html.count(">completed<") >= 3, html
+        return
+    pytest.fail("no cell runs the agents")

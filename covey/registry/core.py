@@ -247,6 +247,8 @@ class Registry:
     def tree(self, agent_id: str | None = None) -> dict[str, Any]:
         """The agent tree from ``agent_id`` (default: the main agent), with rolled-up usage."""
         root = agent_id or self.main_agent_id
+        if root is None:
+            return {}  # before the first run
         record = self.records[root]
         usage, tools, cost = self.subtree_usage(root)
         return {
