@@ -6,6 +6,7 @@ registry (which owns the warm pool), the mailbox and the root agent without a na
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,3 +35,16 @@ class SessionRuntime:
     """Whether a person can answer prompts (a terminal or a callback at the root)."""
     options: dict[str, Any] = field(default_factory=dict)
     """Session-wide knobs children inherit (price overrides, background disabled, teams...)."""
+    project_context: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Instructions + git snapshot by cwd, taken once when the session starts (like Claude Code's
+    session-start git status): a child in the session's directory reuses it instead of running git."""
+
+    async def context_for(self, cwd: str, *, omit: bool) -> list[dict[str, Any]]:
+        """The project context for an agent starting in ``cwd`` (SPEC 5 step 4)."""
+        from covey.agents.context import omitted, project_context
+
+        if omitted(omit):
+            return []
+        if cwd in self.project_context:
+            return self.project_context[cwd]
+        return await asyncio.to_thread(project_context, cwd, omit=False)  # another directory: a worktree, a cwd

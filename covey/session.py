@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
 from covey.actors.pool import default_pool_size
+from covey.agents.context import agent_list_message, project_context
 from covey.agents.definition import AgentDefinition
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.spec import AgentSpec
@@ -175,7 +176,7 @@ class Session:
             model_id=self.model_id,
             cwd=str(self.cwd),
             system=system_blocks(MAIN_PROMPT, str(self.cwd), self.model_id),
-            prelude=self._main_prelude(),
+            prelude=self._main_prelude(runtime),
             tool_names=self.tool_names(),
             permissions=self.policy,
             max_turns=self.options.max_turns,
@@ -189,10 +190,11 @@ class Session:
             },
         )
 
-    def _main_prelude(self) -> list[dict[str, Any]]:
-        from covey.agents.context import agent_list_message, project_context
-
-        return [*project_context(str(self.cwd), omit=False), agent_list_message(self.definitions)]
+    def _main_prelude(self, runtime: SessionRuntime | None) -> list[dict[str, Any]]:
+        cwd = str(self.cwd)
+        snapshot = runtime.project_context.get(cwd) if runtime is not None else None
+        context = snapshot if snapshot is not None else project_context(cwd, omit=False)
+        return [*context, agent_list_message(self.definitions)]
 
     def _tool_options(self) -> dict[str, Any]:
         return {"background_disabled": _env_flag("COVEY_DISABLE_BACKGROUND_TASKS"), "teams": self.options.teams}
@@ -225,6 +227,7 @@ class Session:
             session_id=self.session_id, registry=registry, mailbox=mailbox,
             definitions=self.definitions, limits=self.limits, transcript_dir=self.options.transcript_dir,
             can_ask=self.asker is not None, options=options, skills=self.skills,
+            project_context={str(self.cwd): await asyncio.to_thread(project_context, str(self.cwd), omit=False)},
         )
         return self.runtime
 

@@ -249,10 +249,19 @@ def _prompt_fields(request: Any, spec: AgentSpec) -> dict[str, Any]:
 
 
 def _open_fds() -> int:
+    """Open files and pipes of this process. Sockets are left out: Ray opens one per
+    actor this one has called (the registry, the mailbox, a parent) and keeps them for reuse."""
     try:
-        return len(os.listdir("/proc/self/fd"))
+        names = os.listdir("/proc/self/fd")
     except OSError:
         return 0
+    count = 0
+    for name in names:
+        try:
+            count += not os.readlink(f"/proc/self/fd/{name}").startswith("socket:")
+        except OSError:  # closed while we looked (the listing's own fd, a racing close)
+            pass
+    return count
 
 
 def _child_processes() -> bool:

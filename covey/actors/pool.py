@@ -5,7 +5,7 @@ creates real actors. The registry actor owns the session's pool, so a launch
 is one call: reserve a slot and take a warm actor. An actor goes back into the pool only if its runner
 reports a clean reset (no run, no task, no child process, no extra file
 descriptor) and it has served fewer than ``max_uses`` runs; otherwise it is
-killed and a fresh one replaces it. Refills happen in the background.
+killed. Refills happen in the background, once a lane has fallen under half its size.
 """
 
 from __future__ import annotations
@@ -45,12 +45,15 @@ class WarmPool:
         self.uses: dict[Any, int] = {}
         self.lane_of: dict[Any, str] = {}
         self._refills: set[asyncio.Task] = set()
+        self._filling: set[str] = set()
+        """Lanes being filled back to their size (from under half of it)."""
         self.created = 0
 
     async def take(self, lane: str = "home") -> Any:
-        """A ready actor if one is warm, else a cold one started now."""
+        """A ready actor if one is warm (the one given back last: its connections to the
+        registry and mailbox are open), else a cold one started now."""
         queue = self.ready[lane]
-        actor = queue.popleft() if queue else await self._new(lane)
+        actor = queue.pop() if queue else await self._new(lane)
         self.uses[actor] = self.uses.get(actor, 0) + 1
         self.refill(lane)
         return actor
@@ -58,7 +61,7 @@ class WarmPool:
     async def give_back(self, actor: Any) -> bool:
         """True if the actor was clean and kept warm; otherwise it is killed."""
         lane = self.lane_of.get(actor, "home")
-        # Up to twice the pool size stays warm: the refill after each take has already
+        # Up to twice the pool size stays warm: a refill during a burst may already have
         # replaced this actor, and killing a clean one only to start another costs ~1 s of CPU.
         keep = (
             self.uses.get(actor, 0) < self.max_uses
@@ -76,14 +79,27 @@ class WarmPool:
     async def warm(self, n: int, lane: str = "home") -> int:
         """Grow the lane to at least ``n`` ready actors and wait for them."""
         self.sizes[lane] = max(self.sizes.get(lane, 0), n)
+        self._filling.add(lane)
         while len(self.ready[lane]) < n:
             self.refill(lane)
             await asyncio.sleep(0.05)
         return len(self.ready[lane])
 
     def refill(self, lane: str) -> None:
-        missing = self.sizes.get(lane, 0) - len(self.ready[lane]) - self.starting[lane]
-        for _ in range(max(0, min(missing, MAX_PARALLEL_STARTS - self.starting[lane]))):
+        """Start actors until the lane holds its size again, once it has fallen under half of it.
+
+        Not after every take: a sync child hands its actor back moments later, and
+        starting a process costs ~1 s of CPU that the running agents would feel.
+        """
+        size = self.sizes.get(lane, 0)
+        have = len(self.ready[lane]) + self.starting[lane]
+        if have < (size + 1) // 2:
+            self._filling.add(lane)
+        if have >= size:
+            self._filling.discard(lane)
+        if lane not in self._filling:
+            return
+        for _ in range(max(0, min(size - have, MAX_PARALLEL_STARTS - self.starting[lane]))):
             self.starting[lane] += 1
             task = asyncio.create_task(self._start_one(lane))
             self._refills.add(task)

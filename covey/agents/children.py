@@ -6,11 +6,10 @@ the spec without knowing how it was chosen.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
-from covey.agents.context import agent_list_message, project_context
+from covey.agents.context import agent_list_message
 from covey.agents.definition import AgentDefinition
 from covey.agents.system_prompt import system_blocks
 from covey.agents.resolve import resolve_agent_model, resolve_tools
@@ -39,7 +38,7 @@ async def child_spec(
     tools = resolve_tools(
         definition, available_tools, depth=depth, max_depth=runtime.limits.max_depth, background=background,
     )
-    prelude = await asyncio.to_thread(project_context, cwd, omit=definition.omit_claude_md)
+    prelude = await runtime.context_for(cwd, omit=definition.omit_claude_md)
     if "Agent" in tools:
         prelude = [*prelude, agent_list_message(runtime.definitions)]
     mode = call.mode or definition.permission_mode

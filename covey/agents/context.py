@@ -25,12 +25,17 @@ def project_context(cwd: str | Path, *, omit: bool) -> list[dict[str, Any]]:
     ``omit`` (a definition's ``omitClaudeMd``) drops both, unless the kill switch
     ``COVEY_DISABLE_OMIT_CLAUDE_MD=1`` turns omission off for everyone.
     """
-    if omit and not _truthy(os.environ.get(KILL_SWITCH_ENV)):
+    if omitted(omit):
         return []
     blocks = [text for text in (_instructions(Path(cwd)), _git_snapshot(Path(cwd))) if text]
     if not blocks:
         return []
     return [{"role": "user", "content": [{"type": "text", "text": text} for text in blocks]}]
+
+
+def omitted(omit: bool) -> bool:
+    """Whether a definition's ``omitClaudeMd`` applies (the kill switch turns it off)."""
+    return omit and not _truthy(os.environ.get(KILL_SWITCH_ENV))
 
 
 def _truthy(value: str | None) -> bool:

@@ -21,13 +21,18 @@ import asyncio
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
 from pydantic import BaseModel
 
 from covey.errors import UserError
 
+if TYPE_CHECKING:
+    from git import Repo
+
 BRANCH_PREFIX = "covey/"
+# gitpython is imported inside the functions that use it: an agent that never
+# isolates (most of them) does not load it (~3 MiB per agent actor).
 
 
 class Worktree(BaseModel):
@@ -55,6 +60,8 @@ class WorktreeOutcome(BaseModel):
 
 
 def _open_repo(cwd: str) -> Repo | None:
+    from git import InvalidGitRepositoryError, NoSuchPathError, Repo
+
     try:
         return Repo(cwd, search_parent_directories=True)
     except (InvalidGitRepositoryError, NoSuchPathError):
@@ -98,6 +105,8 @@ def check_isolation(*, cwd: str | None, isolation: str | None, base_cwd: str) ->
 
 
 def _create(base_cwd: str, agent_id: str) -> Worktree:
+    from git import GitCommandError, Repo
+
     with Repo(base_cwd, search_parent_directories=True) as repo:
         root = os.path.realpath(repo.working_tree_dir)
         path = Path(tempfile.gettempdir(), "covey-worktrees", f"{Path(root).name}-{agent_id}")
@@ -120,6 +129,8 @@ async def create_worktree(base_cwd: str, agent_id: str) -> Worktree:
 
 
 def _has_changes(wt: Worktree) -> bool:
+    from git import Repo
+
     with Repo(wt.path) as repo:
         if repo.is_dirty(untracked_files=True):
             return True
@@ -129,6 +140,8 @@ def _has_changes(wt: Worktree) -> bool:
 
 
 def _finish(wt: Worktree) -> WorktreeOutcome:
+    from git import GitCommandError, Repo
+
     kept = WorktreeOutcome(kept=True, path=wt.path, branch=wt.branch)
     # Any failure keeps the worktree: a stray directory is cheap, a child's lost work is not.
     try:
@@ -155,6 +168,8 @@ def _listed_worktrees(main: Repo) -> set[str]:
 
 def verify_worktree(path: str, expected_root: str, branch: str) -> str | None:
     """On resume: why ``path`` is no longer this repo's worktree on ``branch``, or None (SPEC 11)."""
+    from git import InvalidGitRepositoryError, NoSuchPathError, Repo
+
     real = os.path.realpath(path)
     if not os.path.isdir(real):
         return f"The worktree {path!r} no longer exists."

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
-from anthropic.types import ToolUseBlock
+from covey.model.messages import ToolUseBlock
 from pydantic import ValidationError
 
 from covey.tools.base import Tool, ToolContext, ToolResult

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Protocol
 
-from anthropic.types import Message, ToolUseBlock
+from covey.model.messages import Message, ToolUseBlock
 
 from covey.errors import ModelAPIError
 from covey.events import AssistantEvent, Event, ResultEvent, UserEvent

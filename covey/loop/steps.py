@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Union
 
-from anthropic.types import Message, ToolUseBlock
+from covey.model.messages import Message, ToolUseBlock
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import anthropic
-from anthropic.types import Message
 
 from covey.errors import ModelAPIError, UserError
 from covey.model.base import ModelRequest, TokenUsage
+from covey.model.messages import Message
 
 try:  # A dropped stream raises the HTTP library's error unwrapped; anthropic 2.x uses httpx2.
     from httpx2 import TransportError as _TransportError
@@ -118,8 +118,8 @@ class AnthropicModel:
         if final.stop_reason is None:
             # A connection closed early (e.g. by a proxy) can end the body cleanly, cut short.
             raise _MidStreamFailure() from ConnectionError("the stream ended before message_stop")
-        # A plain Message (not the SDK's ParsedMessage subclass) for transcripts and pickling.
-        return Message.model_validate(final.model_dump(include=set(Message.model_fields)))
+        # covey's own Message (not the SDK's ParsedMessage): what the loop, transcripts and pickling use.
+        return Message.of(final)
 
     def _backoff_s(self, attempt: int) -> float:
         return min(self.retry_backoff_s * 2**attempt, _MAX_BACKOFF_S) * (1 - 0.25 * random.random())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from anthropic.types import Message
+from covey.model.messages import Message
 from pydantic import BaseModel, ConfigDict, Field
 
 

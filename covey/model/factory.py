@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Mapping
 
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
-from covey.model.anthropic import AnthropicModel
 from covey.model.base import Model
 from covey.model.scripted import ScriptedModel
 
@@ -28,6 +27,8 @@ def make_model(spec: str | None, *, aliases: Mapping[str, str] | None = None) ->
         return ScriptedModel.from_file(spec[len(SCRIPTED_PREFIX):])
     if spec and spec != "anthropic":
         resolve_model(spec, aliases)
+    from covey.model.anthropic import AnthropicModel  # the SDK loads only where the API is called
+
     return AnthropicModel()
 
 

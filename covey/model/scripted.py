@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal
 
 import yaml
-from anthropic.types import Message
+from covey.model.messages import Message
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from covey.errors import ModelAPIError, UserError
@@ -169,6 +169,11 @@ class ScriptedModel:
         self.requests: list[ModelRequest] = []
         self._uses = [0] * len(self.rules)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy sent to another actor (each child gets its parent's model) starts with an
+        # empty request log: the log is this process's, and it grows with every turn.
+        return {**self.__dict__, "requests": []}
+
     @classmethod
     def from_turns(cls, turns: Iterable[Turn], *, latency_s: float = 0.0) -> "ScriptedModel":
         """Replies in order: reply dicts, ``Reply``s, ``Message``s, or exceptions to raise."""
@@ -205,9 +210,9 @@ class ScriptedModel:
         await _sleep(self.latency_s)
         if isinstance(turn, BaseException):
             raise turn
-        if isinstance(turn, Message):
-            return turn
-        return Reply.model_validate(turn).to_message(request)
+        if isinstance(turn, (Reply, dict)):
+            return Reply.model_validate(turn).to_message(request)
+        return Message.of(turn)  # a Message: covey's or the SDK's
 
     def _match(self, request: ModelRequest) -> int:
         for index, rule in enumerate(self.rules):

@@ -64,3 +64,23 @@ def test_agent_list_message():
     assert message["role"] == "user" and text.startswith("<system-reminder>")
     assert "- reviewer: Reviews (Tools: Read, Grep)" in text
     assert "- Explore:" in text and "All tools except Edit, Write, NotebookEdit, Agent" in text
+
+
+async def test_the_session_snapshot_is_taken_once_and_reused_by_children_in_its_directory(repo, monkeypatch):
+    """Like Claude Code's session-start git status: children in the session's cwd run no git at all."""
+    from covey.agents import context
+    from covey.runtime import SessionRuntime
+
+    monkeypatch.delenv("COVEY_DISABLE_OMIT_CLAUDE_MD", raising=False)
+    runtime = SessionRuntime(session_id="s", registry=None, mailbox=None,
+                             project_context={str(repo): project_context(repo, omit=False)})
+    (repo / "later.txt").write_text("made after the session started")
+    calls = []
+    monkeypatch.setattr(context, "project_context", lambda cwd, omit: calls.append(cwd) or [])
+    snapshot = texts(await runtime.context_for(str(repo), omit=False))
+    assert "?? dirty.txt" in snapshot[1] and "later.txt" not in snapshot[1] and calls == []
+    assert await runtime.context_for(str(repo), omit=True) == []  # omitClaudeMd still applies
+    other = repo / "sub"
+    other.mkdir()
+    await runtime.context_for(str(other), omit=False)  # another directory: looked at afresh
+    assert calls == [str(other)]

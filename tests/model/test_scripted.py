@@ -3,10 +3,12 @@ import pickle
 import time
 
 import pytest
+import anthropic.types
 from anthropic.types import Message, ToolUseBlock
 
 from covey.errors import ModelAPIError, UserError
 from covey.model.base import ModelRequest
+from covey.model import messages
 from covey.model.scripted import Reply, Rule, ScriptedModel, When
 
 
@@ -72,7 +74,10 @@ async def test_reply_with_text_and_tool_calls_is_a_real_message():
     reply = {"text": "Reading.", "tool_use": [{"name": "Read", "input": {"file_path": "a"}}, {"name": "Glob"}]}
     model = ScriptedModel([Rule(reply=Reply.model_validate(reply))])
     message = await model.create(request("hi"))
-    assert isinstance(message, Message)
+    assert isinstance(message, messages.Message)
+    # the same JSON the API sends: the SDK's own type accepts it field for field
+    sdk = anthropic.types.Message.model_validate(message.model_dump())
+    assert sdk.model_dump(exclude_none=True) == message.model_dump(exclude_none=True)
     assert [block.type for block in message.content] == ["text", "tool_use", "tool_use"]
     assert message.content[1].input == {"file_path": "a"}
     assert message.stop_reason == "tool_use"
@@ -110,7 +115,9 @@ async def test_turns_queue_messages_and_exceptions():
         "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
     })
     model = ScriptedModel.from_turns([canned, ModelAPIError("overloaded", 529), {"text": "after"}])
-    assert await model.create(request("a")) is canned
+    answered = await model.create(request("a"))  # an SDK Message comes back as covey's, field for field
+    assert isinstance(answered, messages.Message)
+    assert answered.model_dump(exclude_none=True) == canned.model_dump(exclude_none=True)
     with pytest.raises(ModelAPIError, match="overloaded"):
         await model.create(request("b"))
     assert (await model.create(request("c"))).content[0].text == "after"

@@ -1,0 +1,101 @@
+"""The warm pool's rules, driven with fake actors (no Ray)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from covey.actors.pool import WarmPool
+
+
+class FakeActor:
+    def __init__(self, n: int, clean: bool = True) -> None:
+        self.n, self.clean, self.killed, self.resets = n, clean, False, 0
+
+    async def reset(self) -> bool:
+        self.resets += 1
+        return self.clean
+
+    def kill(self) -> None:
+        self.killed = True
+
+    def __repr__(self) -> str:
+        return f"actor{self.n}"
+
+
+def pool_of(size: int, **kw) -> tuple[WarmPool, list[FakeActor]]:
+    made: list[FakeActor] = []
+    counter = itertools.count()
+
+    async def create(lane: str) -> FakeActor:
+        await asyncio.sleep(0)
+        made.append(FakeActor(next(counter)))
+        return made[-1]
+
+    return WarmPool(create, {"home": size}, **kw), made
+
+
+async def settle(pool: WarmPool) -> None:
+    while pool._refills:
+        await asyncio.gather(*list(pool._refills))
+
+
+async def test_warm_fills_the_lane_and_take_hands_out_ready_actors():
+    pool, made = pool_of(4)
+    assert await pool.warm(4) == 4 and len(made) == 4
+    actor = await pool.take()
+    assert actor in made and len(made) == 4  # warm: nothing created for it
+
+
+async def test_a_sync_child_cycle_starts_no_new_actor():
+    """take + give_back, again and again: the same warm actor serves, no process is started."""
+    pool, made = pool_of(4)
+    await pool.warm(4)
+    used = []
+    for _ in range(10):
+        actor = await pool.take()
+        await settle(pool)
+        assert await pool.give_back(actor)
+        used.append(actor)
+    assert len(made) == 4
+    assert len(set(used)) == 1  # the actor given back last is taken next (its connections are open)
+
+
+async def test_under_half_the_pool_it_refills_to_the_full_size():
+    pool, made = pool_of(4)
+    await pool.warm(4)
+    taken = [await pool.take(), await pool.take()]
+    await settle(pool)
+    assert len(made) == 4  # two of four left: still at half
+    taken.append(await pool.take())  # one left: under half
+    await settle(pool)
+    assert len(pool.ready["home"]) == 4 and len(made) == 7
+    assert all(not a.killed for a in taken)
+
+
+async def test_an_empty_pool_starts_a_cold_actor():
+    pool, made = pool_of(0)
+    actor = await pool.take()
+    assert made == [actor]
+
+
+async def test_dirty_or_worn_actors_are_killed_not_kept():
+    pool, made = pool_of(2, max_uses=2)
+    await pool.warm(2)
+    dirty = await pool.take()
+    dirty.clean = False
+    assert not await pool.give_back(dirty) and dirty.killed
+    worn = await pool.take()
+    assert await pool.give_back(worn)
+    assert await pool.take() is worn  # second use
+    assert not await pool.give_back(worn) and worn.killed and worn.resets == 1  # max_uses reached: not even reset
+
+
+async def test_at_most_twice_the_size_is_kept_warm():
+    pool, made = pool_of(1)
+    await pool.warm(1)
+    extra = [FakeActor(100 + i) for i in range(3)]
+    for actor in extra:
+        pool.lane_of[actor] = "home"
+    kept = [await pool.give_back(actor) for actor in extra]
+    assert kept == [True, False, False] and len(pool.ready["home"]) == 2
