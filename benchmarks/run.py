@@ -20,20 +20,23 @@ from typing import Any
 
 from benchmarks.common import log, machine, prepare_env, start_ray
 
-CASES = ["startup", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "leaks", "memory"]
+CASES = [
+    "startup", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "task_claims", "mailbox", "leaks", "memory",
+]
+MODULES = {"spawn_latency": "spawn", "notify_latency": "spawn", "task_claims": "teams", "mailbox": "teams"}
+FUNCTIONS = {"notify_latency": "run_notify", "task_claims": "run_claims", "mailbox": "run_mailbox"}
 
 
 def _module(name: str) -> Any:
     import importlib
 
-    module = {"spawn_latency": "spawn", "notify_latency": "spawn"}.get(name, name)
-    return importlib.import_module(f"benchmarks.{module}")
+    return importlib.import_module(f"benchmarks.{MODULES.get(name, name)}")
 
 
 async def _run_case(name: str, tmp: Path, quick: bool) -> dict[str, Any]:
     case_tmp = tmp / name
     case_tmp.mkdir()
-    fn = getattr(_module(name), "run_notify" if name == "notify_latency" else "run")
+    fn = getattr(_module(name), FUNCTIONS.get(name, "run"))
     started = time.monotonic()
     try:
         figures = await fn(case_tmp, quick)

@@ -33,6 +33,8 @@ def _rows(cases: dict[str, Any]) -> list[tuple[str, Any, str]]:
         ("spawn warm, git project ms p50 / p90", _pair(c, "spawn_latency", "warm_git_ms"), ""),
         ("spawn cold ms p50 / p90", _pair(c, "spawn_latency", "cold_ms"), ""),
         ("notify ms p50 / p90", _pair(c, "notify_latency", "notify_ms"), "p50 ≤ 5 ms"),
+        ("claims: double claims, claim_next / race", _doubles(c), "0"),
+        *_team_rows(c),
         ("memory: most warm agents / USS MiB p50", _mem(c), "≥ 200 / ≤ 45"),
         ("leaks: spawns / actors, procs, fds delta", _leaks(c), "0"),
     ]
@@ -46,6 +48,29 @@ def _fan(fig: dict) -> str:
 def _pair(c: dict, case: str, key: str) -> str | None:
     fig = _get(c, case, key)
     return f"{fig.get('p50')} / {fig.get('p90')}" if isinstance(fig, dict) and fig.get("n") else None
+
+
+def _doubles(c: dict) -> str | None:
+    counts = [_get(c, "task_claims", mode, "covey", "double_claims") for mode in ("claim_next", "claim_race")]
+    return None if counts == [None, None] else f"{counts[0]} / {counts[1]}"
+
+
+def _team_rows(c: dict) -> list[tuple[str, Any, str]]:
+    """Per figure: covey's rate / its ratio to the baseline, and covey's latency p50 / p90."""
+    rows = []
+    for case, key, rate, lat, label in (
+        ("task_claims", "claim_next", "claims_per_s", "claim_ms", "claims claim_next"),
+        ("task_claims", "claim_race", "claims_per_s", "claim_ms", "claims race"),
+        ("mailbox", "drain_one_at_a_time", "msgs_per_s", "latency_ms", "mailbox drain, 1 at a time"),
+        ("mailbox", "wait_one_at_a_time", "msgs_per_s", "latency_ms", "mailbox wait, 1 at a time"),
+        ("mailbox", "wait_batch50", "msgs_per_s", "latency_ms", "mailbox wait, 50 in flight"),
+    ):
+        fig = _get(c, case, key)
+        if isinstance(fig, dict):
+            rows.append((f"{label}: /s / vs baseline", f"{fig['covey'][rate]} / {fig[f'{rate}_vs_baseline']}", ""))
+            ms = fig["covey"][lat]
+            rows.append((f"{label}: ms p50 / p90", f"{ms.get('p50')} / {ms.get('p90')}", ""))
+    return rows
 
 
 def _mem(c: dict) -> str | None:
