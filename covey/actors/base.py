@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import ray
 from ray.exceptions import RayActorError, RayTaskError
 
 from covey.errors import AgentUnavailable
+
+_seq = itertools.count(1)
+
+
+def next_seq() -> int:
+    """Increasing within this process: orders one actor's fire-and-forget updates."""
+    return next(_seq)
 
 
 class ActorHandle:
@@ -28,7 +36,9 @@ class ActorHandle:
             raise (cause if isinstance(cause, BaseException) else exc) from None
 
     def tell(self, method: str, *args: Any, **kwargs: Any) -> None:
-        """Fire and forget: the order of calls from one caller is kept by Ray.
+        """Fire and forget. Ray may run two tells to an async actor out of order, so an
+        update that must not be overtaken carries ``seq=next_seq()`` and the receiver
+        drops anything older than what it has applied.
 
         A message to an actor that is already gone is dropped: nobody waits for it.
         """

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from covey.actors.base import next_seq
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
 from covey.events import AssistantEvent, Event, ResultEvent, UserEvent
@@ -55,7 +56,7 @@ class Progress:
             return
         runtime.registry.tell(
             "progress", self.spec.agent_id, usage=self.usage, tool_uses=self.tool_uses,
-            cost_usd=self.cost_usd, tools_in_flight=self.in_flight, turns=self.turns,
+            cost_usd=self.cost_usd, tools_in_flight=self.in_flight, turns=self.turns, seq=next_seq(),
         )
 
     def report(self, status: Status | None = None, reason: str = "", worktree: dict | None = None) -> FinalReport:

@@ -145,8 +145,8 @@ class _RegistryActor:
     async def progress(self, agent_id: str, **fields: Any) -> None:
         self.core.progress(agent_id, **fields)
 
-    async def set_parked(self, agent_id: str, parked: bool) -> None:
-        self.core.set_parked(agent_id, parked)
+    async def set_parked(self, agent_id: str, parked: bool, seq: int | None = None) -> None:
+        self.core.set_parked(agent_id, parked, seq)
 
     async def to_background(self, agent_id: str) -> bool:
         return self.core.to_background(agent_id)

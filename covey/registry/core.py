@@ -123,12 +123,14 @@ class Registry:
     def progress(
         self, agent_id: str, *, usage: TokenUsage | None = None, tool_uses: int | None = None,
         cost_usd: float | None = None, tools_in_flight: list[str] | None = None, model: str | None = None,
-        turns: int | None = None,
+        turns: int | None = None, seq: int | None = None,
     ) -> None:
         record = self.records.get(agent_id)
         if record is None or not record.live:
             return
         record.last_activity = time.monotonic()
+        if not _newer(record, "progress", seq):
+            return
         if usage is not None:
             record.usage = usage
         if tool_uses is not None:
@@ -142,8 +144,8 @@ class Registry:
         if model and model not in record.models_used:
             record.models_used.append(model)
 
-    def set_parked(self, agent_id: str, parked: bool) -> None:
-        if (record := self.records.get(agent_id)) is not None:
+    def set_parked(self, agent_id: str, parked: bool, seq: int | None = None) -> None:
+        if (record := self.records.get(agent_id)) is not None and _newer(record, "parked", seq):
             record.parked = parked
 
     def finish(self, agent_id: str, report: FinalReport) -> TaskRecord | None:
@@ -178,6 +180,7 @@ class Registry:
         record.status, record.report, record.ended_at = "running", None, None
         record.background, record.notified = True, False
         record.last_activity = time.monotonic()
+        record.seen_seq = {}  # its updates now come from another actor, counting afresh
         return record
 
     def find(self, name_or_id: str) -> TaskRecord | None:
@@ -261,3 +264,13 @@ class Registry:
             "subtree_cost_usd": round(cost, 6), "node_id": record.node_id, "output_file": record.output_file,
             "children": [self.tree(child.agent_id) for child in self.children(root)],
         }
+
+
+def _newer(record: TaskRecord, kind: str, seq: int | None) -> bool:
+    """Apply an update only if it is newer than the last one of its kind (None: always)."""
+    if seq is None:
+        return True
+    if seq <= record.seen_seq.get(kind, 0):
+        return False
+    record.seen_seq[kind] = seq
+    return True

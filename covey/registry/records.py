@@ -89,6 +89,9 @@ class TaskRecord(BaseModel):
     """How many completion notices this task id has produced (a resumed agent notifies again)."""
     parked: bool = False
     """Its own turn ended, but it waits for background descendants (keepalive)."""
+    seen_seq: dict[str, int] = Field(default_factory=dict)
+    """The last sequence number applied per kind of fire-and-forget update ("progress", "parked"):
+    Ray may run one caller's calls to an async actor out of order, so an older update is dropped."""
     output_file: str | None = None
     node_id: str | None = None
     report: FinalReport | None = None

@@ -182,3 +182,22 @@ def test_abandon_leaves_no_record():
     registry.reserve(_request())
     registry.abandon("child")
     assert "child" not in registry.records and registry.live_subagents() == 0
+
+
+def test_fire_and_forget_updates_applied_out_of_order_keep_the_newest():
+    """Ray may run one caller's tells to an async actor out of order: an older update must not win."""
+    registry = _registry()
+    registry.reserve(_request("child"))
+    registry.set_parked("child", False, seq=5)  # sent after the True below, arrived first
+    registry.set_parked("child", True, seq=4)
+    assert registry.records["child"].parked is False
+    registry.progress("child", turns=3, tools_in_flight=[], seq=10)
+    registry.progress("child", turns=2, tools_in_flight=["Read"], seq=9)
+    assert registry.records["child"].turns == 3 and registry.records["child"].tools_in_flight == []
+    registry.progress("child", turns=4, seq=11)
+    assert registry.records["child"].turns == 4
+    # a resumed agent runs on another actor whose numbers start afresh
+    registry.finish("child", FinalReport(status="completed", text="ok"))
+    registry.reopen("child")
+    registry.set_parked("child", True, seq=1)
+    assert registry.records["child"].parked is True
