@@ -7,8 +7,10 @@ parent's loop and Agent tool, the child spec, the registry's checks, the pool
 take and ``start``; after it, the child's run set-up (transcript, tools, one
 mailbox drain) up to its first request. Sync children, one per parent turn.
 
-Notify: a background child's final reply (``done``) → the parent's next
-request carrying the ``<task-notification>`` (``sent``). Split at the record's
+Notify (the issue's figure, ``notify_ms``): a background child's final reply
+(``done``) → its notice is in the parent's mailbox (the record's ``notified_at``,
+set when ``mailbox.put`` returned). Also ``to_parent_request_ms``: → the parent's
+next request carrying the ``<task-notification>`` (``sent``). Split at the record's
 ``ended_at`` (the registry has the child's report): before it, the child's
 loop ending (an inbox drain and an ``outstanding`` check: Ray calls), its
 report and the registry's watch waking; after it, the claim, ``mailbox.put``,
@@ -97,16 +99,19 @@ async def run_notify(tmp: Path, quick: bool) -> dict[str, Any]:
     ]
     parent, children, records = await _run_session(tmp, rules, "notify", allowed_tools=["TodoWrite"])
     notified = [e for e in parent if e["notice"]]
-    total, to_registry, to_parent = [], [], []
+    to_queue, total, to_registry, to_parent = [], [], [], []
     for child in children:
+        record = records.get(child["agent"])
+        if record is not None and record.notified_at:
+            to_queue.append((record.notified_at - child["done"]) * 1e3)
         nxt = next((e for e in notified if e["sent"] >= child["done"]), None)
         if nxt is None:
             continue
         total.append((nxt["sent"] - child["done"]) * 1e3)
-        if (record := records.get(child["agent"])) is not None and record.ended_at:
+        if record is not None and record.ended_at:
             to_registry.append((record.ended_at - child["done"]) * 1e3)
             to_parent.append((nxt["sent"] - record.ended_at) * 1e3)
-    out = {"children": len(children), "notify_ms": summary(total, 1),
+    out = {"children": len(children), "notify_ms": summary(to_queue, 1), "to_parent_request_ms": summary(total, 1),
            "child_reply_to_registry_ms": summary(to_registry, 1), "registry_to_parent_request_ms": summary(to_parent, 1)}
     log(f"notify_latency: {out}")
     return out

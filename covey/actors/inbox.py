@@ -23,6 +23,14 @@ class RuntimeInbox:
         self.runtime = runtime
         self.agent_id = agent_id
         self.emit = emit
+        self.launched = 0
+        """Background children and teammates this agent started (the Agent tool counts them)."""
+
+    def note_launch(self) -> None:
+        self.launched += 1
+
+    def owns_background(self) -> bool:
+        return self.launched > 0
 
     async def drain(self) -> list[str]:
         return self._texts(await self.runtime.mailbox.drain(self.agent_id))
@@ -74,6 +82,9 @@ class TeammateInbox(RuntimeInbox):
         self.board = team["board"]
         self.member = team["member"]
         self.stopping = False
+
+    def owns_background(self) -> bool:
+        return True  # an idle teammate waits for tasks and messages, not only for children
 
     async def outstanding(self) -> bool:
         if self.stopping:

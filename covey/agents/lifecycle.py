@@ -84,6 +84,7 @@ def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
         processes=ProcessTracker(),
         services={
             **services.runtime, "spec": spec, "skills": skills, "session_id": spec.session_id, "team": services.team,
+            "inbox": services.inbox,
         },
         emit=services.emit,
     )

@@ -35,6 +35,11 @@ class Inbox(Protocol):
     async def outstanding(self) -> bool:
         """Whether background work owned by this agent may still notify it."""
 
+    def owns_background(self) -> bool:
+        """Whether this agent started anything that may notify it later (known locally: no
+        Ray call). False lets a leaf agent end at once; mail that reaches it after its
+        last turn resumes it instead (the registry sees to that)."""
+
 
 @dataclass
 class LoopConfig:
@@ -163,7 +168,7 @@ class AgentLoop:
 
     async def _await_background(self) -> list[str]:
         """After a final answer: wait for owned background work; its notices start a new turn."""
-        if self.inbox is None or not self.config.wait_for_background:
+        if self.inbox is None or not self.config.wait_for_background or not self.inbox.owns_background():
             return []
         texts = await self._drain()
         if not texts and await self.inbox.outstanding():

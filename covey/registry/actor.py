@@ -46,6 +46,7 @@ class _RegistryActor:
         self.specs: dict[str, Any] = {}
         """Each launched agent's spec, kept so a completed named agent can be resumed."""
         self.watches: dict[str, asyncio.Task] = {}
+        self._resuming: set[str] = set()
         self._watchdog: asyncio.Task | None = None
         # asyncio keeps only weak references to tasks: hold ours until they finish.
         self._tasks: set[asyncio.Task] = set()
@@ -101,19 +102,23 @@ class _RegistryActor:
         the message between turns) or cannot be resumed.
         """
         record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
-        if record is None or record.live or spec is None or not record.output_file:
+        if record is None or record.live or spec is None or not record.output_file or agent_id in self._resuming:
             return None
-        history = await asyncio.to_thread(rebuild_history, record.output_file)
-        if not history:
-            return None
-        self.core.reopen(agent_id)
+        self._resuming.add(agent_id)  # a sender and the end-of-run check may both ask at once
         try:
-            actor = await self.pool.take("home")
-            await actor.start(spec.model_copy(update={"history": history, "background": True}))
-        except Exception as exc:
-            self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
-            return f"{agent_id} could not be resumed: {exc}"
-        await self.track(agent_id, actor, record.output_file, getattr(actor, "node", None))
+            history = await asyncio.to_thread(rebuild_history, record.output_file)
+            if not history:
+                return None
+            self.core.reopen(agent_id)
+            try:
+                actor = await self.pool.take("home")
+                await actor.start(spec.model_copy(update={"history": history, "background": True}))
+            except Exception as exc:
+                self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
+                return f"{agent_id} could not be resumed: {exc}"
+            await self.track(agent_id, actor, record.output_file, getattr(actor, "node", None))
+        finally:
+            self._resuming.discard(agent_id)
         return f"{agent_id} had finished; it was resumed from its transcript to read the message."
 
     async def take(self, lane: str = "home") -> AgentHandle:
@@ -219,6 +224,19 @@ class _RegistryActor:
             return
         text = notification_text(record) + released_text(released)
         await self.mailbox.put(target, TaskNotice(task_id=agent_id, status=record.status, text=text))
+        record.notified_at = time.time()
+        await self._resume_if_mail_waits(agent_id)
+
+    async def _resume_if_mail_waits(self, agent_id: str) -> None:
+        """A leaf agent ends without a last look at its mailbox (that would cost every
+        child a round trip): mail that came during its last turn resumes it, as mail to a
+        finished agent does (SPEC 13). Teammates drain before they end; killed or failed
+        agents stay ended."""
+        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
+        if record is None or record.status != "completed" or spec is None or spec.team:
+            return
+        if await self.mailbox.pending(agent_id) > 0:
+            await self.resume(agent_id)
 
     async def _release_team_tasks(self, agent_id: str) -> list[Any]:
         """A teammate that ended gives back its unfinished tasks (SPEC 13) and leaves the roster."""
@@ -303,19 +321,23 @@ class RegistryHandle(ActorHandle):
         the message between turns) or cannot be resumed.
         """
         record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
-        if record is None or record.live or spec is None or not record.output_file:
+        if record is None or record.live or spec is None or not record.output_file or agent_id in self._resuming:
             return None
-        history = await asyncio.to_thread(rebuild_history, record.output_file)
-        if not history:
-            return None
-        self.core.reopen(agent_id)
+        self._resuming.add(agent_id)  # a sender and the end-of-run check may both ask at once
         try:
-            actor = await self.pool.take("home")
-            await actor.start(spec.model_copy(update={"history": history, "background": True}))
-        except Exception as exc:
-            self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
-            return f"{agent_id} could not be resumed: {exc}"
-        await self.track(agent_id, actor, record.output_file, getattr(actor, "node", None))
+            history = await asyncio.to_thread(rebuild_history, record.output_file)
+            if not history:
+                return None
+            self.core.reopen(agent_id)
+            try:
+                actor = await self.pool.take("home")
+                await actor.start(spec.model_copy(update={"history": history, "background": True}))
+            except Exception as exc:
+                self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
+                return f"{agent_id} could not be resumed: {exc}"
+            await self.track(agent_id, actor, record.output_file, getattr(actor, "node", None))
+        finally:
+            self._resuming.discard(agent_id)
         return f"{agent_id} had finished; it was resumed from its transcript to read the message."
 
     async def take(self, lane: str = "home") -> AgentHandle:

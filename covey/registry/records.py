@@ -76,6 +76,8 @@ class TaskRecord(BaseModel):
     status: Status = "running"
     started_at: float = Field(default_factory=time.time)
     ended_at: float | None = None
+    notified_at: float | None = None
+    """When its last notification was in the owner's mailbox (wall clock)."""
     last_activity: float = Field(default_factory=time.monotonic)
     usage: TokenUsage = Field(default_factory=TokenUsage)
     tool_uses: int = 0

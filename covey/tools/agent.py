@@ -117,6 +117,7 @@ class Launch:
             tool_use_id=self.ctx.tool_use_id, description=self.call.description, subagent_type=self.agent_type,
         ))
         if self.background:
+            self._note_background()
             return self._launched(spec)
         return await self._follow(actor, spec)
 
@@ -144,6 +145,7 @@ class Launch:
         except BaseException:
             await team.roster.remove(self.agent_id)
             raise
+        self._note_background()
         output = TeammateSpawned(agentId=self.agent_id, name=self.member, team_name=team.name, color=added.color)
         text = (f"Teammate {self.member!r} ({self.agent_id}) joined team {team.name!r} and is working in the "
                 "background. It claims pending tasks from the team's board; message it with SendMessage.")
@@ -187,6 +189,7 @@ class Launch:
             if await self.runtime.registry.to_background(self.agent_id):
                 pump.cancel()
                 await actor.detach()
+                self._note_background()
                 return self._launched(spec)
             await pump
         except asyncio.CancelledError:
@@ -221,6 +224,12 @@ class Launch:
         one_shot = bool(self.definition and self.definition.one_shot)
         text = completed_text(self.agent_id, report, one_shot=one_shot)
         return ToolResult(content=text, is_error=report.status != "completed", data=output)
+
+    def _note_background(self) -> None:
+        """Tell this agent's inbox it now owns work that will notify it (it must wait at its end)."""
+        inbox = self.ctx.services.get("inbox")
+        if inbox is not None and hasattr(inbox, "note_launch"):
+            inbox.note_launch()
 
     def _emit(self, event: Any) -> None:
         if self.ctx.emit is not None:

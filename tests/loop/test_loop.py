@@ -190,6 +190,9 @@ class FakeInbox:
     async def outstanding(self):
         return bool(self.later)
 
+    def owns_background(self):
+        return True
+
     async def wait(self):
         await asyncio.sleep(0.01)
         texts, self.later = self.later, []

@@ -135,6 +135,34 @@ async def test_a_killed_teammate_gives_its_task_back_and_another_teammate_finish
     assert events[-1].result == "bob finished it"
 
 
+async def test_mail_that_arrives_during_a_childs_last_turn_resumes_it_and_is_not_lost(tmp_path):
+    """A leaf child ends without a last look at its mailbox; the registry sees the mail and resumes it."""
+    model = scripted(
+        rule({**MAIN, "last_message_contains": "SECOND_REPORT"}, {"text": "got both reports"}),
+        rule({**MAIN, "last_message_contains": "FIRST_REPORT"}, {"text": "waiting for the second"}),
+        rule({**MAIN, "last_tool_result_contains": "Queued for"}, {"text": "waiting"}),
+        rule({**MAIN, "last_tool_result_contains": "Async agent launched"},
+             {"tool_use": _call("SendMessage", to="scout", message="ONE_MORE_THING")}),
+        rule(MAIN, {"tool_use": _call("Agent", description="scout around", prompt="look around", name="scout",
+                                      run_in_background=True)}),
+        rule({**CHILD, "last_message_contains": "ONE_MORE_THING"}, {"text": "SECOND_REPORT"}),
+        rule(CHILD, {"text": "FIRST_REPORT"}, latency_s=1.5),  # the message is sent during this turn
+    )
+    (tmp_path / "proj").mkdir()
+    session = Session(cwd=str(tmp_path / "proj"), model=model, teams=True, pool_size=2, max_turns=12,
+                      transcript_dir=str(tmp_path / "t"))
+    try:
+        result = await asyncio.wait_for(session.run("go"), 120)
+        scout = await session.runtime.registry.find("scout")
+        pending = await session.runtime.mailbox.pending(scout.agent_id)
+    finally:
+        session.close()
+    assert result.result == "got both reports"
+    assert scout.notifications == 2 and scout.status == "completed" and pending == 0
+    lines = [json.loads(line) for line in Path(scout.output_file).read_text().splitlines()]
+    assert "ONE_MORE_THING" in json.dumps(lines[-2]) and "SECOND_REPORT" in json.dumps(lines[-1])
+
+
 async def test_a_completed_named_agent_resumes_on_a_message_and_notifies_again_under_the_same_id(tmp_path):
     model = scripted(
         rule({**MAIN, "last_message_contains": "SECOND_REPORT"}, {"text": "got both reports"}),
