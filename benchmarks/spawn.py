@@ -8,8 +8,8 @@ take and ``start``; after it, the child's run set-up (transcript, tools, one
 mailbox drain) up to its first request. Sync children, one per parent turn.
 
 Notify (the issue's figure, ``notify_ms``): a background child's final reply
-(``done``) → its notice is in the parent's mailbox (the record's ``notified_at``,
-set when ``mailbox.put`` returned). Also ``to_parent_request_ms``: → the parent's
+(``done``) → its notice is queued for the parent (the mailbox's ``arrived_at``
+stamp on the notice). Also ``to_parent_request_ms``: → the parent's
 next request carrying the ``<task-notification>`` (``sent``). Split at the record's
 ``ended_at`` (the registry has the child's report): before it, the child's
 loop ending (an inbox drain and an ``outstanding`` check: Ray calls), its
@@ -47,7 +47,12 @@ async def _run_session(tmp: Path, rules: list[dict[str, Any]], tag: str, **optio
         result = await session.run("go")
         if result.is_error:
             raise RuntimeError(f"{tag}: {result.result[:300]}")
-        records = {r.agent_id: r for r in await runtime.registry.records() if r.role == "subagent"}
+        all_records = await runtime.registry.records()
+        records = {r.agent_id: r for r in all_records if r.role == "subagent"}
+        for main in (r for r in all_records if r.role != "subagent"):  # when each notice reached the parent's queue
+            for mail in await runtime.mailbox.history(main.agent_id):
+                if (record := records.get(getattr(mail, "task_id", None))) is not None:
+                    record.notified_at = mail.arrived_at
     finally:
         session.close()
     entries = read_log(log_path)

@@ -32,5 +32,8 @@ class MailboxHandle(ActorHandle):
     async def pending(self, recipient: str) -> int:
         return await self.call("pending", recipient)
 
+    async def history(self, recipient: str) -> list[Mail]:
+        return await self.call("history", recipient)
+
     async def forget(self, recipient: str) -> None:
         await self.call("forget", recipient)

@@ -31,12 +31,18 @@ class Progress:
             case AssistantEvent(message=message):
                 self._count(message)
                 await writer.append("assistant", {"role": "assistant", "content": message.get("content", [])})
+                # A turn that calls tools is shown at once (the stall watchdog waits for tools in
+                # flight); one that only answers usually ends the run, whose report carries its
+                # figures: telling the registry first would delay that report behind the tell.
+                # (An agent that then parks for its background children shows that turn when they notify.)
+                if self.in_flight:
+                    self._report_progress()
             case UserEvent(message=message):
                 self.in_flight = []
                 await writer.append("user", message)
+                self._report_progress()
             case ResultEvent():
                 self.last_result = event
-        self._report_progress()
 
     def _count(self, message: dict[str, Any]) -> None:
         usage = TokenUsage.model_validate(message.get("usage") or {})
@@ -68,7 +74,7 @@ class Progress:
         return FinalReport(
             status=status, text=text, usage=self.usage, tool_uses=self.tool_uses,
             duration_ms=int((time.monotonic() - self.started) * 1000), cost_usd=round(self.cost_usd, 6),
-            worktree=worktree,
+            worktree=worktree, turns=self.turns,
         )
 
 

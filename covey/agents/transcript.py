@@ -24,6 +24,10 @@ def transcript_path(base: str | os.PathLike | None, session_id: str, agent_id: s
     return root / session_id / f"{agent_id}.jsonl"
 
 
+INLINE_WRITE_CHARS = 64 * 1024
+"""Lines shorter than this are written on the event loop; longer ones in a thread."""
+
+
 class TranscriptWriter:
     def __init__(self, path: Path, *, session_id: str, agent_id: str) -> None:
         self.path = path
@@ -45,7 +49,10 @@ class TranscriptWriter:
         }
         self.last_uuid = record["uuid"]
         line = json.dumps(record, default=str) + "\n"
-        await asyncio.to_thread(self._write, line)
+        if len(line) < INLINE_WRITE_CHARS:
+            self._write(line)  # a small append costs microseconds; a thread hop costs more
+        else:
+            await asyncio.to_thread(self._write, line)
         return record["uuid"]
 
     def _write(self, line: str) -> None:

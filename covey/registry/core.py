@@ -157,6 +157,8 @@ class Registry:
         record.report = report
         record.ended_at = time.time()
         record.usage, record.tool_uses = report.usage, report.tool_uses
+        if report.turns is not None:
+            record.turns = report.turns
         record.cost_usd = max(record.cost_usd, report.cost_usd)
         record.worktree = report.worktree
         record.tools_in_flight = []

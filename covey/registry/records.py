@@ -56,6 +56,8 @@ class FinalReport(BaseModel):
     duration_ms: int = 0
     cost_usd: float = 0.0
     worktree: dict[str, Any] | None = None
+    turns: int | None = None
+    """Model turns taken (None: unknown, e.g. the actor died)."""
 
 
 class TaskRecord(BaseModel):

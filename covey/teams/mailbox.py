@@ -7,6 +7,7 @@ message together, each marked read. Sending means "queued", nothing more.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import defaultdict, deque
 from typing import Protocol
 
@@ -20,6 +21,7 @@ class MailboxProtocol(Protocol):
     async def drain(self, recipient: str) -> list[Mail]: ...
     async def wait(self, recipient: str, timeout_s: float | None = None) -> list[Mail]: ...
     async def pending(self, recipient: str) -> int: ...
+    async def history(self, recipient: str) -> list[Mail]: ...
 
 
 class Mailbox:
@@ -31,6 +33,7 @@ class Mailbox:
         self._arrived: dict[str, asyncio.Event] = defaultdict(asyncio.Event)
 
     async def put(self, recipient: str, mail: Mail) -> str:
+        mail.arrived_at = time.time()
         self.unread[recipient].append(mail)
         self._arrived[recipient].set()
         return mail.message_id
@@ -54,6 +57,10 @@ class Mailbox:
 
     async def pending(self, recipient: str) -> int:
         return len(self.unread.get(recipient, ()))
+
+    async def history(self, recipient: str) -> list[Mail]:
+        """What the recipient has read (the last ``READ_LOG``), then what is still unread."""
+        return [*self.read.get(recipient, ()), *self.unread.get(recipient, ())]
 
     async def forget(self, recipient: str) -> None:
         """Drop a finished agent's queues (after its last drain)."""

@@ -16,6 +16,8 @@ def _message_id() -> str:
 class _Mail(BaseModel):
     message_id: str = Field(default_factory=_message_id)
     sent_at: float = Field(default_factory=time.time)
+    arrived_at: float | None = None
+    """When the mailbox queued it for its recipient (set by ``put``; wall clock)."""
 
 
 class TaskNotice(_Mail):

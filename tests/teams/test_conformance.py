@@ -4,6 +4,7 @@ holds for the in-memory core and for its Ray actor behind a handle (fixtures in 
 from __future__ import annotations
 
 import asyncio
+import time
 
 from covey.teams.messages import ShutdownRequest, TaskNotice, TeammateMessage
 from covey.teams.roster import PALETTE, Member, RosterError
@@ -37,6 +38,17 @@ async def test_mailbox_wait_times_out_empty_and_wakes_on_put(mailbox):
     await mailbox.put("amy", _msg("hello"))
     got = await asyncio.wait_for(waiter, 10)
     assert [m.text for m in got] == ["hello"]
+
+
+async def test_mailbox_stamps_arrival_and_keeps_a_read_log(mailbox):
+    before = time.time()
+    await mailbox.put("amy", _msg("one"))
+    await mailbox.drain("amy")
+    await mailbox.put("amy", _msg("two"))
+    log = await mailbox.history("amy")
+    assert [m.text for m in log] == ["one", "two"]
+    assert all(before <= m.arrived_at <= time.time() and m.sent_at <= m.arrived_at for m in log)
+    assert await mailbox.pending("amy") == 1  # looking changes nothing
 
 
 async def test_mailbox_forget_drops_unread(mailbox):
