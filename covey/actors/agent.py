@@ -168,11 +168,9 @@ class AgentRunner:
         try:
             services = self._services(run, progress, writer)
             async for event in run_agent(spec, services):
-                from covey._timing import T; T("drive.event", a=spec.agent_id, e=type(event).__name__)
                 await progress.observe(event, writer)
                 if run.queue is not None:
                     await run.queue.put(event)
-            from covey._timing import T; T("drive.loopdone", a=spec.agent_id)
             report = _safe_report(progress, None, "", services)
         except asyncio.CancelledError:
             report = _safe_report(progress, run.cancel_status, run.cancel_reason or "cancelled", services)
@@ -190,7 +188,6 @@ class AgentRunner:
                 run.queue.put_nowait(_DONE)
             if not run.report.done():
                 run.report.set_result(report)
-            from covey._timing import T; T("drive.reported", a=spec.agent_id)
 
     def _services(self, run: _Run, progress: Progress, writer: TranscriptWriter) -> AgentServices:
         spec = run.spec

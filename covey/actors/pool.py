@@ -65,7 +65,7 @@ class WarmPool:
         # replaced this actor, and killing a clean one only to start another costs ~1 s of CPU.
         keep = (
             self.uses.get(actor, 0) < self.max_uses
-            and len(self.ready[lane]) < 2 * max(self.sizes.get(lane, 0), 1)
+            and len(self.ready[lane]) < 2 * self.sizes.get(lane, 0)
             and await actor.reset()
         )
         if keep:

@@ -107,6 +107,8 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
     config = LoopConfig(
         model_id=spec.model_id, system=spec.system, max_turns=spec.max_turns,
         tool_result_reminder=spec.definition.critical_system_reminder,
+        # Resumed agents were woken by mail; teammates can be messaged by name once in the roster.
+        mail_before_first_turn=bool(spec.history) or bool(spec.team),
     )
     loop = AgentLoop(
         model=services.model, config=config, executor=executor, session_id=spec.session_id,

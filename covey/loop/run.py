@@ -49,6 +49,9 @@ class LoopConfig:
     max_tokens: int = 8192
     thinking: dict[str, Any] | None = None
     wait_for_background: bool = True
+    mail_before_first_turn: bool = True
+    """Look at the inbox before the first request. A fresh agent has nothing there yet (no one
+    knows its id before it runs), so it skips that round trip; a resumed one must look."""
     """Non-interactive runs take another turn per notification instead of ending (SPEC 9)."""
     tool_result_reminder: str | None = None
     """Text appended after every batch of tool results (Verification's critical reminder)."""
@@ -96,9 +99,11 @@ class AgentLoop:
 
     async def run(self, messages: list[dict[str, Any]]) -> AsyncIterator[Event]:
         self.messages.extend(messages)
+        first = True
         while True:
-            if texts := await self._drain():
+            if (not first or self.config.mail_before_first_turn) and (texts := await self._drain()):
                 yield self._take_notifications(texts)
+            first = False
             if self.stats.num_turns >= self.config.max_turns:
                 yield self._result("error_max_turns", f"Reached the maximum of {self.config.max_turns} turns.", "max_turns")
                 return

@@ -214,7 +214,6 @@ class _RegistryActor:
                 actor.kill()
 
     async def _complete(self, agent_id: str, report: FinalReport) -> None:
-        from covey._timing import T; T("reg.complete", a=agent_id)
         self.core.finish(agent_id, report)
         released = await self._release_team_tasks(agent_id)
         record = self.core.claim_notification(agent_id)
@@ -224,10 +223,8 @@ class _RegistryActor:
         if target is None:
             return
         text = notification_text(record) + released_text(released)
-        T("reg.put", a=agent_id)
         await self.mailbox.put(target, TaskNotice(task_id=agent_id, status=record.status, text=text))
         record.notified_at = time.time()
-        T("reg.putdone", a=agent_id)
         await self._resume_if_mail_waits(agent_id)
 
     async def _resume_if_mail_waits(self, agent_id: str) -> None:

@@ -73,10 +73,12 @@ async def test_under_half_the_pool_it_refills_to_the_full_size():
     assert all(not a.killed for a in taken)
 
 
-async def test_an_empty_pool_starts_a_cold_actor():
+async def test_a_pool_of_size_zero_starts_every_actor_cold_and_keeps_none():
     pool, made = pool_of(0)
     actor = await pool.take()
     assert made == [actor]
+    assert not await pool.give_back(actor) and actor.killed
+    assert await pool.take() is not actor and len(made) == 2
 
 
 async def test_dirty_or_worn_actors_are_killed_not_kept():

@@ -208,6 +208,36 @@ async def test_a_final_answer_waits_for_background_notifications_and_takes_anoth
     assert "<task-notification>" in loop.messages[-2]["content"][0]["text"]
 
 
+class CountingInbox(FakeInbox):
+    def __init__(self, mail):
+        super().__init__([])
+        self.mail, self.drains = mail, 0
+
+    async def drain(self):
+        self.drains += 1
+        texts, self.mail = self.mail, []
+        return texts
+
+    def owns_background(self):
+        return False
+
+
+async def test_a_fresh_agent_skips_the_inbox_before_its_first_turn_and_reads_it_before_the_next():
+    tool_use = {"tool_use": {"name": "SlowRead", "input": {"label": "a"}}}
+    inbox = CountingInbox(["NOTE_FROM_PARENT"])
+    loop = _loop([tool_use, {"text": "done"}], [SlowRead(Timeline())], inbox=inbox)
+    loop.config.mail_before_first_turn = False
+    await _events(loop)
+    first, second = loop.model.requests
+    assert "NOTE_FROM_PARENT" not in str(first.messages) and "NOTE_FROM_PARENT" in str(second.messages)
+    assert inbox.drains == 1  # before the second turn; none at the end (it owns no background work)
+
+    resumed = CountingInbox(["WAKE_UP_MAIL"])
+    loop = _loop([{"text": "done"}], [], inbox=resumed)  # the default: look before the first turn
+    await _events(loop)
+    assert "WAKE_UP_MAIL" in str(loop.model.requests[0].messages)
+
+
 async def test_requests_mark_cache_breakpoints_without_writing_them_into_history():
     model = ScriptedModel.from_turns([{"text": "done"}])
     ctx = ToolContext(agent_id="a", cwd=Path("."))
