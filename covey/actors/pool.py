@@ -17,6 +17,7 @@ import os
 from collections import defaultdict, deque
 from typing import Any, Awaitable, Callable
 
+import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from covey.actors.agent import agent_actor_class
@@ -140,13 +141,21 @@ class WarmPool:
 
 
 class AgentFactory:
-    """Creates agent actors, named readably, on the home node for file-touching agents."""
+    """Creates agent actors, named readably: on the home node for file-touching agents
+    ("home"), over every alive node in turn for the others ("any").
+
+    "any" uses Ray's ``NodeAffinitySchedulingStrategy(node, soft=True)`` with the node
+    taken in turn from ``ray.nodes()``: pooled actors live long and are reused, so where
+    each one starts matters, and plain ``SPREAD`` (best effort) was seen to put every one
+    of them on the head node. ``soft`` lets Ray place it elsewhere if that node is gone.
+    """
 
     def __init__(self, session_id: str, home_node_id: str | None = None) -> None:
         self.session_id = session_id
         self.home_node_id = home_node_id
         self.cls = agent_actor_class()
         self._seq = itertools.count(1)
+        self._turn = itertools.count()
 
     async def create(self, lane: str) -> AgentHandle:
         name = f"covey:{self.session_id[:8]}:agent-{next(self._seq)}"
@@ -154,7 +163,12 @@ class AgentFactory:
         if lane == "home" and self.home_node_id:
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(self.home_node_id, soft=False)
         elif lane == "any":
-            options["scheduling_strategy"] = "SPREAD"
+            node = self._next_node()
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node, soft=True) if node else "SPREAD"
         handle = AgentHandle(self.cls.options(**options).remote(), name)
         handle.node = await handle.node_id()  # ready when it answers; where it landed, for the tree
         return handle
+
+    def _next_node(self) -> str | None:
+        alive = sorted(node["NodeID"] for node in ray.nodes() if node.get("Alive"))
+        return alive[next(self._turn) % len(alive)] if alive else None

@@ -242,7 +242,7 @@ FILE_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep", "Bash", "Notebo
 def placement_lane(spec: Any, runtime: Any) -> str:
     """Where the child's actor runs (SPEC 2): file-touching agents on the node holding the
     working tree ("home"), unless a shared filesystem is declared; agents without file
-    tools anywhere in the cluster ("any", Ray's SPREAD strategy)."""
+    tools anywhere in the cluster ("any": over the alive nodes in turn, see ``AgentFactory``)."""
     if not runtime.options.get("spread"):
         return "home"  # one node: every agent is where the files are
     if spec is None or runtime.options.get("shared_fs"):

@@ -143,8 +143,8 @@ async def main(config: dict) -> dict:
     async def kill_when_placed() -> float | None:
         """SIGKILL the worker's raylet once at least one child runs there (and all have started).
 
-        None when every child landed on the head: SPREAD is Ray's best effort, so the
-        test runs the session again rather than kill a node nobody runs on.
+        None when every child landed on the head (soft node affinity lets Ray place an
+        actor elsewhere), so the test runs the session again rather than kill a node nobody runs on.
         """
         while True:
             records = await session.runtime.registry.records()

@@ -7,7 +7,7 @@ shared local Ray. The module's cluster is a head node and a worker node, each a
 even when a test fails (``ray stop`` would also stop other Rays on the machine).
 
 1. Placement: ``general-purpose`` children (file tools) run on the driver's node;
-   ``notes-only`` children (TodoWrite only) go to the "any" lane (SPREAD) and reach
+   ``notes-only`` children (TodoWrite only) go to the "any" lane (the nodes in turn) and reach
    the worker node. Registry records carry each child's node id.
 2. Node loss: the worker node's raylet is SIGKILLed while children run there;
    those children end ``failed`` with one notification each, and the session ends.
@@ -87,7 +87,7 @@ def test_children_run_on_both_nodes_by_placement_lane(placement_run):
     nofile_nodes = [roles[c["node_id"]] for c in children if c["agent_type"] == "notes-only"]
     print("general-purpose on:", file_nodes, "notes-only on:", nofile_nodes)
     assert file_nodes == {"head"}  # file tools: pinned to the node holding the working tree
-    assert "worker" in nofile_nodes  # no file tools: SPREAD over the cluster (best effort: not always both nodes)
+    assert "worker" in nofile_nodes  # no file tools: the "any" lane takes the alive nodes in turn
     assert {roles[c["node_id"]] for c in children} == {"head", "worker"}
     assert result["results"] and result["results"][-1] == "NOTED" and not any(result["is_error"])
 
@@ -110,9 +110,9 @@ def test_losing_the_worker_node_fails_its_children_once(two_nodes, tmp_path):
     worker = two_nodes.nodes[1]
     raylets = worker.pids_named("raylet")
     assert len(raylets) == 1
-    # pin_session_actors: the test pins the registry and mailbox to the driver's node itself until covey does
-    # (see test_session_actors_are_pinned_to_the_driver_node), so this checks what happens to the children.
-    for attempt in range(3):  # SPREAD is best effort: run again if no child landed on the worker
+    # pin_session_actors: a guard that pins the registry and mailbox to the driver's node should covey
+    # ever stop doing so (test_session_actors_are_pinned_to_the_driver_node fails then), so this checks the children.
+    for attempt in range(3):  # a child placed elsewhere (soft affinity) is possible: run again then
         result = _drive(two_nodes, tmp_path / f"attempt{attempt}", n_file=1, n_nofile=3,
                         kill_raylet_pid=raylets[0], pin_session_actors=True)
         if result["killed_at"] is not None or result["aborted"] is not None:
