@@ -42,7 +42,9 @@ async def _records(session, result):
 
 async def test_background_child_acknowledged_then_notified(tmp_path):
     model = scripted(
-        rule(CHILD, {"text": "CHILD_RESULT_MARKER"}),
+        # slow enough that the parent's "waiting" turn ends first (a faster child's notice
+        # would be drained into that turn, which is also right, but not what this checks)
+        rule(CHILD, {"text": "CHILD_RESULT_MARKER"}, latency_s=0.5),
         rule({**MAIN, "last_message_contains": "<task-notification>"}, {"text": "PARENT_OK"}),
         rule({**MAIN, "last_tool_result_contains": "Async agent launched"}, {"text": "waiting"}),
         rule(MAIN, {"tool_use": agent_call("CHILD_PROMPT_MARKER", background=True)}),
