@@ -311,35 +311,6 @@ class RegistryHandle(ActorHandle):
             raise LimitExceeded(answer)
         return answer
 
-    async def find(self, name_or_id: str) -> TaskRecord | None:
-        return self.core.find(name_or_id)
-
-    async def resume(self, agent_id: str) -> str | None:
-        """Wake a completed agent that was sent a message: rebuilt from its transcript (SPEC 11).
-
-        Returns a note for the sender, or None when the agent is running (it reads
-        the message between turns) or cannot be resumed.
-        """
-        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
-        if record is None or record.live or spec is None or not record.output_file or agent_id in self._resuming:
-            return None
-        self._resuming.add(agent_id)  # a sender and the end-of-run check may both ask at once
-        try:
-            history = await asyncio.to_thread(rebuild_history, record.output_file)
-            if not history:
-                return None
-            self.core.reopen(agent_id)
-            try:
-                actor = await self.pool.take("home")
-                await actor.start(spec.model_copy(update={"history": history, "background": True}))
-            except Exception as exc:
-                self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
-                return f"{agent_id} could not be resumed: {exc}"
-            await self.track(agent_id, actor, record.output_file, getattr(actor, "node", None))
-        finally:
-            self._resuming.discard(agent_id)
-        return f"{agent_id} had finished; it was resumed from its transcript to read the message."
-
     async def take(self, lane: str = "home") -> AgentHandle:
         return await self.call("take", lane)
 
