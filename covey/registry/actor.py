@@ -219,12 +219,15 @@ class _RegistryActor:
         record = self.core.claim_notification(agent_id)
         if record is None:
             return
-        target = self.core.notify_target(record)
-        if target is None:
-            return
-        text = notification_text(record) + released_text(released)
-        await self.mailbox.put(target, TaskNotice(task_id=agent_id, status=record.status, text=text))
-        record.notified_at = time.time()
+        try:
+            target = self.core.notify_target(record)
+            if target is None:
+                return
+            text = notification_text(record) + released_text(released)
+            await self.mailbox.put(target, TaskNotice(task_id=agent_id, status=record.status, text=text))
+            record.notified_at = time.time()
+        finally:
+            self.core.delivered(agent_id)
         await self._resume_if_mail_waits(agent_id)
 
     async def _resume_if_mail_waits(self, agent_id: str) -> None:

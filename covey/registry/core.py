@@ -170,9 +170,14 @@ class Registry:
         record = self.records.get(agent_id)
         if record is None or record.live or record.notified:
             return None
-        record.notified = True
+        record.notified, record.delivering = True, True
         record.notifications += 1
         return record
+
+    def delivered(self, agent_id: str) -> None:
+        """The claimed notice is in the owner's mailbox, or will never be (no owner)."""
+        if (record := self.records.get(agent_id)) is not None:
+            record.delivering = False
 
     def reopen(self, agent_id: str) -> TaskRecord | None:
         """A completed agent resumes (a message arrived): it runs again under the same task id."""
@@ -216,11 +221,12 @@ class Registry:
     def outstanding(self, owner_agent_id: str) -> bool:
         """Whether a background child owned by this agent may still notify it.
 
-        An ended child whose notice is not yet claimed still counts: between the
-        end and the delivery its owner must keep waiting, or the notice is lost.
+        An ended child whose notice is not yet in the mailbox still counts (unclaimed,
+        or claimed and on its way): between the end and the delivery its owner must
+        keep waiting, or the notice is lost.
         """
         return any(
-            r.background and r.owner_agent_id == owner_agent_id and (r.live or not r.notified)
+            r.background and r.owner_agent_id == owner_agent_id and (r.live or not r.notified or r.delivering)
             for r in self.records.values()
         )
 

@@ -89,6 +89,8 @@ class TaskRecord(BaseModel):
     models_used: list[str] = Field(default_factory=list)
     worktree: dict[str, Any] | None = None
     notified: bool = False
+    delivering: bool = False
+    """Its notice is claimed but not yet in the owner's mailbox (the owner must keep waiting)."""
     notifications: int = 0
     """How many completion notices this task id has produced (a resumed agent notifies again)."""
     parked: bool = False

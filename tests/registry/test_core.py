@@ -160,6 +160,8 @@ def test_outstanding_counts_only_live_background_children_of_that_owner():
     registry.finish("bg", FinalReport(status="completed", text="ok"))
     assert registry.outstanding("main")  # ended, but its notice is not delivered yet
     registry.claim_notification("bg")
+    assert registry.outstanding("main")  # claimed, on its way to the mailbox
+    registry.delivered("bg")
     assert not registry.outstanding("main")
 
 
