@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
 from covey.actors.pool import default_pool_size
+from covey.actors.warmup import model_modules
 from covey.agents.context import agent_list_message, project_context
 from covey.agents.definition import AgentDefinition
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
@@ -215,7 +216,7 @@ class Session:
         sizes = {"home": size, "any": size} if spread else {"home": size}
         mailbox = MailboxHandle(mailbox_actor_class().options(name=f"{prefix}:mailbox", **common).remote(), "mailbox")
         registry_actor = registry_actor_class().options(name=f"{prefix}:registry", **common).remote(
-            self.limits, mailbox, self.session_id, sizes, home,
+            self.limits, mailbox, self.session_id, sizes, home, model_modules(self.options.model),
         )
         registry = RegistryHandle(registry_actor, "registry")
         self._owned += [registry, mailbox]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
@@ -19,6 +20,7 @@ import ray
 
 from covey.actors.inbox import inbox_for
 from covey.actors.team_context import team_context_for
+from covey.actors.warmup import warm_up
 from covey.agents.lifecycle import AgentServices, run_agent
 from covey.agents.progress import Progress
 from covey.agents.spec import AgentSpec
@@ -287,7 +289,12 @@ def _is_serving(task: asyncio.Task) -> bool:
 class _AgentActor:
     """Ray shell: each method forwards to the runner."""
 
-    def __init__(self) -> None:
+    def __init__(self, preload: tuple[str, ...] = (), peers: tuple[Any, ...] = ()) -> None:
+        # A pooled actor is made ready before anyone waits on it: covey's modules and
+        # tool schemas loaded, the session's actor handles (``peers``: registry,
+        # mailbox) already unpickled once, so their classes are known here.
+        warm_up(preload)
+        self._peers = peers
         self.runner = AgentRunner()
 
     async def start(self, spec: AgentSpec, follow: bool = False) -> str:
@@ -321,6 +328,10 @@ class _AgentActor:
 
     async def ping(self) -> str:
         return ray.get_runtime_context().get_node_id()
+
+    async def loaded_modules(self) -> list[str]:
+        """The modules this process has imported (tests check a run adds none)."""
+        return sorted(sys.modules)
 
 
 def agent_actor_class(**options: Any):

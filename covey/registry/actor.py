@@ -35,13 +35,15 @@ CANCEL_GRACE_S = 5.0
 class _RegistryActor:
     def __init__(
         self, limits: Limits, mailbox: Any, session_id: str = "", pool_sizes: dict[str, int] | None = None,
-        home_node_id: str | None = None,
+        home_node_id: str | None = None, preload: tuple[str, ...] = (),
     ) -> None:
         self.core = Registry(limits)
         self.mailbox = mailbox
-        self.pool = WarmPool(AgentFactory(session_id, home_node_id).create, pool_sizes or {})
+        peers = (ray.get_runtime_context().current_actor, mailbox)
+        factory = AgentFactory(session_id, home_node_id, preload=preload, peers=peers)
+        self.pool = WarmPool(factory.create, pool_sizes or {})
         for lane in pool_sizes or {}:
-            self.pool.refill(lane)
+            self.pool.fill(lane)
         self.actors: dict[str, Any] = {}
         self.specs: dict[str, Any] = {}
         """Each launched agent's spec, kept so a completed named agent can be resumed."""

@@ -32,6 +32,7 @@ def pool_of(size: int, **kw) -> tuple[WarmPool, list[FakeActor]]:
         made.append(FakeActor(next(counter)))
         return made[-1]
 
+    kw.setdefault("refill_delay_s", 0)
     return WarmPool(create, {"home": size}, **kw), made
 
 
@@ -71,6 +72,25 @@ async def test_under_half_the_pool_it_refills_to_the_full_size():
     await settle(pool)
     assert len(pool.ready["home"]) == 4 and len(made) == 7
     assert all(not a.killed for a in taken)
+
+
+async def test_the_refill_waits_out_a_burst_whose_actors_come_back():
+    pool, made = pool_of(4, refill_delay_s=0.05)
+    await pool.warm(4)
+    burst = [await pool.take() for _ in range(4)]
+    for actor in burst:  # the children of the burst end within the delay
+        assert await pool.give_back(actor)
+    await settle(pool)
+    assert len(made) == 4 and len(pool.ready["home"]) == 4  # no process was started for nothing
+
+
+async def test_a_lane_left_under_half_is_refilled_after_the_delay():
+    pool, made = pool_of(4, refill_delay_s=0.05)
+    await pool.warm(4)
+    taken = [await pool.take() for _ in range(3)]
+    assert len(made) == 4  # nothing started during the burst
+    await settle(pool)
+    assert len(pool.ready["home"]) == 4 and len(made) == 7 and taken
 
 
 async def test_a_pool_of_size_zero_starts_every_actor_cold_and_keeps_none():

@@ -1,0 +1,58 @@
+"""What a pooled agent actor loads before it is handed out.
+
+A fresh Ray worker imports covey lazily: unpickling the first spec pulls in the
+runtime, registry and mailbox handle classes, and the first request builds every
+tool's JSON schema. Measured on 2 cores, that first run cost about 0.3 s of CPU
+per actor (0.07 s on a reused one), which is what a warm pool exists to avoid.
+``warm_up`` pays it when the pool starts the actor, off the spawn path.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Iterable
+
+AGENT_RUN_MODULES = (
+    "covey.runtime",
+    "covey.registry.actor",
+    "covey.actors.mailbox",
+    "covey.actors.handle",
+    "covey.agents.children",
+    "covey.agents.reports",
+    "covey.teams.render",
+    "covey.teams.board",
+    "covey.teams.roster",
+    "covey.model.scripted",
+    "covey.tools.catalog",
+    "concurrent.futures.thread",  # asyncio.to_thread: file tools, transcripts
+)
+"""Entry points of what one agent run touches; their own imports bring the rest."""
+
+_TOOL_OPTIONS = ({}, {"teams": True}, {"background_disabled": True}, {"teams": True, "background_disabled": True})
+
+
+def warm_up(modules: Iterable[str] = ()) -> list[str]:
+    """Import the agent-run modules (plus ``modules``, e.g. the session's model adapter)
+    and build every tool schema once; returns what could not be imported."""
+    missing = []
+    for name in (*AGENT_RUN_MODULES, *modules):
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an optional adapter: its agents pay the import when they run
+            missing.append(name)
+    from covey.tools.catalog import tool_catalog
+
+    for options in _TOOL_OPTIONS:
+        for tool in tool_catalog(options):
+            tool.schema()
+    return missing
+
+
+def model_modules(model: Any) -> tuple[str, ...]:
+    """The module an agent needs for the session's model: its class's, or the Anthropic
+    adapter for a model named by alias or id (``scripted:PATH`` needs nothing more)."""
+    if model is None or isinstance(model, str):
+        from covey.model.factory import SCRIPTED_PREFIX
+
+        return () if isinstance(model, str) and model.startswith(SCRIPTED_PREFIX) else ("covey.model.anthropic",)
+    return (type(model).__module__,)

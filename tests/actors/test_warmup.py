@@ -1,0 +1,44 @@
+"""A pooled agent actor is ready before it is handed out: its first run imports nothing new."""
+
+from __future__ import annotations
+
+import pytest
+
+from covey.actors.warmup import AGENT_RUN_MODULES, model_modules, warm_up
+from covey.model.scripted import ScriptedModel
+from covey.session import Session
+from tests.session.scripts import MAIN, rule, scripted
+
+
+def test_warm_up_loads_the_run_modules_and_names_what_is_missing():
+    import sys
+
+    assert warm_up(["covey.no_such_adapter"]) == ["covey.no_such_adapter"]
+    assert all(name in sys.modules for name in AGENT_RUN_MODULES)
+
+
+def test_the_session_model_decides_which_adapter_is_preloaded():
+    assert model_modules(ScriptedModel.from_dict({"rules": []})) == ("covey.model.scripted",)
+    assert model_modules("scripted:rules.yaml") == ()
+    assert model_modules("sonnet") == model_modules(None) == ("covey.model.anthropic",)
+
+
+@pytest.mark.usefixtures("ray_session")
+async def test_a_pooled_actors_first_run_imports_no_module(tmp_path):
+    todo = {"todos": [{"content": "look", "status": "in_progress", "activeForm": "looking"}]}
+    model = scripted(
+        rule({**MAIN, "last_tool_result_contains": "in progress"}, {"text": "done"}),
+        rule(MAIN, {"tool_use": [{"name": "TodoWrite", "input": todo}, {"name": "Glob", "input": {"pattern": "*"}}]}),
+    )
+    session = Session(cwd=str(tmp_path), model=model, pool_size=1, transcript_dir=str(tmp_path / "t"))
+    try:
+        runtime = await session.start()
+        actor = await runtime.registry.take("home")
+        before = set(await actor.call("loaded_modules"))
+        results = [e async for e in actor.events(session.main_spec("go", runtime)) if type(e).__name__ == "ResultEvent"]
+        after = set(await actor.call("loaded_modules"))
+        actor.kill()
+    finally:
+        session.close()
+    assert [r.result for r in results] == ["done"]
+    assert sorted(after - before) == []
