@@ -179,6 +179,7 @@ class AgentRunner:
         except Exception as exc:  # the agent failed; its owner hears about it through the report
             report = _safe_report(progress, "failed", f"{type(exc).__name__}: {exc}", services)
         finally:
+            progress.close()
             writer.close()
             for future in run.answers.values():
                 if not future.done():

@@ -19,12 +19,16 @@ WAIT_SLICE_S = 1.0
 
 
 class RuntimeInbox:
-    def __init__(self, runtime: Any, agent_id: str, emit: Callable[[Any], None] | None = None) -> None:
+    def __init__(
+        self, runtime: Any, agent_id: str, emit: Callable[[Any], None] | None = None, *, addressed: bool = True,
+    ) -> None:
         self.runtime = runtime
         self.agent_id = agent_id
         self.emit = emit
         self.launched = 0
         """Background children and teammates this agent started (the Agent tool counts them)."""
+        self.addressed = addressed
+        """Whether mail may come without this agent launching anything (see ``inbox_for``)."""
 
     def note_launch(self) -> None:
         self.launched += 1
@@ -33,6 +37,8 @@ class RuntimeInbox:
         return self.launched > 0
 
     async def drain(self) -> list[str]:
+        if not (self.addressed or self.launched):
+            return []  # nobody can have written: spare the mailbox round trip
         return self._texts(await self.runtime.mailbox.drain(self.agent_id))
 
     async def outstanding(self) -> bool:
@@ -138,4 +144,13 @@ def inbox_for(spec: Any, emit: Callable[[Any], None] | None) -> RuntimeInbox | N
         return None
     if spec.team:
         return TeammateInbox(spec.runtime, spec.agent_id, emit, spec.team)
-    return RuntimeInbox(spec.runtime, spec.agent_id, emit)
+    return RuntimeInbox(spec.runtime, spec.agent_id, emit, addressed=_addressed(spec))
+
+
+def _addressed(spec: Any) -> bool:
+    """Whether mail can reach an agent that has launched nothing: the main agent (notices
+    of orphaned descendants come to it, SPEC 10), a resumed one (it was woken by mail),
+    and anyone in a session with teams (SendMessage reaches any agent by name or id).
+    Otherwise only its own background children write to it, and it knows when it has some."""
+    options = getattr(spec.runtime, "options", None) or {}
+    return spec.depth == 0 or bool(spec.history) or bool(options.get("teams"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -11,6 +12,11 @@ from covey.agents.transcript import TranscriptWriter
 from covey.events import AssistantEvent, Event, ResultEvent, UserEvent
 from covey.model.base import TokenUsage
 from covey.registry.records import FinalReport, Status
+
+PROGRESS_INTERVAL_S = 0.5
+"""At most one progress message per agent in this time; the latest state wins. The
+registry's uses (the stall watchdog, ``covey ps``/``tree``, the live view) need no finer
+grain, and at a message per event a fan-out of short children spent its CPU on them."""
 
 
 class Progress:
@@ -25,6 +31,8 @@ class Progress:
         self.last_result: ResultEvent | None = None
         self.last_text = ""
         self.started = time.monotonic()
+        self._told_at = float("-inf")
+        self._later: asyncio.TimerHandle | None = None
 
     async def observe(self, event: Event, writer: TranscriptWriter) -> None:
         match event:
@@ -57,10 +65,24 @@ class Progress:
             self.last_text = "".join(texts)
 
     def _report_progress(self) -> None:
-        runtime = self.spec.runtime
-        if runtime is None:
+        """Tell the registry now, or once the interval since the last message has passed."""
+        if self.spec.runtime is None or self._later is not None:
             return
-        runtime.registry.tell(
+        wait_s = self._told_at + PROGRESS_INTERVAL_S - time.monotonic()
+        if wait_s <= 0:
+            self._tell()
+        else:
+            self._later = asyncio.get_running_loop().call_later(wait_s, self._tell)
+
+    def close(self) -> None:
+        """The run ended: its report carries the final figures, a pending message is dropped."""
+        if self._later is not None:
+            self._later.cancel()
+            self._later = None
+
+    def _tell(self) -> None:
+        self._later, self._told_at = None, time.monotonic()
+        self.spec.runtime.registry.tell(
             "progress", self.spec.agent_id, usage=self.usage, tool_uses=self.tool_uses,
             cost_usd=self.cost_usd, tools_in_flight=self.in_flight, turns=self.turns, seq=next_seq(),
         )

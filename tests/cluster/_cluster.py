@@ -95,8 +95,11 @@ class LocalCluster:
 
     def env(self, node: Node | None = None, **extra: str) -> dict[str, str]:
         env = dict(os.environ)
-        for name in ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "PYTEST_CURRENT_TEST"):
-            env.pop(name, None)  # ...OSX_CLUSTER=0 would refuse to add a second node
+        # ...OSX_CLUSTER=0 would refuse to add a second node; RAY_AUTH_MODE (set by the shared
+        # Ray's ray.init in this process) would make ``ray start`` demand a token under our HOME.
+        for name in ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "PYTEST_CURRENT_TEST", "RAY_AUTH_MODE",
+                     "RAY_CLIENT_MODE"):
+            env.pop(name, None)
         env.update(HOME=str(self.home), RAY_USAGE_STATS_ENABLED="0", PYTHONUNBUFFERED="1")
         if node is not None:
             env.update({"RAY_TMPDIR": str(node.tmpdir), TAG_VAR: node.tag})

@@ -1,0 +1,92 @@
+"""What an agent tells the session's actors, and how often (plain fakes, no Ray)."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+from covey.actors.inbox import inbox_for
+from covey.agents import progress as progress_module
+from covey.agents.definition import AgentDefinition
+from covey.agents.progress import Progress
+from covey.agents.spec import AgentSpec
+from covey.events import AssistantEvent, UserEvent
+from covey.model.pricing import PriceTable
+
+
+class FakeRegistry:
+    def __init__(self) -> None:
+        self.tells: list[tuple[str, dict[str, Any]]] = []
+
+    def tell(self, method: str, *args: Any, **fields: Any) -> None:
+        self.tells.append((method, fields))
+
+
+class FakeMailbox:
+    def __init__(self) -> None:
+        self.drains = 0
+
+    async def drain(self, agent_id: str) -> list[Any]:
+        self.drains += 1
+        return []
+
+
+class FakeWriter:
+    async def append(self, role: str, message: dict[str, Any]) -> None:
+        pass
+
+
+def _spec(*, depth: int = 1, teams: bool = False, history: list | None = None) -> AgentSpec:
+    runtime = SimpleNamespace(registry=FakeRegistry(), mailbox=FakeMailbox(), options={"teams": teams}, session_id="s")
+    return AgentSpec(
+        session_id="s", agent_id="agent-1", definition=AgentDefinition(name="general-purpose", prompt="p"),
+        prompt="go", model_id="m", cwd=".", depth=depth, history=history, runtime=runtime,
+    )
+
+
+def _turn(progress: Progress, tool: bool) -> list[Any]:
+    content = [{"type": "tool_use", "id": "t", "name": "Read", "input": {}}] if tool else [{"type": "text", "text": "hi"}]
+    return [
+        AssistantEvent(session_id="s", message={"role": "assistant", "content": content, "usage": {"output_tokens": 5}}),
+        UserEvent(session_id="s", message={"role": "user", "content": []}),
+    ]
+
+
+async def test_progress_is_told_at_most_once_per_interval_with_the_latest_figures(monkeypatch):
+    monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL_S", 0.05)
+    spec = _spec()
+    progress = Progress(spec, PriceTable.load(None))
+    for _ in range(3):  # three quick turns: six events
+        for event in _turn(progress, tool=True):
+            await progress.observe(event, FakeWriter())
+    tells = spec.runtime.registry.tells
+    assert len(tells) == 1 and tells[0][1]["turns"] == 1  # the first at once
+    await asyncio.sleep(0.1)
+    assert len(tells) == 2 and tells[1][1]["turns"] == 3 and tells[1][1]["tool_uses"] == 3  # then the latest
+
+
+async def test_a_pending_progress_message_is_dropped_when_the_run_ends(monkeypatch):
+    monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL_S", 0.05)
+    spec = _spec()
+    progress = Progress(spec, PriceTable.load(None))
+    for event in _turn(progress, tool=True):
+        await progress.observe(event, FakeWriter())
+    progress.close()
+    await asyncio.sleep(0.1)
+    assert len(spec.runtime.registry.tells) == 1  # the report carries the rest
+
+
+async def test_a_child_that_launched_nothing_does_not_ask_the_mailbox():
+    spec = _spec(depth=1)
+    inbox = inbox_for(spec, None)
+    assert await inbox.drain() == [] and spec.runtime.mailbox.drains == 0
+    inbox.note_launch()  # its own background child may now notify it
+    await inbox.drain()
+    assert spec.runtime.mailbox.drains == 1
+
+
+async def test_the_main_agent_a_resumed_one_and_team_sessions_always_look():
+    for spec in (_spec(depth=0), _spec(history=[{"role": "user", "content": "x"}]), _spec(teams=True)):
+        await inbox_for(spec, None).drain()
+        assert spec.runtime.mailbox.drains == 1
