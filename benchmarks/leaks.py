@@ -1,7 +1,7 @@
 """``leaks``: many sequential sync spawns, then compare what is alive with before.
 
 One session; R parent runs in sequence, each calling Agent (sync, the child
-answers at once) S times, one call per turn (R x S spawns: 4 x 50 = 200;
+answers at once) S times, one call per turn (R x S spawns: 20 x 50 = 1,000;
 quick: 1 x 50). Before and after (once the pool is back to its size): agent
 actor processes, all Ray worker processes under this driver, their open file
 descriptors, and the USS of the registry and mailbox actors. ``Session`` keeps
@@ -19,9 +19,8 @@ from typing import Any
 from benchmarks.common import actor_procs, log, open_fds, uss_mib, worker_procs
 from benchmarks.scripts import CHILD, MAIN, agent_call, new_session, rule, scripted
 
-LEAK_PARENTS = 4
-"""Full run: 4 x 50 = 200 spawns. Each sync spawn costs ~1.3 s on a loaded 2-core machine (a new
-actor is created per spawn, see docs/benchmarks.md), so 1,000 would take over 20 minutes."""
+LEAK_PARENTS, LEAK_SPAWNS_PER_PARENT = 20, 50
+"""Full run: 20 x 50 = 1,000 spawns (pooled actors serve them again and again)."""
 
 
 def _snapshot() -> dict[str, Any]:
@@ -46,7 +45,7 @@ async def _settle(registry: Any, size: int, timeout_s: float = 60) -> None:
 
 
 async def run(tmp: Path, quick: bool) -> dict[str, Any]:
-    parents, per_parent = (1, 50) if quick else (LEAK_PARENTS, 50)
+    parents, per_parent = (1, 50) if quick else (LEAK_PARENTS, LEAK_SPAWNS_PER_PARENT)
     rules = [
         rule(CHILD, {"text": "child ok"}),
         rule(MAIN, {"tool_use": [agent_call("a sync task", background=False)]}, times=per_parent),
@@ -69,6 +68,7 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
         after = _snapshot()
         records = [r for r in await runtime.registry.records() if r.role == "subagent"]
         stats = await runtime.registry.pool_stats()
+        held = await runtime.registry.held()
     finally:
         session.close()
     delta = {k: round(after[k] - before[k], 1) for k in before if before[k] is not None and after[k] is not None}
@@ -78,7 +78,9 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
         "before": before, "after": after, "delta": delta,
         "delta_minus_main_actors": {"agent_actors": delta["agent_actors"] - parents,
                                     "worker_procs": delta["worker_procs"] - parents},
-        "pool_created": stats["created"],
+        "pool_created": stats["created"], "registry_holds": held,
+        "fds_per_worker": {"before": round(before["worker_fds"] / max(1, before["worker_procs"]), 1),
+                           "after": round(after["worker_fds"] / max(1, after["worker_procs"]), 1)},
     }
     log(f"leaks: {out}")
     return out

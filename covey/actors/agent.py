@@ -51,6 +51,7 @@ class AgentRunner:
         self._run: _Run | None = None
         self.runs_served = 0
         self._baseline_fds = _open_fds()
+        self._baseline_children = _child_processes()
 
     # -- one run -------------------------------------------------------------
 
@@ -150,7 +151,8 @@ class AgentRunner:
                 return False
         self._run = None
         leftovers = [t for t in asyncio.all_tasks() if not _is_serving(t)]
-        return not leftovers and _open_fds() <= self._baseline_fds + 2 and not _child_processes()
+        return (not leftovers and _open_fds() <= self._baseline_fds + 2
+                and not _child_processes() - self._baseline_children)
 
     # -- internals -------------------------------------------------------------
 
@@ -267,13 +269,13 @@ def _open_fds() -> int:
     return count
 
 
-def _child_processes() -> bool:
+def _child_processes() -> set[int]:
     try:
         import psutil
 
-        return bool(psutil.Process().children())
+        return {child.pid for child in psutil.Process().children()}
     except Exception:
-        return False
+        return set()
 
 
 def _is_serving(task: asyncio.Task) -> bool:

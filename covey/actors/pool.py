@@ -47,6 +47,9 @@ class WarmPool:
     ) -> None:
         self.create = create
         self.sizes = dict(sizes)
+        """What a lane is refilled to."""
+        self.warmed: dict[str, int] = {}
+        """What ``warm`` grew a lane to: kept when given back, not refilled (see ``warm``)."""
         self.max_uses = max_uses
         self.refill_delay_s = refill_delay_s
         self._due: set[str] = set()
@@ -76,7 +79,7 @@ class WarmPool:
         # replaced this actor, and killing a clean one only to start another costs ~1 s of CPU.
         keep = (
             self.uses.get(actor, 0) < self.max_uses
-            and len(self.ready[lane]) < 2 * self.sizes.get(lane, 0)
+            and len(self.ready[lane]) < max(2 * self.sizes.get(lane, 0), self.warmed.get(lane, 0))
             and await actor.reset()
         )
         if keep:
@@ -88,11 +91,18 @@ class WarmPool:
         return keep
 
     async def warm(self, n: int, lane: str = "home") -> int:
-        """Grow the lane to at least ``n`` ready actors and wait for them."""
-        self.sizes[lane] = max(self.sizes.get(lane, 0), n)
-        self._filling.add(lane)
+        """Grow the lane to at least ``n`` ready actors and wait for them.
+
+        They are kept when given back, but the lane is refilled to its configured size
+        only: replacing a whole burst while its agents still run would start N processes
+        that compete with them for the CPU (about 1 s of it each).
+        """
+        self.warmed[lane] = max(self.warmed.get(lane, 0), n)
         while len(self.ready[lane]) < n:
-            self.fill(lane)
+            missing = n - len(self.ready[lane]) - self.starting[lane]
+            for _ in range(max(0, min(missing, MAX_PARALLEL_STARTS - self.starting[lane]))):
+                self.starting[lane] += 1
+                self._track(asyncio.create_task(self._start_one(lane)))
             await asyncio.sleep(0.05)
         return len(self.ready[lane])
 
@@ -144,7 +154,8 @@ class WarmPool:
     def stats(self) -> dict[str, Any]:
         return {
             "ready": {lane: len(q) for lane, q in self.ready.items()},
-            "starting": dict(self.starting), "sizes": dict(self.sizes), "created": self.created,
+            "starting": dict(self.starting), "sizes": dict(self.sizes), "warmed": dict(self.warmed),
+            "created": self.created,
         }
 
     async def _start_one(self, lane: str) -> None:

@@ -46,7 +46,10 @@ class _RegistryActor:
             self.pool.fill(lane)
         self.actors: dict[str, Any] = {}
         self.specs: dict[str, Any] = {}
-        """Each launched agent's spec, kept so a completed named agent can be resumed."""
+        """Launched agents' specs without their runtime, kept while the agent may be resumed
+        (to the end of the session with teams, where SendMessage reaches finished agents)."""
+        self.runtime: Any = None
+        """The session runtime the specs share (every spec carries an equal copy: one is kept)."""
         self.watches: dict[str, asyncio.Task] = {}
         self._resuming: set[str] = set()
         self._watchdog: asyncio.Task | None = None
@@ -91,7 +94,8 @@ class _RegistryActor:
                 actor.kill()
             return f"The agent could not be started: {exc}"
         await self.track(request.agent_id, actor, output_file, getattr(actor, "node", None))
-        self.specs[request.agent_id] = spec
+        self.runtime = spec.runtime
+        self.specs[request.agent_id] = spec.model_copy(update={"runtime": None})
         return answer, actor
 
     async def find(self, name_or_id: str) -> TaskRecord | None:
@@ -114,7 +118,7 @@ class _RegistryActor:
             self.core.reopen(agent_id)
             try:
                 actor = await self.pool.take("home")
-                await actor.start(spec.model_copy(update={"history": history, "background": True}))
+                await actor.start(spec.model_copy(update={"history": history, "background": True, "runtime": self.runtime}))
             except Exception as exc:
                 self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
                 return f"{agent_id} could not be resumed: {exc}"
@@ -132,6 +136,10 @@ class _RegistryActor:
 
     async def pool_stats(self) -> dict[str, Any]:
         return self.pool.stats()
+
+    async def held(self) -> dict[str, int]:
+        """What the registry holds per agent: records (the session's history) and the specs kept for resuming."""
+        return {"records": len(self.core.records), "specs": len(self.specs), "watches": len(self.watches)}
 
     async def abandon(self, agent_id: str) -> None:
         self.core.abandon(agent_id)
@@ -218,6 +226,14 @@ class _RegistryActor:
     async def _complete(self, agent_id: str, report: FinalReport) -> None:
         self.core.finish(agent_id, report)
         released = await self._release_team_tasks(agent_id)
+        await self._notify(agent_id, released)
+        await self._resume_if_mail_waits(agent_id)
+        record = self.core.records.get(agent_id)
+        if not self._teams() and (record is None or not record.live):
+            self.specs.pop(agent_id, None)  # nothing can resume it: only SendMessage does, with teams
+
+    async def _notify(self, agent_id: str, released: list[Any]) -> None:
+        """Deliver the ended agent's one notification (a sync child's report went to its caller)."""
         record = self.core.claim_notification(agent_id)
         if record is None:
             return
@@ -230,7 +246,6 @@ class _RegistryActor:
             record.notified_at = time.time()
         finally:
             self.core.delivered(agent_id)
-        await self._resume_if_mail_waits(agent_id)
 
     async def _resume_if_mail_waits(self, agent_id: str) -> None:
         """A leaf agent ends without a last look at its mailbox (that would cost every
@@ -240,8 +255,14 @@ class _RegistryActor:
         record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
         if record is None or record.status != "completed" or spec is None or spec.team:
             return
+        if not self._teams() and not any(child.background for child in self.core.children(agent_id)):
+            return  # nobody could have written to it (the inbox rule: ``inbox_for``)
         if await self.mailbox.pending(agent_id) > 0:
             await self.resume(agent_id)
+
+    def _teams(self) -> bool:
+        options = getattr(self.runtime, "options", None) or {}
+        return bool(options.get("teams"))
 
     async def _release_team_tasks(self, agent_id: str) -> list[Any]:
         """A teammate that ended gives back its unfinished tasks (SPEC 13) and leaves the roster."""
@@ -330,6 +351,9 @@ class RegistryHandle(ActorHandle):
 
     async def pool_stats(self) -> dict[str, Any]:
         return await self.call("pool_stats")
+
+    async def held(self) -> dict[str, int]:
+        return await self.call("held")
 
     async def abandon(self, agent_id: str) -> None:
         await self.call("abandon", agent_id)

@@ -93,6 +93,16 @@ async def test_a_lane_left_under_half_is_refilled_after_the_delay():
     assert len(pool.ready["home"]) == 4 and len(made) == 7 and taken
 
 
+async def test_a_warmed_lane_keeps_its_actors_but_refills_only_to_its_size():
+    pool, made = pool_of(2)
+    assert await pool.warm(6) == 6
+    burst = [await pool.take() for _ in range(6)]
+    await settle(pool)
+    assert len(made) == 8  # two replacements (the configured size), not six
+    kept = [await pool.give_back(actor) for actor in burst]
+    assert kept.count(True) == 4 and len(pool.ready["home"]) == 6  # up to the warmed six stay warm
+
+
 async def test_a_pool_of_size_zero_starts_every_actor_cold_and_keeps_none():
     pool, made = pool_of(0)
     actor = await pool.take()

@@ -251,3 +251,24 @@ async def test_transcripts_are_chained_jsonl_at_the_output_file(tmp_path):
     assert lines[0]["parentUuid"] is None
     assert all(later["parentUuid"] == earlier["uuid"] for earlier, later in zip(lines, lines[1:]))
     assert lines[-2]["message"]["content"] == "x" and lines[-1]["message"]["content"][0]["text"] == "ok"
+
+
+async def test_without_teams_the_registry_keeps_no_spec_of_a_finished_child(tmp_path):
+    """Specs are kept only while something can resume their agent (SendMessage, with teams):
+    a long session must not grow by a spec per spawn (the 1,000-spawn benchmark saw +160 MiB)."""
+    model = scripted(
+        rule(CHILD, {"text": "child done"}),
+        rule({**MAIN, "last_message_contains": "<task-notification>"}, {"text": "collected"}),
+        rule({**MAIN, "last_tool_result_contains": "Async agent launched"}, {"text": "waiting"}),
+        rule({**MAIN, "last_tool_result_contains": "child done"}, {"tool_use": [agent_call("bg", background=True)]}),
+        rule(MAIN, {"tool_use": [agent_call("sync", background=False)]}),
+    )
+    session = _session(tmp_path, model)
+    try:
+        result = await asyncio.wait_for(session.run("go"), 120)
+        assert not result.is_error and result.result == "collected"
+        assert await session.runtime.registry.call("wait_idle", 30)
+        held = await session.runtime.registry.held()
+    finally:
+        session.close()
+    assert held == {"records": 3, "specs": 0, "watches": 0}
