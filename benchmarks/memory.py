@@ -115,7 +115,15 @@ async def _live(tmp: Path, n: int) -> dict[str, Any]:
         runner.cancel()
         await asyncio.gather(runner, return_exceptions=True)
         session.close()
-        await asyncio.sleep(2)  # the killed actors' processes exit
+        await _gone(timeout_s=60)  # the next step's memory check must see this step's memory freed
+
+
+async def _gone(timeout_s: float) -> None:
+    """Wait until no agent actor process of this driver is left (killed actors take a moment to exit)."""
+    deadline = time.monotonic() + timeout_s
+    while actor_procs() and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+    await asyncio.sleep(1)
 
 
 async def run(tmp: Path, quick: bool) -> dict[str, Any]:
