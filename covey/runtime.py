@@ -39,6 +39,11 @@ class SessionRuntime:
     """Instructions + git snapshot by cwd, taken once when the session starts (like Claude Code's
     session-start git status): a child in the session's directory reuses it instead of running git."""
 
+    @property
+    def teams(self) -> bool:
+        """Whether the session has teams (SendMessage then reaches any agent, even a finished one)."""
+        return bool(self.options.get("teams"))
+
     async def context_for(self, cwd: str, *, omit: bool) -> list[dict[str, Any]]:
         """The project context for an agent starting in ``cwd`` (SPEC 5 step 4)."""
         from covey.agents.context import omitted, project_context

@@ -152,5 +152,4 @@ def _addressed(spec: Any) -> bool:
     of orphaned descendants come to it, SPEC 10), a resumed one (it was woken by mail),
     and anyone in a session with teams (SendMessage reaches any agent by name or id).
     Otherwise only its own background children write to it, and it knows when it has some."""
-    options = getattr(spec.runtime, "options", None) or {}
-    return spec.depth == 0 or bool(spec.history) or bool(options.get("teams"))
+    return spec.depth == 0 or bool(spec.history) or spec.runtime.teams

@@ -17,7 +17,7 @@ LEAD_NAME = "team-lead"
 
 def team_context_for(spec: AgentSpec) -> TeamContext | None:
     runtime = spec.runtime
-    if runtime is None or not runtime.options.get("teams"):
+    if runtime is None or not runtime.teams:
         return None
     team = spec.team or {}
 

@@ -261,8 +261,7 @@ class _RegistryActor:
             await self.resume(agent_id)
 
     def _teams(self) -> bool:
-        options = getattr(self.runtime, "options", None) or {}
-        return bool(options.get("teams"))
+        return self.runtime is not None and self.runtime.teams
 
     async def _release_team_tasks(self, agent_id: str) -> list[Any]:
         """A teammate that ended gives back its unfinished tasks (SPEC 13) and leaves the roster."""

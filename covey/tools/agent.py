@@ -61,7 +61,7 @@ class AgentTool(Tool):
 
 
 def _unavailable_route(input: Any, runtime: Any) -> str | None:
-    if getattr(input, "name", None) and getattr(input, "team_name", None) and not runtime.options.get("teams"):
+    if getattr(input, "name", None) and getattr(input, "team_name", None) and not runtime.teams:
         return "Teammates are not available in this session (teams are not enabled)."
     if input.isolation == "remote":
         return "Remote isolation is not available: no remote backend is configured."

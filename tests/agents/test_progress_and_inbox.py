@@ -38,7 +38,7 @@ class FakeWriter:
 
 
 def _spec(*, depth: int = 1, teams: bool = False, history: list | None = None) -> AgentSpec:
-    runtime = SimpleNamespace(registry=FakeRegistry(), mailbox=FakeMailbox(), options={"teams": teams}, session_id="s")
+    runtime = SimpleNamespace(registry=FakeRegistry(), mailbox=FakeMailbox(), teams=teams, session_id="s")
     return AgentSpec(
         session_id="s", agent_id="agent-1", definition=AgentDefinition(name="general-purpose", prompt="p"),
         prompt="go", model_id="m", cwd=".", depth=depth, history=history, runtime=runtime,
