@@ -7,6 +7,7 @@ registry (which owns the warm pool), the mailbox and the root agent without a na
 from __future__ import annotations
 
 import asyncio
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,15 @@ class SessionRuntime:
     project_context: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Instructions + git snapshot by cwd, taken once when the session starts (like Claude Code's
     session-start git status): a child in the session's directory reuses it instead of running git."""
+    key: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """Names this content. The registry and each agent actor keep the runtime they were sent
+    last, so a spec travels without it (its ~10 KB and three actor handles cost more to
+    pickle than the rest of the spec) whenever the receiver already holds this key."""
+
+    def set_root(self, root: "AgentHandle | None") -> None:
+        """A new main agent (each ``Session.run``): the content changed, so does the key."""
+        self.root = root
+        self.key = uuid.uuid4().hex
 
     @property
     def teams(self) -> bool:

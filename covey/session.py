@@ -126,7 +126,7 @@ class Session:
         yield self.init_event()
         main = await runtime.registry.take("home")
         self._owned.append(main)
-        runtime.root = main
+        runtime.set_root(main)
         spec = self.main_spec(prompt, runtime)
         output_file = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
         await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt, output_file, main.node)
@@ -140,7 +140,7 @@ class Session:
         finally:
             # The main actor stays until close(): teams it created live on it, and an
             # interrupted run must first cancel its sync children from inside it.
-            runtime.root = None
+            runtime.set_root(None)
 
     async def run(self, prompt: str, *, live: bool | None = None) -> "RunResult":
         """Run ``prompt`` to its end. ``live``: show the agent tree updating under the

@@ -298,9 +298,20 @@ class _AgentActor:
         # mailbox) already unpickled once, so their classes are known here.
         warm_up(preload)
         self._peers = peers
+        self._runtime: Any = None
         self.runner = AgentRunner()
 
-    async def start(self, spec: AgentSpec, follow: bool = False) -> str:
+    async def start(self, spec: AgentSpec, follow: bool = False, runtime: Any = None, runtime_key: str | None = None) -> str:
+        """Start ``spec``; its session runtime comes with it, or is the one this actor
+        was sent before under ``runtime_key`` (it keeps the last one)."""
+        if runtime is not None:
+            self._runtime = runtime
+        elif runtime_key is not None:
+            if self._runtime is None or self._runtime.key != runtime_key:
+                raise RuntimeError(f"this agent actor does not hold session runtime {runtime_key}")
+            runtime = self._runtime
+        if runtime is not None:
+            spec = spec.model_copy(update={"runtime": runtime})
         return await self.runner.start(spec, follow=follow)
 
     async def follow(self) -> AsyncIterator[Event]:
@@ -338,5 +349,11 @@ class _AgentActor:
 
 
 def agent_actor_class(**options: Any):
-    """The Ray actor class; agents wait on the model, so they reserve no CPU."""
-    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000, **options)(_AgentActor)
+    """The Ray actor class; agents wait on the model, so they reserve no CPU.
+
+    Ray's task events are off for its methods, except ``start``, whose task
+    name says which agent the actor serves (``AgentHandle.start``): the chatty
+    calls (progress, waits, resets) cost every process and the GCS CPU that a
+    fan-out of a hundred children needs (docs/benchmarks.md).
+    """
+    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000, enable_task_events=False, **options)(_AgentActor)

@@ -19,19 +19,32 @@ class AgentHandle(ActorHandle):
         super().__init__(actor, name)
         self.node = node
         """The Ray node the actor runs on, once known."""
+        self.runtime_key: str | None = None
+        """The key of the session runtime this handle last sent the actor (it keeps it)."""
 
     def __reduce__(self):
         return (AgentHandle, (self.actor, self.name, self.node))
 
-    async def start(self, spec: AgentSpec, *, follow: bool = False) -> str:
+    async def start(self, spec: AgentSpec, *, follow: bool = False, runtime: Any = None) -> str:
+        """Start ``spec`` on the actor, with ``runtime`` (default: the spec's own).
+
+        The runtime travels only if the actor does not hold it yet (by key).
+        """
         if not isinstance(spec, AgentSpec):
             raise TypeError(f"expected an AgentSpec, got {type(spec).__name__}")
+        runtime = runtime if runtime is not None else spec.runtime
+        key = runtime.key if runtime is not None else None
+        if spec.runtime is not None:
+            spec = spec.model_copy(update={"runtime": None})
+        sent = None if key is not None and key == self.runtime_key else runtime
         # The task name shows which agent an actor serves in the Ray dashboard.
-        method = self.actor.start.options(name=f"agent:{spec.definition.name}:{spec.agent_id}")
+        method = self.actor.start.options(name=f"agent:{spec.definition.name}:{spec.agent_id}", enable_task_events=True)
         try:
-            return await method.remote(spec, follow)
+            agent_id = await method.remote(spec, follow, sent, key)
         except RayActorError as exc:
             raise AgentUnavailable(f"agent actor {self.name!r} is gone: {_first_line(exc)}") from None
+        self.runtime_key = key
+        return agent_id
 
     async def follow(self) -> AsyncIterator[Event]:
         """The started run's events as they happen (a streaming generator call)."""

@@ -16,7 +16,8 @@ class _MailboxActor(Mailbox):
 
 
 def mailbox_actor_class(**options: Any):
-    return ray.remote(num_cpus=0, max_restarts=0, **options)(_MailboxActor)
+    # No Ray task events for its calls: several per agent, and nobody looks for them in the dashboard.
+    return ray.remote(num_cpus=0, max_restarts=0, enable_task_events=False, **options)(_MailboxActor)
 
 
 class MailboxHandle(ActorHandle):

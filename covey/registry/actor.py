@@ -30,6 +30,9 @@ from covey.teams.messages import TaskNotice
 log = logging.getLogger(__name__)
 
 CANCEL_GRACE_S = 5.0
+KEPT_RUNTIMES = 4
+NEED_RUNTIME = "covey:need-runtime"
+"""A launch's answer when it named a runtime key the registry does not hold: send it whole."""
 
 
 class _RegistryActor:
@@ -49,7 +52,9 @@ class _RegistryActor:
         """Launched agents' specs without their runtime, kept while the agent may be resumed
         (to the end of the session with teams, where SendMessage reaches finished agents)."""
         self.runtime: Any = None
-        """The session runtime the specs share (every spec carries an equal copy: one is kept)."""
+        """The newest session runtime: resumed agents get it."""
+        self.runtimes: dict[str, Any] = {}
+        """Runtimes by key, the last ``KEPT_RUNTIMES``: a launch names its spec's runtime by key."""
         self.watches: dict[str, asyncio.Task] = {}
         self._resuming: set[str] = set()
         self._watchdog: asyncio.Task | None = None
@@ -75,28 +80,39 @@ class _RegistryActor:
 
     async def launch(
         self, request: LaunchRequest, spec: Any, follow: bool = False, lane: str = "home", output_file: str | None = None,
-    ) -> tuple[TaskRecord, AgentHandle] | str:
+        runtime_key: str | None = None,
+    ) -> tuple[TaskRecord, AgentHandle | None] | str:
         """Check and reserve, take a warm actor, start the agent on it, watch it.
 
-        Returns the record and the actor, or the refusal's message. A failure
+        ``spec`` comes with its runtime, or without it and naming it by ``runtime_key``
+        (``NEED_RUNTIME`` is the answer if that key is not held). Returns the record and,
+        for a followed (sync) child, the actor; or the refusal's message. A failure
         after the reservation undoes it: nothing half-started remains.
         """
+        if spec is not None and spec.runtime is not None:  # no spec: an unknown type, refused below
+            runtime = self._keep_runtime(spec.runtime)
+            spec = spec.model_copy(update={"runtime": None})
+        elif runtime_key is not None:
+            if (runtime := self.runtimes.get(runtime_key)) is None:
+                return NEED_RUNTIME
+        else:
+            runtime = None
         answer = await self.reserve(request)
         if isinstance(answer, str):
             return answer
         actor = None
         try:
             actor = await self.pool.take(lane)
-            await actor.start(spec, follow=follow)
+            await actor.start(spec, follow=follow, runtime=runtime)
         except Exception as exc:
             self.core.abandon(request.agent_id)
             if actor is not None:
                 actor.kill()
             return f"The agent could not be started: {exc}"
         await self.track(request.agent_id, actor, output_file, getattr(actor, "node", None))
-        self.runtime = spec.runtime
-        self.specs[request.agent_id] = spec.model_copy(update={"runtime": None})
-        return answer, actor
+        self.specs[request.agent_id] = spec
+        # Only a sync caller follows the actor; a handle costs a GCS subscription where it lands.
+        return answer, actor if follow else None
 
     async def find(self, name_or_id: str) -> TaskRecord | None:
         return self.core.find(name_or_id)
@@ -118,7 +134,7 @@ class _RegistryActor:
             self.core.reopen(agent_id)
             try:
                 actor = await self.pool.take("home")
-                await actor.start(spec.model_copy(update={"history": history, "background": True, "runtime": self.runtime}))
+                await actor.start(spec.model_copy(update={"history": history, "background": True}), runtime=self.runtime)
             except Exception as exc:
                 self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
                 return f"{agent_id} could not be resumed: {exc}"
@@ -126,6 +142,14 @@ class _RegistryActor:
         finally:
             self._resuming.discard(agent_id)
         return f"{agent_id} had finished; it was resumed from its transcript to read the message."
+
+    def _keep_runtime(self, runtime: Any) -> Any:
+        """The held runtime equal to ``runtime`` (same key), keeping this one if none is."""
+        held = self.runtimes.setdefault(runtime.key, runtime)
+        if len(self.runtimes) > KEPT_RUNTIMES:
+            del self.runtimes[next(iter(self.runtimes))]
+        self.runtime = held
+        return held
 
     async def take(self, lane: str = "home") -> AgentHandle:
         """A warm agent actor for an agent the registry does not launch (the main agent)."""
@@ -309,10 +333,16 @@ class _RegistryActor:
 
 
 def registry_actor_class(**options: Any):
-    return ray.remote(num_cpus=0, max_restarts=0, **options)(_RegistryActor)
+    # No Ray task events for its calls: several per agent, and nobody looks for them in the dashboard.
+    return ray.remote(num_cpus=0, max_restarts=0, enable_task_events=False, **options)(_RegistryActor)
 
 
 class RegistryHandle(ActorHandle):
+    def __init__(self, actor: Any, name: str = "") -> None:
+        super().__init__(actor, name)
+        self._runtime_sent: dict[str, asyncio.Future[bool]] = {}
+        """Runtime keys this handle has sent the registry: done, or on their way."""
+
     async def register_main(
         self, agent_id: str, model: str, cwd: str, prompt: str = "", output_file: str | None = None,
         node_id: str | None = None,
@@ -329,9 +359,42 @@ class RegistryHandle(ActorHandle):
     async def launch(
         self, request: LaunchRequest, spec: Any, *, follow: bool = False, lane: str = "home",
         output_file: str | None = None,
-    ) -> tuple[TaskRecord, AgentHandle]:
-        """Reserve, take, start and watch; raises ``LimitExceeded`` with the refusal's message."""
-        answer = await self.call("launch", request, spec, follow, lane, output_file)
+    ) -> tuple[TaskRecord, AgentHandle | None]:
+        """Reserve, take, start and watch; raises ``LimitExceeded`` with the refusal's message.
+
+        The actor comes back for a followed (sync) launch only. The spec's runtime
+        travels once per handle and key; later launches name it by key.
+        """
+        runtime = spec.runtime if spec is not None else None
+        if runtime is not None and await self._registry_holds(runtime.key):
+            answer = await self.call("launch", request, spec.model_copy(update={"runtime": None}),
+                                     follow, lane, output_file, runtime.key)
+            if answer != NEED_RUNTIME:
+                return self._launched(answer)
+            self._runtime_sent.pop(runtime.key, None)
+        sending = None
+        if runtime is not None and runtime.key not in self._runtime_sent:
+            sending = self._runtime_sent[runtime.key] = asyncio.get_running_loop().create_future()
+        try:
+            answer = await self.call("launch", request, spec, follow, lane, output_file)
+        finally:
+            if sending is not None and not sending.done():
+                sending.set_result(True)  # the registry has it, whatever the answer was
+        return self._launched(answer)
+
+    async def _registry_holds(self, key: str) -> bool:
+        """Whether the registry has this runtime; a launch sending it right now is awaited,
+        so twenty launches in one message send it once, not twenty times."""
+        sent = self._runtime_sent.get(key)
+        if sent is None:
+            return False
+        try:
+            return await asyncio.shield(sent)
+        except Exception:
+            return False
+
+    @staticmethod
+    def _launched(answer: Any) -> tuple[TaskRecord, AgentHandle | None]:
         if isinstance(answer, str):
             raise LimitExceeded(answer)
         return answer

@@ -1,0 +1,119 @@
+"""The session runtime travels once per receiver and key, not inside every spec (no Ray: fake actors)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from covey.actors.agent import _AgentActor
+from covey.actors.handle import AgentHandle
+from covey.agents.definition import AgentDefinition
+from covey.agents.spec import AgentSpec
+from covey.registry.actor import NEED_RUNTIME, RegistryHandle
+from covey.registry.records import LaunchRequest
+from covey.runtime import SessionRuntime
+
+
+class _Method:
+    """Stands for a Ray actor method: records each call's arguments."""
+
+    def __init__(self, answer: Any) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.answer = answer
+
+    def options(self, **_: Any) -> "_Method":
+        return self
+
+    def remote(self, *args: Any) -> Any:
+        self.calls.append(args)
+
+        async def reply() -> Any:
+            await asyncio.sleep(0.01)
+            return self.answer(*args) if callable(self.answer) else self.answer
+
+        return reply()
+
+
+class _FakeActor:
+    def __init__(self, **methods: _Method) -> None:
+        self.__dict__.update(methods)
+
+
+def _runtime() -> SessionRuntime:
+    return SessionRuntime(session_id="s", registry=None, mailbox=None,
+                          definitions={"x": AgentDefinition(name="x", description="d" * 2000)})
+
+
+def _spec(runtime: SessionRuntime | None, agent_id: str = "agent-1") -> AgentSpec:
+    return AgentSpec(session_id="s", agent_id=agent_id, definition=AgentDefinition(name="t"), prompt="hi",
+                     model_id="m", cwd="/tmp", tool_names=[], runtime=runtime)
+
+
+def _request(agent_id: str) -> LaunchRequest:
+    return LaunchRequest(agent_id=agent_id, parent_agent_id="main", depth=1, description="d", prompt="p",
+                         agent_type="general-purpose", model="m", cwd="/tmp", background=True)
+
+
+async def test_an_agent_actor_is_sent_the_runtime_once_per_key():
+    start = _Method(answer=lambda spec, follow, runtime, key: spec.agent_id)
+    handle = AgentHandle(_FakeActor(start=start))
+    runtime = _runtime()
+    await handle.start(_spec(runtime, "agent-1"))
+    await handle.start(_spec(None, "agent-2"), runtime=runtime)
+    runtime.set_root(None)  # a new Session.run: same session, new content
+    await handle.start(_spec(runtime, "agent-3"))
+    sent = [(spec.runtime, travelling, key) for spec, _, travelling, key in start.calls]
+    assert all(spec_runtime is None for spec_runtime, _, _ in sent)  # never inside the spec
+    assert [travelling is runtime for _, travelling, _ in sent] == [True, False, True]
+    assert sent[1][2] == sent[0][2] != sent[2][2] == runtime.key
+
+
+async def test_the_agent_actor_restores_the_runtime_it_holds_and_refuses_a_key_it_does_not():
+    actor = _AgentActor()
+    started: list[AgentSpec] = []
+
+    async def record(spec: AgentSpec, follow: bool = False) -> str:
+        started.append(spec)
+        return spec.agent_id
+
+    actor.runner.start = record
+    runtime = _runtime()
+    await actor.start(_spec(None, "agent-1"), False, runtime, runtime.key)
+    await actor.start(_spec(None, "agent-2"), False, None, runtime.key)
+    assert started[1].runtime is runtime
+    with pytest.raises(RuntimeError, match="does not hold session runtime"):
+        await actor.start(_spec(None, "agent-3"), False, None, "another-key")
+    assert len(started) == 2
+
+
+async def test_twenty_launches_at_once_send_the_runtime_to_the_registry_once():
+    launch = _Method(answer=lambda request, *rest: (request.agent_id, None))
+    registry = RegistryHandle(_FakeActor(launch=launch))
+    runtime = _runtime()
+    answers = await asyncio.gather(*(registry.launch(_request(f"agent-{i}"), _spec(runtime, f"agent-{i}"))
+                                     for i in range(20)))
+    assert [a[0] for a in answers] == [f"agent-{i}" for i in range(20)]
+    with_runtime = [args for args in launch.calls if args[1].runtime is not None]
+    assert len(with_runtime) == 1 and with_runtime[0][1].runtime is runtime
+    assert all(args[-1] == runtime.key for args in launch.calls if args[1].runtime is None)
+
+
+async def test_a_registry_that_lacks_the_named_runtime_gets_it_whole():
+    held: set[str] = set()
+
+    def answer(request: LaunchRequest, spec: AgentSpec, *rest: Any) -> Any:
+        if spec.runtime is not None:
+            held.add(spec.runtime.key)
+            return (request.agent_id, None)
+        return (request.agent_id, None) if rest[-1] in held else NEED_RUNTIME
+
+    launch = _Method(answer=answer)
+    registry = RegistryHandle(_FakeActor(launch=launch))
+    runtime = _runtime()
+    await registry.launch(_request("agent-1"), _spec(runtime, "agent-1"))
+    held.clear()  # as if the registry had let this runtime go
+    record, actor = await registry.launch(_request("agent-2"), _spec(runtime, "agent-2"))
+    assert record == "agent-2" and actor is None
+    assert [args[1].runtime is runtime for args in launch.calls] == [True, False, True]
