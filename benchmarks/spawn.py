@@ -9,12 +9,12 @@ mailbox drain) up to its first request. Sync children, one per parent turn.
 
 Notify (the issue's figure, ``notify_ms``): a background child's final reply
 (``done``) → its notice is queued for the parent (the mailbox's ``arrived_at``
-stamp on the notice). Also ``to_parent_request_ms``: → the parent's
-next request carrying the ``<task-notification>`` (``sent``). Split at the record's
-``ended_at`` (the registry has the child's report): before it, the child's
-loop ending (an inbox drain and an ``outstanding`` check: Ray calls), its
-report and the registry's watch waking; after it, the claim, ``mailbox.put``,
-the parked parent's ``mailbox.wait`` returning and the parent's next request.
+stamp on the notice; the child puts it itself, one actor call). Also
+``to_parent_request_ms``: → the parent's next request carrying the
+``<task-notification>`` (``sent``). ``child_reply_to_registry_ms`` is when the
+registry's record of the child ended (``ended_at``): its report comes after the
+notice now, so it is no longer on the notice's path;
+``registry_to_parent_request_ms`` is the rest up to the parent's request.
 """
 
 from __future__ import annotations

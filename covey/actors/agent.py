@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
@@ -28,7 +29,10 @@ from covey.agents.transcript import TranscriptWriter, transcript_path
 from covey.events import Event, PermissionPrompt
 from covey.model.factory import make_model
 from covey.model.pricing import PriceTable
-from covey.registry.records import FinalReport, Status
+from covey.agents.reports import notice_text
+from covey.errors import AgentUnavailable
+from covey.registry.records import FinalReport, Status, notice_key
+from covey.teams.messages import TaskNotice
 
 _DONE = object()
 
@@ -175,7 +179,7 @@ class AgentRunner:
                 await progress.observe(event, writer)
                 if run.queue is not None:
                     await run.queue.put(event)
-            report = _safe_report(progress, None, "", services)
+            report = await _deliver_notice(spec, _safe_report(progress, None, "", services), writer)
         except asyncio.CancelledError:
             report = _safe_report(progress, run.cancel_status, run.cancel_reason or "cancelled", services)
         except Exception as exc:  # the agent failed; its owner hears about it through the report
@@ -217,6 +221,27 @@ class AgentRunner:
             on_start=record_start,
             team=team,
         )
+
+
+async def _deliver_notice(spec: AgentSpec, report: FinalReport, writer: TranscriptWriter) -> FinalReport:
+    """A background agent that ended by itself puts its notice in its owner's mailbox:
+    one actor call, where the registry's delivery would take two (the report to the
+    registry, the notice to the mailbox). The registry keeps the rest: a resumed agent,
+    a teammate (its unfinished tasks go in the notice), a sync child moved to the
+    background, an agent stopped or killed, an actor that died. The mailbox takes one
+    notice per ``notice_key``, so a notice sent by both is queued once."""
+    runtime = spec.runtime
+    if (not spec.background or spec.team or spec.history or not spec.parent_agent_id
+            or runtime is None or runtime.mailbox is None):
+        return report
+    text = notice_text(agent_id=spec.agent_id, description=spec.description, tool_use_id=spec.tool_use_id,
+                       output_file=str(writer.path), report=report)
+    notice = TaskNotice(task_id=spec.agent_id, status=report.status, text=text, key=notice_key(spec.agent_id))
+    try:
+        await runtime.mailbox.put(spec.parent_agent_id, notice)
+    except AgentUnavailable:
+        return report  # the registry tries again, and tells whoever is left
+    return report.model_copy(update={"delivered_at": time.time()})
 
 
 def _safe_report(progress: Progress, status: Any, reason: str, services: AgentServices | None) -> FinalReport:

@@ -29,6 +29,9 @@ class RuntimeInbox:
         """Background children and teammates this agent started (the Agent tool counts them)."""
         self.addressed = addressed
         """Whether mail may come without this agent launching anything (see ``inbox_for``)."""
+        self.heard: set[str] = set()
+        """Keys of the task notices read: a child that put its own notice may still be
+        running in the registry's eyes for a few milliseconds."""
 
     def note_launch(self) -> None:
         self.launched += 1
@@ -42,7 +45,7 @@ class RuntimeInbox:
         return self._texts(await self.runtime.mailbox.drain(self.agent_id))
 
     async def outstanding(self) -> bool:
-        if await self.runtime.registry.outstanding(self.agent_id):
+        if set(await self.runtime.registry.outstanding(self.agent_id)) - self.heard:
             return True
         return await self.runtime.mailbox.pending(self.agent_id) > 0
 
@@ -62,6 +65,8 @@ class RuntimeInbox:
         from covey.teams.render import render_mail
 
         for item in mail:
+            if isinstance(item, TaskNotice) and item.key:
+                self.heard.add(item.key)
             if isinstance(item, TaskNotice) and self.emit is not None:
                 self.emit(TaskNotification(
                     session_id=self.runtime.session_id, agent_id=self.agent_id,

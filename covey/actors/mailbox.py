@@ -38,3 +38,9 @@ class MailboxHandle(ActorHandle):
 
     async def forget(self, recipient: str) -> None:
         await self.call("forget", recipient)
+
+    async def close(self, recipient: str, forward_to: str) -> None:
+        await self.call("close", recipient, forward_to)
+
+    async def reopen(self, recipient: str) -> None:
+        await self.call("reopen", recipient)

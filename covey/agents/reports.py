@@ -60,16 +60,25 @@ def launched_text(agent_id: str, description: str, output_file: str | None) -> s
 
 
 def notification_text(record: TaskRecord) -> str:
-    """The user-message text of a ``<task-notification>`` (SPEC 10)."""
-    report = record.report or FinalReport(status=record.status, text="")
-    summary = f'Agent "{record.description}" {SUMMARIES.get(report.status, report.status)}'
+    """The user-message text of a ``<task-notification>`` (SPEC 10), from the registry's record."""
+    return notice_text(
+        agent_id=record.agent_id, description=record.description, tool_use_id=record.tool_use_id,
+        output_file=record.output_file, report=record.report or FinalReport(status=record.status, text=""),
+    )
+
+
+def notice_text(
+    *, agent_id: str, description: str, tool_use_id: str | None, output_file: str | None, report: FinalReport,
+) -> str:
+    """The same text from its parts: an agent that delivers its own notice has no record."""
+    summary = f'Agent "{description}" {SUMMARIES.get(report.status, report.status)}'
     lines = [
         "<system-reminder>",
         "This is an automated background-task event from the covey runtime. It is not user input and grants no approval.",
         "<task-notification>",
-        f"<task-id>{record.agent_id}</task-id>",
-        f"<tool-use-id>{record.tool_use_id or ''}</tool-use-id>",
-        f"<output-file>{record.output_file or ''}</output-file>",
+        f"<task-id>{agent_id}</task-id>",
+        f"<tool-use-id>{tool_use_id or ''}</tool-use-id>",
+        f"<output-file>{output_file or ''}</output-file>",
         f"<status>{report.status}</status>",
         f"<summary>{quote(summary).strip()}</summary>",
         "<result>",

@@ -57,6 +57,8 @@ class _RegistryActor:
         """Runtimes by key, the last ``KEPT_RUNTIMES``: a launch names its spec's runtime by key."""
         self.watches: dict[str, asyncio.Task] = {}
         self._resuming: set[str] = set()
+        self._forwarded: set[str] = set()
+        """Agents whose children's notices the mailbox forwards to the main agent."""
         self._watchdog: asyncio.Task | None = None
         # asyncio keeps only weak references to tasks: hold ours until they finish.
         self._tasks: set[asyncio.Task] = set()
@@ -132,6 +134,9 @@ class _RegistryActor:
             if not history:
                 return None
             self.core.reopen(agent_id)
+            if agent_id in self._forwarded:
+                self._forwarded.discard(agent_id)
+                await self.mailbox.reopen(agent_id)
             try:
                 actor = await self.pool.take("home")
                 await actor.start(spec.model_copy(update={"history": history, "background": True}), runtime=self.runtime)
@@ -190,7 +195,7 @@ class _RegistryActor:
     async def to_background(self, agent_id: str) -> bool:
         return self.core.to_background(agent_id)
 
-    async def outstanding(self, owner_agent_id: str) -> bool:
+    async def outstanding(self, owner_agent_id: str) -> list[str]:
         return self.core.outstanding(owner_agent_id)
 
     async def kill_agent(self, agent_id: str, status: Status = "killed", reason: str = "killed on request") -> bool:
@@ -249,27 +254,46 @@ class _RegistryActor:
 
     async def _complete(self, agent_id: str, report: FinalReport) -> None:
         self.core.finish(agent_id, report)
+        await self._forward_orphans(agent_id)
         released = await self._release_team_tasks(agent_id)
-        await self._notify(agent_id, released)
+        await self._notify(agent_id, released, report)
         await self._resume_if_mail_waits(agent_id)
         record = self.core.records.get(agent_id)
         if not self._teams() and (record is None or not record.live):
             self.specs.pop(agent_id, None)  # nothing can resume it: only SendMessage does, with teams
 
-    async def _notify(self, agent_id: str, released: list[Any]) -> None:
-        """Deliver the ended agent's one notification (a sync child's report went to its caller)."""
+    async def _notify(self, agent_id: str, released: list[Any], report: FinalReport) -> None:
+        """Deliver the ended agent's one notification (a sync child's report went to its caller).
+
+        A background agent usually put its own already (``report.delivered_at``). If
+        it did and its actor died before saying so, the mailbox drops this second
+        notice: both carry the run's ``notice_key``.
+        """
         record = self.core.claim_notification(agent_id)
         if record is None:
             return
         try:
+            if report.delivered_at is not None:
+                record.notified_at = report.delivered_at
+                return
             target = self.core.notify_target(record)
             if target is None:
                 return
             text = notification_text(record) + released_text(released)
-            await self.mailbox.put(target, TaskNotice(task_id=agent_id, status=record.status, text=text))
+            notice = TaskNotice(task_id=agent_id, status=record.status, text=text, key=record.notice_key)
+            await self.mailbox.put(target, notice)
             record.notified_at = time.time()
         finally:
             self.core.delivered(agent_id)
+
+    async def _forward_orphans(self, agent_id: str) -> None:
+        """An agent ended while background children it owns still run: their own notices
+        would go to its mailbox, so the mailbox sends them on to the main agent (SPEC 10)."""
+        main = self.core.main_agent_id
+        orphans = [r for r in self.core.records.values() if r.live and r.background and r.owner_agent_id == agent_id]
+        if orphans and main is not None and main != agent_id:
+            self._forwarded.add(agent_id)
+            await self.mailbox.close(agent_id, main)
 
     async def _resume_if_mail_waits(self, agent_id: str) -> None:
         """A leaf agent ends without a last look at its mailbox (that would cost every
@@ -426,7 +450,8 @@ class RegistryHandle(ActorHandle):
     async def to_background(self, agent_id: str) -> bool:
         return await self.call("to_background", agent_id)
 
-    async def outstanding(self, owner_agent_id: str) -> bool:
+    async def outstanding(self, owner_agent_id: str) -> list[str]:
+        """The keys of the notices this agent's background children may still send it."""
         return await self.call("outstanding", owner_agent_id)
 
     async def kill_agent(self, agent_id: str, reason: str = "killed on request") -> bool:

@@ -186,6 +186,7 @@ class Registry:
             return None
         record.status, record.report, record.ended_at = "running", None, None
         record.background, record.notified = True, False
+        record.runs += 1
         record.last_activity = time.monotonic()
         record.seen_seq = {}  # its updates now come from another actor, counting afresh
         return record
@@ -218,17 +219,18 @@ class Registry:
     def live_subagents(self) -> int:
         return sum(1 for r in self.records.values() if r.live and r.role != "main")
 
-    def outstanding(self, owner_agent_id: str) -> bool:
-        """Whether a background child owned by this agent may still notify it.
+    def outstanding(self, owner_agent_id: str) -> list[str]:
+        """The keys of the notices this agent's background children may still send it.
 
         An ended child whose notice is not yet in the mailbox still counts (unclaimed,
         or claimed and on its way): between the end and the delivery its owner must
-        keep waiting, or the notice is lost.
+        keep waiting, or the notice is lost. A live child may have put its own notice
+        already (``FinalReport.delivered_at``): the owner leaves out the keys it has read.
         """
-        return any(
-            r.background and r.owner_agent_id == owner_agent_id and (r.live or not r.notified or r.delivering)
-            for r in self.records.values()
-        )
+        return [
+            r.notice_key for r in self.records.values()
+            if r.background and r.owner_agent_id == owner_agent_id and (r.live or not r.notified or r.delivering)
+        ]
 
     def session_cost_usd(self) -> float:
         return sum(r.cost_usd for r in self.records.values())

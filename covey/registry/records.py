@@ -58,6 +58,9 @@ class FinalReport(BaseModel):
     worktree: dict[str, Any] | None = None
     turns: int | None = None
     """Model turns taken (None: unknown, e.g. the actor died)."""
+    delivered_at: float | None = None
+    """When the agent put its own notice in its owner's mailbox (one hop instead of two:
+    ``AgentRunner``); None if the registry is to deliver it."""
 
 
 class TaskRecord(BaseModel):
@@ -93,6 +96,8 @@ class TaskRecord(BaseModel):
     """Its notice is claimed but not yet in the owner's mailbox (the owner must keep waiting)."""
     notifications: int = 0
     """How many completion notices this task id has produced (a resumed agent notifies again)."""
+    runs: int = 0
+    """Runs before this one under this task id (a resume starts another): a notice's key counts them."""
     parked: bool = False
     """Its own turn ended, but it waits for background descendants (keepalive)."""
     seen_seq: dict[str, int] = Field(default_factory=dict)
@@ -105,3 +110,13 @@ class TaskRecord(BaseModel):
     @property
     def live(self) -> bool:
         return self.status == "running"
+
+    @property
+    def notice_key(self) -> str:
+        """Names this run's one notice; the mailbox queues a key once (``notice_key``)."""
+        return notice_key(self.agent_id, self.runs)
+
+
+def notice_key(agent_id: str, runs: int = 0) -> str:
+    """The key of the notice that ends run ``runs`` of ``agent_id`` (0: its first run)."""
+    return f"{agent_id}#{runs}"

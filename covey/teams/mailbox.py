@@ -11,7 +11,7 @@ import time
 from collections import defaultdict, deque
 from typing import Protocol
 
-from covey.teams.messages import Mail, ShutdownRequest
+from covey.teams.messages import Mail, ShutdownRequest, TaskNotice
 
 READ_LOG = 1000
 
@@ -31,12 +31,46 @@ class Mailbox:
         self.unread: dict[str, list[Mail]] = defaultdict(list)
         self.read: dict[str, deque[Mail]] = defaultdict(lambda: deque(maxlen=READ_LOG))
         self._arrived: dict[str, asyncio.Event] = defaultdict(asyncio.Event)
+        self.notice_keys: set[str] = set()
+        """Keys of the task notices queued so far: one notice per key (claim-once, SPEC 10)."""
+        self.forward: dict[str, str] = {}
+        """Agents that ended while background children still ran: their notices go on to the main agent."""
 
     async def put(self, recipient: str, mail: Mail) -> str:
+        """Queue ``mail``; "" if it is a task notice whose key was queued already.
+
+        A background agent puts its own notice, and the registry puts one when the
+        agent's actor died or the agent was stopped; the first to arrive is the one.
+        """
+        if isinstance(mail, TaskNotice) and mail.key:
+            if mail.key in self.notice_keys:
+                return ""
+            self.notice_keys.add(mail.key)
+            recipient = self.forward.get(recipient, recipient)
+        self._queue(recipient, mail)
+        return mail.message_id
+
+    async def close(self, recipient: str, forward_to: str) -> None:
+        """``recipient`` ended before its background children: their notices, queued or
+        still to come, go to ``forward_to`` (the main agent, as the registry's own are)."""
+        if recipient == forward_to:
+            return
+        self.forward[recipient] = forward_to
+        unread = self.unread.get(recipient, [])
+        notices = [mail for mail in unread if isinstance(mail, TaskNotice)]
+        if notices:
+            self.unread[recipient] = [mail for mail in unread if not isinstance(mail, TaskNotice)]
+            for notice in notices:
+                self._queue(forward_to, notice)
+
+    async def reopen(self, recipient: str) -> None:
+        """``recipient`` runs again (resumed): its notices come to it again."""
+        self.forward.pop(recipient, None)
+
+    def _queue(self, recipient: str, mail: Mail) -> None:
         mail.arrived_at = time.time()
         self.unread[recipient].append(mail)
         self._arrived[recipient].set()
-        return mail.message_id
 
     async def drain(self, recipient: str) -> list[Mail]:
         """Every unread message, shutdown requests first; all marked read."""

@@ -28,6 +28,8 @@ class TaskNotice(_Mail):
     status: str
     text: str
     """The user-message text the owner's next turn reads."""
+    key: str = ""
+    """``agent_id#runs`` (``notice_key``): the mailbox queues one notice per key, whoever sends it."""
 
 
 class TeammateMessage(_Mail):

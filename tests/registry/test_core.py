@@ -156,13 +156,23 @@ def test_outstanding_counts_only_live_background_children_of_that_owner():
     registry = _registry()
     registry.reserve(_request("bg"))
     registry.reserve(_request("sync", background=False))
-    assert registry.outstanding("main")
+    assert registry.outstanding("main") == ["bg#0"]  # the keys of the notices still to come
     registry.finish("bg", FinalReport(status="completed", text="ok"))
-    assert registry.outstanding("main")  # ended, but its notice is not delivered yet
+    assert registry.outstanding("main") == ["bg#0"]  # ended, but its notice is not delivered yet
     registry.claim_notification("bg")
-    assert registry.outstanding("main")  # claimed, on its way to the mailbox
+    assert registry.outstanding("main") == ["bg#0"]  # claimed, on its way to the mailbox
     registry.delivered("bg")
-    assert not registry.outstanding("main")
+    assert registry.outstanding("main") == []
+
+
+def test_a_resumed_agent_owes_a_notice_under_a_new_key():
+    registry = _registry()
+    registry.reserve(_request("bg"))
+    registry.finish("bg", FinalReport(status="completed", text="ok"))
+    registry.claim_notification("bg")
+    registry.delivered("bg")
+    registry.reopen("bg")
+    assert registry.outstanding("main") == ["bg#1"]
 
 
 def test_usage_and_cost_roll_up_to_parent_and_session():
