@@ -89,6 +89,16 @@ class AgentRunner:
     async def wait(self) -> FinalReport:
         return await asyncio.shield(self._require_run().report)
 
+    async def finish(self) -> tuple[FinalReport, bool | None]:
+        """The run's report and, for a run nobody follows, whether the actor reset clean
+        (``reset``) right after it: the registry's watch learns both in one call. None:
+        a follower may still be reading, so whoever recycles the actor asks ``reset``."""
+        run = self._require_run()
+        report = await asyncio.shield(run.report)
+        if run.queue is not None or not run.followed.is_set():
+            return report, None
+        return report, await self.reset()
+
     async def cancel(self, status: Status = "killed", reason: str = "") -> bool:
         """Stop the current run; its cleanup runs, then ``wait`` returns a report with ``status``."""
         run = self._run
@@ -349,6 +359,9 @@ class _AgentActor:
 
     async def wait(self) -> FinalReport:
         return await self.runner.wait()
+
+    async def finish(self) -> tuple[FinalReport, bool | None]:
+        return await self.runner.finish()
 
     async def detach(self) -> None:
         await self.runner.detach()

@@ -71,6 +71,10 @@ class AgentHandle(ActorHandle):
     async def wait(self) -> FinalReport:
         return await self.call("wait")
 
+    async def finish(self) -> tuple[FinalReport, bool | None]:
+        """The report, and whether the actor is already reset clean (None: not asked yet)."""
+        return await self.call("finish")
+
     async def detach(self) -> None:
         await self.call("detach")
 

@@ -72,15 +72,19 @@ class WarmPool:
         self.refill(lane)
         return actor
 
-    async def give_back(self, actor: Any) -> bool:
-        """True if the actor was clean and kept warm; otherwise it is killed."""
+    async def give_back(self, actor: Any, clean: bool | None = None) -> bool:
+        """True if the actor was clean and kept warm; otherwise it is killed.
+
+        ``clean``: the actor's reset already answered (it resets itself after a run
+        nobody follows); None asks it now.
+        """
         lane = self.lane_of.get(actor, "home")
         # Up to twice the pool size stays warm: a refill during a burst may already have
         # replaced this actor, and killing a clean one only to start another costs ~1 s of CPU.
         keep = (
             self.uses.get(actor, 0) < self.max_uses
             and len(self.ready[lane]) < max(2 * self.sizes.get(lane, 0), self.warmed.get(lane, 0))
-            and await actor.reset()
+            and (clean if clean is not None else await actor.reset())
         )
         if keep:
             self.ready[lane].append(actor)

@@ -231,8 +231,9 @@ class _RegistryActor:
     # -- internals ---------------------------------------------------------------
 
     async def _watch(self, agent_id: str, actor: Any) -> None:
+        clean = None
         try:
-            report = await actor.wait()
+            report, clean = await actor.finish()
             reusable = True
         except AgentUnavailable as exc:
             report = FinalReport(status="failed", text=f"The agent's actor died: {_first_line(exc)}")
@@ -248,7 +249,7 @@ class _RegistryActor:
             self.actors.pop(agent_id, None)
             self.watches.pop(agent_id, None)
             if reusable:
-                self._spawn(self.pool.give_back(actor))
+                self._spawn(self.pool.give_back(actor, clean))
             else:
                 actor.kill()
 

@@ -123,6 +123,14 @@ async def test_dirty_or_worn_actors_are_killed_not_kept():
     assert not await pool.give_back(worn) and worn.killed and worn.resets == 1  # max_uses reached: not even reset
 
 
+async def test_an_actor_that_already_reset_itself_is_not_asked_again():
+    pool, made = pool_of(2)
+    await pool.warm(2)
+    clean, dirty = await pool.take(), await pool.take()
+    assert await pool.give_back(clean, True) and clean.resets == 0
+    assert not await pool.give_back(dirty, False) and dirty.killed and dirty.resets == 0
+
+
 async def test_at_most_twice_the_size_is_kept_warm():
     pool, made = pool_of(1)
     await pool.warm(1)

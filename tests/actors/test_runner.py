@@ -30,6 +30,19 @@ async def test_a_finished_runner_resets_clean_and_serves_another_run(tmp_path):
     assert (await runner.wait()).text == "done"
 
 
+async def test_finish_resets_a_run_nobody_follows_and_leaves_a_followed_one_to_its_reader(tmp_path):
+    model = ScriptedModel.from_dict({"rules": [{"when": {}, "reply": {"text": "done"}}]})
+    runner = AgentRunner()
+    await runner.start(_spec(tmp_path, model))
+    report, clean = await runner.finish()
+    assert report.text == "done" and clean is True
+    await runner.start(_spec(tmp_path, model), follow=True)
+    report, clean = await runner.finish()
+    assert report.text == "done" and clean is None  # its follower has not read the end yet
+    assert [e async for e in runner.follow()][-1] == report
+    assert await runner.reset()
+
+
 async def test_cancel_ends_the_run_with_the_given_status(tmp_path):
     model = ScriptedModel.from_dict({"rules": [{"when": {}, "reply": {"text": "late"}, "latency_s": 30}]})
     runner = AgentRunner()
