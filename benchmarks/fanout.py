@@ -57,6 +57,12 @@ async def _covey(tmp: Path, n: int, session: Any, warm: bool) -> dict[str, Any]:
             "last_child_start_s": round(max(_firsts(children)) - parent[0]["done"], 3)}
 
 
+def _session_model(tmp: Path) -> LoggingModel:
+    """The session starts with the model class its runs use (each run swaps in its own
+    script), so pooled actors preload its module as they would a real session's model."""
+    return LoggingModel(scripted([]), tmp / "fanout-unused.jsonl")
+
+
 def _launch_errors(events: list[Any]) -> dict[str, int]:
     """Distinct error tool_results the parent got for its Agent calls, with counts."""
     from collections import Counter
@@ -116,7 +122,7 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
         out["baseline_sleep"][str(n)] = round(await _baseline_sleep(n), 3)
     log(f"fanout baselines: runners {out['baseline_runners']} sleep {out['baseline_sleep']}")
     # Warm: one session whose pool is grown to N+1 before each run (children go back to it after).
-    session = new_session(tmp, scripted([]), allowed_tools=["TodoWrite"], limits=Limits(max_concurrent=max(sizes) + 10))
+    session = new_session(tmp, _session_model(tmp), allowed_tools=["TodoWrite"], limits=Limits(max_concurrent=max(sizes) + 10))
     try:
         for n in sizes:
             out["warm"][str(n)] = await _covey(tmp, n, session, warm=True)
@@ -125,7 +131,7 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
         session.close()
     # Default pool: a fresh session per N, its default pool ready but not grown.
     for n in sizes if not quick else sizes[:1]:
-        session = new_session(tmp, scripted([]), allowed_tools=["TodoWrite"], limits=Limits(max_concurrent=n + 10))
+        session = new_session(tmp, _session_model(tmp), allowed_tools=["TodoWrite"], limits=Limits(max_concurrent=n + 10))
         try:
             out["default_pool"][str(n)] = await _covey(tmp, n, session, warm=False)
             log(f"fanout default pool N={n}: {out['default_pool'][str(n)]}")

@@ -39,14 +39,17 @@ class SessionRuntime:
     project_context: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Instructions + git snapshot by cwd, taken once when the session starts (like Claude Code's
     session-start git status): a child in the session's directory reuses it instead of running git."""
+    model: Any = None
+    """The session's model object (a run's own): a spec that uses it travels without it."""
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
     """Names this content. The registry and each agent actor keep the runtime they were sent
     last, so a spec travels without it (its ~10 KB and three actor handles cost more to
     pickle than the rest of the spec) whenever the receiver already holds this key."""
 
-    def set_root(self, root: "AgentHandle | None") -> None:
-        """A new main agent (each ``Session.run``): the content changed, so does the key."""
+    def set_root(self, root: "AgentHandle | None", model: Any = None) -> None:
+        """A new main agent (each ``Session.run``) and its model: the content changed, so does the key."""
         self.root = root
+        self.model = model
         self.key = uuid.uuid4().hex
 
     @property
@@ -63,3 +66,26 @@ class SessionRuntime:
         if cwd in self.project_context:
             return self.project_context[cwd]
         return await asyncio.to_thread(project_context, cwd, omit=False)  # another directory: a worktree, a cwd
+
+
+def travelling(spec: Any) -> Any:
+    """``spec`` without its runtime, and without its model when that is the runtime's
+    (the receiver puts both back: ``arrived``). A scripted model's rules, or a real
+    model's settings, would otherwise travel with every spec."""
+    runtime = spec.runtime
+    if runtime is None:
+        return spec
+    update = {"runtime": None}
+    if spec.model is not None and spec.model is runtime.model:
+        update["model"] = None
+    return spec.model_copy(update=update)
+
+
+def arrived(spec: Any, runtime: "SessionRuntime | None") -> Any:
+    """``spec`` with the runtime it travelled without (and the runtime's model, if it has none)."""
+    if runtime is None:
+        return spec
+    update: dict[str, Any] = {"runtime": runtime}
+    if spec.model is None:
+        update["model"] = runtime.model
+    return spec.model_copy(update=update)

@@ -126,7 +126,7 @@ class Session:
         yield self.init_event()
         main = await runtime.registry.take("home")
         self._owned.append(main)
-        runtime.set_root(main)
+        runtime.set_root(main, self.options.model)
         spec = self.main_spec(prompt, runtime)
         output_file = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
         await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt, output_file, main.node)

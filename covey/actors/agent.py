@@ -32,6 +32,7 @@ from covey.model.pricing import PriceTable
 from covey.agents.reports import notice_text
 from covey.errors import AgentUnavailable
 from covey.registry.records import FinalReport, Status, notice_key
+from covey.runtime import arrived
 from covey.teams.messages import TaskNotice
 
 _DONE = object()
@@ -166,7 +167,7 @@ class AgentRunner:
         self._run = None
         leftovers = [t for t in asyncio.all_tasks() if not _is_serving(t)]
         return (not leftovers and _open_fds() <= self._baseline_fds + 2
-                and not _child_processes() - self._baseline_children)
+                and not _new_children(self._baseline_children))
 
     # -- internals -------------------------------------------------------------
 
@@ -304,6 +305,18 @@ def _open_fds() -> int:
     return count
 
 
+def _new_children(baseline: set[int]) -> set[int]:
+    """Child processes beyond ``baseline``. A process with no child at all knows it from
+    one syscall; listing children with psutil reads every process's stat file (py-spy:
+    half of a short child's CPU went there, more with many agents on the machine)."""
+    if not baseline:
+        try:
+            os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)  # WNOWAIT: reaps nothing
+        except ChildProcessError:
+            return set()
+    return _child_processes() - baseline
+
+
 def _child_processes() -> set[int]:
     try:
         import psutil
@@ -345,9 +358,7 @@ class _AgentActor:
             if self._runtime is None or self._runtime.key != runtime_key:
                 raise RuntimeError(f"this agent actor does not hold session runtime {runtime_key}")
             runtime = self._runtime
-        if runtime is not None:
-            spec = spec.model_copy(update={"runtime": runtime})
-        return await self.runner.start(spec, follow=follow)
+        return await self.runner.start(arrived(spec, runtime), follow=follow)
 
     async def follow(self) -> AsyncIterator[Event]:
         async for event in self.runner.follow():

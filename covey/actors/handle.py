@@ -12,6 +12,7 @@ from covey.agents.spec import AgentSpec
 from covey.errors import AgentUnavailable
 from covey.events import Event
 from covey.registry.records import FinalReport, Status
+from covey.runtime import travelling
 
 
 class AgentHandle(ActorHandle):
@@ -34,8 +35,7 @@ class AgentHandle(ActorHandle):
             raise TypeError(f"expected an AgentSpec, got {type(spec).__name__}")
         runtime = runtime if runtime is not None else spec.runtime
         key = runtime.key if runtime is not None else None
-        if spec.runtime is not None:
-            spec = spec.model_copy(update={"runtime": None})
+        spec = travelling(spec)
         sent = None if key is not None and key == self.runtime_key else runtime
         # The task name shows which agent an actor serves in the Ray dashboard.
         method = self.actor.start.options(name=f"agent:{spec.definition.name}:{spec.agent_id}", enable_task_events=True)

@@ -25,6 +25,7 @@ from covey.errors import AgentUnavailable, CoveyError, LimitExceeded
 from covey.registry.core import Registry
 from covey.registry.limits import Limits
 from covey.registry.records import FinalReport, LaunchRequest, Status, TaskRecord
+from covey.runtime import travelling
 from covey.teams.messages import TaskNotice
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ class _RegistryActor:
         """
         if spec is not None and spec.runtime is not None:  # no spec: an unknown type, refused below
             runtime = self._keep_runtime(spec.runtime)
-            spec = spec.model_copy(update={"runtime": None})
+            spec = travelling(spec)
         elif runtime_key is not None:
             if (runtime := self.runtimes.get(runtime_key)) is None:
                 return NEED_RUNTIME
@@ -112,7 +113,9 @@ class _RegistryActor:
                 actor.kill()
             return f"The agent could not be started: {exc}"
         await self.track(request.agent_id, actor, output_file, getattr(actor, "node", None))
-        self.specs[request.agent_id] = spec
+        # Kept with its model (the runtime's, shared): a resume may come under a later runtime.
+        self.specs[request.agent_id] = spec.model_copy(update={"model": runtime.model}) if (
+            spec.model is None and runtime is not None) else spec
         # Only a sync caller follows the actor; a handle costs a GCS subscription where it lands.
         return answer, actor if follow else None
 
@@ -291,8 +294,7 @@ class _RegistryActor:
         """An agent ended while background children it owns still run: their own notices
         would go to its mailbox, so the mailbox sends them on to the main agent (SPEC 10)."""
         main = self.core.main_agent_id
-        orphans = [r for r in self.core.records.values() if r.live and r.background and r.owner_agent_id == agent_id]
-        if orphans and main is not None and main != agent_id:
+        if main is not None and main != agent_id and self.core.owned_live_background(agent_id):
             self._forwarded.add(agent_id)
             await self.mailbox.close(agent_id, main)
 
@@ -392,7 +394,7 @@ class RegistryHandle(ActorHandle):
         """
         runtime = spec.runtime if spec is not None else None
         if runtime is not None and await self._registry_holds(runtime.key):
-            answer = await self.call("launch", request, spec.model_copy(update={"runtime": None}),
+            answer = await self.call("launch", request, travelling(spec),
                                      follow, lane, output_file, runtime.key)
             if answer != NEED_RUNTIME:
                 return self._launched(answer)

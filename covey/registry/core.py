@@ -21,6 +21,10 @@ class Registry:
         self.limits = limits or Limits()
         self.records: dict[str, TaskRecord] = {}
         self.main_agent_id: str | None = None
+        self.open: dict[str, TaskRecord] = {}
+        """Records still running or owing a notice: what the per-launch and per-tick
+        questions look at, so their cost does not grow with the session's history."""
+        self._ended_cost_usd = 0.0
 
     # -- launch -------------------------------------------------------------
 
@@ -31,6 +35,7 @@ class Registry:
         )
         self.records[agent_id] = record
         self.main_agent_id = agent_id
+        self._settle(record)
         return record
 
     def reserve(self, request: LaunchRequest) -> TaskRecord:
@@ -61,11 +66,13 @@ class Registry:
             models_used=[request.model],
         )
         self.records[record.agent_id] = record
+        self._settle(record)
         return record
 
     def abandon(self, agent_id: str) -> None:
         """Undo a reservation whose start failed: nothing half-started remains."""
         self.records.pop(agent_id, None)
+        self.open.pop(agent_id, None)
 
     def _check_depth(self, request: LaunchRequest) -> None:
         if request.depth > self.limits.max_depth:
@@ -163,6 +170,8 @@ class Registry:
         record.worktree = report.worktree
         record.tools_in_flight = []
         record.parked = False
+        self._ended_cost_usd += record.cost_usd
+        self._settle(record)
         return record
 
     def claim_notification(self, agent_id: str) -> TaskRecord | None:
@@ -172,21 +181,25 @@ class Registry:
             return None
         record.notified, record.delivering = True, True
         record.notifications += 1
+        self._settle(record)
         return record
 
     def delivered(self, agent_id: str) -> None:
         """The claimed notice is in the owner's mailbox, or will never be (no owner)."""
         if (record := self.records.get(agent_id)) is not None:
             record.delivering = False
+            self._settle(record)
 
     def reopen(self, agent_id: str) -> TaskRecord | None:
         """A completed agent resumes (a message arrived): it runs again under the same task id."""
         record = self.records.get(agent_id)
         if record is None or record.live:
             return None
+        self._ended_cost_usd -= record.cost_usd
         record.status, record.report, record.ended_at = "running", None, None
         record.background, record.notified = True, False
         record.runs += 1
+        self._settle(record)
         record.last_activity = time.monotonic()
         record.seen_seq = {}  # its updates now come from another actor, counting afresh
         return record
@@ -205,6 +218,7 @@ class Registry:
             return False
         record.background = True
         record.notified = False
+        self._settle(record)
         return True
 
     def notify_target(self, record: TaskRecord) -> str | None:
@@ -217,7 +231,7 @@ class Registry:
     # -- queries --------------------------------------------------------------
 
     def live_subagents(self) -> int:
-        return sum(1 for r in self.records.values() if r.live and r.role != "main")
+        return sum(1 for r in self.open.values() if r.live and r.role != "main")
 
     def outstanding(self, owner_agent_id: str) -> list[str]:
         """The keys of the notices this agent's background children may still send it.
@@ -228,19 +242,23 @@ class Registry:
         already (``FinalReport.delivered_at``): the owner leaves out the keys it has read.
         """
         return [
-            r.notice_key for r in self.records.values()
+            r.notice_key for r in self.open.values()
             if r.background and r.owner_agent_id == owner_agent_id and (r.live or not r.notified or r.delivering)
         ]
 
     def session_cost_usd(self) -> float:
-        return sum(r.cost_usd for r in self.records.values())
+        return self._ended_cost_usd + sum(r.cost_usd for r in self.open.values() if r.live)
+
+    def owned_live_background(self, owner_agent_id: str) -> list[TaskRecord]:
+        """Background agents this one owns that still run (they notify it when they end)."""
+        return [r for r in self.open.values() if r.live and r.background and r.owner_agent_id == owner_agent_id]
 
     def stalled(self, now: float | None = None) -> list[str]:
         """Live children silent for longer than the stall limit, with no tool in flight."""
         now = time.monotonic() if now is None else now
         limit_s = self.limits.stall_ms / 1000
         return [
-            r.agent_id for r in self.records.values()
+            r.agent_id for r in self.open.values()
             if r.live and r.role != "main" and not r.parked and not r.tools_in_flight
             and now - r.last_activity > limit_s
         ]
@@ -274,6 +292,13 @@ class Registry:
             "subtree_cost_usd": round(cost, 6), "node_id": record.node_id, "output_file": record.output_file,
             "children": [self.tree(child.agent_id) for child in self.children(root)],
         }
+
+    def _settle(self, record: TaskRecord) -> None:
+        """Keep ``open`` true after a change to ``record``."""
+        if record.live or (record.background and (not record.notified or record.delivering)):
+            self.open[record.agent_id] = record
+        else:
+            self.open.pop(record.agent_id, None)
 
 
 def _newer(record: TaskRecord, kind: str, seq: int | None) -> bool:

@@ -1,6 +1,8 @@
 """The agent runner, without Ray: every run ends with a report, and a finished runner is reusable."""
 
 import asyncio
+import subprocess
+import sys
 
 from covey.actors.agent import AgentRunner
 from covey.agents.definition import AgentDefinition
@@ -51,3 +53,31 @@ async def test_cancel_ends_the_run_with_the_given_status(tmp_path):
     assert await runner.cancel("failed", "stalled")
     report = await runner.wait()
     assert report.status == "failed" and "stalled" in report.text
+
+
+async def test_a_child_process_left_behind_makes_the_reset_fail(tmp_path):
+    model = ScriptedModel.from_dict({"rules": [{"when": {}, "reply": {"text": "done"}}]})
+    runner = AgentRunner()
+    await runner.start(_spec(tmp_path, model))
+    await runner.wait()
+    stray = subprocess.Popen(["sleep", "30"])  # as if a tool had started it and not waited
+    try:
+        assert not await runner.reset()
+    finally:
+        stray.kill()
+        stray.wait()
+    assert await runner.reset()
+
+
+def test_a_process_without_children_proves_it_in_one_call():
+    """The fast path (no baseline children: an agent actor's process), in a fresh interpreter."""
+    code = (
+        "import subprocess\n"
+        "from covey.actors.agent import _new_children\n"
+        "assert _new_children(set()) == set()\n"
+        "p = subprocess.Popen(['sleep', '30'])\n"
+        "assert _new_children(set()) == {p.pid}\n"
+        "p.kill(); p.wait()\n"
+        "assert _new_children(set()) == set()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

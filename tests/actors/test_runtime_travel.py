@@ -13,7 +13,7 @@ from covey.agents.definition import AgentDefinition
 from covey.agents.spec import AgentSpec
 from covey.registry.actor import NEED_RUNTIME, RegistryHandle
 from covey.registry.records import LaunchRequest
-from covey.runtime import SessionRuntime
+from covey.runtime import SessionRuntime, arrived, travelling
 
 
 class _Method:
@@ -117,3 +117,15 @@ async def test_a_registry_that_lacks_the_named_runtime_gets_it_whole():
     record, actor = await registry.launch(_request("agent-2"), _spec(runtime, "agent-2"))
     assert record == "agent-2" and actor is None
     assert [args[1].runtime is runtime for args in launch.calls] == [True, False, True]
+
+
+def test_a_spec_travels_without_the_runtimes_model_and_arrives_with_it():
+    runtime = _runtime()
+    runtime.model = object()
+    spec = _spec(runtime).model_copy(update={"model": runtime.model})
+    sent = travelling(spec)
+    assert sent.runtime is None and sent.model is None
+    back = arrived(sent, runtime)
+    assert back.runtime is runtime and back.model is runtime.model
+    own = _spec(runtime).model_copy(update={"model": "claude-haiku"})  # its own model stays with it
+    assert travelling(own).model == "claude-haiku" and arrived(travelling(own), runtime).model == "claude-haiku"

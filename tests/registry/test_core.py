@@ -56,11 +56,12 @@ def test_spent_budget_tells_the_model_to_finish_with_what_it_has():
 
 def test_checks_run_in_order_depth_before_concurrency_before_budget_before_type():
     registry = _registry(max_depth=1, max_concurrent=1, budget_usd=0.0)
-    registry.reserve  # all four would fail; the first in SPEC order must be the one reported
+    # all four would fail; the first in SPEC order must be the one reported
     with pytest.raises(LimitExceeded, match="depth"):
         registry.reserve(_request(depth=5, type_known=False))
-    registry = _registry(max_concurrent=1, budget_usd=0.0)
-    registry.records["x"] = registry.records["main"].model_copy(update={"agent_id": "x", "role": "subagent"})
+    registry = _registry(max_concurrent=1)
+    registry.reserve(_request("x"))  # one live child: the concurrency limit is reached
+    registry.limits.budget_usd = 0.0
     with pytest.raises(LimitExceeded, match="concurrency"):
         registry.reserve(_request(type_known=False))
     registry = _registry(budget_usd=0.0)
@@ -213,3 +214,22 @@ def test_fire_and_forget_updates_applied_out_of_order_keep_the_newest():
     registry.reopen("child")
     registry.set_parked("child", True, seq=1)
     assert registry.records["child"].parked is True
+
+
+def test_the_questions_asked_per_launch_look_only_at_open_records():
+    registry = _registry()
+    for i in range(50):  # a long session's history: ended, notified children
+        registry.reserve(_request(f"old{i}"))
+        registry.finish(f"old{i}", FinalReport(status="completed", text="ok", cost_usd=0.01))
+        registry.claim_notification(f"old{i}")
+        registry.delivered(f"old{i}")
+    registry.reserve(_request("now"))
+    registry.progress("now", cost_usd=0.5)
+    assert set(registry.open) == {"main", "now"}
+    assert registry.live_subagents() == 1 and registry.outstanding("main") == ["now#0"]
+    assert registry.session_cost_usd() == pytest.approx(0.5 + 50 * 0.01)
+    registry.finish("now", FinalReport(status="completed", text="ok", cost_usd=0.7))
+    assert registry.session_cost_usd() == pytest.approx(0.7 + 50 * 0.01)
+    registry.reopen("now")  # resumed: its cost counts once, as a live record's
+    assert registry.session_cost_usd() == pytest.approx(0.7 + 50 * 0.01)
+    assert registry.owned_live_background("main")[0].agent_id == "now"
