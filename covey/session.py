@@ -137,9 +137,14 @@ class Session:
                     continue
                 yield event
             await runtime.registry.call("finish_main", spec.agent_id, await main.wait())
+            if not runtime.teams:
+                # Its run is over and nothing lives on it: a notebook's hundredth run
+                # must not hold a hundred idle processes.
+                self._owned.remove(main)
+                main.kill()
         finally:
-            # The main actor stays until close(): teams it created live on it, and an
-            # interrupted run must first cancel its sync children from inside it.
+            # Otherwise the main actor stays until close(): teams it created live on it, and
+            # an interrupted run must first cancel its sync children from inside it.
             runtime.set_root(None)
 
     async def run(self, prompt: str, *, live: bool | None = None) -> "RunResult":

@@ -272,3 +272,29 @@ async def test_without_teams_the_registry_keeps_no_spec_of_a_finished_child(tmp_
     finally:
         session.close()
     assert held == {"records": 3, "specs": 0, "watches": 0}
+
+
+async def _main_actor_after_run(session: Session):
+    main = None
+    async for _ in session.stream("go"):
+        main = main or session.runtime.root
+    return main
+
+
+async def test_a_finished_runs_main_actor_is_let_go_unless_teams_may_live_on_it(tmp_path):
+    from covey.errors import AgentUnavailable
+
+    model = scripted(rule(MAIN, {"text": "done"}))
+    session = _session(tmp_path, model)
+    try:
+        main = await asyncio.wait_for(_main_actor_after_run(session), 120)
+        with pytest.raises(AgentUnavailable):
+            await asyncio.wait_for(main.node_id(), 30)  # killed: a long notebook session keeps no idle main per run
+    finally:
+        session.close()
+    session = _session(tmp_path, model, teams=True)
+    try:
+        main = await asyncio.wait_for(_main_actor_after_run(session), 120)
+        assert await asyncio.wait_for(main.node_id(), 30)  # its teams' actors would die with it
+    finally:
+        session.close()
