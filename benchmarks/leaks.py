@@ -4,9 +4,9 @@ One session; R parent runs in sequence, each calling Agent (sync, the child
 answers at once) S times, one call per turn (R x S spawns: 20 x 50 = 1,000;
 quick: 1 x 50). Before and after (once the pool is back to its size): agent
 actor processes, all Ray worker processes under this driver, their open file
-descriptors, and the USS of the registry and mailbox actors. ``Session`` keeps
-each run's main-agent actor until it closes, so R of the new actors are those;
-``delta_minus_main_actors`` is what the spawns themselves left.
+descriptors, and the USS of the registry and mailbox actors. Each run's
+main-agent actor is let go when its run ends (no teams), so ``delta`` is what
+the runs and their spawns left.
 """
 
 from __future__ import annotations
@@ -76,8 +76,6 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
         "spawns": parents * per_parent, "parents": parents, "completed": sum(r.status == "completed" for r in records),
         "seconds": round(spawn_s, 1), "ms_per_spawn": round(spawn_s / (parents * per_parent) * 1e3, 1),
         "before": before, "after": after, "delta": delta,
-        "delta_minus_main_actors": {"agent_actors": delta["agent_actors"] - parents,
-                                    "worker_procs": delta["worker_procs"] - parents},
         "pool_created": stats["created"], "registry_holds": held,
         "fds_per_worker": {"before": round(before["worker_fds"] / max(1, before["worker_procs"]), 1),
                            "after": round(after["worker_fds"] / max(1, after["worker_procs"]), 1)},
