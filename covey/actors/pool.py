@@ -22,6 +22,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from covey.actors.agent import agent_actor_class
 from covey.actors.handle import AgentHandle
+from covey.errors import AgentUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -188,10 +189,13 @@ class AgentFactory:
     """Creates agent actors, named readably: on the home node for file-touching agents
     ("home"), over every alive node in turn for the others ("any").
 
-    "any" uses Ray's ``NodeAffinitySchedulingStrategy(node, soft=True)`` with the node
+    "any" uses Ray's ``NodeAffinitySchedulingStrategy(node, soft=False)`` with the node
     taken in turn from ``ray.nodes()``: pooled actors live long and are reused, so where
     each one starts matters, and plain ``SPREAD`` (best effort) was seen to put every one
-    of them on the head node. ``soft`` lets Ray place it elsewhere if that node is gone.
+    of them on the head node. With ``soft=True`` Ray 2.60 placed about one in three on the
+    other node of a healthy two-node cluster (logged target against actual node), so the
+    affinity is hard, and an actor whose node went away in between is started again with
+    ``SPREAD``.
     """
 
     def __init__(
@@ -207,14 +211,25 @@ class AgentFactory:
 
     async def create(self, lane: str) -> AgentHandle:
         name = f"covey:{self.session_id[:8]}:agent-{next(self._seq)}"
-        options: dict[str, Any] = {"name": name}
         if lane == "home" and self.home_node_id:
-            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(self.home_node_id, soft=False)
-        elif lane == "any":
-            node = self._next_node()
-            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node, soft=True) if node else "SPREAD"
+            return await self._started(name, NodeAffinitySchedulingStrategy(self.home_node_id, soft=False))
+        if lane == "any" and (node := self._next_node()) is not None:
+            try:
+                return await self._started(name, NodeAffinitySchedulingStrategy(node, soft=False))
+            except AgentUnavailable:  # the node went away since ray.nodes() said it was alive
+                log.info("agent actor %s could not start on node %s; letting Ray place it", name, node)
+        return await self._started(name, "SPREAD" if lane == "any" else None)
+
+    async def _started(self, name: str, strategy: Any) -> AgentHandle:
+        options: dict[str, Any] = {"name": name}
+        if strategy is not None:
+            options["scheduling_strategy"] = strategy
         handle = AgentHandle(self.cls.options(**options).remote(self.preload, self.peers), name)
-        handle.node = await handle.node_id()  # ready when it answers; where it landed, for the tree
+        try:
+            handle.node = await handle.node_id()  # ready when it answers; where it landed, for the tree
+        except AgentUnavailable:
+            handle.kill()
+            raise
         return handle
 
     def _next_node(self) -> str | None:

@@ -139,3 +139,25 @@ async def test_at_most_twice_the_size_is_kept_warm():
         pool.lane_of[actor] = "home"
     kept = [await pool.give_back(actor) for actor in extra]
     assert kept == [True, False, False] and len(pool.ready["home"]) == 2
+
+
+async def test_an_any_lane_actor_is_pinned_hard_and_placed_by_ray_if_its_node_is_gone():
+    from covey.actors.pool import AgentFactory
+    from covey.errors import AgentUnavailable
+
+    factory = AgentFactory("session-1")
+    gone = "ab" * 28  # a well-formed node id of a node that is no more
+    factory._next_node = lambda: gone
+    tried: list[object] = []
+
+    async def started(name: str, strategy: object) -> str:
+        tried.append(strategy)
+        if len(tried) == 1:
+            raise AgentUnavailable("its node died")
+        return name
+
+    factory._started = started
+    assert await factory.create("any") == "covey:session-:agent-1"
+    pinned, fallback = tried
+    assert pinned.node_id == gone and pinned.soft is False  # soft affinity was seen misplacing a third
+    assert fallback == "SPREAD"
