@@ -26,17 +26,19 @@ class AgentHandle(ActorHandle):
     def __reduce__(self):
         return (AgentHandle, (self.actor, self.name, self.node))
 
-    async def start(self, spec: AgentSpec, *, follow: bool = False, runtime: Any = None) -> str:
+    async def start(self, spec: AgentSpec, *, follow: bool = False, runtime: Any = None, runtime_ref: Any = None) -> str:
         """Start ``spec`` on the actor, with ``runtime`` (default: the spec's own).
 
-        The runtime travels only if the actor does not hold it yet (by key).
+        The runtime travels only if the actor does not hold it yet (by key), and as
+        ``runtime_ref`` if given: the object ref of that runtime, put in the object store
+        once, so that a hundred new actors do not cost the sender a hundred picklings.
         """
         if not isinstance(spec, AgentSpec):
             raise TypeError(f"expected an AgentSpec, got {type(spec).__name__}")
         runtime = runtime if runtime is not None else spec.runtime
         key = runtime.key if runtime is not None else None
         spec = travelling(spec)
-        sent = None if key is not None and key == self.runtime_key else runtime
+        sent = None if key is not None and key == self.runtime_key else (runtime_ref or runtime)
         # The task name shows which agent an actor serves in the Ray dashboard.
         method = self.actor.start.options(name=f"agent:{spec.definition.name}:{spec.agent_id}", enable_task_events=True)
         try:

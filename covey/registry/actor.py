@@ -56,6 +56,8 @@ class _RegistryActor:
         """The newest session runtime: resumed agents get it."""
         self.runtimes: dict[str, Any] = {}
         """Runtimes by key, the last ``KEPT_RUNTIMES``: a launch names its spec's runtime by key."""
+        self._runtime_refs: dict[str, Any] = {}
+        """Those runtimes in Ray's object store, as they are first sent to an agent actor."""
         self.watches: dict[str, asyncio.Task] = {}
         self._resuming: set[str] = set()
         self._forwarded: set[str] = set()
@@ -106,7 +108,7 @@ class _RegistryActor:
         actor = None
         try:
             actor = await self.pool.take(lane)
-            await actor.start(spec, follow=follow, runtime=runtime)
+            await actor.start(spec, follow=follow, runtime=runtime, runtime_ref=self._runtime_ref(runtime))
         except Exception as exc:
             self.core.abandon(request.agent_id)
             if actor is not None:
@@ -142,7 +144,8 @@ class _RegistryActor:
                 await self.mailbox.reopen(agent_id)
             try:
                 actor = await self.pool.take("home")
-                await actor.start(spec.model_copy(update={"history": history, "background": True}), runtime=self.runtime)
+                await actor.start(spec.model_copy(update={"history": history, "background": True}), runtime=self.runtime,
+                                  runtime_ref=self._runtime_ref(self.runtime))
             except Exception as exc:
                 self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
                 return f"{agent_id} could not be resumed: {exc}"
@@ -155,9 +158,21 @@ class _RegistryActor:
         """The held runtime equal to ``runtime`` (same key), keeping this one if none is."""
         held = self.runtimes.setdefault(runtime.key, runtime)
         if len(self.runtimes) > KEPT_RUNTIMES:
-            del self.runtimes[next(iter(self.runtimes))]
+            gone = next(iter(self.runtimes))
+            del self.runtimes[gone]
+            self._runtime_refs.pop(gone, None)
         self.runtime = held
         return held
+
+    def _runtime_ref(self, runtime: Any) -> Any:
+        """``runtime`` in Ray's object store, put once per key: each new actor of a fan-out
+        needs it once, and pickling it for every one of them was the registry's largest
+        cost in py-spy (its agent definitions, model and three actor handles)."""
+        if runtime is None or runtime.key not in self.runtimes:
+            return None
+        if (ref := self._runtime_refs.get(runtime.key)) is None:
+            ref = self._runtime_refs[runtime.key] = ray.put(runtime)
+        return ref
 
     async def take(self, lane: str = "home") -> AgentHandle:
         """A warm agent actor for an agent the registry does not launch (the main agent)."""

@@ -129,3 +129,12 @@ def test_a_spec_travels_without_the_runtimes_model_and_arrives_with_it():
     assert back.runtime is runtime and back.model is runtime.model
     own = _spec(runtime).model_copy(update={"model": "claude-haiku"})  # its own model stays with it
     assert travelling(own).model == "claude-haiku" and arrived(travelling(own), runtime).model == "claude-haiku"
+
+
+async def test_a_runtime_put_in_the_object_store_travels_as_its_ref():
+    start = _Method(answer=lambda spec, follow, runtime, key: spec.agent_id)
+    handle = AgentHandle(_FakeActor(start=start))
+    runtime, ref = _runtime(), object()  # stands for the ObjectRef Ray resolves before the call
+    await handle.start(_spec(None, "agent-1"), runtime=runtime, runtime_ref=ref)
+    await handle.start(_spec(None, "agent-2"), runtime=runtime, runtime_ref=ref)
+    assert [travelling for _, _, travelling, _ in start.calls] == [ref, None]
