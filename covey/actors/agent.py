@@ -24,13 +24,13 @@ from covey.actors.team_context import team_context_for
 from covey.actors.warmup import warm_up
 from covey.agents.lifecycle import AgentServices, run_agent
 from covey.agents.progress import Progress
+from covey.agents.reports import notice_text
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter, transcript_path
+from covey.errors import AgentUnavailable
 from covey.events import Event, PermissionPrompt
 from covey.model.factory import make_model
 from covey.model.pricing import PriceTable
-from covey.agents.reports import notice_text
-from covey.errors import AgentUnavailable
 from covey.registry.records import FinalReport, Status, notice_key
 from covey.runtime import arrived
 from covey.teams.messages import TaskNotice
