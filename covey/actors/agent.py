@@ -190,7 +190,8 @@ class AgentRunner:
                 await progress.observe(event, writer)
                 if run.queue is not None:
                     await run.queue.put(event)
-            report = await _deliver_notice(spec, _safe_report(progress, None, "", services), writer)
+            report = await _deliver_notice(spec, _safe_report(progress, None, "", services), writer,
+                                           resumable=_resumable(spec, services))
         except asyncio.CancelledError:
             report = _safe_report(progress, run.cancel_status, run.cancel_reason or "cancelled", services)
         except Exception as exc:  # the agent failed; its owner hears about it through the report
@@ -234,15 +235,19 @@ class AgentRunner:
         )
 
 
-async def _deliver_notice(spec: AgentSpec, report: FinalReport, writer: TranscriptWriter) -> FinalReport:
+async def _deliver_notice(
+    spec: AgentSpec, report: FinalReport, writer: TranscriptWriter, *, resumable: bool = False,
+) -> FinalReport:
     """A background agent that ended by itself puts its notice in its owner's mailbox:
     one actor call, where the registry's delivery would take two (the report to the
     registry, the notice to the mailbox). The registry keeps the rest: a resumed agent,
     a teammate (its unfinished tasks go in the notice), a sync child moved to the
-    background, an agent stopped or killed, an actor that died. The mailbox takes one
+    background, an agent stopped or killed, an actor that died, and an agent that mail
+    may still resume (``resumable``): the registry resumes it right after the notice,
+    before its owner can conclude that nothing more is coming. The mailbox takes one
     notice per ``notice_key``, so a notice sent by both is queued once."""
     runtime = spec.runtime
-    if (not spec.background or spec.team or spec.history or not spec.parent_agent_id
+    if (not spec.background or spec.team or spec.history or not spec.parent_agent_id or resumable
             or runtime is None or runtime.mailbox is None):
         return report
     text = notice_text(agent_id=spec.agent_id, description=spec.description, tool_use_id=spec.tool_use_id,
@@ -253,6 +258,14 @@ async def _deliver_notice(spec: AgentSpec, report: FinalReport, writer: Transcri
     except AgentUnavailable:
         return report  # the registry tries again, and tells whoever is left
     return report.model_copy(update={"delivered_at": time.time()})
+
+
+def _resumable(spec: AgentSpec, services: AgentServices) -> bool:
+    """Whether mail that came during the last turn may resume this agent once it ends: in a
+    session with teams (SendMessage reaches anyone), or once it launched background work
+    (their notices come to it). The registry's ``_resume_if_mail_waits`` asks the same."""
+    teams = spec.runtime is not None and spec.runtime.teams
+    return bool(teams or (services.inbox is not None and services.inbox.owns_background()))
 
 
 def _safe_report(progress: Progress, status: Any, reason: str, services: AgentServices | None) -> FinalReport:

@@ -122,3 +122,20 @@ async def test_sync_resumed_and_team_agents_leave_their_notice_to_the_registry(t
             report = await runner.wait()
         assert report.delivered_at is None, fields
         assert not [mail for _, mail in mailbox.puts if isinstance(mail, TaskNotice)], fields
+
+
+async def test_an_agent_that_mail_may_still_resume_leaves_its_notice_to_the_registry(tmp_path):
+    """With teams (SendMessage) or after launching background work, mail can come during the
+    last turn: the registry then resumes the agent right after its notice, and the owner
+    must not read the notice before the registry knows (it would stop waiting too early)."""
+    mailbox = _CountingMailbox()
+    runtime = _runtime(_Registry([]), mailbox)
+    report = await _deliver_notice(_child_spec(tmp_path, runtime), FinalReport(status="completed", text="done"),
+                                   SimpleNamespace(path=tmp_path / "t.jsonl"), resumable=True)
+    assert report.delivered_at is None and not mailbox.puts
+    runtime.teams = True
+    runtime.project_context = {str(tmp_path): []}
+    runner = AgentRunner()
+    await runner.start(_child_spec(tmp_path, runtime))
+    assert (await runner.wait()).delivered_at is None
+    assert not [mail for _, mail in mailbox.puts if isinstance(mail, TaskNotice)]
