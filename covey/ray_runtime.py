@@ -30,11 +30,24 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbo
     if address:
         ray.init(address=address, **common)
         return False
-    # A local Ray stays on loopback: with this set, Ray binds 127.0.0.1 instead
-    # of the machine's network address (``_node_ip_address`` alone is not enough).
-    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    _stay_on_loopback()
     ray.init(include_dashboard=False, num_cpus=num_cpus, **common)
     return True
+
+
+def _stay_on_loopback() -> None:
+    """A local Ray binds 127.0.0.1, not the machine's network address.
+
+    Ray takes its node address from ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``, read
+    once when ``ray`` is imported: the variable reaches the processes
+    ``ray.init`` starts, and the already imported constant is set to match
+    (``_node_ip_address`` alone still leaves Ray's servers on every interface).
+    A user who set the variable keeps their choice.
+    """
+    from ray._private import ray_constants
+
+    if os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0") == "0":
+        ray_constants.ENABLE_RAY_CLUSTER = False
 
 
 def shutdown_if_started(started: bool) -> None:
