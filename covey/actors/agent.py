@@ -108,6 +108,12 @@ class AgentRunner:
         run.cancel_status, run.cancel_reason = status, reason
         run.task.cancel()
         await asyncio.gather(run.task, return_exceptions=True)
+        if not run.report.done():  # cancelled before its first step: ``_drive`` never ran
+            report = FinalReport(status=status, text=f"The agent {status}: {reason or 'cancelled'}")
+            if run.queue is not None:
+                run.queue.put_nowait(report)
+                run.queue.put_nowait(_DONE)
+            run.report.set_result(report)
         return True
 
     async def detach(self) -> None:
@@ -365,13 +371,22 @@ class _AgentActor:
     async def start(self, spec: AgentSpec, follow: bool = False, runtime: Any = None, runtime_key: str | None = None) -> str:
         """Start ``spec``; its session runtime comes with it, or is the one this actor
         was sent before under ``runtime_key`` (it keeps the last one)."""
+        return await self.runner.start(self._arrived(spec, runtime, runtime_key), follow=follow)
+
+    async def run_detached(self, spec: AgentSpec, runtime: Any = None, runtime_key: str | None = None,
+                           ) -> tuple[FinalReport, bool | None]:
+        """Start ``spec`` unfollowed and answer at its end: ``finish``'s report and reset."""
+        await self.runner.start(self._arrived(spec, runtime, runtime_key))
+        return await self.runner.finish()
+
+    def _arrived(self, spec: AgentSpec, runtime: Any, runtime_key: str | None) -> AgentSpec:
         if runtime is not None:
             self._runtime = runtime
         elif runtime_key is not None:
             if self._runtime is None or self._runtime.key != runtime_key:
                 raise RuntimeError(f"this agent actor does not hold session runtime {runtime_key}")
             runtime = self._runtime
-        return await self.runner.start(arrived(spec, runtime), follow=follow)
+        return arrived(spec, runtime)
 
     async def follow(self) -> AsyncIterator[Event]:
         async for event in self.runner.follow():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Awaitable
 
 import ray
 from ray.exceptions import RayActorError
@@ -33,6 +33,17 @@ class AgentHandle(ActorHandle):
         ``runtime_ref`` if given: the object ref of that runtime, put in the object store
         once, so that a hundred new actors do not cost the sender a hundred picklings.
         """
+        return await self._answer(*self._submit("start", spec, runtime, runtime_ref, follow))
+
+    def run_detached(self, spec: AgentSpec, *, runtime: Any = None, runtime_ref: Any = None,
+                     ) -> Awaitable[tuple[FinalReport, bool | None]]:
+        """Start a run nobody follows; await the result for its end, in the same call: the
+        report and whether the actor reset clean after it (``finish``). A background launch
+        needs no word that the run started, so it saves a ``start`` call. The call is sent
+        now, so a ``cancel`` sent after it reaches the run."""
+        return self._answer(*self._submit("run_detached", spec, runtime, runtime_ref))
+
+    def _submit(self, method_name: str, spec: AgentSpec, runtime: Any, runtime_ref: Any, *extra: Any) -> tuple[Any, Any]:
         if not isinstance(spec, AgentSpec):
             raise TypeError(f"expected an AgentSpec, got {type(spec).__name__}")
         runtime = runtime if runtime is not None else spec.runtime
@@ -40,13 +51,17 @@ class AgentHandle(ActorHandle):
         spec = travelling(spec)
         sent = None if key is not None and key == self.runtime_key else (runtime_ref or runtime)
         # The task name shows which agent an actor serves in the Ray dashboard.
-        method = self.actor.start.options(name=f"agent:{spec.definition.name}:{spec.agent_id}", enable_task_events=True)
+        method = getattr(self.actor, method_name).options(
+            name=f"agent:{spec.definition.name}:{spec.agent_id}", enable_task_events=True)
+        return method.remote(spec, *extra, sent, key), key
+
+    async def _answer(self, ref: Any, key: str | None) -> Any:
         try:
-            agent_id = await method.remote(spec, follow, sent, key)
+            answer = await ref
         except RayActorError as exc:
             raise AgentUnavailable(f"agent actor {self.name!r} is gone: {_first_line(exc)}") from None
         self.runtime_key = key
-        return agent_id
+        return answer
 
     async def follow(self) -> AsyncIterator[Event]:
         """The started run's events as they happen (a streaming generator call)."""

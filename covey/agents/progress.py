@@ -14,9 +14,11 @@ from covey.model.base import TokenUsage
 from covey.registry.records import FinalReport, Status
 
 PROGRESS_INTERVAL_S = 0.5
-"""At most one progress message per agent in this time; the latest state wins. The
-registry's uses (the stall watchdog, ``covey ps``/``tree``, the live view) need no finer
-grain, and at a message per event a fan-out of short children spent its CPU on them."""
+"""At most one progress message per agent in this time, the first one this long after
+the run starts; the latest state wins. The registry's uses (the stall watchdog,
+``covey ps``/``tree``, the live view) need no finer grain, and at a message per event a
+fan-out of short children spent its CPU on them. A run shorter than this sends none:
+its report carries the figures."""
 
 
 class Progress:
@@ -31,7 +33,8 @@ class Progress:
         self.last_result: ResultEvent | None = None
         self.last_text = ""
         self.started = time.monotonic()
-        self._told_at = float("-inf")
+        self._due = self.started + _first_delay_s(spec)
+        """When the next progress message may go."""
         self._later: asyncio.TimerHandle | None = None
 
     async def observe(self, event: Event, writer: TranscriptWriter) -> None:
@@ -68,7 +71,7 @@ class Progress:
         """Tell the registry now, or once the interval since the last message has passed."""
         if self.spec.runtime is None or self._later is not None:
             return
-        wait_s = self._told_at + PROGRESS_INTERVAL_S - time.monotonic()
+        wait_s = self._due - time.monotonic()
         if wait_s <= 0:
             self._tell()
         else:
@@ -81,7 +84,7 @@ class Progress:
             self._later = None
 
     def _tell(self) -> None:
-        self._later, self._told_at = None, time.monotonic()
+        self._later, self._due = None, time.monotonic() + PROGRESS_INTERVAL_S
         self.spec.runtime.registry.tell(
             "progress", self.spec.agent_id, usage=self.usage, tool_uses=self.tool_uses,
             cost_usd=self.cost_usd, tools_in_flight=self.in_flight, turns=self.turns, seq=next_seq(),
@@ -98,6 +101,14 @@ class Progress:
             duration_ms=int((time.monotonic() - self.started) * 1000), cost_usd=round(self.cost_usd, 6),
             worktree=worktree, turns=self.turns,
         )
+
+
+def _first_delay_s(spec: AgentSpec) -> float:
+    """The interval, or a quarter of the stall limit if that is shorter: the watchdog
+    must hear of a tool in flight well before it would call the agent stalled."""
+    limits = getattr(spec.runtime, "limits", None)
+    stall_s = limits.stall_ms / 1000 if limits is not None else PROGRESS_INTERVAL_S
+    return min(PROGRESS_INTERVAL_S, stall_s / 4)
 
 
 def _ended(status: Status, reason: str, result: ResultEvent | None, last_text: str) -> str:

@@ -91,8 +91,11 @@ class _RegistryActor:
 
         ``spec`` comes with its runtime, or without it and naming it by ``runtime_key``
         (``NEED_RUNTIME`` is the answer if that key is not held). Returns the record and,
-        for a followed (sync) child, the actor; or the refusal's message. A failure
-        after the reservation undoes it: nothing half-started remains.
+        for a followed (sync) child, the actor; or the refusal's message. A failure to
+        get an actor undoes the reservation: nothing half-started remains. A sync child's
+        start is awaited; a background child's is sent and answered at once, as Claude
+        Code registers it and returns (SPEC 3): if its actor then fails to start it, the
+        record ends ``failed`` and its owner gets that notice.
         """
         if spec is not None and spec.runtime is not None:  # no spec: an unknown type, refused below
             runtime = self._keep_runtime(spec.runtime)
@@ -105,16 +108,19 @@ class _RegistryActor:
         answer = await self.reserve(request)
         if isinstance(answer, str):
             return answer
-        actor = None
+        actor, run = None, None
         try:
             actor = await self.pool.take(lane)
-            await actor.start(spec, follow=follow, runtime=runtime, runtime_ref=self._runtime_ref(runtime))
+            if follow:
+                await actor.start(spec, follow=True, runtime=runtime, runtime_ref=self._runtime_ref(runtime))
+            else:  # async: registered and answered at once (SPEC 3); a failed start is its notice
+                run = actor.run_detached(spec, runtime=runtime, runtime_ref=self._runtime_ref(runtime))
         except Exception as exc:
             self.core.abandon(request.agent_id)
             if actor is not None:
                 actor.kill()
             return f"The agent could not be started: {exc}"
-        await self.track(request.agent_id, actor, output_file, getattr(actor, "node", None))
+        await self.track(request.agent_id, actor, output_file, getattr(actor, "node", None), run=run)
         # Kept with its model (the runtime's, shared): a resume may come under a later runtime.
         self.specs[request.agent_id] = spec.model_copy(update={"model": runtime.model}) if (
             spec.model is None and runtime is not None) else spec
@@ -144,12 +150,12 @@ class _RegistryActor:
                 await self.mailbox.reopen(agent_id)
             try:
                 actor = await self.pool.take("home")
-                await actor.start(spec.model_copy(update={"history": history, "background": True}), runtime=self.runtime,
-                                  runtime_ref=self._runtime_ref(self.runtime))
+                run = actor.run_detached(spec.model_copy(update={"history": history, "background": True}),
+                                         runtime=self.runtime, runtime_ref=self._runtime_ref(self.runtime))
             except Exception as exc:
                 self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
                 return f"{agent_id} could not be resumed: {exc}"
-            await self.track(agent_id, actor, record.output_file, getattr(actor, "node", None))
+            await self.track(agent_id, actor, record.output_file, getattr(actor, "node", None), run=run)
         finally:
             self._resuming.discard(agent_id)
         return f"{agent_id} had finished; it was resumed from its transcript to read the message."
@@ -191,15 +197,18 @@ class _RegistryActor:
     async def abandon(self, agent_id: str) -> None:
         self.core.abandon(agent_id)
 
-    async def track(self, agent_id: str, actor: Any, output_file: str | None = None, node_id: str | None = None) -> None:
-        """Watch a started agent's actor until its run ends or the actor dies."""
+    async def track(
+        self, agent_id: str, actor: Any, output_file: str | None = None, node_id: str | None = None, run: Any = None,
+    ) -> None:
+        """Watch a started agent's actor until its run ends or the actor dies; ``run``: the
+        call that starts it and answers at its end (default: ``finish`` on a started run)."""
         record = self.core.records.get(agent_id)
         if record is not None:
             record.output_file, record.node_id = output_file, node_id
             record.last_activity = time.monotonic()  # the stall clock starts when the agent does
             record.started_at = time.time()
         self.actors[agent_id] = actor
-        self.watches[agent_id] = asyncio.create_task(self._watch(agent_id, actor))
+        self.watches[agent_id] = asyncio.create_task(self._watch(agent_id, actor, run))
 
     async def finish_main(self, agent_id: str, report: FinalReport) -> None:
         self.core.finish(agent_id, report)
@@ -248,16 +257,17 @@ class _RegistryActor:
 
     # -- internals ---------------------------------------------------------------
 
-    async def _watch(self, agent_id: str, actor: Any) -> None:
+    async def _watch(self, agent_id: str, actor: Any, run: Any = None) -> None:
         clean = None
         try:
-            report, clean = await actor.finish()
+            report, clean = await (run if run is not None else actor.finish())
             reusable = True
         except AgentUnavailable as exc:
             report = FinalReport(status="failed", text=f"The agent's actor died: {_first_line(exc)}")
             reusable = False
         except Exception as exc:  # a watch never takes the registry down with it
-            report = FinalReport(status="failed", text=f"The agent could not be watched: {exc}")
+            doing = "started" if run is not None else "watched"
+            report = FinalReport(status="failed", text=f"The agent could not be {doing}: {_first_line(exc)}")
             reusable = False
         try:
             await self._complete(agent_id, report)

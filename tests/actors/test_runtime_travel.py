@@ -138,3 +138,35 @@ async def test_a_runtime_put_in_the_object_store_travels_as_its_ref():
     await handle.start(_spec(None, "agent-1"), runtime=runtime, runtime_ref=ref)
     await handle.start(_spec(None, "agent-2"), runtime=runtime, runtime_ref=ref)
     assert [travelling for _, _, travelling, _ in start.calls] == [ref, None]
+
+
+async def test_a_background_run_is_one_call_sent_at_once_that_answers_at_its_end():
+    run_detached = _Method(answer=lambda spec, runtime, key: ("report", True))
+    handle = AgentHandle(_FakeActor(run_detached=run_detached))
+    runtime = _runtime()
+    pending = handle.run_detached(_spec(runtime, "agent-1"))
+    assert len(run_detached.calls) == 1  # sent before anyone awaits it: a cancel sent next comes after it
+    assert await pending == ("report", True)
+    await handle.run_detached(_spec(runtime, "agent-2"))
+    sent = [(spec.agent_id, travelling is runtime, key) for spec, travelling, key in run_detached.calls]
+    assert sent == [("agent-1", True, runtime.key), ("agent-2", False, runtime.key)]  # the runtime once
+
+
+async def test_the_actor_runs_a_detached_spec_to_its_end_and_a_cancel_right_behind_it_stops_it(tmp_path):
+    from covey.model.scripted import ScriptedModel
+
+    def spec(reply: dict[str, Any], latency_s: float = 0.0) -> AgentSpec:
+        model = ScriptedModel.from_dict({"rules": [{"when": {}, "reply": reply, "latency_s": latency_s}]})
+        return AgentSpec(session_id="s", agent_id="agent-d", definition=AgentDefinition(name="t"), prompt="hi",
+                         model=model, model_id="m", cwd=str(tmp_path), tool_names=[], transcript_dir=str(tmp_path))
+
+    actor = _AgentActor()
+    report, clean = await actor.run_detached(spec({"text": "done"}))
+    assert report.status == "completed" and report.text == "done" and clean is True
+    # Ray starts an async actor's calls in the order one caller sent them.
+    pending = asyncio.ensure_future(actor.run_detached(spec({"text": "late"}, latency_s=30)))
+    await asyncio.sleep(0)
+    assert await actor.cancel("killed", "stopped by its owner")
+    report, _ = await asyncio.wait_for(pending, 10)  # it never took a step, and still reports
+    assert report.status == "killed" and "stopped by its owner" in report.text
+    assert await actor.reset()  # and leaves nothing behind

@@ -13,6 +13,7 @@ from covey.agents.progress import Progress
 from covey.agents.spec import AgentSpec
 from covey.events import AssistantEvent, UserEvent
 from covey.model.pricing import PriceTable
+from covey.registry.limits import Limits
 
 
 class FakeRegistry:
@@ -37,8 +38,9 @@ class FakeWriter:
         pass
 
 
-def _spec(*, depth: int = 1, teams: bool = False, history: list | None = None) -> AgentSpec:
-    runtime = SimpleNamespace(registry=FakeRegistry(), mailbox=FakeMailbox(), teams=teams, session_id="s")
+def _spec(*, depth: int = 1, teams: bool = False, history: list | None = None, stall_ms: int = 600_000) -> AgentSpec:
+    runtime = SimpleNamespace(registry=FakeRegistry(), mailbox=FakeMailbox(), teams=teams, session_id="s",
+                              limits=Limits(stall_ms=stall_ms))
     return AgentSpec(
         session_id="s", agent_id="agent-1", definition=AgentDefinition(name="general-purpose", prompt="p"),
         prompt="go", model_id="m", cwd=".", depth=depth, history=history, runtime=runtime,
@@ -53,28 +55,46 @@ def _turn(progress: Progress, tool: bool) -> list[Any]:
     ]
 
 
+async def _turns(progress: Progress, n: int) -> None:
+    for _ in range(n):
+        for event in _turn(progress, tool=True):
+            await progress.observe(event, FakeWriter())
+
+
 async def test_progress_is_told_at_most_once_per_interval_with_the_latest_figures(monkeypatch):
     monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL_S", 0.05)
     spec = _spec()
     progress = Progress(spec, PriceTable.load(None))
-    for _ in range(3):  # three quick turns: six events
-        for event in _turn(progress, tool=True):
-            await progress.observe(event, FakeWriter())
     tells = spec.runtime.registry.tells
-    assert len(tells) == 1 and tells[0][1]["turns"] == 1  # the first at once
-    await asyncio.sleep(0.1)
-    assert len(tells) == 2 and tells[1][1]["turns"] == 3 and tells[1][1]["tool_uses"] == 3  # then the latest
+    await _turns(progress, 2)
+    assert tells == []  # nothing in the run's first interval
+    await asyncio.sleep(0.08)
+    assert len(tells) == 1 and tells[0][1]["turns"] == 2  # then the latest figures
+    await _turns(progress, 1)
+    assert len(tells) == 1  # at most one per interval
+    await asyncio.sleep(0.08)
+    assert len(tells) == 2 and tells[1][1]["turns"] == 3 and tells[1][1]["tool_uses"] == 3
 
 
-async def test_a_pending_progress_message_is_dropped_when_the_run_ends(monkeypatch):
+async def test_a_run_shorter_than_the_interval_tells_nothing(monkeypatch):
     monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL_S", 0.05)
     spec = _spec()
     progress = Progress(spec, PriceTable.load(None))
-    for event in _turn(progress, tool=True):
-        await progress.observe(event, FakeWriter())
-    progress.close()
+    await _turns(progress, 3)
+    progress.close()  # the run ended: its report carries the figures
     await asyncio.sleep(0.1)
-    assert len(spec.runtime.registry.tells) == 1  # the report carries the rest
+    assert spec.runtime.registry.tells == []
+
+
+async def test_a_short_stall_limit_brings_the_first_message_forward(monkeypatch):
+    monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL_S", 10.0)
+    spec = _spec(stall_ms=200)  # the watchdog must hear of a tool in flight within a quarter of it
+    progress = Progress(spec, PriceTable.load(None))
+    for event in _turn(progress, tool=True)[:1]:  # a tool call, still running
+        await progress.observe(event, FakeWriter())
+    await asyncio.sleep(0.1)
+    tells = spec.runtime.registry.tells
+    assert len(tells) == 1 and tells[0][1]["tools_in_flight"] == ["Read"]
 
 
 async def test_a_child_that_launched_nothing_does_not_ask_the_mailbox():
