@@ -127,6 +127,13 @@ class _RegistryActor:
         # Only a sync caller follows the actor; a handle costs a GCS subscription where it lands.
         return answer, actor if follow else None
 
+    async def launch_many(self, launches: list[tuple[Any, ...]]) -> list[Any]:
+        """Several launches in one call (the Agent calls of one assistant message), each
+        answered as ``launch`` answers it. Their checks run in the order given: each
+        reserves before the next one is checked."""
+        answers = await asyncio.gather(*(self.launch(*args) for args in launches), return_exceptions=True)
+        return [f"The agent could not be started: {a}" if isinstance(a, BaseException) else a for a in answers]
+
     async def find(self, name_or_id: str) -> TaskRecord | None:
         return self.core.find(name_or_id)
 
@@ -394,6 +401,9 @@ class RegistryHandle(ActorHandle):
         super().__init__(actor, name)
         self._runtime_sent: dict[str, asyncio.Future[bool]] = {}
         """Runtime keys this handle has sent the registry: done, or on their way."""
+        self._batch: list[tuple[tuple[Any, ...], asyncio.Future]] = []
+        """Launches made since the event loop last came round: they go in one call."""
+        self._sending: set[asyncio.Task] = set()
 
     async def register_main(
         self, agent_id: str, model: str, cwd: str, prompt: str = "", output_file: str | None = None,
@@ -419,8 +429,7 @@ class RegistryHandle(ActorHandle):
         """
         runtime = spec.runtime if spec is not None else None
         if runtime is not None and await self._registry_holds(runtime.key):
-            answer = await self.call("launch", request, travelling(spec),
-                                     follow, lane, output_file, runtime.key)
+            answer = await self._batched((request, travelling(spec), follow, lane, output_file, runtime.key))
             if answer != NEED_RUNTIME:
                 return self._launched(answer)
             self._runtime_sent.pop(runtime.key, None)
@@ -433,6 +442,39 @@ class RegistryHandle(ActorHandle):
             if sending is not None and not sending.done():
                 sending.set_result(True)  # the registry has it, whatever the answer was
         return self._launched(answer)
+
+    def _batched(self, launch: tuple[Any, ...]) -> asyncio.Future:
+        """The answer to ``launch``, sent with the other launches made in this turn of the
+        event loop: the Agent calls of one message reach the registry in one call, not one
+        each (their tool calls run concurrently, so they arrive here together)."""
+        loop = asyncio.get_running_loop()
+        if not self._batch:
+            loop.call_soon(self._send_batch)
+        answer = loop.create_future()
+        self._batch.append((launch, answer))
+        return answer
+
+    def _send_batch(self) -> None:
+        batch, self._batch = self._batch, []
+        task = asyncio.ensure_future(self._deliver(batch))
+        self._sending.add(task)  # asyncio keeps only a weak reference
+        task.add_done_callback(self._sending.discard)
+
+    async def _deliver(self, batch: list[tuple[tuple[Any, ...], asyncio.Future]]) -> None:
+        try:
+            if len(batch) == 1:
+                answers = [await self.call("launch", *batch[0][0])]
+            else:
+                answers = await self.call("launch_many", [launch for launch, _ in batch])
+        except Exception as exc:  # the registry is gone: every caller hears it
+            answers = [exc] * len(batch)
+        for (_, waiting), answer in zip(batch, answers):
+            if waiting.done():  # its caller gave up waiting
+                continue
+            if isinstance(answer, Exception):
+                waiting.set_exception(answer)
+            else:
+                waiting.set_result(answer)
 
     async def _registry_holds(self, key: str) -> bool:
         """Whether the registry has this runtime; a launch sending it right now is awaited,

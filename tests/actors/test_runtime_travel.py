@@ -12,6 +12,7 @@ from covey.actors.handle import AgentHandle
 from covey.agents.definition import AgentDefinition
 from covey.agents.spec import AgentSpec
 from covey.registry.actor import NEED_RUNTIME, RegistryHandle
+from covey.errors import AgentUnavailable, LimitExceeded
 from covey.registry.records import LaunchRequest
 from covey.runtime import SessionRuntime, arrived, travelling
 
@@ -88,16 +89,52 @@ async def test_the_agent_actor_restores_the_runtime_it_holds_and_refuses_a_key_i
     assert len(started) == 2
 
 
+def _registry(answer: Any) -> tuple[RegistryHandle, _Method, _Method]:
+    """A registry handle on a fake actor whose ``launch`` and ``launch_many`` both answer with ``answer``."""
+    launch = _Method(answer=answer)
+    launch_many = _Method(answer=lambda launches: [answer(*args) for args in launches])
+    return RegistryHandle(_FakeActor(launch=launch, launch_many=launch_many)), launch, launch_many
+
+
 async def test_twenty_launches_at_once_send_the_runtime_to_the_registry_once():
-    launch = _Method(answer=lambda request, *rest: (request.agent_id, None))
-    registry = RegistryHandle(_FakeActor(launch=launch))
+    registry, launch, launch_many = _registry(lambda request, *rest: (request.agent_id, None))
     runtime = _runtime()
     answers = await asyncio.gather(*(registry.launch(_request(f"agent-{i}"), _spec(runtime, f"agent-{i}"))
                                      for i in range(20)))
     assert [a[0] for a in answers] == [f"agent-{i}" for i in range(20)]
-    with_runtime = [args for args in launch.calls if args[1].runtime is not None]
+    sent = [args for args in launch.calls] + [args for (batch,) in launch_many.calls for args in batch]
+    with_runtime = [args for args in sent if args[1].runtime is not None]
     assert len(with_runtime) == 1 and with_runtime[0][1].runtime is runtime
-    assert all(args[-1] == runtime.key for args in launch.calls if args[1].runtime is None)
+    assert len(sent) == 20 and all(args[-1] == runtime.key for args in sent if args[1].runtime is None)
+
+
+async def test_launches_made_together_reach_the_registry_in_one_call_and_each_gets_its_own_answer():
+    def answer(request: LaunchRequest, *rest: Any) -> Any:
+        return "refused: over the limit" if request.agent_id.endswith("7") else (request.agent_id, None)
+
+    registry, launch, launch_many = _registry(answer)
+    runtime = _runtime()
+    await registry.launch(_request("agent-0"), _spec(runtime, "agent-0"))  # the first sends the runtime
+    results = await asyncio.gather(*(registry.launch(_request(f"agent-{i}"), _spec(runtime, f"agent-{i}"))
+                                     for i in range(1, 11)), return_exceptions=True)
+    assert len(launch_many.calls) == 1 and len(launch_many.calls[0][0]) == 10
+    assert [args[0].agent_id for args in launch_many.calls[0][0]] == [f"agent-{i}" for i in range(1, 11)]  # in order
+    assert isinstance(results[6], LimitExceeded) and "over the limit" in str(results[6])
+    assert [r[0] for i, r in enumerate(results) if i != 6] == [f"agent-{i}" for i in range(1, 11) if i != 7]
+
+
+async def test_a_batch_to_a_registry_that_is_gone_fails_every_launch_in_it():
+    registry, _, launch_many = _registry(lambda request, *rest: (request.agent_id, None))
+    runtime = _runtime()
+    await registry.launch(_request("agent-0"), _spec(runtime, "agent-0"))
+
+    def gone(launches: Any) -> Any:
+        raise AgentUnavailable("actor 'registry' is gone")
+
+    launch_many.answer = gone
+    results = await asyncio.gather(*(registry.launch(_request(f"agent-{i}"), _spec(runtime, f"agent-{i}"))
+                                     for i in range(1, 4)), return_exceptions=True)
+    assert all(isinstance(r, AgentUnavailable) for r in results)
 
 
 async def test_a_registry_that_lacks_the_named_runtime_gets_it_whole():
@@ -109,8 +146,7 @@ async def test_a_registry_that_lacks_the_named_runtime_gets_it_whole():
             return (request.agent_id, None)
         return (request.agent_id, None) if rest[-1] in held else NEED_RUNTIME
 
-    launch = _Method(answer=answer)
-    registry = RegistryHandle(_FakeActor(launch=launch))
+    registry, launch, _ = _registry(answer)
     runtime = _runtime()
     await registry.launch(_request("agent-1"), _spec(runtime, "agent-1"))
     held.clear()  # as if the registry had let this runtime go
