@@ -52,6 +52,13 @@ class SessionRuntime:
         self.model = model
         self.key = uuid.uuid4().hex
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The root agent travels by name (``NamedAgentHandle``): a child looks it up only
+        if it relays a permission prompt, instead of every child paying to unpickle it."""
+        from covey.actors.handle import by_name
+
+        return {**self.__dict__, "root": by_name(self.root)}
+
     @property
     def teams(self) -> bool:
         """Whether the session has teams (SendMessage then reaches any agent, even a finished one)."""

@@ -206,3 +206,33 @@ async def test_the_actor_runs_a_detached_spec_to_its_end_and_a_cancel_right_behi
     report, _ = await asyncio.wait_for(pending, 10)  # it never took a step, and still reports
     assert report.status == "killed" and "stopped by its owner" in report.text
     assert await actor.reset()  # and leaves nothing behind
+
+
+def test_the_root_agent_travels_by_name_and_is_looked_up_only_when_used(monkeypatch):
+    import pickle
+
+    from covey.actors import handle as handle_module
+    from covey.actors.handle import NamedAgentHandle
+
+    runtime = _runtime()
+    runtime.set_root(AgentHandle(_FakeActor(), "covey:s:agent-1", node="n1"))
+    arrived_runtime = pickle.loads(pickle.dumps(runtime))
+    root = arrived_runtime.root
+    assert isinstance(root, NamedAgentHandle) and root.name == "covey:s:agent-1" and root.node == "n1"
+    assert root._actor is None  # no actor handle travelled
+    assert isinstance(runtime.root, AgentHandle) and not isinstance(runtime.root, NamedAgentHandle)  # the sender's own
+    looked_up: list[str] = []
+    found = _FakeActor()
+    monkeypatch.setattr(handle_module.ray, "get_actor", lambda name: looked_up.append(name) or found)
+    assert root.actor is found and root.actor is found and looked_up == ["covey:s:agent-1"]  # once
+
+
+async def test_a_root_that_is_gone_denies_the_prompt_instead_of_raising(monkeypatch):
+    from covey.actors import handle as handle_module
+    from covey.actors.handle import NamedAgentHandle
+
+    def missing(name: str) -> Any:
+        raise ValueError(f"Failed to look up actor with name '{name}'")
+
+    monkeypatch.setattr(handle_module.ray, "get_actor", missing)
+    assert await NamedAgentHandle("covey:s:agent-9").ask({"tool_name": "Bash"}) is False
