@@ -82,8 +82,12 @@ def title(proc: Any) -> str:
 
 
 def actor_procs(cls_name: str = "_AgentActor") -> list[Any]:
-    """Live worker processes whose title names this actor class (``ray::_AgentActor...``)."""
-    return [p for p in descendants() if title(p).startswith(f"ray::{cls_name}")]
+    """Live worker processes whose title names this actor class (``ray::_AgentActor...``).
+
+    While an agent actor runs a background agent, Ray titles its process with the
+    running call's task name instead: ``ray::agent:<type>:<agent id>``."""
+    prefixes = (f"ray::{cls_name}", "ray::agent:") if cls_name == "_AgentActor" else (f"ray::{cls_name}",)
+    return [p for p in descendants() if title(p).startswith(prefixes)]
 
 
 def worker_procs() -> list[Any]:

@@ -54,6 +54,8 @@ class _Run:
 class AgentRunner:
     def __init__(self) -> None:
         self._run: _Run | None = None
+        self._cancelled_early: tuple[str, Status, str] | None = None
+        """A cancel that came before its agent's run: (agent id, status, reason)."""
         self.runs_served = 0
         self._baseline_fds = _open_fds()
         self._baseline_children = _child_processes()
@@ -68,8 +70,12 @@ class AgentRunner:
         if not follow:
             run.followed.set()
         self._run = run
-        run.task = asyncio.create_task(self._drive(run), name=f"agent {spec.agent_id}")
         self.runs_served += 1
+        early, self._cancelled_early = self._cancelled_early, None
+        if early is not None and early[0] == spec.agent_id:  # its cancel overtook it
+            _end_unstarted(run, early[1], early[2])
+            return spec.agent_id
+        run.task = asyncio.create_task(self._drive(run), name=f"agent {spec.agent_id}")
         return spec.agent_id
 
     async def follow(self) -> AsyncIterator[Event | FinalReport]:
@@ -100,20 +106,25 @@ class AgentRunner:
             return report, None
         return report, await self.reset()
 
-    async def cancel(self, status: Status = "killed", reason: str = "") -> bool:
-        """Stop the current run; its cleanup runs, then ``wait`` returns a report with ``status``."""
+    async def cancel(self, status: Status = "killed", reason: str = "", agent_id: str | None = None) -> bool:
+        """Stop the current run (``agent_id``'s, if given); its cleanup runs, then ``wait``
+        returns a report with ``status``.
+
+        An async Ray actor need not start one caller's calls in the order sent, so the
+        registry's kill may overtake the ``run_detached`` it sent just before: a cancel
+        for an agent whose run has not arrived is kept, and that run ends as it starts.
+        """
         run = self._run
+        if agent_id is not None and (run is None or run.spec.agent_id != agent_id):
+            self._cancelled_early = (agent_id, status, reason)
+            return True
         if run is None or run.task is None or run.task.done():
             return False
         run.cancel_status, run.cancel_reason = status, reason
         run.task.cancel()
         await asyncio.gather(run.task, return_exceptions=True)
         if not run.report.done():  # cancelled before its first step: ``_drive`` never ran
-            report = FinalReport(status=status, text=f"The agent {status}: {reason or 'cancelled'}")
-            if run.queue is not None:
-                run.queue.put_nowait(report)
-                run.queue.put_nowait(_DONE)
-            run.report.set_result(report)
+            _end_unstarted(run, status, reason)
         return True
 
     async def detach(self) -> None:
@@ -239,6 +250,15 @@ class AgentRunner:
             on_start=record_start,
             team=team,
         )
+
+
+def _end_unstarted(run: _Run, status: Status, reason: str) -> None:
+    """End a run that never took a step: its report still comes, like any run's."""
+    report = FinalReport(status=status, text=f"The agent {status}: {reason or 'cancelled'}")
+    if run.queue is not None:
+        run.queue.put_nowait(report)
+        run.queue.put_nowait(_DONE)
+    run.report.set_result(report)
 
 
 async def _deliver_notice(
@@ -405,8 +425,8 @@ class _AgentActor:
     async def detach(self) -> None:
         await self.runner.detach()
 
-    async def cancel(self, status: Status = "killed", reason: str = "") -> bool:
-        return await self.runner.cancel(status, reason)
+    async def cancel(self, status: Status = "killed", reason: str = "", agent_id: str | None = None) -> bool:
+        return await self.runner.cancel(status, reason, agent_id)
 
     async def ask(self, request: Any) -> Any:
         return await self.runner.ask(request)

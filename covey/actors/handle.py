@@ -40,7 +40,7 @@ class AgentHandle(ActorHandle):
         """Start a run nobody follows; await the result for its end, in the same call: the
         report and whether the actor reset clean after it (``finish``). A background launch
         needs no word that the run started, so it saves a ``start`` call. The call is sent
-        now, so a ``cancel`` sent after it reaches the run."""
+        now; a ``cancel`` naming the agent stops the run even if it overtakes this call."""
         return self._answer(*self._submit("run_detached", spec, runtime, runtime_ref))
 
     def _submit(self, method_name: str, spec: AgentSpec, runtime: Any, runtime_ref: Any, *extra: Any) -> tuple[Any, Any]:
@@ -95,8 +95,9 @@ class AgentHandle(ActorHandle):
     async def detach(self) -> None:
         await self.call("detach")
 
-    async def cancel(self, status: Status = "killed", reason: str = "") -> bool:
-        return await self.call("cancel", status, reason)
+    async def cancel(self, status: Status = "killed", reason: str = "", agent_id: str | None = None) -> bool:
+        """Stop the run; with ``agent_id``, also one whose ``run_detached`` has not arrived yet."""
+        return await self.call("cancel", status, reason, agent_id)
 
     async def ask(self, request: Any) -> Any:
         try:

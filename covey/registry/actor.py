@@ -364,7 +364,7 @@ class _RegistryActor:
         # Record the cause first, so the watch's report cannot overwrite it.
         self.core.finish(agent_id, FinalReport(status=status, text=reason))
         try:
-            await asyncio.wait_for(actor.cancel(status, reason), CANCEL_GRACE_S)
+            await asyncio.wait_for(actor.cancel(status, reason, agent_id), CANCEL_GRACE_S)
         except (asyncio.TimeoutError, AgentUnavailable):
             actor.kill()
 

@@ -199,13 +199,21 @@ async def test_the_actor_runs_a_detached_spec_to_its_end_and_a_cancel_right_behi
     actor = _AgentActor()
     report, clean = await actor.run_detached(spec({"text": "done"}))
     assert report.status == "completed" and report.text == "done" and clean is True
-    # Ray starts an async actor's calls in the order one caller sent them.
+    # A cancel right behind the call: the run has not taken a step yet.
     pending = asyncio.ensure_future(actor.run_detached(spec({"text": "late"}, latency_s=30)))
     await asyncio.sleep(0)
-    assert await actor.cancel("killed", "stopped by its owner")
+    assert await actor.cancel("killed", "stopped by its owner", "agent-d")
     report, _ = await asyncio.wait_for(pending, 10)  # it never took a step, and still reports
     assert report.status == "killed" and "stopped by its owner" in report.text
     assert await actor.reset()  # and leaves nothing behind
+    # A cancel that overtakes the call (an async actor may start calls out of order).
+    assert await actor.cancel("killed", "killed before it arrived", "agent-d")
+    report, clean = await actor.run_detached(spec({"text": "late"}, latency_s=30))  # at once, not in 30 s
+    assert report.status == "killed" and "before it arrived" in report.text and clean is True
+    # Kept only for that agent: another agent's run on this actor is not cancelled by it.
+    assert await actor.cancel("killed", "for someone else", "agent-other")
+    report, _ = await actor.run_detached(spec({"text": "done"}))
+    assert report.status == "completed"
 
 
 def test_the_root_agent_travels_by_name_and_is_looked_up_only_when_used(monkeypatch):
