@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
-from typing import Any, Sequence
+from typing import Any, Sequence, TextIO
 
 from covey.errors import CoveyError
 from covey.events import Event, ResultEvent, SystemInit
@@ -127,15 +128,20 @@ def _execute(
 
     if sys.stdin.isatty() and output_format == "text":
         options["asker"] = TerminalAsker()
-    with Session(**options) as session:
-        last = asyncio.run(_print_events(session, prompt, output_format, verbose, live=not (quiet or verbose), trace=trace))
+    out = sys.stdout
+    # stdout carries covey's output only: Ray's driver prints its cluster warnings
+    # ("N PYTHON worker processes have been started...") to sys.stdout, which would
+    # break the JSON a script reads; during the run they go to stderr.
+    with contextlib.redirect_stdout(sys.stderr), Session(**options) as session:
+        last = asyncio.run(_print_events(session, prompt, output_format, verbose, live=not (quiet or verbose),
+                                         trace=trace, out=out))
     if last is None:
         print("covey: the run ended without a result", file=sys.stderr)
         return 1
     if output_format == "text":
-        print(last.result)
+        print(last.result, file=out)
     elif output_format == "json":
-        print(json.dumps(last.wire()))
+        print(json.dumps(last.wire()), file=out)
     if last.is_error:
         print(f"covey: {last.subtype}: {_first_line(last.result)}", file=sys.stderr)
         return 1
@@ -144,6 +150,7 @@ def _execute(
 
 async def _print_events(
     session: Any, prompt: str, output_format: str, verbose: bool, *, live: bool = True, trace: str | None = None,
+    out: TextIO | None = None,
 ) -> ResultEvent | None:
     from covey.observe.live import LiveView
 
@@ -154,7 +161,7 @@ async def _print_events(
             if isinstance(event, ResultEvent):
                 last = event
             if output_format == "stream-json":
-                _emit(event)
+                _emit(event, out or sys.stdout)
             elif verbose:
                 for line in describe(event):
                     print(line, file=sys.stderr)
@@ -169,8 +176,8 @@ async def _print_events(
     return last
 
 
-def _emit(event: Event) -> None:
-    print(json.dumps(event.wire()), flush=True)
+def _emit(event: Event, out: TextIO) -> None:
+    print(json.dumps(event.wire()), file=out, flush=True)
 
 
 def _first_line(text: str) -> str:

@@ -107,3 +107,44 @@ def test_demo_runs_end_to_end_without_a_key(tmp_path):
     done = subprocess.run([*COVEY, "demo"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     assert "greet" in done.stdout and "notification" in done.stderr
+
+
+class _NoisySession:
+    """Stands for Session: while it runs, another thread prints to sys.stdout, as Ray's
+    driver does with its cluster warnings ("N PYTHON worker processes have been started")."""
+
+    runtime = None
+
+    def __init__(self, **_: object) -> None:
+        pass
+
+    def __enter__(self) -> "_NoisySession":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        print("(raylet) WARNING: noise at shutdown")
+
+    async def stream(self, prompt: str):
+        import threading
+
+        from covey.events import ResultEvent
+
+        noise = threading.Thread(target=lambda: print("(raylet) WARNING: 18 PYTHON worker processes have been started"))
+        noise.start()
+        noise.join()
+        yield ResultEvent(session_id="s", subtype="success", is_error=False, result="done", num_turns=1,
+                          duration_ms=1, duration_api_ms=1, total_cost_usd=0.0, usage={})
+
+
+@pytest.mark.parametrize("output_format", ["json", "stream-json", "text"])
+def test_stdout_carries_covey_output_only_and_rays_warnings_go_to_stderr(output_format, monkeypatch, capsys):
+    from covey import cli, session
+
+    monkeypatch.setattr(session, "Session", _NoisySession)
+    assert cli.main(["-p", "go", "--output-format", output_format, "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "WARNING" not in captured.out and captured.err.count("WARNING") == 2
+    if output_format == "text":
+        assert captured.out == "done\n"
+    else:
+        assert [json.loads(line)["result"] for line in captured.out.splitlines()] == ["done"]
