@@ -30,13 +30,14 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbo
     if address:
         ray.init(address=address, **common)
         return False
-    _stay_on_loopback()
+    stay_on_loopback()
     ray.init(include_dashboard=False, num_cpus=num_cpus, **common)
     return True
 
 
-def _stay_on_loopback() -> None:
-    """A local Ray binds 127.0.0.1, not the machine's network address.
+def stay_on_loopback() -> None:
+    """A local Ray binds 127.0.0.1, not the machine's network address (and a driver
+    joining one started that way looks for it there).
 
     Ray takes its node address from ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``, read
     once when ``ray`` is imported: the variable reaches the processes

@@ -18,7 +18,7 @@ from covey.actors.mailbox import MailboxHandle
 from covey.actors.team import BoardHandle, RosterHandle
 from covey.errors import UserError
 from covey.observe.live import tree_lines
-from covey.ray_runtime import NAMESPACE
+from covey.ray_runtime import NAMESPACE, stay_on_loopback
 from covey.registry.actor import RegistryHandle
 
 
@@ -27,10 +27,25 @@ def connect(address: str | None) -> None:
 
     if ray.is_initialized():
         return
+    if _on_loopback(address or "auto"):
+        stay_on_loopback()  # else Ray swaps 127.0.0.1 for this machine's network address and misses it
     try:
         ray.init(address=address or "auto", namespace=NAMESPACE, logging_level=logging.ERROR, log_to_driver=False)
     except (ConnectionError, RuntimeError) as exc:
         raise UserError(f"no running Ray to inspect ({exc}); covey runs are visible while they run") from None
+
+
+def _on_loopback(address: str) -> bool:
+    """Whether the Ray that ``address`` names (``auto``: the one this machine's Ray temp
+    dir records, as ``covey -p`` starts it) listens on 127.0.0.1."""
+    from ray._private.services import get_ray_address_from_environment
+
+    try:
+        found = get_ray_address_from_environment(address, None)
+    except Exception:  # nothing found: ray.init says so below
+        return False
+    host = str(found or "").rsplit(":", 1)[0]
+    return host in ("127.0.0.1", "localhost")
 
 
 def sessions() -> dict[str, RegistryHandle]:
