@@ -323,12 +323,12 @@ class _RegistryActor:
             self.core.delivered(agent_id)
 
     async def _forward_orphans(self, agent_id: str) -> None:
-        """An agent ended while background children it owns still run: their own notices
-        would go to its mailbox, so the mailbox sends them on to the main agent (SPEC 10)."""
-        main = self.core.main_agent_id
-        if main is not None and main != agent_id and self.core.owned_live_background(agent_id):
+        """An agent ended while background children it owns still run, or was killed with
+        their notices unread: the mailbox sends those, queued and to come, on to the main
+        agent (SPEC 10)."""
+        if self.core.notices_go_to_main(agent_id):
             self._forwarded.add(agent_id)
-            await self.mailbox.close(agent_id, main)
+            await self.mailbox.close(agent_id, self.core.main_agent_id)
 
     async def _resume_if_mail_waits(self, agent_id: str) -> None:
         """A leaf agent ends without a last look at its mailbox (that would cost every

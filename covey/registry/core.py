@@ -249,6 +249,18 @@ class Registry:
     def session_cost_usd(self) -> float:
         return self._ended_cost_usd + sum(r.cost_usd for r in self.open.values() if r.live)
 
+    def notices_go_to_main(self, agent_id: str) -> bool:
+        """Whether an ended agent's children's notices go on to the main agent (SPEC 10:
+        background children still notify when their owner is gone): some still run, or it
+        was killed or failed with notices it may not have read (nothing resumes it to read
+        them; a completed agent is resumed by its unread mail instead)."""
+        record = self.records.get(agent_id)
+        if record is None or agent_id == self.main_agent_id or self.main_agent_id is None:
+            return False
+        if self.owned_live_background(agent_id):
+            return True
+        return record.status not in ("running", "completed") and any(c.background for c in self.children(agent_id))
+
     def owned_live_background(self, owner_agent_id: str) -> list[TaskRecord]:
         """Background agents this one owns that still run (they notify it when they end)."""
         return [r for r in self.open.values() if r.live and r.background and r.owner_agent_id == owner_agent_id]

@@ -233,3 +233,23 @@ def test_the_questions_asked_per_launch_look_only_at_open_records():
     registry.reopen("now")  # resumed: its cost counts once, as a live record's
     assert registry.session_cost_usd() == pytest.approx(0.7 + 50 * 0.01)
     assert registry.owned_live_background("main")[0].agent_id == "now"
+
+
+def test_an_ended_agents_child_notices_go_to_the_main_agent_unless_it_can_still_read_them():
+    registry = _registry()
+    for parent in ("p_running", "p_killed", "p_done", "p_leaf"):
+        registry.reserve(_request(parent))
+    registry.reserve(_request("b_live", parent="p_running", depth=2))
+    registry.reserve(_request("b_ended", parent="p_killed", depth=2))
+    registry.reserve(_request("b_read", parent="p_done", depth=2))
+    registry.finish("b_ended", FinalReport(status="completed", text="ok"))  # its notice sits in p_killed's mailbox
+    registry.finish("b_read", FinalReport(status="completed", text="ok"))
+    registry.finish("p_running", FinalReport(status="completed", text="ok"))
+    registry.finish("p_killed", FinalReport(status="killed", text="killed on request"))
+    registry.finish("p_done", FinalReport(status="completed", text="ok"))
+    registry.finish("p_leaf", FinalReport(status="killed", text="killed on request"))
+    assert registry.notices_go_to_main("p_running")  # a child still runs: its notice comes later
+    assert registry.notices_go_to_main("p_killed")  # killed before reading its child's notice
+    assert not registry.notices_go_to_main("p_done")  # completed: unread mail resumes it instead
+    assert not registry.notices_go_to_main("p_leaf")  # launched nothing
+    assert not registry.notices_go_to_main("main")
