@@ -240,10 +240,14 @@ class Registry:
         or claimed and on its way): between the end and the delivery its owner must
         keep waiting, or the notice is lost. A live child may have put its own notice
         already (``FinalReport.delivered_at``): the owner leaves out the keys it has read.
+        The main agent also waits for the children of owners that ended: their notices
+        come to it (``notify_target``).
         """
         return [
             r.notice_key for r in self.open.values()
-            if r.background and r.owner_agent_id == owner_agent_id and (r.live or not r.notified or r.delivering)
+            if r.background and (r.live or not r.notified or r.delivering)
+            and (r.owner_agent_id == owner_agent_id or (owner_agent_id == self.main_agent_id
+                                                       and self.notify_target(r) == owner_agent_id))
         ]
 
     def session_cost_usd(self) -> float:

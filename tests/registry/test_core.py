@@ -253,3 +253,18 @@ def test_an_ended_agents_child_notices_go_to_the_main_agent_unless_it_can_still_
     assert not registry.notices_go_to_main("p_done")  # completed: unread mail resumes it instead
     assert not registry.notices_go_to_main("p_leaf")  # launched nothing
     assert not registry.notices_go_to_main("main")
+
+
+def test_the_main_agent_waits_for_the_background_children_of_an_owner_that_ended():
+    registry = _registry()
+    registry.reserve(_request("p"))
+    registry.reserve(_request("b", parent="p", depth=2))
+    assert registry.outstanding("main") == ["p#0"]  # b's notice goes to p while p runs
+    registry.finish("p", FinalReport(status="killed", text="killed on request"))
+    registry.claim_notification("p")
+    registry.delivered("p")
+    assert registry.outstanding("main") == ["b#0"]  # p is gone: b still runs, and its notice comes to main
+    registry.finish("b", FinalReport(status="completed", text="ok"))
+    registry.claim_notification("b")
+    registry.delivered("b")
+    assert registry.outstanding("main") == [] and registry.outstanding("p") == []
