@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import signal
 import sys
 from typing import Any, Sequence, TextIO
 
@@ -133,8 +134,15 @@ def _execute(
     # ("N PYTHON worker processes have been started...") to sys.stdout, which would
     # break the JSON a script reads; during the run they go to stderr.
     with contextlib.redirect_stdout(sys.stderr), Session(**options) as session:
-        last = asyncio.run(_print_events(session, prompt, output_format, verbose, live=not (quiet or verbose),
-                                         trace=trace, out=out))
+        try:
+            last = asyncio.run(_interruptible(_print_events(
+                session, prompt, output_format, verbose, live=not (quiet or verbose), trace=trace, out=out)))
+        except Interrupted as stop:
+            for worktree in session.kept_worktrees:
+                print(f"covey: kept worktree {worktree.get('path')} (branch {worktree.get('branch')})", file=sys.stderr)
+            print(f"covey: interrupted by {signal.Signals(stop.signum).name}; every agent was stopped",
+                  file=sys.stderr)
+            return 128 + stop.signum
     if last is None:
         print("covey: the run ended without a result", file=sys.stderr)
         return 1
@@ -146,6 +154,38 @@ def _execute(
         print(f"covey: {last.subtype}: {_first_line(last.result)}", file=sys.stderr)
         return 1
     return 0
+
+
+class Interrupted(Exception):
+    """The run was stopped by a signal (SIGINT, SIGTERM)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+async def _interruptible(work: Any) -> Any:
+    """Await ``work``; SIGINT or SIGTERM cancels it, so the session stops its agents (their
+    cleanup runs) before its actors and Ray go, and raises ``Interrupted``."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(work)
+    received: list[int] = []
+
+    def on_signal(signum: int) -> None:
+        received.append(signum)
+        task.cancel()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, on_signal, signum)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if received:
+            raise Interrupted(received[0]) from None
+        raise
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
 
 
 async def _print_events(

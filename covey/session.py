@@ -18,6 +18,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from pydantic import BaseModel, ConfigDict, Field
 
+from covey.actors.handle import AgentHandle
 from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
 from covey.actors.pool import default_pool_size
 from covey.actors.warmup import model_modules
@@ -26,6 +27,7 @@ from covey.agents.definition import AgentDefinition
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import transcript_path
+from covey.errors import AgentUnavailable, CoveyError
 from covey.events import Event, PermissionPrompt, ResultEvent, SystemInit
 from covey.ids import AgentId, new_session_id
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
@@ -42,6 +44,7 @@ from covey.session_defs import session_definitions, session_skills
 from covey.settings import Settings
 from covey.tools.catalog import tool_names
 
+STOP_GRACE_S = 5.0
 MAIN_DEFINITION = AgentDefinition(name="main", description="The session's main agent.", prompt=MAIN_PROMPT)
 
 
@@ -106,6 +109,8 @@ class Session:
         self.runtime: SessionRuntime | None = None
         self._started_ray = False
         self._owned: list[Any] = []
+        self.kept_worktrees: list[dict[str, Any]] = []
+        """Worktrees that agents stopped by ``stop`` kept (they had changes): path and branch."""
 
     # -- the run ------------------------------------------------------------------
 
@@ -131,11 +136,20 @@ class Session:
         output_file = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
         await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt, output_file, main.node)
         try:
-            async for event in main.events(spec):
-                if isinstance(event, PermissionPrompt):
-                    await main.answer(event.request_id, await self._ask(event))
-                    continue
-                yield event
+            try:
+                async for event in self._watched(main.events(spec)):
+                    if isinstance(event, PermissionPrompt):
+                        await main.answer(event.request_id, await self._ask(event))
+                        continue
+                    yield event
+            except SessionBroken as exc:
+                yield await self._broken(exc, spec)
+                return
+            except asyncio.CancelledError:
+                # Interrupted (Ctrl-C, SIGTERM, a cancelled cell): every agent is stopped
+                # and its cleanup runs before the session's actors go.
+                await asyncio.shield(self.stop("the run was interrupted"))
+                raise
             await runtime.registry.call("finish_main", spec.agent_id, await main.wait())
             if not runtime.teams:
                 # Its run is over and nothing lives on it: a notebook's hundredth run
@@ -146,6 +160,55 @@ class Session:
             # Otherwise the main actor stays until close(): teams it created live on it, and
             # an interrupted run must first cancel its sync children from inside it.
             runtime.set_root(None)
+
+    async def _watched(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        """``events``, until the main agent's, the registry's or the mailbox's actor dies:
+        then ``SessionBroken`` names it. Without the registry or the mailbox no agent can
+        launch, finish or be notified, so the run cannot go on and must not hang."""
+        runtime = self.runtime
+        gone = {asyncio.ensure_future(handle.until_gone()): what
+                for handle, what in ((runtime.registry, "registry"), (runtime.mailbox, "mailbox"))}
+        stream, step = events.__aiter__(), None
+        try:
+            while True:
+                step = asyncio.ensure_future(stream.__anext__())
+                await asyncio.wait({step, *gone}, return_when=asyncio.FIRST_COMPLETED)
+                if not step.done():
+                    dead = next(task for task in gone if task.done())
+                    raise SessionBroken(f"covey's {gone[dead]} actor died ({dead.result()})")
+                try:
+                    event = step.result()
+                except StopAsyncIteration:
+                    return
+                except AgentUnavailable as exc:
+                    raise SessionBroken(f"the main agent's actor died ({exc})") from None
+                yield event
+        finally:
+            for task in (step, *gone):
+                if task is not None:
+                    task.cancel()
+
+    async def _broken(self, exc: "SessionBroken", spec: AgentSpec) -> ResultEvent:
+        """Stop what is left of a session that lost an actor; its error result."""
+        await self.stop(str(exc))
+        text = f"{exc}: the run cannot go on, and every agent of the session was stopped."
+        return ResultEvent(
+            session_id=self.session_id, agent_id=spec.agent_id, subtype="error_during_execution", is_error=True,
+            result=text, num_turns=0, duration_ms=0, duration_api_ms=0, total_cost_usd=0.0, usage={},
+        )
+
+    async def stop(self, reason: str, grace_s: float = STOP_GRACE_S) -> list[dict[str, Any]]:
+        """Stop every agent of this session, each with its cleanup (a kept worktree stays,
+        and is returned); what does not stop in ``grace_s`` is killed by ``close``."""
+        if self.runtime is None:
+            return []
+        mains = [handle for handle in self._owned if isinstance(handle, AgentHandle)]
+        stopping = [asyncio.wait_for(main.cancel("killed", reason), grace_s) for main in mains]
+        stopping.append(asyncio.wait_for(self.runtime.registry.stop_all(reason), grace_s * 2))
+        done = await asyncio.gather(*stopping, return_exceptions=True)
+        kept = done[-1] if isinstance(done[-1], list) else []
+        self.kept_worktrees += kept
+        return kept
 
     async def run(self, prompt: str, *, live: bool | None = None) -> "RunResult":
         """Run ``prompt`` to its end. ``live``: show the agent tree updating under the
@@ -266,6 +329,10 @@ class Session:
             message=prompt.message, reason="asked by an agent", suggested_rule="", agent_id=prompt.agent_id,
         )
         return await self.asker(request)
+
+
+class SessionBroken(CoveyError):
+    """One of the session's own actors died: the run ends with an error naming it."""
 
 
 def _env_flag(name: str) -> bool:

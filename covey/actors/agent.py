@@ -36,6 +36,9 @@ from covey.runtime import arrived
 from covey.teams.messages import TaskNotice
 
 _DONE = object()
+FOLLOWER_GRACE_S = 30.0
+"""How long a finished run waits for its follower to say it has the report. Under load
+(a CPU burner, fifty children on two cores) a live follower was seen to need over 5 s."""
 
 
 @dataclass
@@ -48,7 +51,9 @@ class _Run:
     cancel_reason: str = ""
     answers: dict[str, asyncio.Future] = field(default_factory=dict)
     followed: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set once nobody follows the run's events any more (or nobody ever did)."""
+    """Set once nobody follows the run's events any more: the follower said it has the
+    report (``received``), left before the report, moved the run to the background, or
+    there never was one. Until then the actor is neither recycled nor killed (``reset``)."""
 
 
 class AgentRunner:
@@ -81,16 +86,28 @@ class AgentRunner:
     async def follow(self) -> AsyncIterator[Event | FinalReport]:
         """The current run's events, then its ``FinalReport`` (only if started with ``follow=True``).
 
-        The report ends the stream so a sync parent has it before the actor can be recycled.
+        Yielding the report is not handing it over: Ray runs this generator ahead of its
+        reader, so the last items may still be on their way when it returns, and an actor
+        killed then takes them with it (a sync child's finished result was reported as a
+        dead actor). The reader says it has the report with ``received``.
         """
         run = self._require_run()
         if run.queue is None:
             return
         queue = run.queue
+        handed = False
         try:
             while (item := await queue.get()) is not _DONE:
+                handed = handed or isinstance(item, FinalReport)
                 yield item
         finally:
+            if not handed:  # the reader left before the report: nobody to wait for
+                run.followed.set()
+
+    async def received(self, agent_id: str) -> None:
+        """The follower of ``agent_id``'s run has its report: the actor may be recycled."""
+        run = self._run
+        if run is not None and run.spec.agent_id == agent_id:
             run.followed.set()
 
     async def wait(self) -> FinalReport:
@@ -140,7 +157,9 @@ class AgentRunner:
         await self.start(spec, follow=True)
         try:
             async for event in self.follow():
-                if not isinstance(event, FinalReport):
+                if isinstance(event, FinalReport):
+                    await self.received(spec.agent_id)
+                else:
                     yield event
         finally:
             await self.cancel(reason="the caller stopped following")
@@ -168,10 +187,12 @@ class AgentRunner:
 
     # -- reuse ---------------------------------------------------------------
 
-    async def reset(self, follower_grace_s: float = 5.0) -> bool:
+    async def reset(self, follower_grace_s: float = FOLLOWER_GRACE_S) -> bool:
         """Forget the finished run; True only if nothing of it is left (the actor may serve again).
 
-        A follower still reading the run's last events is let finish first.
+        A follower still reading the run's last events is let finish first: whoever
+        recycles or kills the actor asks this before either. A follower that never says
+        it has the report (its process died) is given up on after ``follower_grace_s``.
         """
         run = self._run
         if run is not None and not run.report.done():
@@ -424,6 +445,9 @@ class _AgentActor:
 
     async def detach(self) -> None:
         await self.runner.detach()
+
+    async def received(self, agent_id: str) -> None:
+        await self.runner.received(agent_id)
 
     async def cancel(self, status: Status = "killed", reason: str = "", agent_id: str | None = None) -> bool:
         return await self.runner.cancel(status, reason, agent_id)

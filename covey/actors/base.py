@@ -47,6 +47,15 @@ class ActorHandle:
         except Exception:
             pass
 
+    async def until_gone(self) -> str:
+        """Return once the actor has died, with Ray's word for why: a call that its actor
+        never answers (``sentinel``) fails when the actor goes, at no cost until then."""
+        try:
+            await self.actor.sentinel.remote()
+        except RayActorError as exc:
+            return _first_line(exc)
+        return "it stopped answering"
+
     def kill(self) -> None:
         try:
             ray.kill(self.actor, no_restart=True)

@@ -63,12 +63,17 @@ class AgentHandle(ActorHandle):
         self.runtime_key = key
         return answer
 
-    async def follow(self) -> AsyncIterator[Event]:
-        """The started run's events as they happen (a streaming generator call)."""
+    async def follow(self, agent_id: str) -> AsyncIterator[Event | FinalReport]:
+        """``agent_id``'s run's events as they happen (a streaming generator call), then its
+        report; the actor hears at once that the report arrived, so that it is neither
+        recycled nor killed while the report is still on its way here."""
         stream = self.actor.follow.remote()
         try:
             async for ref in stream:
-                yield await ref
+                item = await ref
+                if isinstance(item, FinalReport):
+                    self.tell("received", agent_id)
+                yield item
         except RayActorError as exc:
             raise AgentUnavailable(f"agent actor {self.name!r} died: {_first_line(exc)}") from None
 
@@ -77,7 +82,7 @@ class AgentHandle(ActorHandle):
         await self.start(spec, follow=True)
         finished = False
         try:
-            async for event in self.follow():
+            async for event in self.follow(spec.agent_id):
                 if not isinstance(event, FinalReport):
                     yield event
             finished = True

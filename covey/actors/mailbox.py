@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from typing import Any
 
 import ray
@@ -13,6 +15,10 @@ from covey.teams.messages import Mail
 
 class _MailboxActor(Mailbox):
     """Ray shell: the in-memory mailbox's async methods are the actor's methods."""
+
+    async def sentinel(self) -> None:
+        """Never answers: the session learns of this actor's death by the call failing."""
+        await asyncio.Event().wait()
 
 
 def mailbox_actor_class(**options: Any):

@@ -77,15 +77,18 @@ class WarmPool:
         """True if the actor was clean and kept warm; otherwise it is killed.
 
         ``clean``: the actor's reset already answered (it resets itself after a run
-        nobody follows); None asks it now.
+        nobody follows); None asks it now, whatever becomes of the actor: the reset
+        waits until the run's follower has its report, and a kill before that would
+        take the report with it.
         """
         lane = self.lane_of.get(actor, "home")
+        if clean is None:
+            clean = await actor.reset()
         # Up to twice the pool size stays warm: a refill during a burst may already have
         # replaced this actor, and killing a clean one only to start another costs ~1 s of CPU.
         keep = (
-            self.uses.get(actor, 0) < self.max_uses
+            clean and self.uses.get(actor, 0) < self.max_uses
             and len(self.ready[lane]) < max(2 * self.sizes.get(lane, 0), self.warmed.get(lane, 0))
-            and (clean if clean is not None else await actor.reset())
         )
         if keep:
             self.ready[lane].append(actor)

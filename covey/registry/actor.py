@@ -21,6 +21,7 @@ from covey.actors.handle import AgentHandle
 from covey.actors.pool import AgentFactory, WarmPool
 from covey.agents.reports import notification_text, released_text
 from covey.agents.transcript import rebuild_history
+from covey.agents.worktree import Worktree, finish_worktree
 from covey.errors import AgentUnavailable, CoveyError, LimitExceeded
 from covey.registry.core import Registry
 from covey.registry.limits import Limits
@@ -31,6 +32,7 @@ from covey.teams.messages import TaskNotice
 log = logging.getLogger(__name__)
 
 CANCEL_GRACE_S = 5.0
+REPORT_WAIT_S = 30.0
 KEPT_RUNTIMES = 4
 NEED_RUNTIME = "covey:need-runtime"
 """A launch's answer when it named a runtime key the registry does not hold: send it whole."""
@@ -244,6 +246,14 @@ class _RegistryActor:
     async def record(self, agent_id: str) -> TaskRecord | None:
         return self.core.records.get(agent_id)
 
+    async def report_of(self, agent_id: str, timeout_s: float = REPORT_WAIT_S) -> FinalReport | None:
+        """The report of ``agent_id``'s ended run, once its watch has recorded it (a sync
+        parent whose event stream broke asks this); None if it has not ended in time."""
+        if (watch := self.watches.get(agent_id)) is not None:
+            await asyncio.wait({watch}, timeout=timeout_s)  # waits without cancelling the watch
+        record = self.core.records.get(agent_id)
+        return record.report if record is not None and not record.live else None
+
     async def actor_of(self, agent_id: str) -> Any:
         """The handle of a running agent's actor (``covey kill``, tests), or None."""
         return self.actors.get(agent_id)
@@ -262,6 +272,20 @@ class _RegistryActor:
         done, still = await asyncio.wait(pending, timeout=timeout_s)
         return not still
 
+    async def stop_all(self, reason: str, grace_s: float = CANCEL_GRACE_S) -> list[dict[str, Any]]:
+        """Stop every running agent the registry launched (the run is over: interrupted, or
+        a session actor died): their cleanup runs and their owners are notified. Returns
+        the worktrees that were kept, as their reports name them."""
+        live = [(agent_id, actor) for agent_id, actor in list(self.actors.items())
+                if (record := self.core.records.get(agent_id)) is not None and record.live]
+        await asyncio.gather(*(self._stop(agent_id, actor, "killed", reason) for agent_id, actor in live))
+        await self.wait_idle(grace_s)
+        return [r.worktree for r in self.core.records.values() if r.worktree and r.worktree.get("kept")]
+
+    async def sentinel(self) -> None:
+        """Never answers: the session learns of this actor's death by the call failing."""
+        await asyncio.Event().wait()
+
     # -- internals ---------------------------------------------------------------
 
     async def _watch(self, agent_id: str, actor: Any, run: Any = None) -> None:
@@ -270,7 +294,8 @@ class _RegistryActor:
             report, clean = await (run if run is not None else actor.finish())
             reusable = True
         except AgentUnavailable as exc:
-            report = FinalReport(status="failed", text=f"The agent's actor died: {_first_line(exc)}")
+            report = FinalReport(status="failed", text=f"The agent's actor died: {_first_line(exc)}",
+                                 worktree=await self._dead_agents_worktree(agent_id))
             reusable = False
         except Exception as exc:  # a watch never takes the registry down with it
             doing = "started" if run is not None else "watched"
@@ -287,6 +312,19 @@ class _RegistryActor:
                 self._spawn(self.pool.give_back(actor, clean))
             else:
                 actor.kill()
+
+    async def _dead_agents_worktree(self, agent_id: str) -> dict[str, Any] | None:
+        """An agent whose actor died ran no cleanup: its worktree is removed here if
+        unchanged, else kept and reported (the registry runs where the files are)."""
+        spec = self.specs.get(agent_id)
+        if spec is None or not spec.worktree:
+            return None
+        try:
+            outcome = await finish_worktree(Worktree(**spec.worktree))
+        except Exception:  # a worktree that cannot be looked at is left, as a kept one
+            log.exception("cleaning the worktree of %s failed", agent_id)
+            return {**spec.worktree, "kept": True}
+        return outcome.model_dump(exclude_none=True) if outcome.kept else None
 
     async def _complete(self, agent_id: str, report: FinalReport) -> None:
         self.core.finish(agent_id, report)
@@ -530,6 +568,13 @@ class RegistryHandle(ActorHandle):
     async def record(self, agent_id: str) -> TaskRecord | None:
         return await self.call("record", agent_id)
 
+    async def report_of(self, agent_id: str) -> FinalReport | None:
+        """The ended run's report as the registry recorded it; None if the registry is gone too."""
+        try:
+            return await self.call("report_of", agent_id)
+        except AgentUnavailable:
+            return None
+
     async def records(self) -> list[TaskRecord]:
         return await self.call("records")
 
@@ -538,3 +583,7 @@ class RegistryHandle(ActorHandle):
 
     async def wait_idle(self, timeout_s: float | None = None) -> bool:
         return await self.call("wait_idle", timeout_s)
+
+    async def stop_all(self, reason: str) -> list[dict[str, Any]]:
+        """Stop every running sub-agent; the worktrees kept by their cleanup."""
+        return await self.call("stop_all", reason)

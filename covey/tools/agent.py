@@ -203,7 +203,7 @@ class Launch:
 
     async def _pump(self, actor: Any) -> FinalReport | None:
         """Forward the child's events; its stream ends with its report."""
-        async for event in actor.follow():
+        async for event in actor.follow(self.agent_id):
             if isinstance(event, FinalReport):
                 return event
             self._emit(event)
@@ -213,7 +213,11 @@ class Launch:
         try:
             report = pump.result()
         except AgentUnavailable as exc:
-            return ToolResult.error(f"The sub-agent {self.agent_id} failed: its actor died ({exc}).")
+            # The stream broke, but the run may have ended first: the registry records
+            # every run's report before its actor is recycled or killed.
+            report = await self.runtime.registry.report_of(self.agent_id)
+            if report is None:
+                return ToolResult.error(f"The sub-agent {self.agent_id} failed: its actor died ({exc}).")
         if report is None:
             return ToolResult.error(f"The sub-agent {self.agent_id} ended without a report.")
         output = Completed(

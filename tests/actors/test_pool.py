@@ -120,7 +120,8 @@ async def test_dirty_or_worn_actors_are_killed_not_kept():
     worn = await pool.take()
     assert await pool.give_back(worn)
     assert await pool.take() is worn  # second use
-    assert not await pool.give_back(worn) and worn.killed and worn.resets == 1  # max_uses reached: not even reset
+    # max_uses reached: killed, but only after its reset (which waits for the run's follower)
+    assert not await pool.give_back(worn) and worn.killed and worn.resets == 2
 
 
 async def test_an_actor_that_already_reset_itself_is_not_asked_again():
@@ -139,6 +140,34 @@ async def test_at_most_twice_the_size_is_kept_warm():
         pool.lane_of[actor] = "home"
     kept = [await pool.give_back(actor) for actor in extra]
     assert kept == [True, False, False] and len(pool.ready["home"]) == 2
+
+
+async def test_an_actor_is_killed_only_after_its_reset_says_the_follower_has_the_report():
+    """The recycling race: a sync child's actor that comes back to a full lane was killed at
+    once, while its parent was still receiving the run's report, which was then lost."""
+    pool, made = pool_of(1)
+    await pool.warm(1)
+    released = asyncio.Event()
+    killed_before_release: list[bool] = []
+
+    class FollowedActor(FakeActor):
+        async def reset(self) -> bool:
+            await released.wait()  # the runner's reset waits for the follower's ``received``
+            return await super().reset()
+
+        def kill(self) -> None:
+            killed_before_release.append(not released.is_set())
+            super().kill()
+
+    extra = [FollowedActor(100 + i) for i in range(3)]
+    for actor in extra:
+        pool.lane_of[actor] = "home"
+    backs = [asyncio.create_task(pool.give_back(actor)) for actor in extra]
+    await asyncio.sleep(0.05)
+    assert not any(actor.killed for actor in extra)  # the lane is full, but the reports are on their way
+    released.set()
+    assert [await back for back in backs].count(True) == 1  # one fits beside the warm one
+    assert killed_before_release == [False, False]
 
 
 async def test_an_any_lane_actor_is_pinned_hard_and_placed_by_ray_if_its_node_is_gone():

@@ -42,7 +42,47 @@ async def test_finish_resets_a_run_nobody_follows_and_leaves_a_followed_one_to_i
     report, clean = await runner.finish()
     assert report.text == "done" and clean is None  # its follower has not read the end yet
     assert [e async for e in runner.follow()][-1] == report
+    await runner.received("agent-t")  # what the follower's handle says once the report is in
     assert await runner.reset()
+
+
+async def test_the_actor_waits_for_its_follower_to_have_the_report_before_it_resets(tmp_path):
+    """Ray runs ``follow`` ahead of its reader: its end is not the reader's receipt."""
+    model = ScriptedModel.from_dict({"rules": [{"when": {}, "reply": {"text": "done"}}]})
+    runner = AgentRunner()
+    await runner.start(_spec(tmp_path, model), follow=True)
+    assert [e async for e in runner.follow()][-1].text == "done"  # yielded, maybe not yet delivered
+    confirmed: list[str] = []
+
+    async def follower_confirms_late() -> None:
+        await runner.received("agent-other")  # another run's receipt changes nothing
+        await asyncio.sleep(0.1)
+        confirmed.append("agent-t")
+        await runner.received("agent-t")
+
+    asyncio.get_running_loop().create_task(follower_confirms_late())
+    # (awaited in this task: the reset counts other pending tasks of the process as leftovers)
+    assert await runner.reset()
+    assert confirmed == ["agent-t"]  # it returned only once the follower had the report
+
+
+async def test_a_follower_that_leaves_before_the_report_is_not_waited_for(tmp_path):
+    model = ScriptedModel.from_dict({"rules": [{"when": {}, "reply": {"text": "slow"}, "latency_s": 0.3}]})
+    runner = AgentRunner()
+    await runner.start(_spec(tmp_path, model), follow=True)
+    stream = runner.follow()
+    await stream.__anext__()  # the first event, then the reader goes away
+    await stream.aclose()
+    await runner.wait()
+    assert await runner.reset()
+
+
+async def test_a_follower_that_never_confirms_is_given_up_on_after_the_grace(tmp_path):
+    model = ScriptedModel.from_dict({"rules": [{"when": {}, "reply": {"text": "done"}}]})
+    runner = AgentRunner()
+    await runner.start(_spec(tmp_path, model), follow=True)
+    [e async for e in runner.follow()]
+    assert await runner.reset(follower_grace_s=0.05) is False  # not reusable: killed, its reader gone
 
 
 async def test_cancel_ends_the_run_with_the_given_status(tmp_path):
