@@ -48,13 +48,29 @@ async def _covey(tmp: Path, n: int, session: Any, warm: bool) -> dict[str, Any]:
     parent = [r for r in records if r["main"]]
     children = [r for r in records if not r["main"]]
     done = sum(1 for r in children if not r["calls"])
-    figures = {"children_finished": done}
+    figures = {"children_finished": done, **delivery_counts(result.events, n)}
     if result.is_error or done != n:
         figures["error"] = f"{n - done} of {n} children did not run; parent said {result.result[:100]!r}"
         figures["launch_errors"] = _launch_errors(result.events)
     return figures | {"wall_s": round(parent[-1]["done"] - parent[0]["sent"], 3), "driver_s": round(driver_s, 3),
             "parent_turns": len(parent), "first_child_start_s": round(children[0]["sent"] - parent[0]["done"], 3),
             "last_child_start_s": round(max(_firsts(children)) - parent[0]["done"], 3)}
+
+
+def delivery_counts(events: list[Any], n: int) -> dict[str, int]:
+    """What reached the main agent of the N children's results, from its task notifications:
+    ``lost`` (never notified), ``duplicated`` (notified more than once), ``failed``."""
+    from collections import Counter
+
+    from covey.events import TaskNotification
+
+    notices = [e for e in events if isinstance(e, TaskNotification)]  # the main agent's: it launched them all
+    per_task = Counter(e.task_id for e in notices)
+    return {
+        "lost": max(0, n - len(per_task)),
+        "duplicated": sum(count - 1 for count in per_task.values()),
+        "failed": sum(1 for e in notices if e.status != "completed"),
+    }
 
 
 def _session_model(tmp: Path) -> LoggingModel:

@@ -2,8 +2,8 @@
 
     python -m benchmarks.run [--quick] [--only NAME[,NAME]] [--out benchmarks/results/latest.json]
 
-``startup`` runs first, before this process starts its own Ray (each ``covey -p``
-starts and stops a private one); every other case shares one local Ray.
+``startup`` and ``cli_fanout`` run first, before this process starts its own Ray (each
+``covey -p`` starts and stops a private one); every other case shares one local Ray.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from typing import Any
 from benchmarks.common import log, machine, prepare_env, start_ray
 
 CASES = [
-    "startup", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "task_claims", "mailbox", "leaks", "memory",
+    "startup", "cli_fanout", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "task_claims", "mailbox", "leaks", "memory",
 ]
+CLI_CASES = ("startup", "cli_fanout")
+"""Cases that run the real ``covey`` command, each run with a private Ray: before this process starts one."""
 MODULES = {"spawn_latency": "spawn", "notify_latency": "spawn", "task_claims": "teams", "mailbox": "teams"}
 FUNCTIONS = {"notify_latency": "run_notify", "task_claims": "run_claims", "mailbox": "run_mailbox"}
 
@@ -66,10 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"quick": args.quick, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
                               "machine": machine(), "cases": {}}
     try:
-        if "startup" in names:
-            report["cases"]["startup"] = asyncio.run(_run_case("startup", tmp, args.quick))
+        for name in [n for n in names if n in CLI_CASES]:
+            report["cases"][name] = asyncio.run(_run_case(name, tmp, args.quick))
             _write(out, report)
-        rest = [n for n in names if n != "startup"]
+        rest = [n for n in names if n not in CLI_CASES]
         if rest:
             import ray
 

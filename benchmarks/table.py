@@ -23,6 +23,11 @@ def _rows(cases: dict[str, Any]) -> list[tuple[str, Any, str]]:
         ("startup: first assistant line s (p50)", _get(c, "startup", "first_assistant_s", "p50"), ""),
         ("startup: total wall s (p50)", _get(c, "startup", "total_s", "p50"), ""),
     ]
+    if isinstance(cli := _get(c, "cli_fanout"), dict) and "expected" in cli:
+        rows.append((f"cli sync fan-out N={cli['n']} x{len(cli['runs'])} under a CPU burner: completed / expected "
+                     "(lost, dup, failed)",
+                     f"{cli['completed']} / {cli['expected']} ({cli['lost']}, {cli['duplicated']}, {cli['failed']})",
+                     "all completed, 0 lost"))
     for key, fig in sorted((_get(c, "fanout", "warm") or {}).items(), key=lambda kv: int(kv[0])):
         rows.append((f"fanout N={key} warm: s / ratio", _fan(fig),
                      "≤ 1.15×" if key == "100" else ""))
@@ -42,7 +47,8 @@ def _rows(cases: dict[str, Any]) -> list[tuple[str, Any, str]]:
 
 
 def _fan(fig: dict) -> str:
-    return "failed (see JSON)" if "error" in fig else f"{fig.get('wall_s')} / {fig.get('ratio')}"
+    counts = f" (lost {fig.get('lost')}, dup {fig.get('duplicated')}, failed {fig.get('failed')})"
+    return ("failed (see JSON)" if "error" in fig else f"{fig.get('wall_s')} / {fig.get('ratio')}") + counts
 
 
 def _pair(c: dict, case: str, key: str) -> str | None:

@@ -45,6 +45,8 @@ from covey.settings import Settings
 from covey.tools.catalog import tool_names
 
 STOP_GRACE_S = 5.0
+OWNER_DEATH_WAIT_S = 2.0
+"""How long a main actor's death waits to be explained by its owner's (the registry's)."""
 MAIN_DEFINITION = AgentDefinition(name="main", description="The session's main agent.", prompt=MAIN_PROMPT)
 
 
@@ -181,6 +183,11 @@ class Session:
                 except StopAsyncIteration:
                     return
                 except AgentUnavailable as exc:
+                    # The main actor dies with the registry that owns it: name the cause.
+                    dead, _ = await asyncio.wait(gone, timeout=OWNER_DEATH_WAIT_S)
+                    if dead:
+                        died = next(iter(dead))
+                        raise SessionBroken(f"covey's {gone[died]} actor died ({died.result()})") from None
                     raise SessionBroken(f"the main agent's actor died ({exc})") from None
                 yield event
         finally:

@@ -464,6 +464,10 @@ class _AgentActor:
     async def ping(self) -> str:
         return ray.get_runtime_context().get_node_id()
 
+    async def pid(self) -> int:
+        """This actor's process id on its node (to signal or inspect it from outside)."""
+        return os.getpid()
+
     async def loaded_modules(self) -> list[str]:
         """The modules this process has imported (tests check a run adds none)."""
         return sorted(sys.modules)

@@ -125,6 +125,9 @@ class AgentHandle(ActorHandle):
     async def node_id(self) -> str:
         return await self.call("ping")
 
+    async def pid(self) -> int:
+        return await self.call("pid")
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AgentHandle) and other.actor._actor_id == self.actor._actor_id
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import Any, AsyncIterator
 
 import ray
+from ray.exceptions import RayActorError
 
 from covey.actors.base import ActorHandle, _first_line
 from covey.actors.handle import AgentHandle
@@ -129,12 +130,21 @@ class _RegistryActor:
         # Only a sync caller follows the actor; a handle costs a GCS subscription where it lands.
         return answer, actor if follow else None
 
-    async def launch_many(self, launches: list[tuple[Any, ...]]) -> list[Any]:
+    async def launch_many(self, launches: list[tuple[Any, ...]]) -> AsyncIterator[tuple[int, Any]]:
         """Several launches in one call (the Agent calls of one assistant message), each
-        answered as ``launch`` answers it. Their checks run in the order given: each
-        reserves before the next one is checked."""
-        answers = await asyncio.gather(*(self.launch(*args) for args in launches), return_exceptions=True)
-        return [f"The agent could not be started: {a}" if isinstance(a, BaseException) else a for a in answers]
+        answered as ``launch`` answers it, as ``(index, answer)`` the moment it is ready: a
+        launch that gets a warm actor does not wait for one whose actor is still being
+        created (its sync parent could not follow it, nor the actor be recycled). Their
+        checks run in the order given: each reserves before the next one is checked (a
+        task runs up to its first wait when it starts, and they start in order)."""
+        async def one(index: int, args: tuple[Any, ...]) -> tuple[int, Any]:
+            try:
+                return index, await self.launch(*args)
+            except Exception as exc:
+                return index, f"The agent could not be started: {exc}"
+
+        for answered in asyncio.as_completed([asyncio.ensure_future(one(i, a)) for i, a in enumerate(launches)]):
+            yield await answered
 
     async def find(self, name_or_id: str) -> TaskRecord | None:
         return self.core.find(name_or_id)
@@ -429,6 +439,15 @@ class _RegistryActor:
                 log.exception("stall watchdog tick failed")
 
 
+def _answer(waiting: asyncio.Future, answer: Any) -> None:
+    if waiting.done():  # answered already, or its caller gave up waiting
+        return
+    if isinstance(answer, Exception):
+        waiting.set_exception(answer)
+    else:
+        waiting.set_result(answer)
+
+
 def registry_actor_class(**options: Any):
     # No Ray task events for its calls: several per agent, and nobody looks for them in the dashboard.
     return ray.remote(num_cpus=0, max_restarts=0, enable_task_events=False, **options)(_RegistryActor)
@@ -499,20 +518,19 @@ class RegistryHandle(ActorHandle):
         task.add_done_callback(self._sending.discard)
 
     async def _deliver(self, batch: list[tuple[tuple[Any, ...], asyncio.Future]]) -> None:
+        waiting = [future for _, future in batch]
         try:
             if len(batch) == 1:
-                answers = [await self.call("launch", *batch[0][0])]
-            else:
-                answers = await self.call("launch_many", [launch for launch, _ in batch])
-        except Exception as exc:  # the registry is gone: every caller hears it
-            answers = [exc] * len(batch)
-        for (_, waiting), answer in zip(batch, answers):
-            if waiting.done():  # its caller gave up waiting
-                continue
-            if isinstance(answer, Exception):
-                waiting.set_exception(answer)
-            else:
-                waiting.set_result(answer)
+                _answer(waiting[0], await self.call("launch", *batch[0][0]))
+                return
+            async for ref in self.actor.launch_many.remote([launch for launch, _ in batch]):
+                index, answer = await ref
+                _answer(waiting[index], answer)
+        except Exception as exc:  # the registry is gone: every caller still waiting hears it
+            if isinstance(exc, RayActorError):
+                exc = AgentUnavailable(f"actor {self.name!r} is gone: {_first_line(exc)}")
+            for future in waiting:
+                _answer(future, exc)
 
     async def _registry_holds(self, key: str) -> bool:
         """Whether the registry has this runtime; a launch sending it right now is awaited,

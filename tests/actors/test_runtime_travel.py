@@ -37,6 +37,24 @@ class _Method:
         return reply()
 
 
+class _StreamMethod(_Method):
+    """Stands for a streaming Ray actor method: ``remote`` gives an async iterator of refs."""
+
+    def remote(self, *args: Any) -> Any:
+        self.calls.append(args)
+
+        async def refs() -> Any:
+            for index, answer in enumerate(self.answer(*args)):
+                await asyncio.sleep(0.01)
+                yield _ready((index, answer))
+
+        return refs()
+
+
+async def _ready(value: Any) -> Any:
+    return value
+
+
 class _FakeActor:
     def __init__(self, **methods: _Method) -> None:
         self.__dict__.update(methods)
@@ -92,7 +110,7 @@ async def test_the_agent_actor_restores_the_runtime_it_holds_and_refuses_a_key_i
 def _registry(answer: Any) -> tuple[RegistryHandle, _Method, _Method]:
     """A registry handle on a fake actor whose ``launch`` and ``launch_many`` both answer with ``answer``."""
     launch = _Method(answer=answer)
-    launch_many = _Method(answer=lambda launches: [answer(*args) for args in launches])
+    launch_many = _StreamMethod(answer=lambda launches: [answer(*args) for args in launches])
     return RegistryHandle(_FakeActor(launch=launch, launch_many=launch_many)), launch, launch_many
 
 
@@ -121,6 +139,20 @@ async def test_launches_made_together_reach_the_registry_in_one_call_and_each_ge
     assert [args[0].agent_id for args in launch_many.calls[0][0]] == [f"agent-{i}" for i in range(1, 11)]  # in order
     assert isinstance(results[6], LimitExceeded) and "over the limit" in str(results[6])
     assert [r[0] for i, r in enumerate(results) if i != 6] == [f"agent-{i}" for i in range(1, 11) if i != 7]
+
+
+async def test_the_registry_answers_each_launch_of_a_batch_as_soon_as_it_is_ready():
+    """A launch whose actor is warm must not wait for one whose actor is being created:
+    its sync parent could not follow it, and its actor could not be recycled."""
+    from covey.registry.actor import _RegistryActor
+
+    class Registry:
+        async def launch(self, agent_id: str, delay_s: float) -> str:
+            await asyncio.sleep(delay_s)
+            return agent_id
+
+    order = [answer async for answer in _RegistryActor.launch_many(Registry(), [("slow", 0.3), ("warm", 0.0)])]
+    assert order == [(1, "warm"), (0, "slow")]
 
 
 async def test_a_batch_to_a_registry_that_is_gone_fails_every_launch_in_it():
