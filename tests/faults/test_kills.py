@@ -1,0 +1,121 @@
+"""Faults: killed children, killed session actors and signals end in exact, clean outcomes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from covey.observe import inspect
+from covey.session import Session
+from tests.fake_messages_api import FakeMessagesAPI
+from tests.faults.scenario import (
+    MAIN_MARK, Fanout, covey_env, git_repo, processes_with, start_covey, titled, wait_for, wait_gone, worktrees,
+)
+
+pytestmark = [pytest.mark.faults, pytest.mark.ray]
+
+
+async def _kill(how: str, agent_id: str, session: Session) -> None:
+    match how:
+        case "ray.kill":
+            (await session.runtime.registry.call("actor_of", agent_id)).kill()
+        case "SIGKILL":
+            actor = await session.runtime.registry.call("actor_of", agent_id)
+            os.kill(await actor.pid(), signal.SIGKILL)
+        case "covey kill":
+            assert "killed" in await inspect.kill(agent_id)
+
+
+async def test_a_seeded_random_thirty_percent_of_children_killed_each_notify_once_and_leave_nothing(
+    ray_session, tmp_path, monkeypatch,
+):
+    repo = git_repo(tmp_path)
+    fanout = Fanout(10, background=True, delay_s=0.2, turns=4, isolation="worktree", hold_turn=2)
+    with FakeMessagesAPI(replies=[fanout]) as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        session = Session(cwd=str(repo), pool_size=4, max_turns=30, transcript_dir=str(tmp_path / "t"))
+        try:
+            run = asyncio.create_task(session.run(f"{MAIN_MARK}: fan out"))
+            await asyncio.to_thread(wait_for, lambda: fanout.children_seen(2) == 10, 120, "ten running children")
+            children = sorted(r.agent_id for r in await session.runtime.registry.records() if r.role == "subagent")
+            doomed = random.Random(11).sample(children, 3)
+            for how, agent_id in zip(("ray.kill", "SIGKILL", "covey kill"), doomed):
+                await _kill(how, agent_id, session)
+            fanout.gate.set()  # the others go on
+            result = await asyncio.wait_for(run, 180)  # nothing hangs
+        finally:
+            fanout.released.set()
+            session.close()
+    assert result.is_error is False
+    outcome = fanout.outcome()
+    assert sorted(outcome.notices) == children  # one notice per child, killed or not
+    for agent_id, statuses in outcome.notices.items():
+        if agent_id in doomed:
+            assert len(statuses) == 1 and statuses[0] in ("failed", "killed"), (agent_id, statuses)
+        else:
+            assert statuses == ["completed"], (agent_id, statuses)
+    assert sum(outcome.completed.values()) == 7 and set(outcome.completed.values()) == {1}
+    assert worktrees(repo) == []  # the killed ones' too: the registry cleans a dead agent's worktree
+    await asyncio.to_thread(wait_for, lambda: not _session_processes(session.session_id), 20, "agent processes to end")
+
+
+def _session_processes(session_id: str) -> list[int]:
+    pids = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
+    return titled(pids, f"ray::covey:{session_id[:8]}:") + titled(pids, "ray::agent:")
+
+
+@pytest.mark.parametrize("actor", ["registry", "mailbox"])
+def test_a_session_actor_killed_mid_run_ends_the_run_with_an_error_naming_it(tmp_path, actor):
+    fanout = Fanout(3, background=True, delay_s=0.5, turns=40)
+    with FakeMessagesAPI(replies=[fanout]) as api:
+        env = covey_env(tmp_path, api.url)
+        proc = start_covey(["-p", f"{MAIN_MARK}: fan out", "--output-format", "json", "--quiet"], tmp_path, env)
+        try:
+            wait_for(lambda: fanout.children_seen(2) == 3, 120, "three running children")
+            title = {"registry": "ray::_RegistryActor", "mailbox": "ray::_MailboxActor"}[actor]
+            (pid,) = titled(processes_with(env["RAY_TMPDIR"]), title)
+            os.kill(pid, signal.SIGKILL)
+            killed_at = time.monotonic()
+            out, err = proc.communicate(timeout=60)
+            print(f"the run ended {time.monotonic() - killed_at:.1f} s after its {actor} was killed")
+        finally:
+            fanout.released.set()
+            if proc.poll() is None:
+                proc.kill()
+            left = wait_gone(env["RAY_TMPDIR"])
+    assert proc.returncode != 0
+    result = json.loads(out)
+    assert result["is_error"] is True and f"covey's {actor} actor died" in result["result"], result
+    assert f"{actor} actor died" in err
+    assert left == []  # every agent stopped, Ray stopped: nothing of the run is left
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_every_child_with_its_cleanup_and_reports_kept_worktrees(tmp_path, signum):
+    repo = git_repo(tmp_path)
+    fanout = Fanout(2, background=True, delay_s=0.3, turns=200, write={0}, isolation="worktree")
+    with FakeMessagesAPI(replies=[fanout]) as api:
+        env = covey_env(tmp_path, api.url)
+        args = ["-p", f"{MAIN_MARK}: fan out", "--permission-mode", "acceptEdits", "--quiet"]
+        proc = start_covey(args, repo, env)
+        try:
+            wait_for(lambda: fanout.children_seen(3) == 2, 120, "two children past their first turns")
+            proc.send_signal(signum)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            fanout.released.set()
+            if proc.poll() is None:
+                proc.kill()
+            left = wait_gone(env["RAY_TMPDIR"])
+    assert proc.returncode == 128 + signum, err[-2000:]
+    kept = worktrees(repo)
+    assert len(kept) == 1 and (Path(kept[0]) / "made-by-0.txt").exists()  # the unchanged one was removed
+    assert f"kept worktree {kept[0]}" in err
+    assert left == []  # Ray and every agent process are gone
