@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from typing import Any
 
@@ -50,10 +51,14 @@ class ActorHandle:
     async def until_gone(self) -> str:
         """Return once the actor has died, with Ray's word for why: a call that its actor
         never answers (``sentinel``) fails when the actor goes, at no cost until then."""
+        ref = self.actor.sentinel.remote()
         try:
-            await self.actor.sentinel.remote()
+            await ref
         except RayActorError as exc:
             return _first_line(exc)
+        except asyncio.CancelledError:
+            ray.cancel(ref)  # else each watch would leave a call waiting in the actor
+            raise
         return "it stopped answering"
 
     def kill(self) -> None:
