@@ -71,7 +71,7 @@ def _add_inspect_commands(sub: Any) -> None:
             cmd.add_argument(positional.rstrip("?"), nargs="?" if positional.endswith("?") else None)
         if name == "logs":
             cmd.add_argument("-f", "--follow", action="store_true")
-        cmd.add_argument("--address", help="the Ray cluster (default: RAY_ADDRESS or the local one)")
+        cmd.add_argument("--address", help="the Ray cluster (default: RAY_ADDRESS, else the Rays covey started for you)")
         cmd.set_defaults(handler=_inspect)
 
 
@@ -244,16 +244,15 @@ def _agents(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     from covey.observe import inspect
 
-    inspect.connect(args.address)
     match args.command:
         case "ps":
-            print(inspect.run(inspect.ps_text()))
+            print(inspect.ps(args.address))
         case "tree":
-            print(inspect.run(inspect.tree_text(args.session)))
+            print(inspect.in_session(args.address, args.session, inspect.tree_text))
         case "team":
-            print(inspect.run(inspect.team_text(args.session)))
+            print(inspect.in_session(args.address, args.session, inspect.team_text))
         case "kill":
-            print(inspect.run(inspect.kill(args.agent_id)))
+            print(inspect.with_agent(args.address, args.agent_id, inspect.kill_agent))
         case "logs":
-            inspect.run(inspect.logs(args.agent_id, args.follow))
+            inspect.print_file(inspect.with_agent(args.address, args.agent_id, inspect.transcript), args.follow)
     return 0

@@ -1,16 +1,20 @@
 """Starting or joining Ray the way covey's users expect.
 
-A local Ray is started on demand (no dashboard, quiet logs, loopback only) and
-shut down at exit only if covey started it; ``--address`` / ``RAY_ADDRESS``
-joins an existing cluster instead.
+A local Ray is started on demand (no dashboard, quiet logs, loopback only),
+recorded under ``~/.covey/run`` for ``covey ps`` and friends, and shut down at
+exit only if covey started it; ``--address`` / ``RAY_ADDRESS`` joins an
+existing cluster instead.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 import ray
+
+from covey import local_rays
 
 NAMESPACE = "covey"
 
@@ -28,11 +32,40 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbo
         configure_logging=True,
     )
     if address:
-        ray.init(address=address, **common)
+        join(address, **common)
         return False
     stay_on_loopback()
-    ray.init(include_dashboard=False, num_cpus=num_cpus, **common)
+    context = ray.init(include_dashboard=False, num_cpus=num_cpus, **common)
+    local_rays.record(context.address_info["gcs_address"], context.address_info["session_dir"])
     return True
+
+
+def join(address: str, token_path: str | None = None, **init_options: Any) -> None:
+    """``ray.init`` an existing Ray at ``address``, on loopback if it listens there, with the auth token."""
+    if address.removeprefix("ray://").rsplit(":", 1)[0] in ("127.0.0.1", "localhost"):
+        stay_on_loopback()  # else Ray swaps 127.0.0.1 for this machine's network address and misses it
+    send_token_if_any(token_path)
+    ray.init(address=address, **init_options)
+
+
+def send_token_if_any(token_path: str | None = None) -> None:
+    """Make the next ``ray.init(address=...)`` send Ray's auth token.
+
+    Ray 2.60 sends its token only to a Ray it found itself (address ``auto``);
+    with an explicit address it sends none unless ``RAY_AUTH_MODE=token``, and a
+    Ray started with token auth (the default) refuses with ``InvalidAuthToken``.
+    A user's own ``RAY_AUTH_MODE`` is kept. Ray reads the mode and the token once
+    and caches them, so both caches are refreshed here.
+    """
+    from ray._raylet import AuthenticationTokenLoader, Config
+
+    if token_path:
+        os.environ["RAY_AUTH_TOKEN_PATH"] = token_path
+    loader = AuthenticationTokenLoader.instance()
+    loader.reset_cache()
+    if "RAY_AUTH_MODE" not in os.environ and loader.has_token(ignore_auth_mode=True):
+        os.environ["RAY_AUTH_MODE"] = "token"
+        Config.initialize("")
 
 
 def stay_on_loopback() -> None:
@@ -54,3 +87,5 @@ def stay_on_loopback() -> None:
 def shutdown_if_started(started: bool) -> None:
     if started and ray.is_initialized():
         ray.shutdown()
+    if started:
+        local_rays.forget()

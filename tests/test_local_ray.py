@@ -1,13 +1,23 @@
-"""The local Ray covey starts stays on loopback, even when ``ray`` was imported first."""
+"""The local Ray covey starts: it stays on loopback, and ``covey ps`` finds it (and no other Ray)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.ray  # each test starts its own Rays in subprocesses
 
 PROBE = textwrap.dedent("""
     import json
@@ -35,40 +45,110 @@ def test_a_local_ray_binds_loopback_when_ray_was_imported_first():
 
 
 HOLD = textwrap.dedent("""
-    import sys
+    import asyncio, json, sys
     import ray
-    from covey.ray_runtime import ensure_ray
+    from covey.model.scripted import ScriptedModel
+    from covey.session import Session
 
-    ensure_ray(num_cpus=1)
-    print("ready", flush=True)
+    session = Session(cwd=sys.argv[1], model=ScriptedModel.from_dict({"rules": []}), pool_size=0)
+    asyncio.run(session.start())  # a session's actors, as covey -p has them while it runs
+    print(json.dumps({"session": session.session_id, "gcs": ray.get_runtime_context().gcs_address}), flush=True)
     sys.stdin.read()  # until the test closes it
-    ray.shutdown()
-""")
-
-INSPECT = textwrap.dedent("""
-    import json
-    import ray
-    from covey.observe.inspect import connect
-
-    connect(None)  # what covey ps / tree / logs / kill do
-    print(json.dumps([n["NodeManagerAddress"] for n in ray.nodes()]))
+    session.close()
 """)
 
 
-def test_covey_ps_from_another_process_finds_the_local_ray_on_loopback():
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
-    with tempfile.TemporaryDirectory(prefix="cvr-", dir="/tmp") as short:
-        env["RAY_TMPDIR"] = short
-        holder = subprocess.Popen([sys.executable, "-c", HOLD], env=env, stdin=subprocess.PIPE,
+def _env(home: Path, ray_tmp: str) -> dict[str, str]:
+    """A user's shell: own HOME and Ray temp dir, no address, no auth settings of its own."""
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH")}
+    return {**env, "HOME": str(home), "RAY_TMPDIR": ray_tmp, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _stop_processes_of(ray_tmp: str) -> None:
+    """End the processes a test's ``ray start`` left, found by the temp dir in their environment."""
+    marker = f"RAY_TMPDIR={ray_tmp}".encode()
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid()) and _has(p, marker)]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + 5
+        while (pids := [p for p in pids if os.path.exists(f"/proc/{p}")]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+def _has(pid: str, marker: bytes) -> bool:
+    try:
+        return marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def covey(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "covey", *args], env=env, capture_output=True, text=True, timeout=90)
+
+
+def test_covey_ps_finds_covey_rays_only_and_joins_an_authenticated_ray_by_address(tmp_path):
+    foreign_tmp = tempfile.mkdtemp(prefix="cvf-", dir="/tmp")  # Ray's socket paths have a length limit
+    covey_tmp = tempfile.mkdtemp(prefix="cvr-", dir="/tmp")
+    env = _env(tmp_path / "home", covey_tmp)
+    runs = tmp_path / "home" / ".covey" / "run"
+    holder = None
+    try:
+        # Someone else's Ray on this machine (no token: anyone may join it) -- Ray's "auto" would take it.
+        port = _free_port()
+        started = subprocess.run(
+            [str(Path(sys.executable).parent / "ray"), "start", "--head", "--port", str(port),
+             "--node-ip-address", "127.0.0.1", "--temp-dir", foreign_tmp, "--num-cpus", "0",
+             "--include-dashboard", "false", "--disable-usage-stats"],
+            env=_env(tmp_path / "other", foreign_tmp), capture_output=True, text=True, timeout=120)
+        assert started.returncode == 0, started.stderr[-2000:]
+
+        alone = covey("ps", env=env)
+        assert alone.returncode == 1 and "no covey run is active" in alone.stderr, alone.stderr[-2000:]
+
+        holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], env=env, stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            assert holder.stdout.readline().strip() == "ready", holder.stderr.read()[-2000:]
-            out = subprocess.run([sys.executable, "-c", INSPECT], env=env, capture_output=True, text=True, timeout=60)
-            assert out.returncode == 0, out.stderr[-2000:]
-            assert json.loads(out.stdout.strip().splitlines()[-1]) == ["127.0.0.1"]
-        finally:
+        line = holder.stdout.readline()
+        assert line, holder.stderr.read()[-2000:]
+        run = json.loads(line)
+        record = json.loads((runs / f"ray-{holder.pid}.json").read_text())
+        assert record["gcs_address"] == run["gcs"] and run["gcs"].startswith("127.0.0.1:")
+        assert Path(record["token_path"]).is_file()
+        # A stale file of a dead driver, pointing at the foreign Ray: ignored and removed.
+        stale = runs / f"ray-{_dead_pid()}.json"
+        stale.write_text(json.dumps({**record, "pid": int(stale.stem[4:]), "gcs_address": f"127.0.0.1:{port}"}))
+
+        listing = covey("ps", env=env)
+        assert listing.returncode == 0, listing.stderr[-2000:]
+        assert listing.stdout.startswith(f"session {run['session'][:8]}: 0 agents"), listing.stdout
+        assert str(port) not in listing.stdout + listing.stderr and not stale.exists()
+
+        by_address = covey("ps", "--address", run["gcs"], env=env)
+        assert by_address.returncode == 0, by_address.stderr[-2000:]
+        assert run["session"][:8] in by_address.stdout and "InvalidAuthToken" not in by_address.stderr
+    finally:
+        if holder is not None:
             holder.stdin.close()
             try:
                 holder.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 holder.kill()
+        _stop_processes_of(foreign_tmp)
+        _stop_processes_of(covey_tmp)
+        shutil.rmtree(foreign_tmp, ignore_errors=True)
+        shutil.rmtree(covey_tmp, ignore_errors=True)
+    assert holder.returncode == 0 and not (runs / f"ray-{holder.pid}.json").exists()

@@ -1,51 +1,123 @@
 """Looking into running sessions from another process: ``covey ps / tree / logs / kill / team``.
 
 Every session's actors are named ``covey:<session>:<role>`` in the ``covey``
-namespace, so any driver connected to the same Ray finds them.
+namespace, so any driver connected to the same Ray finds them. Which Rays to
+look into: the one ``--address`` / ``RAY_ADDRESS`` names, else each Ray covey
+started for this user (``covey.local_rays``), joined one after another.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import sys
+import textwrap
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable, Callable, Iterator
 
 import ray
 
+from covey import local_rays
 from covey.actors.mailbox import MailboxHandle
 from covey.actors.team import BoardHandle, RosterHandle
 from covey.errors import UserError
+from covey.local_rays import LocalRay
 from covey.observe.live import tree_lines
-from covey.ray_runtime import NAMESPACE, stay_on_loopback
+from covey.ray_runtime import NAMESPACE, join
 from covey.registry.actor import RegistryHandle
 
 
-def connect(address: str | None) -> None:
-    import logging
+@dataclass(frozen=True)
+class Target:
+    """A Ray to inspect: one named by ``--address`` / ``RAY_ADDRESS``, or one covey started."""
 
+    address: str
+    local: LocalRay | None = None
+
+    def label(self) -> str:
+        return f"ray {self.address} (covey pid {self.local.pid})" if self.local else f"ray {self.address}"
+
+
+def targets(address: str | None) -> list[Target]:
+    """The Rays to look into: the named one, else every live covey-started Ray of this user.
+
+    Never Ray's ``auto``: that joins whatever Ray runs on the machine, someone else's included.
+    """
+    if ray.is_initialized():  # a notebook or test already joined one: inspect that
+        return [Target(ray.get_runtime_context().gcs_address)]
+    if named := address or os.environ.get("RAY_ADDRESS"):
+        return [Target(named)]
+    if found := [Target(entry.gcs_address, entry) for entry in local_rays.live()]:
+        return found
+    raise UserError(f"no covey run is active for this user (none recorded in {local_rays.run_dir()}); "
+                    "a covey -p run is visible while it runs, or name a Ray with --address")
+
+
+@contextmanager
+def joined(target: Target) -> Iterator[None]:
+    """Connected to ``target`` inside the block; one Ray at a time, since a driver joins only one."""
     if ray.is_initialized():
+        yield
         return
-    if _on_loopback(address or "auto"):
-        stay_on_loopback()  # else Ray swaps 127.0.0.1 for this machine's network address and misses it
+    connect(target)
     try:
-        ray.init(address=address or "auto", namespace=NAMESPACE, logging_level=logging.ERROR, log_to_driver=False)
+        yield
+    finally:
+        ray.shutdown()
+
+
+def connect(target: Target) -> None:
+    token_path = target.local.token_path if target.local else None
+    try:
+        join(target.address, token_path, namespace=NAMESPACE, logging_level=logging.ERROR, log_to_driver=False)
     except (ConnectionError, RuntimeError) as exc:
-        raise UserError(f"no running Ray to inspect ({exc}); covey runs are visible while they run") from None
+        ray.shutdown()  # leave no half-made connection in the way of the next Ray
+        raise UserError(f"cannot join {target.label()}: {exc}") from None
 
 
-def _on_loopback(address: str) -> bool:
-    """Whether the Ray that ``address`` names (``auto``: the one this machine's Ray temp
-    dir records, as ``covey -p`` starts it) listens on 127.0.0.1."""
-    from ray._private.services import get_ray_address_from_environment
+def ps(address: str | None) -> str:
+    """Every session with its agents, from each Ray in turn (labelled when there are several)."""
+    found = targets(address)
+    parts = []
+    for target in found:
+        try:
+            with joined(target):
+                text = run(ps_text())
+        except UserError as exc:  # one broken Ray must not hide the others
+            text = str(exc)
+        parts.append(f"{target.label()}\n" + textwrap.indent(text, "  ") if len(found) > 1 else text)
+    return "\n".join(parts)
 
-    try:
-        found = get_ray_address_from_environment(address, None)
-    except Exception:  # nothing found: ray.init says so below
-        return False
-    host = str(found or "").rsplit(":", 1)[0]
-    return host in ("127.0.0.1", "localhost")
+
+def in_session(address: str | None, session: str | None, show: Callable[[str, RegistryHandle], Awaitable[str]]) -> str:
+    """``show`` the one session meant (named by id prefix, or the only one running) on whichever Ray runs it."""
+    shown, running = [], []
+    for target in targets(address):
+        with joined(target):
+            for prefix, registry in sessions().items():
+                running.append(prefix)
+                if session is None or prefix.startswith(session[:8]):
+                    shown.append(run(show(prefix, registry)))
+    if not running:
+        raise UserError("no covey session is running")
+    if not shown:
+        raise UserError(f"no running session {session!r}; running: {', '.join(running)}")
+    if len(shown) > 1:
+        raise UserError(f"several sessions are running ({', '.join(running)}); name one")
+    return shown[0]
+
+
+def with_agent(address: str | None, agent_id: str, act: Callable[[RegistryHandle, Any], Awaitable[Any]]) -> Any:
+    """``act`` on the agent's registry and record, on the Ray whose session has it (agent ids are unique)."""
+    for target in targets(address):
+        with joined(target):
+            if found := run(_find(agent_id)):
+                return run(act(*found))
+    raise UserError(f"no agent {agent_id!r} in any running session")
 
 
 def sessions() -> dict[str, RegistryHandle]:
@@ -59,20 +131,6 @@ def sessions() -> dict[str, RegistryHandle]:
     return found
 
 
-def pick(session: str | None) -> tuple[str, RegistryHandle]:
-    running = sessions()
-    if not running:
-        raise UserError("no covey session is running on this Ray")
-    if session is None:
-        if len(running) > 1:
-            raise UserError(f"several sessions are running ({', '.join(running)}); name one")
-        return next(iter(running.items()))
-    matches = {k: v for k, v in running.items() if k.startswith(session[:8])}
-    if not matches:
-        raise UserError(f"no running session {session!r}; running: {', '.join(running)}")
-    return next(iter(matches.items()))
-
-
 async def ps_text() -> str:
     lines = []
     for prefix, registry in sessions().items():
@@ -84,30 +142,39 @@ async def ps_text() -> str:
     return "\n".join(lines) or "no covey session is running"
 
 
-async def tree_text(session: str | None) -> str:
-    _, registry = pick(session)
+async def tree_text(prefix: str, registry: RegistryHandle) -> str:
     return "\n".join(tree_lines(await registry.tree()))
 
 
-async def find_record(agent_id: str) -> tuple[RegistryHandle, Any]:
+async def _find(agent_id: str) -> tuple[RegistryHandle, Any] | None:
     for registry in sessions().values():
         if (record := await registry.record(agent_id)) is not None:
             return registry, record
-    raise UserError(f"no agent {agent_id!r} in any running session")
+    return None
 
 
 async def kill(agent_id: str) -> str:
-    registry, record = await find_record(agent_id)
-    if not await registry.kill_agent(agent_id, "killed with covey kill"):
-        return f"{agent_id} is not running ({record.status})"
-    return f"{agent_id} killed; its owner is notified"
+    """Kill an agent of a session on the Ray this process has joined."""
+    if (found := await _find(agent_id)) is None:
+        raise UserError(f"no agent {agent_id!r} in any running session")
+    return await kill_agent(*found)
 
 
-async def logs(agent_id: str, follow: bool) -> None:
-    _, record = await find_record(agent_id)
+async def kill_agent(registry: RegistryHandle, record: Any) -> str:
+    if not await registry.kill_agent(record.agent_id, "killed with covey kill"):
+        return f"{record.agent_id} is not running ({record.status})"
+    return f"{record.agent_id} killed; its owner is notified"
+
+
+async def transcript(registry: RegistryHandle, record: Any) -> Path:
     if not record.output_file or not Path(record.output_file).exists():
-        raise UserError(f"{agent_id} has no transcript on this machine ({record.output_file})")
-    with open(record.output_file, encoding="utf-8") as handle:
+        raise UserError(f"{record.agent_id} has no transcript on this machine ({record.output_file})")
+    return Path(record.output_file)
+
+
+def print_file(path: Path, follow: bool) -> None:
+    """Copy ``path`` to stdout; with ``follow``, keep copying what is appended (until Ctrl-C)."""
+    with open(path, encoding="utf-8") as handle:
         while True:
             line = handle.readline()
             if line:
@@ -119,8 +186,7 @@ async def logs(agent_id: str, follow: bool) -> None:
                 time.sleep(0.3)
 
 
-async def team_text(session: str | None) -> str:
-    prefix, registry = pick(session)
+async def team_text(prefix: str, registry: RegistryHandle) -> str:
     lines = []
     for entry in ray.util.list_named_actors(all_namespaces=True):
         name = entry["name"]

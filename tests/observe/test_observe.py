@@ -99,7 +99,8 @@ async def test_ps_tree_kill_and_team_see_a_running_session(tmp_path):
                 await asyncio.sleep(0.3)
                 listing = await inspect.ps_text()
                 assert session.session_id[:8] in listing and "slow job" in listing
-                tree = await inspect.tree_text(session.session_id)
+                prefix = session.session_id[:8]
+                tree = await inspect.tree_text(prefix, inspect.sessions()[prefix])
                 assert "general-purpose" in tree and "running" in tree
                 env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
                 done = subprocess.run([sys.executable, "-m", "covey", "ps"], env=env, capture_output=True,

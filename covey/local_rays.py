@@ -1,0 +1,104 @@
+"""The local Rays covey started for this user, one small file each.
+
+``covey ps / tree / logs / kill / team`` read these files to find covey's own
+Rays, so they never join a Ray that covey did not start (Ray's ``auto``
+address takes whatever Ray runs on the machine). A file names the GCS address,
+Ray's session directory, the driver's pid, and where Ray's auth token is.
+It is removed when covey shuts that Ray down; one whose driver is gone is
+deleted the next time the files are read.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class LocalRay:
+    gcs_address: str
+    session_dir: str
+    pid: int
+    pid_started: str | None
+    """The driver's start time from ``/proc`` (None elsewhere): a reused pid is not the driver."""
+    auth_mode: str | None
+    """``RAY_AUTH_MODE`` when the Ray started (Ray 2.60 sets ``token`` by default)."""
+    token_path: str | None
+    """The token file; None when there is no token or it came in ``RAY_AUTH_TOKEN``."""
+
+
+def run_dir() -> Path:
+    return Path.home() / ".covey" / "run"
+
+
+def record(gcs_address: str, session_dir: str) -> Path:
+    """Write this process's file for the Ray it just started (private to the user)."""
+    folder = run_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    pid = os.getpid()
+    entry = LocalRay(gcs_address, session_dir, pid, _started(pid), os.environ.get("RAY_AUTH_MODE"), _token_path())
+    path = folder / f"ray-{pid}.json"
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        json.dump(asdict(entry), handle)
+    atexit.register(forget)  # a driver that exits without shutting Ray down leaves no file behind
+    return path
+
+
+def forget() -> None:
+    (run_dir() / f"ray-{os.getpid()}.json").unlink(missing_ok=True)
+
+
+def live() -> list[LocalRay]:
+    """The recorded Rays whose driver still runs, oldest first; stale files are removed."""
+    found = []
+    for path in sorted(run_dir().glob("ray-*.json"), key=_mtime):
+        entry = _read(path)
+        if entry is not None and _alive(entry):
+            found.append(entry)
+        else:
+            path.unlink(missing_ok=True)
+    return found
+
+
+def _read(path: Path) -> LocalRay | None:
+    try:
+        return LocalRay(**json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):  # half-written or from another covey version
+        return None
+
+
+def _alive(entry: LocalRay) -> bool:
+    try:
+        os.kill(entry.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process now has the pid
+        return False
+    return entry.pid_started is None or _started(entry.pid) == entry.pid_started
+
+
+def _started(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]  # field 22, after the command name (which may hold spaces)
+
+
+def _token_path() -> str | None:
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return None  # never copy the token itself into a file
+    path = Path(os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token")
+    return str(path) if path.is_file() else None
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
