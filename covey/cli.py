@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import signal
 import sys
 from typing import Any, Sequence, TextIO
@@ -133,16 +134,26 @@ def _execute(
     # stdout carries covey's output only: Ray's driver prints its cluster warnings
     # ("N PYTHON worker processes have been started...") to sys.stdout, which would
     # break the JSON a script reads; during the run they go to stderr.
-    with contextlib.redirect_stdout(sys.stderr), Session(**options) as session:
-        try:
-            last = asyncio.run(_interruptible(_print_events(
-                session, prompt, output_format, verbose, live=not (quiet or verbose), trace=trace, out=out)))
-        except Interrupted as stop:
-            for worktree in session.kept_worktrees:
-                print(f"covey: kept worktree {worktree.get('path')} (branch {worktree.get('branch')})", file=sys.stderr)
-            print(f"covey: interrupted by {signal.Signals(stop.signum).name}; every agent was stopped",
-                  file=sys.stderr)
-            return 128 + stop.signum
+    _warnings_to_stderr()
+    try:
+        with contextlib.redirect_stdout(sys.stderr), Session(**options) as session:
+            try:
+                last = asyncio.run(_interruptible(_print_events(
+                    session, prompt, output_format, verbose, live=not (quiet or verbose), trace=trace, out=out)))
+            except Interrupted as stop:
+                for worktree in session.kept_worktrees:
+                    print(f"covey: kept worktree {worktree.get('path')} (branch {worktree.get('branch')})",
+                          file=sys.stderr)
+                print(f"covey: interrupted by {signal.Signals(stop.signum).name}; every agent was stopped",
+                      file=sys.stderr)
+                return 128 + stop.signum
+    except CoveyError as exc:
+        if output_format == "text":
+            raise
+        # A script reading JSON gets the cause in the shape it parses, not only on stderr.
+        last = ResultEvent.failure(str(exc))
+        if output_format == "stream-json":
+            _emit(last, out)
     if last is None:
         print("covey: the run ended without a result", file=sys.stderr)
         return 1
@@ -214,6 +225,18 @@ async def _print_events(
         path = write_trace(trace, await session.runtime.registry.records())
         print(f"covey: trace written to {path}", file=sys.stderr)
     return last
+
+
+class _StderrHandler(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"covey: {record.getMessage()}", file=sys.stderr)  # sys.stderr as it is now (tests swap it)
+
+
+def _warnings_to_stderr() -> None:
+    """covey's warnings in this process (hooks it skipped, definitions that failed to load) go to stderr."""
+    logger = logging.getLogger("covey")
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        logger.addHandler(_StderrHandler(logging.WARNING))
 
 
 def _emit(event: Event, out: TextIO) -> None:

@@ -1,4 +1,4 @@
-"""The text ``covey agents`` prints: the active agent types, then the files that failed to load."""
+"""The text ``covey agents`` prints: the active agent types, the files that failed to load, the hooks skipped."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from covey.agents.loader import LoadResult
 
 
 def list_agents_text(load_result: LoadResult) -> str:
-    """One line per active type (name, source, model, tools), then one line per load error."""
+    """One line per active type (name, source, model, tools), then one per load error and skipped hook."""
     definitions = sorted(load_result.definitions.values(), key=lambda d: (d.source != "built-in", d.name.lower()))
     width = max((len(d.name) for d in definitions), default=0)
     lines = [f"{len(definitions)} active agent type(s):"]
@@ -19,4 +19,8 @@ def list_agents_text(load_result: LoadResult) -> str:
         lines.append("")
         lines.append(f"{len(load_result.errors)} definition error(s):")
         lines.extend(f"  {error}" for error in load_result.errors)
+    if load_result.warnings:
+        lines.append("")
+        lines.append(f"{len(load_result.warnings)} hook setting(s) skipped:")
+        lines.extend(f"  {warning}" for warning in load_result.warnings)
     return "\n".join(lines)

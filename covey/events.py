@@ -89,3 +89,12 @@ class ResultEvent(Event):
     usage: dict[str, int]
     stop_reason: str | None = None
     permission_denials: list[dict[str, Any]] = Field(default_factory=list)
+    errors: list[str] | None = None
+    """Why a run ended in error (Claude Code's error results carry this list)."""
+
+    @classmethod
+    def failure(cls, message: str, **fields: Any) -> "ResultEvent":
+        """The result of a run that ended on an error before the loop could report one."""
+        figures = {"num_turns": 0, "duration_ms": 0, "duration_api_ms": 0, "total_cost_usd": 0.0, "usage": {}}
+        return cls(subtype="error_during_execution", is_error=True, result=message, errors=[message],
+                   **{**figures, **fields})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import os
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
@@ -39,10 +40,13 @@ from covey.observe.notebook import TreeDisplay, in_notebook
 from covey.ray_runtime import NAMESPACE, ensure_ray, shutdown_if_started
 from covey.registry.actor import RegistryHandle, registry_actor_class
 from covey.registry.limits import Limits
+from covey.registry.records import FinalReport
 from covey.runtime import SessionRuntime
 from covey.session_defs import session_definitions, session_skills
 from covey.settings import Settings
 from covey.tools.catalog import tool_names
+
+log = logging.getLogger(__name__)
 
 STOP_GRACE_S = 5.0
 OWNER_DEATH_WAIT_S = 2.0
@@ -106,8 +110,17 @@ class Session:
         )
         self.asker = self.options.asker or (CallbackAsker(self.options.on_permission) if self.options.on_permission else None)
         self.limits = self.options.limits or Limits()
-        self.definitions, self.definition_errors = session_definitions(self.cwd, self.options.agents)
+        self.definitions, self.definition_errors, skipped_hooks = session_definitions(self.cwd, self.options.agents)
         self.skills, self.skill_errors = session_skills(self.cwd)
+        # What was skipped while loading (unsupported hooks, definition and skill files
+        # that failed): the run goes on without it, so it is said once, up front.
+        self.warnings: list[str] = [
+            *(str(w) for w in (*self.settings.warnings, *skipped_hooks)),
+            *(f"{e}; agent definition not loaded" for e in self.definition_errors),
+            *(f"{e}; skill not loaded" for e in self.skill_errors),
+        ]
+        for warning in self.warnings:
+            log.warning("%s", warning)
         self.runtime: SessionRuntime | None = None
         self._started_ray = False
         self._owned: list[Any] = []
@@ -137,12 +150,14 @@ class Session:
         spec = self.main_spec(prompt, runtime)
         output_file = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
         await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt, output_file, main.node)
+        ended = False
         try:
             try:
                 async for event in self._watched(main.events(spec)):
                     if isinstance(event, PermissionPrompt):
                         await main.answer(event.request_id, await self._ask(event))
                         continue
+                    ended = ended or (isinstance(event, ResultEvent) and event.agent_id == spec.agent_id)
                     yield event
             except SessionBroken as exc:
                 yield await self._broken(exc, spec)
@@ -152,12 +167,17 @@ class Session:
                 # and its cleanup runs before the session's actors go.
                 await asyncio.shield(self.stop("the run was interrupted"))
                 raise
-            await runtime.registry.call("finish_main", spec.agent_id, await main.wait())
+            report = await main.wait()
+            await runtime.registry.call("finish_main", spec.agent_id, report)
             if not runtime.teams:
                 # Its run is over and nothing lives on it: a notebook's hundredth run
                 # must not hold a hundred idle processes.
                 self._owned.remove(main)
                 main.kill()
+            if not ended:
+                # The agent failed before its loop could report (a bad hook, a blocked
+                # prompt, a crash): the cause travelled in its report, so the run ends on it.
+                yield _failure(report, self.session_id, spec.agent_id)
         finally:
             # Otherwise the main actor stays until close(): teams it created live on it, and
             # an interrupted run must first cancel its sync children from inside it.
@@ -199,10 +219,7 @@ class Session:
         """Stop what is left of a session that lost an actor; its error result."""
         await self.stop(str(exc))
         text = f"{exc}: the run cannot go on, and every agent of the session was stopped."
-        return ResultEvent(
-            session_id=self.session_id, agent_id=spec.agent_id, subtype="error_during_execution", is_error=True,
-            result=text, num_turns=0, duration_ms=0, duration_api_ms=0, total_cost_usd=0.0, usage={},
-        )
+        return ResultEvent.failure(text, session_id=self.session_id, agent_id=spec.agent_id)
 
     async def stop(self, reason: str, grace_s: float = STOP_GRACE_S) -> list[dict[str, Any]]:
         """Stop every agent of this session, each with its cleanup (a kept worktree stays,
@@ -340,6 +357,13 @@ class Session:
 
 class SessionBroken(CoveyError):
     """One of the session's own actors died: the run ends with an error naming it."""
+
+
+def _failure(report: FinalReport, session_id: str, agent_id: str) -> ResultEvent:
+    return ResultEvent.failure(
+        report.text, session_id=session_id, agent_id=agent_id, num_turns=report.turns or 0,
+        duration_ms=report.duration_ms, total_cost_usd=report.cost_usd, usage=report.usage.model_dump(),
+    )
 
 
 def _env_flag(name: str) -> bool:

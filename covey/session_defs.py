@@ -8,14 +8,14 @@ from typing import Any
 from covey.agents.definition import AgentDefinition
 
 
-def session_definitions(cwd: Path, extra: Any) -> tuple[dict[str, AgentDefinition], list[Any]]:
-    """(active definitions by name, load errors) for a session in ``cwd``."""
+def session_definitions(cwd: Path, extra: Any) -> tuple[dict[str, AgentDefinition], list[Any], list[Any]]:
+    """(active definitions by name, load errors, skipped-hook warnings) for a session in ``cwd``."""
     from covey.agents.loader import load_definitions
 
     objects = [d for d in extra if isinstance(d, AgentDefinition)] if isinstance(extra, list) else []
     flags = extra if isinstance(extra, (str, dict)) else None
     result = load_definitions(cwd, flag_agents=flags, extra=objects)
-    return with_guide(result.definitions, cwd), result.errors
+    return with_guide(result.definitions, cwd), result.errors, result.warnings
 
 
 def with_guide(definitions: dict[str, AgentDefinition], cwd: Path) -> dict[str, AgentDefinition]:

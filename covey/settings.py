@@ -5,6 +5,10 @@ Lowest to highest: ``~/.claude/settings.json``, ``~/.covey/settings.json``,
 ``.covey/settings.local.json``, then ``extra``. Rule lists concatenate (each rule
 remembers its file); scalars are overridden; ``env``, ``modelPrices`` merge by key;
 ``hooks`` concatenate per event.
+
+Each file's hooks are validated as it is read, so a malformed hook fails the
+session before Ray starts, naming the file; what covey skips (an event or hook
+type it lacks) lands in ``Settings.warnings``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from covey.errors import UserError
+from covey.hooks.read import HookWarning, read_hooks
 from covey.permissions.decisions import PermissionMode
 from covey.permissions.rules import Rule, parse_rule
 
@@ -47,7 +52,7 @@ class _Wire(BaseModel):
     env: dict[str, str] = {}
     model: str | None = None
     model_prices: dict[str, dict[str, float]] = Field(default={}, alias="modelPrices")
-    hooks: dict[str, list[Any]] = {}
+    hooks: dict[str, Any] = {}
 
 
 class PermissionSettings(BaseModel):
@@ -76,9 +81,11 @@ class Settings(BaseModel):
     model_prices: dict[str, dict[str, float]] = Field(default={}, alias="modelPrices")
     """Per-model prices (USD per million tokens) that override the built-in table."""
     hooks: dict[str, list[Any]] = {}
-    """Hook matchers per event, as written (validated by the hooks module)."""
+    """Hook matchers per event, as written minus what covey skips (validated when read)."""
     sources: list[str] = []
     """Labels of the files read, lowest precedence first (plus ``cliArg``)."""
+    warnings: list[HookWarning] = []
+    """What the files hold that covey does not support and skipped, e.g. a ``PreCompact`` hook."""
 
     @classmethod
     def load(cls, cwd: Path | str, *, home: Path | str | None = None, extra: dict[str, Any] | None = None) -> Settings:
@@ -89,12 +96,13 @@ class Settings(BaseModel):
             path = bases[base] / relative
             if path.exists() and path not in seen:  # home == cwd must not load a file twice
                 seen.add(path)
-                settings._merge(_read(path), f"{label}:{path}", root=path.parent.parent)
+                settings._merge(_read(path), f"{label}:{path}", root=path.parent.parent, where=str(path))
         if extra:
-            settings._merge(_validate(extra, "settings passed by the CLI / API"), "cliArg", root=bases["project"])
+            where = "settings passed by the CLI / API"
+            settings._merge(_validate(extra, where), "cliArg", root=bases["project"], where=where)
         return settings
 
-    def _merge(self, wire: _Wire, source: str, *, root: Path) -> None:
+    def _merge(self, wire: _Wire, source: str, *, root: Path, where: str) -> None:
         perms = self.permissions
         for behavior in ("allow", "deny", "ask"):
             texts = getattr(wire.permissions, behavior)
@@ -103,8 +111,10 @@ class Settings(BaseModel):
         self.model = wire.model or self.model
         self.env.update(wire.env)
         self.model_prices.update(wire.model_prices)
-        for event, matchers in wire.hooks.items():
+        hooks = read_hooks(wire.hooks, where)
+        for event, matchers in hooks.kept.items():
             self.hooks.setdefault(event, []).extend(matchers)
+        self.warnings.extend(hooks.warnings)
         self.sources.append(source)
 
 

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from covey.agents.builtin import builtin_agents
 from covey.agents.definition import AgentDefinition, Source
+from covey.hooks.read import HookConfigError, HookWarning, read_hooks
 
 # Keys a file may set: every field name and alias, except the two the loader owns
 # (a file must not promote itself to ``source: policy``).
@@ -48,6 +49,8 @@ class LoadResult:
     definitions: dict[str, AgentDefinition]
     """The active definition of each name, after overrides."""
     errors: list[DefinitionError] = field(default_factory=list)
+    warnings: list[HookWarning] = field(default_factory=list)
+    """Hook items covey skipped (an event or hook type it does not support)."""
 
 
 def load_definitions(
@@ -81,8 +84,24 @@ def load_definitions(
     return result
 
 
-def _add(result: LoadResult, definition: AgentDefinition) -> None:
-    result.definitions[definition.name] = definition
+def _add(result: LoadResult, definition: AgentDefinition, where: str | None = None) -> None:
+    checked = _check_hooks(result, definition, where or definition.path or f"agent {definition.name!r}")
+    if checked is not None:
+        result.definitions[definition.name] = checked
+
+
+def _check_hooks(result: LoadResult, definition: AgentDefinition, where: str) -> AgentDefinition | None:
+    """Hooks follow the settings rule: what covey lacks is skipped with a warning,
+    a malformed entry fails the definition (at load, not when the agent starts)."""
+    if not definition.hooks:
+        return definition
+    try:
+        hooks = read_hooks(definition.hooks, where)
+    except HookConfigError as exc:
+        result.errors.append(DefinitionError(where, exc.field, exc.message))
+        return None
+    result.warnings.extend(hooks.warnings)
+    return definition.model_copy(update={"hooks": hooks.kept})
 
 
 def _load_dir(result: LoadResult, directory: Path, source: Source) -> None:
@@ -164,9 +183,10 @@ def _load_flag(result: LoadResult, spec: Any) -> None:
     if isinstance(spec, AgentDefinition):
         _add(result, spec.model_copy(update={"source": "flag"}))
     elif isinstance(spec, dict) and isinstance(spec.get("name"), str):
-        definition = _validate(result, _clean(spec), "flag", f"--agents {spec['name']}")
+        where = f"--agents {spec['name']}"
+        definition = _validate(result, _clean(spec), "flag", where)
         if definition is not None:
-            _add(result, definition.model_copy(update={"path": None}))
+            _add(result, definition.model_copy(update={"path": None}), where)
     else:
         result.errors.append(DefinitionError("--agents", None, f"expected a definition object, got {spec!r}"))
 

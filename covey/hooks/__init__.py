@@ -1,9 +1,10 @@
 """Hooks: shell commands run at points of an agent's life, answered like Claude Code's (SPEC 15)."""
 
 from covey.hooks.command import HookAnswer
-from covey.hooks.config import EVENTS, CommandHook, HookConfig, HookMatcher, parse_hooks
+from covey.hooks.config import EVENTS, CommandHook, HookConfig, HookMatcher
 from covey.hooks.gate import hook_after, hook_gate
 from covey.hooks.outcomes import HookOutcome, PreToolOutcome
+from covey.hooks.read import HookConfigError, HookWarning, ParsedHooks, parse_hooks, read_hooks
 from covey.hooks.runner import HookRegistry
 
 __all__ = [
@@ -11,11 +12,15 @@ __all__ = [
     "CommandHook",
     "HookAnswer",
     "HookConfig",
+    "HookConfigError",
     "HookMatcher",
     "HookOutcome",
     "HookRegistry",
+    "HookWarning",
+    "ParsedHooks",
     "PreToolOutcome",
     "hook_after",
     "hook_gate",
     "parse_hooks",
+    "read_hooks",
 ]

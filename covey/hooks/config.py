@@ -1,12 +1,6 @@
-"""Hook configuration: Claude Code's settings shape, and the short frontmatter shape.
+"""Hook configuration models: the events covey runs, matcher groups and command handlers.
 
-Settings files nest three levels (event -> matcher groups -> handlers)::
-
-    {"PreToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "..."}]}]}
-
-An agent definition's frontmatter may drop the inner list::
-
-    PreToolUse: [{matcher: Bash, command: "..."}]
+Reading them from a settings file or a definition's frontmatter is ``covey.hooks.read``.
 """
 
 from __future__ import annotations
@@ -14,9 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from covey.errors import UserError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 HookEvent = Literal[
     "PreToolUse", "PostToolUse", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit", "Notification",
@@ -37,6 +29,13 @@ class CommandHook(BaseModel):
     """The shell command; it reads the event's JSON payload on stdin."""
     timeout_s: float = Field(default=60.0, alias="timeout", gt=0)
     """Seconds before the command's process group is killed."""
+
+    @field_validator("command")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
 
 
 class HookMatcher(BaseModel):
@@ -69,33 +68,3 @@ class HookMatcher(BaseModel):
 
 HookConfig = dict[str, list[HookMatcher]]
 """Matcher groups per event name."""
-
-
-def parse_hooks(raw: Any, source: str) -> HookConfig:
-    """Validate a ``hooks`` mapping; any mistake is a :class:`UserError` naming ``source`` and the field."""
-    if not raw:
-        return {}
-    if not isinstance(raw, dict):
-        raise UserError(f"{source}: field 'hooks' must map event names to lists, not {type(raw).__name__}")
-    return {event: _parse_event(event, groups, source) for event, groups in raw.items()}
-
-
-def _parse_event(event: str, groups: Any, source: str) -> list[HookMatcher]:
-    if event not in EVENTS:
-        raise UserError(f"{source}: field 'hooks.{event}': unknown hook event; expected one of {', '.join(EVENTS)}")
-    if not isinstance(groups, list):
-        raise UserError(f"{source}: field 'hooks.{event}' must be a list of matcher groups")
-    return [_parse_group(group, f"hooks.{event}[{i}]", source) for i, group in enumerate(groups)]
-
-
-def _parse_group(group: Any, where: str, source: str) -> HookMatcher:
-    if isinstance(group, dict) and "command" in group and "hooks" not in group:
-        # The short frontmatter form: the handler's keys sit beside the matcher.
-        handler = {k: v for k, v in group.items() if k != "matcher"}
-        group = {"matcher": group.get("matcher", ""), "hooks": [handler]}
-    try:
-        return HookMatcher.model_validate(group)
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        field = ".".join([where, *(str(part) for part in problem["loc"])])
-        raise UserError(f"{source}: field {field!r}: {problem['msg']}") from None

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from covey.hooks.command import HookAnswer, run_command
-from covey.hooks.config import CommandHook, HookConfig, parse_hooks
+from covey.hooks.config import CommandHook, HookConfig
 from covey.hooks.outcomes import HookOutcome, PreToolOutcome, combine, combine_pre_tool
+from covey.hooks.read import parse_hooks
 
 
 class HookRegistry:

@@ -208,6 +208,7 @@ class AgentLoop:
             usage=self.stats.usage.model_dump(),
             stop_reason=stop_reason,
             permission_denials=list(self.denials),
+            errors=[text] if subtype != "success" else None,
         )
 
 

@@ -12,3 +12,12 @@ def test_lists_types_with_source_model_tools_then_errors(tmp_path):
     assert "project" in reviewer and "model: sonnet" in reviewer and "tools: Read, Grep" in reviewer
     assert any(line.strip().startswith("Explore") and "model: haiku" in line for line in text.splitlines())
     assert f"{agents / 'bad.md'}: maxTurns: " in text
+
+
+def test_lists_definition_hooks_that_were_skipped(tmp_path):
+    agents = tmp_path / ".claude/agents"
+    agents.mkdir(parents=True)
+    (agents / "guard.md").write_text("---\ndescription: g\nhooks:\n  PreCompact: [{command: x}]\n---\nbody\n")
+    text = list_agents_text(load_definitions(tmp_path, home=tmp_path / "home"))
+    assert "1 hook setting(s) skipped:" in text
+    assert f"{agents / 'guard.md'}: hooks.PreCompact: event not supported by covey; skipped" in text

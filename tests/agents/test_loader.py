@@ -130,3 +130,33 @@ def test_only_cwd_not_parents(tmp_path):
 
 def test_coordinator_mode_builtins(tmp_path):
     assert set(load(tmp_path, coordinator=True).definitions) == {"worker"}
+
+
+def test_definition_hooks_covey_lacks_are_skipped_with_a_warning(tmp_path):
+    path = write(tmp_path / "project/.claude/agents/guard.md", (
+        "---\ndescription: d\nhooks:\n  SubagentStart: [{command: hello}]\n"
+        "  PreToolUse: [{matcher: Bash, command: check, statusMessage: Checking}]\n---\nbody\n"
+    ))
+    result = load(tmp_path)
+    assert [str(w) for w in result.warnings] == [
+        f"{path}: hooks.SubagentStart: event not supported by covey; skipped",
+        f"{path}: hooks.PreToolUse[0].statusMessage: field not supported by covey; skipped (the hook runs without it)",
+    ]
+    assert result.definitions["guard"].hooks == {"PreToolUse": [{"matcher": "Bash", "command": "check"}]}
+
+
+def test_a_malformed_definition_hook_is_an_error_naming_file_and_field(tmp_path):
+    write(tmp_path / "project/.claude/agents/good.md", agent_md("fine"))
+    bad = write(tmp_path / "project/.claude/agents/bad.md", "---\nhooks:\n  Stop: [{matcher: '(', command: x}]\n---\nb\n")
+    result = load(tmp_path)
+    assert "good" in result.definitions and "bad" not in result.definitions
+    assert [(e.path, e.field) for e in result.errors] == [(str(bad), "hooks.Stop[0].matcher")]
+
+
+def test_flag_and_api_definitions_hooks_are_checked_too(tmp_path):
+    flags = {"f": {"description": "d", "prompt": "p", "hooks": {"PreToolUse": [{"command": ""}]}}}
+    api = AgentDefinition(name="api", hooks={"Setup": [{"command": "x"}]})
+    result = load(tmp_path, flag_agents=flags, extra=[api])
+    assert [(e.path, e.field) for e in result.errors] == [("--agents f", "hooks.PreToolUse[0].command")]
+    assert [str(w) for w in result.warnings] == ["agent 'api': hooks.Setup: event not supported by covey; skipped"]
+    assert result.definitions["api"].hooks == {}

@@ -148,3 +148,78 @@ def test_stdout_carries_covey_output_only_and_rays_warnings_go_to_stderr(output_
         assert captured.out == "done\n"
     else:
         assert [json.loads(line)["result"] for line in captured.out.splitlines()] == ["done"]
+
+
+def _project(tmp_path: Path, hooks: dict) -> Path:
+    (tmp_path / ".claude").mkdir(exist_ok=True)
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    return (tmp_path / ".claude" / "settings.json").resolve()
+
+
+def _script(tmp_path: Path, text: str) -> str:
+    (tmp_path / "rules.yaml").write_text(textwrap.dedent(text))
+    return f"scripted:{tmp_path / 'rules.yaml'}"
+
+
+_BASH_THEN_DONE = """\
+    rules:
+      - when: {last_tool_result_contains: "ran-bash"}
+        reply: {text: "all done"}
+      - reply:
+          tool_use: {name: Bash, input: {command: "echo ran-bash"}}
+    """
+
+
+def test_hook_events_covey_lacks_are_skipped_with_a_warning_and_the_rest_run(tmp_path):
+    marker = tmp_path / "pre-tool-use.txt"
+    settings = _project(tmp_path, {
+        "PreCompact": [{"hooks": [{"type": "command", "command": "true"}]}],
+        "SessionEnd": [{"hooks": [{"type": "command", "command": "true"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": f"echo fired > {marker}"}]}],
+    })
+    done = covey("-p", "go", "--model", _script(tmp_path, _BASH_THEN_DONE), "--allowed-tools", "Bash",
+                 "--output-format", "json", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == "all done"
+    assert marker.read_text().strip() == "fired"
+    for event in ("PreCompact", "SessionEnd"):
+        assert f"covey: {settings}: hooks.{event}: event not supported by covey; skipped" in done.stderr.splitlines()
+
+
+@pytest.mark.parametrize("output_format", ["json", "stream-json"])
+def test_a_malformed_hook_ends_the_run_with_its_cause(tmp_path, output_format):
+    settings = _project(tmp_path, {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command"}]}]})
+    done = covey("-p", "go", "--model", _script(tmp_path, _BASH_THEN_DONE), "--output-format", output_format,
+                 "--quiet", cwd=tmp_path, timeout=60)
+    assert done.returncode != 0
+    field = "'hooks.PreToolUse[0].hooks[0].command'"
+    assert str(settings) in done.stderr and field in done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["type"] == "result" and result["is_error"] is True
+    assert result["subtype"] == "error_during_execution"
+    assert str(settings) in result["result"] and field in result["result"] and result["errors"] == [result["result"]]
+
+
+def test_an_error_inside_the_main_agent_before_its_first_turn_reaches_the_user(tmp_path):
+    """A UserPromptSubmit hook that refuses the prompt fails the main agent in its actor."""
+    _project(tmp_path, {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo no-such-task >&2; exit 2"}]}]})
+    done = covey("-p", "go", "--model", _script(tmp_path, _BASH_THEN_DONE), "--output-format", "stream-json",
+                 "--quiet", cwd=tmp_path)
+    assert done.returncode != 0
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert last["type"] == "result" and last["is_error"] is True and "no-such-task" in last["result"]
+    assert last["num_turns"] == 0 and "no-such-task" in last["errors"][0]
+    assert "no-such-task" in done.stderr and "ended without a result" not in done.stderr
+
+
+def test_print_mode_reports_a_bad_agent_definition_on_stderr(tmp_path):
+    agents = tmp_path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "bad.md").write_text("---\nmaxTurns: lots\n---\nx\n")
+    (agents / "good.md").write_text("---\ndescription: fine\n---\nx\n")
+    done = covey("-p", "go", "--model", _script(tmp_path, "rules:\n  - reply: {text: done}\n"), "--output-format",
+                 "stream-json", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"{agents / 'bad.md'}: maxTurns: " in done.stderr and "not loaded" in done.stderr
+    init = json.loads(done.stdout.splitlines()[0])
+    assert "good" in init["agents"] and "bad" not in init["agents"]

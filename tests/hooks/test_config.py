@@ -22,17 +22,23 @@ def test_short_frontmatter_shape_is_parsed():
 
 
 @pytest.mark.parametrize("raw, field", [
-    ({"BeforeTool": []}, "hooks.BeforeTool"),
+    (["PreToolUse"], "hooks"),
     ({"PreToolUse": {"command": "x"}}, "hooks.PreToolUse"),
-    ({"PreToolUse": [{"hooks": [{"type": "command"}]}]}, "hooks.PreToolUse[0].hooks.0.command"),
-    ({"PreToolUse": [{"command": "x", "timeout": -1}]}, "hooks.PreToolUse[0].hooks.0.timeout"),
+    ({"PreToolUse": ["echo hi"]}, "hooks.PreToolUse[0]"),
+    ({"PreToolUse": [{"matcher": "Bash", "hooks": {"type": "command", "command": "x"}}]}, "hooks.PreToolUse[0].hooks"),
+    ({"PreToolUse": [{"hooks": [{"type": "command"}]}]}, "hooks.PreToolUse[0].hooks[0].command"),
+    ({"PreToolUse": [{"hooks": [{"type": "command", "command": "  "}]}]}, "hooks.PreToolUse[0].hooks[0].command"),
+    ({"PreToolUse": [{"hooks": [{"type": "command", "command": 3}]}]}, "hooks.PreToolUse[0].hooks[0].command"),
+    ({"PreToolUse": [{"hooks": ["echo hi"]}]}, "hooks.PreToolUse[0].hooks[0]"),
+    ({"PreToolUse": [{"command": "x", "timeout": -1}]}, "hooks.PreToolUse[0].timeout"),
     ({"PreToolUse": [{"matcher": "Edit(", "command": "x"}]}, "hooks.PreToolUse[0].matcher"),
-    ({"Stop": [{"hooks": [{"type": "http", "command": "x"}]}]}, "hooks.Stop[0].hooks.0.type"),
+    ({"PreToolUse": [{"matcher": 3, "command": "x"}]}, "hooks.PreToolUse[0].matcher"),
+    ({"Stop": [{"hooks": [{"type": 1, "command": "x"}]}]}, "hooks.Stop[0].hooks[0].type"),
 ])
-def test_bad_config_names_the_source_and_field(raw, field):
+def test_malformed_config_is_an_error_naming_the_source_and_field(raw, field):
     with pytest.raises(UserError) as info:
         parse_hooks(raw, "agents/rev.md")
-    assert "agents/rev.md" in str(info.value) and field in str(info.value)
+    assert str(info.value).startswith("agents/rev.md: ") and f"{field!r}" in str(info.value)
 
 
 @pytest.mark.parametrize("matcher, tool, expected", [

@@ -120,7 +120,7 @@ async def test_unknown_tool_invalid_input_and_exceptions_become_error_results():
     assert unknown["is_error"] and "No such tool: 'Nope'" in unknown["content"] and "Boom" in unknown["content"]
     assert invalid["is_error"] and "label" in invalid["content"] and "wrong" in invalid["content"]
     assert raised["is_error"] and "RuntimeError: kaput" in raised["content"]
-    assert events[-1].subtype == "success"
+    assert events[-1].subtype == "success" and "errors" not in events[-1].wire()
 
 
 async def test_max_turns_ends_the_run_with_a_clear_reason():
@@ -137,6 +137,7 @@ async def test_a_model_api_error_ends_the_run_as_an_error_result():
     loop = _loop([ModelAPIError("overloaded after 4 retries", 529)], [])
     events = await _events(loop)
     assert events[-1].is_error and "overloaded" in events[-1].result
+    assert events[-1].errors == [events[-1].result]  # Claude Code's error results list their causes
 
 
 async def test_cancellation_closes_pending_tool_calls_with_error_results():

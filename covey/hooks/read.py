@@ -1,0 +1,158 @@
+"""Reading a ``hooks`` mapping: Claude Code's settings shape, and the short frontmatter shape.
+
+Settings files nest three levels (event -> matcher groups -> handlers)::
+
+    {"PreToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "..."}]}]}
+
+An agent definition's frontmatter may drop the inner list::
+
+    PreToolUse: [{matcher: Bash, command: "..."}]
+
+What covey does not model is skipped with a warning, as Claude Code skips what
+it does not know: an event covey lacks (``PreCompact``, ``SessionEnd``...), a
+handler ``type`` other than ``command`` (``prompt``, ``agent``, ``http``), a
+field it has no use for (``async``, ``statusMessage``, ``if``...). An entry
+covey does model but that is malformed (wrong type, blank ``command``, bad
+matcher regex) is a :class:`HookConfigError`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from pydantic import BaseModel, ValidationError
+
+from covey.errors import UserError
+from covey.hooks.config import EVENTS, CommandHook, HookConfig, HookMatcher
+
+log = logging.getLogger(__name__)
+
+_GROUP_KEYS = ("matcher", "hooks")
+_HANDLER_KEYS = {key for name, info in CommandHook.model_fields.items() for key in (name, info.alias) if key}
+
+
+@dataclass(frozen=True)
+class HookWarning:
+    """One item of a hooks config that covey skipped."""
+
+    source: str
+    """The file (or other origin) it was read from."""
+    field: str
+    """Where in it: ``hooks.PreCompact``, ``hooks.PreToolUse[0].hooks[1].async``."""
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.field}: {self.message}"
+
+
+class HookConfigError(UserError):
+    """A malformed hook entry: names the file and the field."""
+
+    def __init__(self, source: str, field: str, message: str) -> None:
+        super().__init__(source, field, message)
+        self.source, self.field, self.message = source, field, message
+
+    def __str__(self) -> str:
+        return f"{self.source}: field {self.field!r}: {self.message}"
+
+
+@dataclass
+class ParsedHooks:
+    config: HookConfig = field(default_factory=dict)
+    """The validated matcher groups per event."""
+    kept: dict[str, list[Any]] = field(default_factory=dict)
+    """The mapping as written, minus what was skipped (re-reading it warns of nothing)."""
+    warnings: list[HookWarning] = field(default_factory=list)
+
+
+def read_hooks(raw: Any, source: str) -> ParsedHooks:
+    """Validate a ``hooks`` mapping: skip what covey does not support, raise on what is malformed."""
+    return _Reader(source).read(raw)
+
+
+def parse_hooks(raw: Any, source: str) -> HookConfig:
+    """:func:`read_hooks`'s config; its warnings go to the log."""
+    parsed = read_hooks(raw, source)
+    for warning in parsed.warnings:
+        log.warning("%s", warning)
+    return parsed.config
+
+
+class _Reader:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.out = ParsedHooks()
+
+    def read(self, raw: Any) -> ParsedHooks:
+        if not raw:
+            return self.out
+        if not isinstance(raw, dict):
+            self._fail("hooks", f"must map event names to lists, not {type(raw).__name__}")
+        for event, groups in raw.items():
+            if event in EVENTS:
+                self._event(event, groups)
+            else:
+                self._skip(f"hooks.{event}", f"event not supported by covey; skipped{_did_you_mean(event)}")
+        return self.out
+
+    def _event(self, event: str, groups: Any) -> None:
+        if not isinstance(groups, list):
+            self._fail(f"hooks.{event}", "must be a list of matcher groups")
+        read = [self._group(group, f"hooks.{event}[{i}]") for i, group in enumerate(groups)]
+        self.out.config[event] = [matcher for matcher, _ in read]
+        self.out.kept[event] = [kept for _, kept in read]
+
+    def _group(self, group: Any, where: str) -> tuple[HookMatcher, dict[str, Any]]:
+        if not isinstance(group, dict):
+            self._fail(where, "must be an object with 'matcher' and 'hooks'")
+        if "hooks" not in group and ("command" in group or "type" in group):
+            # The short frontmatter form: the handler's keys sit beside the matcher.
+            handler = self._handler({k: v for k, v in group.items() if k != "matcher"}, where)
+            kept = {**({"matcher": group["matcher"]} if "matcher" in group else {}), **(handler[1] if handler else {})}
+            return self._matcher(group.get("matcher", ""), [handler] if handler else [], where), kept
+        for key in [k for k in group if k not in _GROUP_KEYS]:
+            self._skip(f"{where}.{key}", "field not supported by covey; skipped")
+        handlers = group.get("hooks", [])
+        if not isinstance(handlers, list):
+            self._fail(f"{where}.hooks", "must be a list of hook handlers")
+        read = [h for i, raw in enumerate(handlers) if (h := self._handler(raw, f"{where}.hooks[{i}]"))]
+        kept = {k: group[k] for k in _GROUP_KEYS if k in group} | {"hooks": [h for _, h in read]}
+        return self._matcher(group.get("matcher", ""), read, where), kept
+
+    def _matcher(self, pattern: Any, handlers: list[tuple[CommandHook, dict]], where: str) -> HookMatcher:
+        hooks = [hook for hook, _ in handlers]
+        return self._validate(HookMatcher, {"matcher": pattern, "hooks": hooks}, where)
+
+    def _handler(self, raw: Any, where: str) -> tuple[CommandHook, dict[str, Any]] | None:
+        if not isinstance(raw, dict):
+            self._fail(where, "must be an object with 'type' and 'command'")
+        kind = raw.get("type", "command")
+        if not isinstance(kind, str):
+            self._fail(f"{where}.type", f"must be a string, not {type(kind).__name__}")
+        if kind != "command":
+            self._skip(f"{where}.type", f"hook type {kind!r} not supported by covey (only 'command'); hook skipped")
+            return None
+        for key in [k for k in raw if k not in _HANDLER_KEYS]:
+            self._skip(f"{where}.{key}", "field not supported by covey; skipped (the hook runs without it)")
+        kept = {k: v for k, v in raw.items() if k in _HANDLER_KEYS}
+        return self._validate(CommandHook, kept, where), kept
+
+    def _validate(self, model: type[BaseModel], data: dict[str, Any], where: str) -> Any:
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            self._fail(".".join([where, *(str(part) for part in problem["loc"])]), problem["msg"])
+
+    def _skip(self, where: str, message: str) -> None:
+        self.out.warnings.append(HookWarning(self.source, where, message))
+
+    def _fail(self, where: str, message: str) -> NoReturn:
+        raise HookConfigError(self.source, where, message)
+
+
+def _did_you_mean(event: str) -> str:
+    close = [known for known in EVENTS if known.lower() == str(event).lower()]
+    return f" (did you mean {close[0]!r}?)" if close else ""
