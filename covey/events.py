@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from covey.model.usage import ModelUsage
+
 
 class Event(BaseModel):
     type: str
@@ -86,7 +88,11 @@ class ResultEvent(Event):
     duration_ms: int
     duration_api_ms: int
     total_cost_usd: float
+    """The main agent's result: what the whole session spent (every agent), like Claude Code's."""
     usage: dict[str, int]
+    """This agent's own tokens."""
+    modelUsage: dict[str, ModelUsage] = Field(default_factory=dict)
+    """The main agent's result: the session's tokens and cost per model (every agent)."""
     stop_reason: str | None = None
     permission_denials: list[dict[str, Any]] = Field(default_factory=list)
     errors: list[str] | None = None

@@ -33,6 +33,7 @@ from covey.events import Event, PermissionPrompt, ResultEvent, SystemInit
 from covey.ids import AgentId, new_session_id
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.model.factory import SCRIPTED_PREFIX, make_model
+from covey.model.usage import ModelUsage
 from covey.permissions.askers import CallbackAsker
 from covey.permissions.decisions import PermissionRequest
 from covey.permissions.policy import PermissionPolicy
@@ -157,7 +158,9 @@ class Session:
                     if isinstance(event, PermissionPrompt):
                         await main.answer(event.request_id, await self._ask(event))
                         continue
-                    ended = ended or (isinstance(event, ResultEvent) and event.agent_id == spec.agent_id)
+                    if isinstance(event, ResultEvent) and event.agent_id == spec.agent_id:
+                        ended = True
+                        event = await self._with_session_spend(event)
                     yield event
             except SessionBroken as exc:
                 yield await self._broken(exc, spec)
@@ -233,6 +236,14 @@ class Session:
         kept = done[-1] if isinstance(done[-1], list) else []
         self.kept_worktrees += kept
         return kept
+
+    async def _with_session_spend(self, result: ResultEvent) -> ResultEvent:
+        """The main agent's result as Claude Code's: ``total_cost_usd`` and ``modelUsage``
+        count every agent's requests (sub-agents of any kind, killed and failed ones too),
+        ``usage`` the main agent's own. The registry has heard of every main-agent turn
+        before its result comes (``Progress``); a sub-agent's, once it has reported."""
+        cost_usd, model_usage = await self.runtime.registry.call("session_usage")
+        return result.model_copy(update={"total_cost_usd": round(cost_usd, 6), "modelUsage": model_usage})
 
     async def run(self, prompt: str, *, live: bool | None = None) -> "RunResult":
         """Run ``prompt`` to its end. ``live``: show the agent tree updating under the
@@ -384,7 +395,11 @@ class RunResult(BaseModel):
     is_error: bool
     num_turns: int
     total_cost_usd: float
+    """What the whole session spent: the main agent and every sub-agent."""
     usage: dict[str, int]
+    """The main agent's own tokens."""
+    model_usage: dict[str, ModelUsage] = Field(default_factory=dict)
+    """The session's tokens and cost per model (Claude Code's ``modelUsage``)."""
     session_id: str
     agents: dict[str, Any] = Field(default_factory=dict)
     """The agent tree: each agent's type, status, tokens and cost, with its children."""
@@ -398,9 +413,9 @@ class RunResult(BaseModel):
             return cls(result="the run ended without a result", is_error=True, num_turns=0,
                        total_cost_usd=0.0, usage={}, session_id="", agents=tree, events=events)
         last = results[-1]
-        cost = tree.get("subtree_cost_usd", last.total_cost_usd)
-        return cls(result=last.result, is_error=last.is_error, num_turns=last.num_turns, total_cost_usd=cost,
-                   usage=last.usage, session_id=last.session_id, agents=tree, events=events)
+        return cls(result=last.result, is_error=last.is_error, num_turns=last.num_turns,
+                   total_cost_usd=last.total_cost_usd, usage=last.usage, model_usage=last.modelUsage,
+                   session_id=last.session_id, agents=tree, events=events)
 
 
 def run(prompt: str, *, live: bool | None = None, **options: Any) -> RunResult:

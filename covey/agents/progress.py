@@ -9,8 +9,10 @@ from typing import Any
 from covey.actors.base import next_seq
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
+from covey.errors import AgentUnavailable
 from covey.events import AssistantEvent, Event, ResultEvent, UserEvent
 from covey.model.base import TokenUsage
+from covey.model.usage import ModelUsage, add_usage
 from covey.registry.records import FinalReport, Status
 
 PROGRESS_INTERVAL_S = 0.5
@@ -18,7 +20,12 @@ PROGRESS_INTERVAL_S = 0.5
 the run starts; the latest state wins. The registry's uses (the stall watchdog,
 ``covey ps``/``tree``, the live view) need no finer grain, and at a message per event a
 fan-out of short children spent its CPU on them. A run shorter than this sends none:
-its report carries the figures."""
+its report carries the figures.
+
+Money is counted at once instead: with a session budget, every agent tells the
+registry of each model turn before it takes its next step (the budget check sees
+what running agents spent), and the main agent always does (its result reports
+what the whole session spent, its own last turn included)."""
 
 
 class Progress:
@@ -26,6 +33,7 @@ class Progress:
         self.spec = spec
         self.prices = prices
         self.usage = TokenUsage()
+        self.model_usage: dict[str, ModelUsage] = {}
         self.cost_usd = 0.0
         self.tool_uses = 0
         self.in_flight: list[str] = []
@@ -36,6 +44,9 @@ class Progress:
         self._due = self.started + _first_delay_s(spec)
         """When the next progress message may go."""
         self._later: asyncio.TimerHandle | None = None
+        limits = getattr(spec.runtime, "limits", None)
+        self._every_turn = spec.depth == 0 or getattr(limits, "budget_usd", None) is not None
+        """Tell the registry of every model turn, and wait until it has heard (money counts)."""
 
     async def observe(self, event: Event, writer: TranscriptWriter) -> None:
         match event:
@@ -46,7 +57,9 @@ class Progress:
                 # flight); one that only answers usually ends the run, whose report carries its
                 # figures: telling the registry first would delay that report behind the tell.
                 # (An agent that then parks for its background children shows that turn when they notify.)
-                if self.in_flight:
+                if self._every_turn:
+                    await self._send()
+                elif self.in_flight:
                     self._report_progress()
             case UserEvent(message=message):
                 self.in_flight = []
@@ -57,8 +70,11 @@ class Progress:
 
     def _count(self, message: dict[str, Any]) -> None:
         usage = TokenUsage.model_validate(message.get("usage") or {})
+        model_id = message.get("model") or self.spec.model_id
+        cost_usd = self.prices.cost_usd(model_id, usage)
         self.usage += usage
-        self.cost_usd += self.prices.cost_usd(message.get("model") or self.spec.model_id, usage)
+        self.cost_usd += cost_usd
+        self.model_usage = add_usage(self.model_usage, model_id, usage, cost_usd)
         calls = [b["name"] for b in message.get("content", []) if b.get("type") == "tool_use"]
         self.tool_uses += len(calls)
         self.in_flight = calls
@@ -85,10 +101,21 @@ class Progress:
 
     def _tell(self) -> None:
         self._later, self._due = None, time.monotonic() + PROGRESS_INTERVAL_S
-        self.spec.runtime.registry.tell(
-            "progress", self.spec.agent_id, usage=self.usage, tool_uses=self.tool_uses,
-            cost_usd=self.cost_usd, tools_in_flight=self.in_flight, turns=self.turns, seq=next_seq(),
-        )
+        self.spec.runtime.registry.tell("progress", self.spec.agent_id, **self._figures())
+
+    async def _send(self) -> None:
+        """Tell the registry now and wait for it: the agent's next step (a launch the budget
+        check must refuse, the result that reports the session's cost) comes after."""
+        if self.spec.runtime is None:
+            return
+        try:
+            await self.spec.runtime.registry.call("progress", self.spec.agent_id, **self._figures())
+        except AgentUnavailable:
+            pass  # the registry is gone: nothing is launched or counted any more
+
+    def _figures(self) -> dict[str, Any]:
+        return dict(usage=self.usage, model_usage=self.model_usage, tool_uses=self.tool_uses, cost_usd=self.cost_usd,
+                    tools_in_flight=self.in_flight, turns=self.turns, seq=next_seq())
 
     def report(self, status: Status | None = None, reason: str = "", worktree: dict | None = None) -> FinalReport:
         """The run's end as its owner hears it: the final text, or why it ended without one."""
@@ -97,7 +124,7 @@ class Progress:
             status = "completed" if result is not None and not result.is_error else "failed"
         text = result.result if result is not None and status == "completed" else _ended(status, reason, result, self.last_text)
         return FinalReport(
-            status=status, text=text, usage=self.usage, tool_uses=self.tool_uses,
+            status=status, text=text, usage=self.usage, model_usage=self.model_usage, tool_uses=self.tool_uses,
             duration_ms=int((time.monotonic() - self.started) * 1000), cost_usd=round(self.cost_usd, 6),
             worktree=worktree, turns=self.turns,
         )

@@ -11,6 +11,7 @@ from covey.model.base import Model, ModelRequest, TokenUsage
 from covey.model.factory import make_model, model_id_for
 from covey.model.pricing import ModelPrice, PriceTable
 from covey.model.scripted import Reply, Rule, ScriptedModel, ToolCall, When
+from covey.model.usage import ModelUsage
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -18,6 +19,7 @@ __all__ = [
     "AnthropicModel",
     "Model",
     "ModelPrice",
+    "ModelUsage",
     "ModelRequest",
     "PriceTable",
     "Reply",

@@ -274,6 +274,9 @@ class _RegistryActor:
     async def tree(self, agent_id: str | None = None) -> dict[str, Any]:
         return self.core.tree(agent_id)
 
+    async def session_usage(self) -> tuple[float, dict[str, Any]]:
+        return self.core.session_usage()
+
     async def wait_idle(self, timeout_s: float | None = None) -> bool:
         """Wait until no watch is running (every agent ended and was reported)."""
         pending = [t for t in list(self.watches.values()) if not t.done()]

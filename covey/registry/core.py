@@ -12,6 +12,7 @@ from typing import Any
 
 from covey.errors import LimitExceeded, ModelBehaviorError
 from covey.model.base import TokenUsage
+from covey.model.usage import ModelUsage, merge_usage
 from covey.registry.limits import Limits
 from covey.registry.records import FinalReport, LaunchRequest, TaskRecord
 
@@ -130,7 +131,7 @@ class Registry:
     def progress(
         self, agent_id: str, *, usage: TokenUsage | None = None, tool_uses: int | None = None,
         cost_usd: float | None = None, tools_in_flight: list[str] | None = None, model: str | None = None,
-        turns: int | None = None, seq: int | None = None,
+        turns: int | None = None, seq: int | None = None, model_usage: dict[str, ModelUsage] | None = None,
     ) -> None:
         record = self.records.get(agent_id)
         if record is None or not record.live:
@@ -140,6 +141,8 @@ class Registry:
             return
         if usage is not None:
             record.usage = usage
+        if model_usage is not None:
+            record.model_usage = model_usage
         if tool_uses is not None:
             record.tool_uses = tool_uses
         if cost_usd is not None:
@@ -156,23 +159,45 @@ class Registry:
             record.parked = parked
 
     def finish(self, agent_id: str, report: FinalReport) -> TaskRecord | None:
-        """Mark a live record ended; the first report wins, later ones return None."""
+        """Mark a live record ended; the first report wins, later ones return None.
+
+        The first report decides how the run ended (status, text); what it spent is the
+        most any report or progress update of the run said. A kill is recorded before the
+        agent's own report, which alone knows the tokens of its last turns.
+        """
         record = self.records.get(agent_id)
-        if record is None or not record.live:
+        if record is None:
+            return None
+        if not record.live:
+            if record.report is not None:
+                self._ended_cost_usd += self._count_spend(record, report)
             return None
         record.status = report.status
         record.report = report
         record.ended_at = time.time()
-        record.usage, record.tool_uses = report.usage, report.tool_uses
-        if report.turns is not None:
-            record.turns = report.turns
-        record.cost_usd = max(record.cost_usd, report.cost_usd)
+        self._count_spend(record, report)
         record.worktree = report.worktree
         record.tools_in_flight = []
         record.parked = False
         self._ended_cost_usd += record.cost_usd
         self._settle(record)
         return record
+
+    @staticmethod
+    def _count_spend(record: TaskRecord, report: FinalReport) -> float:
+        """Raise the record's figures, and its report's, to ``report``'s where larger; the cost added."""
+        if report.usage.total >= record.usage.total:
+            record.usage, record.model_usage = report.usage, report.model_usage or record.model_usage
+        record.tool_uses = max(record.tool_uses, report.tool_uses)
+        record.turns = max(record.turns, report.turns or 0)
+        added = max(0.0, report.cost_usd - record.cost_usd)
+        record.cost_usd += added
+        duration_ms = max(record.report.duration_ms, report.duration_ms)
+        record.report = record.report.model_copy(update={
+            "usage": record.usage, "model_usage": record.model_usage, "tool_uses": record.tool_uses,
+            "turns": record.turns, "cost_usd": round(record.cost_usd, 6), "duration_ms": duration_ms,
+        })
+        return added
 
     def claim_notification(self, agent_id: str) -> TaskRecord | None:
         """Claim the one notification of an ended record; None if already claimed or gone."""
@@ -252,6 +277,11 @@ class Registry:
 
     def session_cost_usd(self) -> float:
         return self._ended_cost_usd + sum(r.cost_usd for r in self.open.values() if r.live)
+
+    def session_usage(self) -> tuple[float, dict[str, ModelUsage]]:
+        """What the whole session has spent: its cost, and tokens and cost per model, over
+        every agent (running and ended, killed and failed ones too)."""
+        return self.session_cost_usd(), merge_usage(*(r.model_usage for r in self.records.values()))
 
     def notices_go_to_main(self, agent_id: str) -> bool:
         """Whether an ended agent's children's notices go on to the main agent (SPEC 10:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from covey.model.base import TokenUsage
+from covey.model.usage import ModelUsage
 
 Status = Literal["running", "completed", "failed", "killed"]
 Role = Literal["main", "subagent", "teammate", "in_process_teammate"]
@@ -52,6 +53,8 @@ class FinalReport(BaseModel):
     status: Status
     text: str
     usage: TokenUsage = Field(default_factory=TokenUsage)
+    model_usage: dict[str, ModelUsage] = Field(default_factory=dict)
+    """The same tokens and cost per model (the session's ``modelUsage`` sums them)."""
     tool_uses: int = 0
     duration_ms: int = 0
     cost_usd: float = 0.0
@@ -85,6 +88,7 @@ class TaskRecord(BaseModel):
     """When its last notification was in the owner's mailbox (wall clock)."""
     last_activity: float = Field(default_factory=time.monotonic)
     usage: TokenUsage = Field(default_factory=TokenUsage)
+    model_usage: dict[str, ModelUsage] = Field(default_factory=dict)
     tool_uses: int = 0
     turns: int = 0
     cost_usd: float = 0.0

@@ -6,6 +6,8 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from covey.actors.inbox import inbox_for
 from covey.agents import progress as progress_module
 from covey.agents.definition import AgentDefinition
@@ -19,9 +21,14 @@ from covey.registry.limits import Limits
 class FakeRegistry:
     def __init__(self) -> None:
         self.tells: list[tuple[str, dict[str, Any]]] = []
+        self.calls: list[tuple[str, dict[str, Any]]] = []
 
     def tell(self, method: str, *args: Any, **fields: Any) -> None:
         self.tells.append((method, fields))
+
+    async def call(self, method: str, *args: Any, **fields: Any) -> None:
+        await asyncio.sleep(0.01)  # a round trip: the caller must wait for it
+        self.calls.append((method, fields))
 
 
 class FakeMailbox:
@@ -38,9 +45,10 @@ class FakeWriter:
         pass
 
 
-def _spec(*, depth: int = 1, teams: bool = False, history: list | None = None, stall_ms: int = 600_000) -> AgentSpec:
+def _spec(*, depth: int = 1, teams: bool = False, history: list | None = None, stall_ms: int = 600_000,
+          budget_usd: float | None = None) -> AgentSpec:
     runtime = SimpleNamespace(registry=FakeRegistry(), mailbox=FakeMailbox(), teams=teams, session_id="s",
-                              limits=Limits(stall_ms=stall_ms))
+                              limits=Limits(stall_ms=stall_ms, budget_usd=budget_usd))
     return AgentSpec(
         session_id="s", agent_id="agent-1", definition=AgentDefinition(name="general-purpose", prompt="p"),
         prompt="go", model_id="m", cwd=".", depth=depth, history=history, runtime=runtime,
@@ -50,7 +58,8 @@ def _spec(*, depth: int = 1, teams: bool = False, history: list | None = None, s
 def _turn(progress: Progress, tool: bool) -> list[Any]:
     content = [{"type": "tool_use", "id": "t", "name": "Read", "input": {}}] if tool else [{"type": "text", "text": "hi"}]
     return [
-        AssistantEvent(session_id="s", message={"role": "assistant", "content": content, "usage": {"output_tokens": 5}}),
+        AssistantEvent(session_id="s", message={"role": "assistant", "content": content, "model": "claude-sonnet-4-6",
+                                                "usage": {"input_tokens": 1000, "output_tokens": 100}}),
         UserEvent(session_id="s", message={"role": "user", "content": []}),
     ]
 
@@ -95,6 +104,41 @@ async def test_a_short_stall_limit_brings_the_first_message_forward(monkeypatch)
     await asyncio.sleep(0.1)
     tells = spec.runtime.registry.tells
     assert len(tells) == 1 and tells[0][1]["tools_in_flight"] == ["Read"]
+
+
+async def test_with_a_budget_every_turn_is_counted_before_the_agent_goes_on():
+    spec = _spec(budget_usd=1.0)
+    progress = Progress(spec, PriceTable.load(None))
+    calls = spec.runtime.registry.calls
+    await progress.observe(_turn(progress, tool=True)[0], FakeWriter())
+    assert len(calls) == 1  # at once, not after the interval, and awaited
+    answer = _turn(progress, tool=False)[0]
+    await progress.observe(answer, FakeWriter())  # a turn without tool calls counts too
+    method, figures = calls[-1]
+    assert method == "progress" and len(calls) == 2 and figures["turns"] == 2
+    assert figures["cost_usd"] == pytest.approx(2 * (1000 * 3 + 100 * 15) / 1e6)
+    by_model = figures["model_usage"]["claude-sonnet-4-6"]
+    assert (by_model.input_tokens, by_model.output_tokens) == (2000, 200)
+    assert by_model.cost_usd == pytest.approx(figures["cost_usd"])
+
+
+async def test_the_main_agent_counts_every_turn_a_child_without_a_budget_does_not(monkeypatch):
+    monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL_S", 0.05)
+    main, child = _spec(depth=0), _spec(depth=1)
+    for spec in (main, child):
+        progress = Progress(spec, PriceTable.load(None))
+        await progress.observe(_turn(progress, tool=False)[0], FakeWriter())
+        progress.close()
+    assert len(main.runtime.registry.calls) == 1 and main.runtime.registry.calls[0][1]["turns"] == 1
+    assert child.runtime.registry.calls == [] and child.runtime.registry.tells == []
+
+
+async def test_the_report_carries_usage_per_model():
+    progress = Progress(_spec(), PriceTable.load(None))
+    await _turns(progress, 2)
+    report = progress.report(status="killed", reason="killed on request")
+    assert report.usage.total == 2200 and report.model_usage["claude-sonnet-4-6"].output_tokens == 200
+    assert report.model_usage["claude-sonnet-4-6"].cost_usd == pytest.approx(report.cost_usd)
 
 
 async def test_a_child_that_launched_nothing_does_not_ask_the_mailbox():

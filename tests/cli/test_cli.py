@@ -56,6 +56,36 @@ def test_stream_json_starts_with_init_and_ends_with_a_result(tmp_path):
     assert [e["type"] for e in events[1:]] == ["assistant", "user", "assistant", "result"]
 
 
+def _main_with_three_sync_children(body):
+    system = " ".join(b.get("text", "") for b in body.get("system") or [])
+    usage = {"input_tokens": 1000, "output_tokens": 100}
+    if "You are covey" not in system:
+        return {"text": "CHILD_DONE", "usage": usage}
+    if "CHILD_DONE" in str(body["messages"][-1]["content"]):
+        return {"text": "all done", "usage": usage}
+    calls = [{"type": "tool_use", "id": f"toolu_{i}", "name": "Agent",
+              "input": {"description": f"task {i}", "prompt": f"task {i}", "subagent_type": "general-purpose"}}
+             for i in range(3)]
+    return {"content": calls, "usage": usage}
+
+
+@pytest.mark.parametrize("output_format", ["json", "stream-json"])
+def test_the_result_counts_what_every_agent_spent(output_format, tmp_path):
+    with FakeMessagesAPI(replies=[_main_with_three_sync_children]) as api:
+        done = covey("-p", "go", "--output-format", output_format, "--model", "claude-sonnet-4-6", cwd=tmp_path,
+                     env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["type"] == "result" and result["result"] == "all done" and len(api.requests) == 5
+    request_usd = (1000 * 3 + 100 * 15) / 1e6
+    assert result["usage"]["input_tokens"] == 2000  # the main agent's own two requests
+    assert result["total_cost_usd"] == pytest.approx(5 * request_usd)
+    assert result["modelUsage"] == {"claude-sonnet-4-6": {
+        "inputTokens": 5000, "outputTokens": 500, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0,
+        "webSearchRequests": 0, "costUSD": pytest.approx(5 * request_usd), "contextWindow": 200_000,
+        "maxOutputTokens": 64_000}}
+
+
 def test_a_persistent_api_error_is_retried_then_reported_with_a_non_zero_exit(tmp_path):
     with FakeMessagesAPI(replies=[("error", 500, None)]) as api:
         done = covey("-p", "go", "--quiet", cwd=tmp_path, env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})

@@ -6,8 +6,10 @@ import time
 
 import pytest
 
+from covey.agents.reports import notification_text
 from covey.errors import LimitExceeded, ModelBehaviorError
 from covey.model.base import TokenUsage
+from covey.model.usage import ModelUsage
 from covey.registry.core import Registry
 from covey.registry.limits import Limits
 from covey.registry.records import FinalReport, LaunchRequest
@@ -268,3 +270,69 @@ def test_the_main_agent_waits_for_the_background_children_of_an_owner_that_ended
     registry.claim_notification("b")
     registry.delivered("b")
     assert registry.outstanding("main") == [] and registry.outstanding("p") == []
+
+
+def test_what_running_agents_spent_counts_against_the_budget():
+    registry = _registry(budget_usd=0.05)
+    registry.reserve(_request("a"))
+    registry.reserve(_request("b"))
+    registry.progress("a", cost_usd=0.03)
+    registry.progress("b", cost_usd=0.02)  # nothing has ended: the running agents spent it
+    with pytest.raises(LimitExceeded, match="budget of \\$0.05 is spent"):
+        registry.reserve(_request("c"))
+    assert "c" not in registry.records
+
+
+def _spent(tokens: int, cost_usd: float, **extra) -> dict:
+    usage = TokenUsage(input_tokens=tokens)
+    return dict(usage=usage, model_usage={"m": ModelUsage.of("m", usage, cost_usd)}, cost_usd=cost_usd, **extra)
+
+
+def test_a_kill_recorded_first_keeps_what_the_run_spent():
+    """The registry records a kill before the agent's own report, which alone knows its last
+    turns: the first report says how the run ended, the most any report said what it spent."""
+    registry = _registry()
+    registry.reserve(_request())
+    registry.progress("child", **_spent(100, 0.01), tool_uses=1, turns=1)
+    registry.finish("child", FinalReport(status="killed", text="killed on request"))
+    record = registry.records["child"]
+    assert record.usage.total == 100 and record.report.usage.total == 100 and record.cost_usd == 0.01
+    late = FinalReport(status="killed", text="The agent killed: cancelled", tool_uses=2, turns=3, duration_ms=900,
+                       **_spent(150, 0.015))
+    assert registry.finish("child", late) is None
+    assert (record.status, record.report.text) == ("killed", "killed on request")
+    assert (record.usage.total, record.tool_uses, record.turns, record.cost_usd) == (150, 2, 3, 0.015)
+    assert record.report.usage.total == 150 and record.report.duration_ms == 900
+    assert record.model_usage["m"].input_tokens == 150
+    assert "<subagent_tokens>150</subagent_tokens><tool_uses>2</tool_uses><duration_ms>900" in notification_text(record)
+    assert registry.session_cost_usd() == pytest.approx(0.015)  # counted once
+    assert registry.tree()["subtree_tokens"] == 150
+    registry.finish("child", FinalReport(status="failed", text="died", **_spent(10, 0.001)))
+    assert record.usage.total == 150 and registry.session_cost_usd() == pytest.approx(0.015)  # never lowered
+
+
+def test_an_agent_whose_actor_died_keeps_what_it_told():
+    registry = _registry()
+    registry.reserve(_request())
+    registry.progress("child", **_spent(100, 0.01), tool_uses=1, turns=1)
+    registry.finish("child", FinalReport(status="failed", text="The agent's actor died"))
+    record = registry.records["child"]
+    assert (record.usage.total, record.tool_uses, record.cost_usd) == (100, 1, 0.01)
+    assert record.report.usage.total == 100 and registry.session_cost_usd() == pytest.approx(0.01)
+
+
+def test_session_usage_sums_every_agent_per_model():
+    registry = _registry()
+    registry.reserve(_request("done"))
+    registry.reserve(_request("killed"))
+    registry.reserve(_request("running"))
+    usage = TokenUsage(input_tokens=1000, output_tokens=100)
+    registry.progress("main", usage=usage, cost_usd=0.1, model_usage={"m": ModelUsage.of("m", usage, 0.1)})
+    registry.finish("done", FinalReport(status="completed", text="ok", **_spent(1000, 0.1)))
+    registry.finish("killed", FinalReport(status="killed", text="killed on request"))
+    registry.finish("killed", FinalReport(status="killed", text="cancelled", **_spent(1000, 0.1)))
+    registry.progress("running", usage=usage, cost_usd=0.1, model_usage={"other": ModelUsage.of("other", usage, 0.1)})
+    cost_usd, by_model = registry.session_usage()
+    assert cost_usd == pytest.approx(0.4)
+    assert by_model["m"].input_tokens == 3000 and by_model["m"].output_tokens == 100
+    assert by_model["m"].cost_usd == pytest.approx(0.3) and by_model["other"].output_tokens == 100

@@ -16,7 +16,8 @@ from covey.model.scripted import ScriptedModel
 from tests.fake_messages_api import FakeMessagesAPI
 
 
-def served(*rules: dict[str, Any]) -> FakeMessagesAPI:
+def served(*rules: dict[str, Any], usage: dict[str, int] | None = None) -> FakeMessagesAPI:
+    """``usage``: what every reply reports (default: the fake API's own small figures)."""
     script = ScriptedModel.from_dict({"rules": list(rules)})
 
     def answer(body: dict[str, Any]) -> dict[str, Any]:
@@ -24,7 +25,8 @@ def served(*rules: dict[str, Any]) -> FakeMessagesAPI:
             model=body["model"], system=body.get("system") or [], messages=body["messages"], tools=body.get("tools") or [],
         )
         message = asyncio.run(script.create(request))
-        return {"content": [block.to_dict() for block in message.content], "stop_reason": message.stop_reason}
+        reply = {"content": [block.to_dict() for block in message.content], "stop_reason": message.stop_reason}
+        return {**reply, "usage": usage} if usage else reply
 
     return FakeMessagesAPI(replies=[answer])
 

@@ -1,0 +1,71 @@
+"""Tokens and cost per model, as Claude Code's result reports them (``modelUsage``).
+
+Each agent run counts its requests per model (the model that answered); the
+registry sums the runs into the session's ``modelUsage``.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from covey.model.base import TokenUsage
+
+MODEL_LIMITS: dict[str, tuple[int, int]] = {
+    # Model-id prefix → (context window, max output tokens); the longest prefix wins.
+    "claude-opus-5": (1_000_000, 128_000),  # as Claude Code reports it
+    "claude-opus-4": (200_000, 64_000),
+    "claude-opus-4-1": (200_000, 32_000),
+    "claude-opus-4-2": (200_000, 32_000),  # claude-opus-4-20250514
+    "claude-sonnet-4": (200_000, 64_000),
+    "claude-haiku-4": (200_000, 64_000),
+    "claude-3-7-sonnet": (200_000, 64_000),
+    "claude-3-5-haiku": (200_000, 8_192),
+}
+"""Reported with each model's usage; an unknown model (local, proxied) reports 0 for both."""
+
+
+class ModelUsage(BaseModel):
+    """One model's requests summed: Claude Code's ``modelUsage`` entry (camelCase on the wire)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    input_tokens: int = Field(0, alias="inputTokens")
+    output_tokens: int = Field(0, alias="outputTokens")
+    cache_read_input_tokens: int = Field(0, alias="cacheReadInputTokens")
+    cache_creation_input_tokens: int = Field(0, alias="cacheCreationInputTokens")
+    web_search_requests: int = Field(0, alias="webSearchRequests")
+    cost_usd: float = Field(0.0, alias="costUSD")
+    context_window: int = Field(0, alias="contextWindow")
+    max_output_tokens: int = Field(0, alias="maxOutputTokens")
+
+    @classmethod
+    def of(cls, model_id: str, usage: TokenUsage, cost_usd: float) -> "ModelUsage":
+        context_window, max_output_tokens = _limits(model_id)
+        return cls(**usage.model_dump(), cost_usd=cost_usd, context_window=context_window,
+                   max_output_tokens=max_output_tokens)
+
+    def __add__(self, other: "ModelUsage") -> "ModelUsage":
+        summed = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+                  "web_search_requests", "cost_usd")
+        return self.model_copy(update={name: getattr(self, name) + getattr(other, name) for name in summed})
+
+
+def add_usage(by_model: Mapping[str, ModelUsage], model_id: str, usage: TokenUsage, cost_usd: float) -> dict[str, ModelUsage]:
+    """``by_model`` with one more request of ``model_id``."""
+    return merge_usage(by_model, {model_id: ModelUsage.of(model_id, usage, cost_usd)})
+
+
+def merge_usage(*parts: Mapping[str, ModelUsage]) -> dict[str, ModelUsage]:
+    """Per-model sums of several runs' usage."""
+    merged: dict[str, ModelUsage] = {}
+    for part in parts:
+        for model_id, usage in part.items():
+            merged[model_id] = merged[model_id] + usage if model_id in merged else usage
+    return merged
+
+
+def _limits(model_id: str) -> tuple[int, int]:
+    matches = [prefix for prefix in MODEL_LIMITS if model_id.startswith(prefix)]
+    return MODEL_LIMITS[max(matches, key=len)] if matches else (0, 0)
