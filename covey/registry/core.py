@@ -162,8 +162,10 @@ class Registry:
         """Mark a live record ended; the first report wins, later ones return None.
 
         The first report decides how the run ended (status, text); what it spent is the
-        most any report or progress update of the run said. A kill is recorded before the
-        agent's own report, which alone knows the tokens of its last turns.
+        most any report or progress update of the run said, and what it left (a kept
+        worktree) is what the report that knows it says. A kill is recorded before the
+        agent's own report, which alone knows the tokens of its last turns and what its
+        cleanup did with its worktree.
         """
         record = self.records.get(agent_id)
         if record is None:
@@ -171,6 +173,9 @@ class Registry:
         if not record.live:
             if record.report is not None:
                 self._ended_cost_usd += self._count_spend(record, report)
+                if record.worktree is None and report.worktree is not None:
+                    record.worktree = report.worktree
+                    record.report = record.report.model_copy(update={"worktree": report.worktree})
             return None
         record.status = report.status
         record.report = report

@@ -336,3 +336,18 @@ def test_session_usage_sums_every_agent_per_model():
     assert cost_usd == pytest.approx(0.4)
     assert by_model["m"].input_tokens == 3000 and by_model["m"].output_tokens == 100
     assert by_model["m"].cost_usd == pytest.approx(0.3) and by_model["other"].output_tokens == 100
+
+
+def test_a_kill_recorded_first_still_learns_the_worktree_its_cleanup_kept():
+    """Stopping a run records the kill first; the agent's own report, after its cleanup,
+    says which worktree it kept (an interrupted covey -p names it on stderr)."""
+    registry = _registry()
+    registry.reserve(_request())
+    registry.finish("child", FinalReport(status="killed", text="the run was interrupted"))
+    kept = {"kept": True, "path": "/wt/agent-1", "branch": "covey/agent-1"}
+    registry.finish("child", FinalReport(status="killed", text="The agent killed: cancelled", worktree=kept))
+    record = registry.records["child"]
+    assert record.worktree == kept and record.report.worktree == kept
+    assert record.report.text == "the run was interrupted"  # the first report still says how it ended
+    registry.finish("child", FinalReport(status="failed", text="late", worktree={"kept": True, "path": "/other"}))
+    assert record.worktree == kept  # the first report that knew it decides
