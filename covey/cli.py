@@ -138,7 +138,7 @@ def _execute(
     try:
         with contextlib.redirect_stdout(sys.stderr), Session(**options) as session:
             try:
-                last = asyncio.run(_interruptible(_print_events(
+                last = asyncio.run(_interruptible(session, _print_events(
                     session, prompt, output_format, verbose, live=not (quiet or verbose), trace=trace, out=out)))
             except Interrupted as stop:
                 for worktree in session.kept_worktrees:
@@ -175,9 +175,12 @@ class Interrupted(Exception):
         self.signum = signum
 
 
-async def _interruptible(work: Any) -> Any:
-    """Await ``work``; SIGINT or SIGTERM cancels it, so the session stops its agents (their
-    cleanup runs) before its actors and Ray go, and raises ``Interrupted``."""
+async def _interruptible(session: Any, work: Any) -> Any:
+    """Start ``session``, then await ``work``; SIGINT or SIGTERM cancels it, so the session
+    stops its agents (their cleanup runs) before its actors and Ray go, and raises
+    ``Interrupted``. The handlers go in once Ray has started: a Ray driver installs its
+    own SIGTERM handler (``sys.exit(15)``, no cleanup) in ``ray.init``."""
+    await session.start()
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(work)
     received: list[int] = []
