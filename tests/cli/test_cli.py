@@ -144,8 +144,12 @@ class _NoisySession:
     driver does with its cluster warnings ("N PYTHON worker processes have been started")."""
 
     runtime = None
+    kept_worktrees: list = []
 
     def __init__(self, **_: object) -> None:
+        pass
+
+    async def start(self) -> None:
         pass
 
     def __enter__(self) -> "_NoisySession":
