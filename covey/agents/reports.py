@@ -7,23 +7,17 @@ and the frame's tags inside it are escaped.
 
 from __future__ import annotations
 
-import re
 
+from covey.frames import INDENT, quoted_lines
 from covey.registry.records import FinalReport, TaskRecord
 
-INDENT = "  "
-_FRAME_TAGS = re.compile(
-    r"<(/?)(task-notification|system-reminder|subagent-report|teammate-message|result|usage|status|summary|task-id)\b",
-    re.IGNORECASE,
-)
 
 SUMMARIES = {"completed": "finished", "failed": "failed", "killed": "was killed"}
 
 
 def quote(text: str) -> str:
     """Indent every line and escape frame tags: quoted text cannot close or forge a frame."""
-    escaped = _FRAME_TAGS.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text.strip())
-    return "\n".join(INDENT + line for line in escaped.splitlines()) or INDENT + "(no text)"
+    return "\n".join(quoted_lines(text.strip())) or INDENT + "(no text)"
 
 
 def usage_block(tokens: int, tool_uses: int, duration_ms: int) -> str:

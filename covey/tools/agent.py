@@ -19,7 +19,7 @@ from covey.actors.team_context import team_handles
 from covey.errors import AgentUnavailable, CoveyError, ModelBehaviorError
 from covey.events import TaskStarted
 from covey.ids import AgentId
-from covey.permissions.rules import canonical_tool_name
+from covey.tool_names import canonical_tool_name
 from covey.registry.records import FinalReport, LaunchRequest
 from covey.teams.roster import Member
 from covey.tools.agent_schema import AsyncLaunched, Completed, TeammateSpawned, agent_input_model
