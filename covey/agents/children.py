@@ -64,7 +64,7 @@ async def child_spec(
         worktree=worktree,
         transcript_dir=parent.transcript_dir,
         runtime=runtime,
-        settings={**parent.settings, "can_ask": _can_ask(runtime, background, mode)},
+        settings=parent.settings.model_copy(update={"can_ask": _can_ask(runtime, background, mode)}),
     )
 
 

@@ -51,7 +51,7 @@ class AgentServices:
 def available_tools(spec: AgentSpec, services: AgentServices) -> list[Tool]:
     """The spec's tool pool as Tool objects, in a stable order."""
     wanted = set(spec.tool_names)
-    options = spec.runtime.options if spec.runtime is not None else {}
+    options = spec.runtime.tools if spec.runtime is not None else None
     return [tool for tool in [*tool_catalog(options), *services.extra_tools] if tool.name in wanted]
 
 
@@ -93,7 +93,7 @@ def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
 def _hooks(spec: AgentSpec) -> HookRegistry:
     """Settings hooks for everyone, plus this definition's, scoped to this agent (step 9)."""
     hooks = HookRegistry(
-        spec.settings.get("hooks"), project_dir=spec.settings.get("project_dir", spec.cwd),
+        spec.settings.hooks, project_dir=spec.settings.project_dir or spec.cwd,
         session_id=spec.session_id, transcript_path=str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)),
     )
     if spec.definition.hooks:

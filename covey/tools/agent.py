@@ -104,7 +104,7 @@ class Launch:
         if self.definition is not None:
             spec = await child_spec(
                 self.parent, self.definition, self.call, agent_id=self.agent_id, tool_use_id=self.ctx.tool_use_id,
-                background=self.background, available_tools=self.runtime.options.get("tool_names", []),
+                background=self.background, available_tools=self.runtime.tool_names,
                 cwd=worktree.cwd if worktree else None, worktree=worktree.model_dump() if worktree else None,
             )
         self.output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
@@ -134,7 +134,7 @@ class Launch:
             if self.definition is not None:
                 spec = await child_spec(
                     self.parent, self.definition, self.call, agent_id=self.agent_id, tool_use_id=self.ctx.tool_use_id,
-                    background=True, available_tools=self.runtime.options.get("tool_names", []),
+                    background=True, available_tools=self.runtime.tool_names,
                 )
                 spec = spec.model_copy(update={"team": {
                     "name": team.name, "member": self.member, "roster": team.roster, "board": team.board}})
@@ -247,8 +247,8 @@ def placement_lane(spec: Any, runtime: Any) -> str:
     """Where the child's actor runs (SPEC 2): file-touching agents on the node holding the
     working tree ("home"), unless a shared filesystem is declared; agents without file
     tools anywhere in the cluster ("any": over the alive nodes in turn, see ``AgentFactory``)."""
-    if not runtime.options.get("spread"):
+    if not runtime.spread:
         return "home"  # one node: every agent is where the files are
-    if spec is None or runtime.options.get("shared_fs"):
+    if spec is None or runtime.shared_fs:
         return "any"
     return "home" if FILE_TOOLS & set(spec.tool_names) else "any"
