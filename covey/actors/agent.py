@@ -250,7 +250,6 @@ class AgentRunner:
 
     def _services(self, run: _Run, progress: Progress, writer: TranscriptWriter) -> AgentServices:
         spec = run.spec
-        runtime = spec.runtime
 
         def emit(event: Event) -> None:
             if run.queue is not None:
@@ -267,7 +266,6 @@ class AgentRunner:
             inbox=inbox_for(spec, emit),
             cost_of=progress.prices.cost_usd,
             emit=emit,
-            runtime={"runtime": runtime} if runtime is not None else {},
             on_start=record_start,
             team=team,
         )

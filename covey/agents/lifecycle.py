@@ -21,7 +21,7 @@ from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.gate import PermissionGate
 from covey.model.base import Model
 from covey.skills import preload_skills
-from covey.tools.base import Tool, ToolContext
+from covey.tools.base import Tool, ToolContext, ToolServices
 from covey.tools.catalog import tool_catalog
 from covey.tools.processes import ProcessTracker
 from covey.tools.todo import clear_todos
@@ -38,8 +38,6 @@ class AgentServices:
     cost_of: Callable[[str, Any], float] | None = None
     emit: Callable[[Event], None] | None = None
     """Where tools send events of their own (a child's progress, task_started)."""
-    runtime: dict[str, Any] = field(default_factory=dict)
-    """Handles tools may need (the session runtime), put into ToolContext.services."""
     outcome: dict[str, Any] = field(default_factory=dict)
     """What the run leaves for its report (the worktree outcome)."""
     on_start: Callable[[list[dict[str, Any]]], Awaitable[None]] | None = None
@@ -82,10 +80,8 @@ def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
         agent_id=spec.agent_id,
         cwd=Path(spec.cwd),
         processes=ProcessTracker(),
-        services={
-            **services.runtime, "spec": spec, "skills": skills, "session_id": spec.session_id, "team": services.team,
-            "inbox": services.inbox,
-        },
+        services=ToolServices(runtime=runtime, spec=spec, session_id=spec.session_id, skills=skills,
+                              team=services.team, inbox=services.inbox),
         emit=services.emit,
     )
 

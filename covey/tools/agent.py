@@ -48,8 +48,7 @@ class AgentTool(Tool):
         return input.subagent_type or "general-purpose"
 
     async def run(self, input: Any, ctx: ToolContext) -> ToolResult:
-        runtime = ctx.services.get("runtime")
-        parent = ctx.services.get("spec")
+        runtime, parent = ctx.services.runtime, ctx.services.spec
         if runtime is None or parent is None:
             return ToolResult.error("The Agent tool needs a covey session (no registry is reachable from here).")
         if routed := _unavailable_route(input, runtime):
@@ -123,7 +122,7 @@ class Launch:
 
     async def _spawn_teammate(self) -> ToolResult:
         """Route 1 (SPEC 3.3): a named agent joins a team, registered in its roster."""
-        team = team_handles(self.ctx.services.get("team"), self.call.team_name)
+        team = team_handles(self.ctx.services.team, self.call.team_name)
         if team is None:
             raise ModelBehaviorError(f"No team {self.call.team_name!r} here: create it with TeamCreate first.")
         added = await team.roster.add(self.member, self.agent_id, agent_type=self.agent_type, backend="actor")
@@ -231,7 +230,7 @@ class Launch:
 
     def _note_background(self) -> None:
         """Tell this agent's inbox it now owns work that will notify it (it must wait at its end)."""
-        inbox = self.ctx.services.get("inbox")
+        inbox = self.ctx.services.inbox
         if inbox is not None and hasattr(inbox, "note_launch"):
             inbox.note_launch()
 
