@@ -72,7 +72,7 @@ class SessionRuntime:
         return self.tools.teams
 
     async def context_for(self, cwd: str, *, omit: bool) -> list[dict[str, Any]]:
-        """The project context for an agent starting in ``cwd`` (SPEC 5 step 4)."""
+        """The project context for an agent starting in ``cwd`` (``run_agent``'s step 4)."""
         from covey.agents.context import omitted, project_context
 
         if omitted(omit):

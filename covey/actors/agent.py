@@ -322,7 +322,7 @@ def _safe_report(progress: Progress, status: Any, reason: str, services: AgentSe
 
 
 def _asker_for(spec: AgentSpec, runner: AgentRunner) -> Any:
-    """Who answers this agent's permission prompts (SPEC 8: agents that cannot ask deny)."""
+    """Who answers this agent's permission prompts (docs/definitions.md#permissions: agents that cannot ask deny)."""
     if not spec.settings.can_ask:
         return None
     if spec.depth == 0:

@@ -1,4 +1,4 @@
-"""``run_agent``: the one lifecycle every agent kind flows through (SPEC 5).
+"""``run_agent``: the one lifecycle every agent kind flows through (docs/architecture.md#one-spawn-end-to-end).
 
 It builds the agent's context, hooks and loop from an already-resolved
 ``AgentSpec``, yields the agent's events as they happen, and releases

@@ -1,4 +1,4 @@
-"""Loading agent definitions from markdown files, ``--agents`` JSON and API objects (SPEC 6.2, 6.3).
+"""Loading agent definitions from markdown files, ``--agents`` JSON and API objects (docs/definitions.md#your-own-definitions).
 
 Sources, lowest to highest priority: built-in < plugin < user < project < flag
 < policy; a later one replaces an earlier one of the same name. A bad file is

@@ -1,4 +1,4 @@
-"""The texts a parent model reads about its children (SPEC 3.2 and 10).
+"""The texts a parent model reads about its children (docs/subagents.md#what-the-parent-gets-back and 10).
 
 A child's words are framed as the child's model output and indented, so no
 line inside a report can pass for a frame line or for a system notification,
@@ -54,7 +54,7 @@ def launched_text(agent_id: str, description: str, output_file: str | None) -> s
 
 
 def notification_text(record: TaskRecord) -> str:
-    """The user-message text of a ``<task-notification>`` (SPEC 10), from the registry's record."""
+    """The user-message text of a ``<task-notification>`` (docs/subagents.md#what-the-parent-gets-back), from the registry's record."""
     return notice_text(
         agent_id=record.agent_id, description=record.description, tool_use_id=record.tool_use_id,
         output_file=record.output_file, report=record.report or FinalReport(status=record.status, text=""),

@@ -1,4 +1,4 @@
-"""A child's model and tool set, recomputed from its definition (SPEC 5 step 1, SPEC 7)."""
+"""A child's model and tool set, recomputed from its definition (docs/definitions.md#your-own-definitions)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ class RunSettings(BaseModel):
     model_prices: dict[str, Any] | None = Field(default=None, alias="modelPrices")
     """Price overrides per model (settings' ``modelPrices``)."""
     can_ask: bool = False
-    """Whether this agent's permission prompts reach a person (SPEC 8: else it denies)."""
+    """Whether this agent's permission prompts reach a person (docs/definitions.md#permissions: else it denies)."""
     hooks: Any = None
     """The settings files' hooks (a ``HookConfig``), run for every agent of the session."""
     project_dir: str | None = None

@@ -95,7 +95,7 @@ class PermissionPolicy:
         self, *, definition_mode: PermissionMode | None = None, allowed_tools: Iterable[str] | None = None,
         asker: Asker | None = None, cwd: Path | None = None,
     ) -> PermissionPolicy:
-        """A child's overlay (SPEC 8): the mode cascade, and call-scoped allow rules.
+        """A child's overlay (docs/definitions.md#permissions): the mode cascade, and call-scoped allow rules.
 
         ``asker`` defaults to none: a child that cannot show a prompt denies; pass
         the parent's asker for ``bubble``.

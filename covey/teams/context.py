@@ -54,7 +54,7 @@ class TeamContext:
     """Looks up a name or agent id that is not on the roster; optional."""
     after_send: Callable[[str], Awaitable[str | None]] | None = None
     """Called with each recipient's agent id once mail is queued (e.g. resumes a completed
-    named agent, SPEC 10); may return a note for the routing summary."""
+    named agent, docs/subagents.md#what-the-parent-gets-back); may return a note for the routing summary."""
 
     def join(self, team: Team) -> None:
         self.team_name, self.roster, self.board = team.name, team.roster, team.board

@@ -1,4 +1,4 @@
-"""The Agent tool's input and output (SPEC 3.1, 3.2).
+"""The Agent tool's input and output (docs/subagents.md#the-call, docs/subagents.md#what-the-parent-gets-back).
 
 The input schema is shaped by configuration: a field the model may not use is
 absent from the schema, not forbidden in prose. Each shape is built once.
