@@ -13,10 +13,10 @@ from typing import Any, Sequence, TextIO
 
 from covey.errors import CoveyError
 from covey.events import Event, ResultEvent, SystemInit
+from covey.permissions.modes import RUN_MODES
 from covey.render import describe
 
 COMMANDS = ("run", "demo", "agents", "ps", "tree", "logs", "kill", "team")
-MODES = ["default", "acceptEdits", "bypassPermissions", "dontAsk", "plan"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,7 +78,7 @@ def _add_inspect_commands(sub: Any) -> None:
 
 def _add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--model", help="alias (haiku, sonnet, opus), model id, or scripted:RULES.yaml")
-    run.add_argument("--permission-mode", choices=MODES)
+    run.add_argument("--permission-mode", choices=RUN_MODES)
     run.add_argument("--max-turns", type=int, default=100)
     run.add_argument("--allowed-tools", "--allowedTools", action="append", default=[], metavar="RULES")
     run.add_argument("--disallowed-tools", "--disallowedTools", action="append", default=[], metavar="RULES")

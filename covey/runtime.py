@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from covey.agents.definition import AgentDefinition
 from covey.registry.limits import Limits
+from covey.tools.options import ToolOptions
 
 if TYPE_CHECKING:
     from covey.actors.handle import AgentHandle
@@ -34,8 +35,14 @@ class SessionRuntime:
     """Skills found for the session, by name (the Skill tool and definitions' ``skills``)."""
     can_ask: bool = False
     """Whether a person can answer prompts (a terminal or a callback at the root)."""
-    options: dict[str, Any] = field(default_factory=dict)
-    """Session-wide knobs children inherit (price overrides, background disabled, teams...)."""
+    tools: ToolOptions = field(default_factory=ToolOptions)
+    """The switches that shape every agent's tool catalog (background disabled, teams)."""
+    tool_names: list[str] = field(default_factory=list)
+    """The session's whole tool catalog, by name: a child's pool is resolved within it."""
+    spread: bool = False
+    """The cluster has more than one node: agents without file tools may run on any."""
+    shared_fs: bool = False
+    """The working tree is on a filesystem every node mounts (``COVEY_SHARED_FS``)."""
     project_context: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Instructions + git snapshot by cwd, taken once when the session starts (like Claude Code's
     session-start git status): a child in the session's directory reuses it instead of running git."""
@@ -62,10 +69,10 @@ class SessionRuntime:
     @property
     def teams(self) -> bool:
         """Whether the session has teams (SendMessage then reaches any agent, even a finished one)."""
-        return bool(self.options.get("teams"))
+        return self.tools.teams
 
     async def context_for(self, cwd: str, *, omit: bool) -> list[dict[str, Any]]:
-        """The project context for an agent starting in ``cwd`` (SPEC 5 step 4)."""
+        """The project context for an agent starting in ``cwd`` (``run_agent``'s step 4)."""
         from covey.agents.context import omitted, project_context
 
         if omitted(omit):

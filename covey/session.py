@@ -26,7 +26,7 @@ from covey.actors.warmup import model_modules
 from covey.agents.context import agent_list_message, project_context
 from covey.agents.definition import AgentDefinition
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
-from covey.agents.spec import AgentSpec
+from covey.agents.spec import AgentSpec, RunSettings
 from covey.agents.transcript import transcript_path
 from covey.errors import AgentUnavailable, CoveyError
 from covey.events import Event, PermissionPrompt, ResultEvent, SystemInit
@@ -46,6 +46,7 @@ from covey.runtime import SessionRuntime
 from covey.session_defs import session_definitions, session_skills
 from covey.settings import Settings
 from covey.tools.catalog import tool_names
+from covey.tools.options import ToolOptions
 
 log = logging.getLogger(__name__)
 
@@ -286,12 +287,10 @@ class Session:
             max_turns=self.options.max_turns,
             transcript_dir=self.options.transcript_dir,
             runtime=runtime,
-            settings={
-                "modelPrices": self.settings.model_prices,
-                "can_ask": self.asker is not None,
-                "hooks": self.settings.hooks,
-                "project_dir": str(self.cwd),
-            },
+            settings=RunSettings(
+                model_prices=self.settings.model_prices, can_ask=self.asker is not None,
+                hooks=self.settings.hooks, project_dir=str(self.cwd),
+            ),
         )
 
     def _main_prelude(self, runtime: SessionRuntime | None) -> list[dict[str, Any]]:
@@ -300,8 +299,8 @@ class Session:
         context = snapshot if snapshot is not None else project_context(cwd, omit=False)
         return [*context, agent_list_message(self.definitions)]
 
-    def _tool_options(self) -> dict[str, Any]:
-        return {"background_disabled": _env_flag("COVEY_DISABLE_BACKGROUND_TASKS"), "teams": self.options.teams}
+    def _tool_options(self) -> ToolOptions:
+        return ToolOptions(background_disabled=_env_flag("COVEY_DISABLE_BACKGROUND_TASKS"), teams=self.options.teams)
 
     # -- session actors -------------------------------------------------------------
 
@@ -323,14 +322,11 @@ class Session:
         )
         registry = RegistryHandle(registry_actor, "registry")
         self._owned += [registry, mailbox]
-        options = {
-            **self._tool_options(), "tool_names": tool_names(self._tool_options()),
-            "spread": spread, "shared_fs": self.options.shared_fs,
-        }
         self.runtime = SessionRuntime(
             session_id=self.session_id, registry=registry, mailbox=mailbox,
             definitions=self.definitions, limits=self.limits, transcript_dir=self.options.transcript_dir,
-            can_ask=self.asker is not None, options=options, skills=self.skills,
+            can_ask=self.asker is not None, skills=self.skills, tools=self._tool_options(),
+            tool_names=tool_names(self._tool_options()), spread=spread, shared_fs=self.options.shared_fs,
             project_context={str(self.cwd): await asyncio.to_thread(project_context, str(self.cwd), omit=False)},
         )
         return self.runtime

@@ -216,7 +216,7 @@ class AgentRunner:
 
     async def _drive(self, run: _Run) -> None:
         spec = run.spec
-        progress = Progress(spec, PriceTable.load(spec.settings.get("modelPrices")))
+        progress = Progress(spec, PriceTable.load(spec.settings.model_prices))
         writer = TranscriptWriter(
             transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id),
             session_id=spec.session_id, agent_id=spec.agent_id,
@@ -250,7 +250,6 @@ class AgentRunner:
 
     def _services(self, run: _Run, progress: Progress, writer: TranscriptWriter) -> AgentServices:
         spec = run.spec
-        runtime = spec.runtime
 
         def emit(event: Event) -> None:
             if run.queue is not None:
@@ -267,7 +266,6 @@ class AgentRunner:
             inbox=inbox_for(spec, emit),
             cost_of=progress.prices.cost_usd,
             emit=emit,
-            runtime={"runtime": runtime} if runtime is not None else {},
             on_start=record_start,
             team=team,
         )
@@ -324,8 +322,8 @@ def _safe_report(progress: Progress, status: Any, reason: str, services: AgentSe
 
 
 def _asker_for(spec: AgentSpec, runner: AgentRunner) -> Any:
-    """Who answers this agent's permission prompts (SPEC 8: agents that cannot ask deny)."""
-    if not spec.settings.get("can_ask"):
+    """Who answers this agent's permission prompts (docs/definitions.md#permissions: agents that cannot ask deny)."""
+    if not spec.settings.can_ask:
         return None
     if spec.depth == 0:
         return runner.ask

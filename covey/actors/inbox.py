@@ -1,8 +1,8 @@
 """``RuntimeInbox``: an agent's inbox, backed by the session's mailbox and registry actors.
 
 The loop drains it between turns; after a final answer it waits here while
-the agent still owns running background children (SPEC 9), parked in the
-registry so the stall watchdog leaves it alone (SPEC 10, keepalive).
+the agent still owns running background children (docs/subagents.md#faults), parked in the
+registry so the stall watchdog leaves it alone (docs/subagents.md#what-the-parent-gets-back, keepalive).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _summary(text: str) -> str:
 
 
 class TeammateInbox(RuntimeInbox):
-    """A teammate's inbox: between turns it also claims work from its team's board (SPEC 13).
+    """A teammate's inbox: between turns it also claims work from its team's board (docs/teams.md).
 
     An idle teammate takes the first pending, unowned, unblocked task; it stays
     while unfinished tasks remain (others' work may unblock more), and ends when
@@ -154,7 +154,7 @@ def inbox_for(spec: Any, emit: Callable[[Any], None] | None) -> RuntimeInbox | N
 
 def _addressed(spec: Any) -> bool:
     """Whether mail can reach an agent that has launched nothing: the main agent (notices
-    of orphaned descendants come to it, SPEC 10), a resumed one (it was woken by mail),
+    of orphaned descendants come to it, docs/subagents.md#what-the-parent-gets-back), a resumed one (it was woken by mail),
     and anyone in a session with teams (SendMessage reaches any agent by name or id).
     Otherwise only its own background children write to it, and it knows when it has some."""
     return spec.depth == 0 or bool(spec.history) or spec.runtime.teams

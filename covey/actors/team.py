@@ -90,7 +90,7 @@ class BoardHandle(ActorHandle):
 def start_team_actors(team_name: str, *, lead_id: str | None = None,
                       session_id: str | None = None) -> tuple[RosterHandle, BoardHandle]:
     """A fresh roster + board pair; named ``<session>/team/<name>/...`` when a session id is given,
-    so two sessions on one cluster never meet (SPEC 2)."""
+    so two sessions on one cluster never meet (docs/architecture.md)."""
     prefix = f"{session_id}/team/{team_name}" if session_id else None
     roster_opts = {"name": f"{prefix}/roster"} if prefix else {}
     board_opts = {"name": f"{prefix}/board"} if prefix else {}

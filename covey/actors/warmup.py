@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import Any, Iterable
 
+from covey.tools.options import ToolOptions
+
 AGENT_RUN_MODULES = (
     "covey.runtime",
     "covey.registry.actor",
@@ -28,7 +30,7 @@ AGENT_RUN_MODULES = (
 )
 """Entry points of what one agent run touches; their own imports bring the rest."""
 
-_TOOL_OPTIONS = ({}, {"teams": True}, {"background_disabled": True}, {"teams": True, "background_disabled": True})
+_TOOL_OPTIONS = tuple(ToolOptions(teams=teams, background_disabled=off) for teams in (False, True) for off in (False, True))
 
 
 def warm_up(modules: Iterable[str] = ()) -> list[str]:

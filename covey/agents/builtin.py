@@ -1,4 +1,4 @@
-"""covey's built-in agent types (SPEC 6.1), in covey's own words.
+"""covey's built-in agent types (docs/definitions.md#built-in-agent-types), in covey's own words.
 
 The prompts live in ``covey/agents/prompts/*.md`` so they read as prose and
 diff cleanly; this module only states each type's tools, model and flags.

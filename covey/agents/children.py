@@ -1,4 +1,4 @@
-"""Building a child's ``AgentSpec`` from its parent's spec, its definition and the call (SPEC 5, 7, 8).
+"""Building a child's ``AgentSpec`` from its parent's spec, its definition and the call (docs/definitions.md#your-own-definitions, docs/definitions.md#permissions).
 
 Everything here is resolved before the child exists; the lifecycle then runs
 the spec without knowing how it was chosen.
@@ -64,12 +64,12 @@ async def child_spec(
         worktree=worktree,
         transcript_dir=parent.transcript_dir,
         runtime=runtime,
-        settings={**parent.settings, "can_ask": _can_ask(runtime, background, mode)},
+        settings=parent.settings.model_copy(update={"can_ask": _can_ask(runtime, background, mode)}),
     )
 
 
 def _can_ask(runtime: Any, background: bool, mode: str | None) -> bool:
-    """SPEC 8: an agent that cannot show a prompt denies, unless it bubbles up to the root."""
+    """docs/definitions.md#permissions: an agent that cannot show a prompt denies, unless it bubbles up to the root."""
     if not runtime.can_ask:
         return False
     return mode == "bubble" or not background

@@ -1,4 +1,4 @@
-"""Prelude messages: project instructions, a git-status snapshot, the agent list (SPEC 5 step 4).
+"""Prelude messages: project instructions, a git-status snapshot, the agent list (``run_agent``'s step 4, docs/definitions.md#built-in-agent-types).
 
 They are user-role messages placed before the task prompt, each wrapped in a
 ``<system-reminder>`` so the model takes them as context, not as the user's words.

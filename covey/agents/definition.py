@@ -6,10 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from covey.permissions.modes import PermissionMode
+
 Source = Literal["built-in", "plugin", "user", "project", "flag", "policy"]
 """Where a definition came from, lowest to highest priority."""
-
-PermissionModeName = Literal["default", "acceptEdits", "bypassPermissions", "dontAsk", "plan", "bubble", "auto"]
 
 
 class AgentDefinition(BaseModel):
@@ -28,7 +28,7 @@ class AgentDefinition(BaseModel):
     disallowed_tools: list[str] = Field(default_factory=list, alias="disallowedTools")
     model: str | None = None
     """Alias, model id, or ``inherit``; None means the default sub-agent model."""
-    permission_mode: PermissionModeName | None = Field(default=None, alias="permissionMode")
+    permission_mode: PermissionMode | None = Field(default=None, alias="permissionMode")
     max_turns: int | None = Field(default=None, alias="maxTurns", gt=0)
     skills: list[str] = Field(default_factory=list)
     mcp_servers: list[Any] = Field(default_factory=list, alias="mcpServers")

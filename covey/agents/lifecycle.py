@@ -1,4 +1,4 @@
-"""``run_agent``: the one lifecycle every agent kind flows through (SPEC 5).
+"""``run_agent``: the one lifecycle every agent kind flows through (docs/architecture.md#one-spawn-end-to-end).
 
 It builds the agent's context, hooks and loop from an already-resolved
 ``AgentSpec``, yields the agent's events as they happen, and releases
@@ -21,7 +21,7 @@ from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.gate import PermissionGate
 from covey.model.base import Model
 from covey.skills import preload_skills
-from covey.tools.base import Tool, ToolContext
+from covey.tools.base import Tool, ToolContext, ToolServices
 from covey.tools.catalog import tool_catalog
 from covey.tools.processes import ProcessTracker
 from covey.tools.todo import clear_todos
@@ -38,8 +38,6 @@ class AgentServices:
     cost_of: Callable[[str, Any], float] | None = None
     emit: Callable[[Event], None] | None = None
     """Where tools send events of their own (a child's progress, task_started)."""
-    runtime: dict[str, Any] = field(default_factory=dict)
-    """Handles tools may need (the session runtime), put into ToolContext.services."""
     outcome: dict[str, Any] = field(default_factory=dict)
     """What the run leaves for its report (the worktree outcome)."""
     on_start: Callable[[list[dict[str, Any]]], Awaitable[None]] | None = None
@@ -51,7 +49,7 @@ class AgentServices:
 def available_tools(spec: AgentSpec, services: AgentServices) -> list[Tool]:
     """The spec's tool pool as Tool objects, in a stable order."""
     wanted = set(spec.tool_names)
-    options = spec.runtime.options if spec.runtime is not None else {}
+    options = spec.runtime.tools if spec.runtime is not None else None
     return [tool for tool in [*tool_catalog(options), *services.extra_tools] if tool.name in wanted]
 
 
@@ -82,10 +80,8 @@ def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
         agent_id=spec.agent_id,
         cwd=Path(spec.cwd),
         processes=ProcessTracker(),
-        services={
-            **services.runtime, "spec": spec, "skills": skills, "session_id": spec.session_id, "team": services.team,
-            "inbox": services.inbox,
-        },
+        services=ToolServices(runtime=runtime, spec=spec, session_id=spec.session_id, skills=skills,
+                              team=services.team, inbox=services.inbox),
         emit=services.emit,
     )
 
@@ -93,7 +89,7 @@ def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
 def _hooks(spec: AgentSpec) -> HookRegistry:
     """Settings hooks for everyone, plus this definition's, scoped to this agent (step 9)."""
     hooks = HookRegistry(
-        spec.settings.get("hooks"), project_dir=spec.settings.get("project_dir", spec.cwd),
+        spec.settings.hooks, project_dir=spec.settings.project_dir or spec.cwd,
         session_id=spec.session_id, transcript_path=str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)),
     )
     if spec.definition.hooks:

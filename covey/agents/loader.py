@@ -1,4 +1,4 @@
-"""Loading agent definitions from markdown files, ``--agents`` JSON and API objects (SPEC 6.2, 6.3).
+"""Loading agent definitions from markdown files, ``--agents`` JSON and API objects (docs/definitions.md#your-own-definitions).
 
 Sources, lowest to highest priority: built-in < plugin < user < project < flag
 < policy; a later one replaces an earlier one of the same name. A bad file is
@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from covey.agents.builtin import builtin_agents
 from covey.agents.definition import AgentDefinition, Source
+from covey.frontmatter import split_frontmatter
 from covey.hooks.read import HookConfigError, HookWarning, read_hooks
 
 # Keys a file may set: every field name and alias, except the two the loader owns
@@ -115,7 +116,7 @@ def _load_dir(result: LoadResult, directory: Path, source: Source) -> None:
 
 def _load_file(result: LoadResult, path: Path, source: Source) -> AgentDefinition | None:
     try:
-        frontmatter, body = _split(path.read_text(encoding="utf-8"))
+        frontmatter, body = split_frontmatter(path.read_text(encoding="utf-8"))
         data = yaml.safe_load(frontmatter) if frontmatter is not None else None
     except (OSError, UnicodeDecodeError) as exc:
         result.errors.append(DefinitionError(str(path), None, f"cannot read: {exc}"))
@@ -128,17 +129,6 @@ def _load_file(result: LoadResult, path: Path, source: Source) -> AgentDefinitio
         return None
     fields = {"name": path.stem, **_clean(data or {}), "prompt": body.strip()}
     return _validate(result, fields, source, str(path))
-
-
-def _split(text: str) -> tuple[str | None, str]:
-    """(frontmatter, body); frontmatter is None when the file does not start with ``---``."""
-    lines = text.lstrip("\ufeff").splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
-        return None, text
-    for index, line in enumerate(lines[1:], start=1):
-        if line.strip() == "---":
-            return "".join(lines[1:index]), "".join(lines[index + 1 :])
-    return None, text
 
 
 def _clean(data: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The texts a parent model reads about its children (SPEC 3.2 and 10).
+"""The texts a parent model reads about its children (docs/subagents.md#what-the-parent-gets-back and 10).
 
 A child's words are framed as the child's model output and indented, so no
 line inside a report can pass for a frame line or for a system notification,
@@ -7,23 +7,17 @@ and the frame's tags inside it are escaped.
 
 from __future__ import annotations
 
-import re
 
+from covey.frames import INDENT, quoted_lines
 from covey.registry.records import FinalReport, TaskRecord
 
-INDENT = "  "
-_FRAME_TAGS = re.compile(
-    r"<(/?)(task-notification|system-reminder|subagent-report|teammate-message|result|usage|status|summary|task-id)\b",
-    re.IGNORECASE,
-)
 
 SUMMARIES = {"completed": "finished", "failed": "failed", "killed": "was killed"}
 
 
 def quote(text: str) -> str:
     """Indent every line and escape frame tags: quoted text cannot close or forge a frame."""
-    escaped = _FRAME_TAGS.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text.strip())
-    return "\n".join(INDENT + line for line in escaped.splitlines()) or INDENT + "(no text)"
+    return "\n".join(quoted_lines(text.strip())) or INDENT + "(no text)"
 
 
 def usage_block(tokens: int, tool_uses: int, duration_ms: int) -> str:
@@ -60,7 +54,7 @@ def launched_text(agent_id: str, description: str, output_file: str | None) -> s
 
 
 def notification_text(record: TaskRecord) -> str:
-    """The user-message text of a ``<task-notification>`` (SPEC 10), from the registry's record."""
+    """The user-message text of a ``<task-notification>`` (docs/subagents.md#what-the-parent-gets-back), from the registry's record."""
     return notice_text(
         agent_id=record.agent_id, description=record.description, tool_use_id=record.tool_use_id,
         output_file=record.output_file, report=record.report or FinalReport(status=record.status, text=""),

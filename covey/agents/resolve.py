@@ -1,4 +1,4 @@
-"""A child's model and tool set, recomputed from its definition (SPEC 5 step 1, SPEC 7)."""
+"""A child's model and tool set, recomputed from its definition (docs/definitions.md#your-own-definitions)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Mapping
 
 from covey.agents.definition import AgentDefinition
 from covey.model.aliases import DEFAULT_SUBAGENT_MODEL, resolve_model
+from covey.tool_names import canonical_tool_name
 
 INHERIT = "inherit"
 
@@ -21,10 +22,6 @@ ASYNC_ALLOWED = frozenset({
     "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "Agent",
 })  # fmt: skip
 """A background agent has no terminal, so only tools that need none are offered to it."""
-
-# Claude Code's older name for the Agent tool; definitions written for it still work.
-_RENAMED = {"Task": "Agent"}
-
 
 def resolve_agent_model(
     call_model: str | None,
@@ -81,7 +78,7 @@ def _keeps(name: str, denied: set[str], allowed: set[str] | None, background: bo
 
 def _names(tools: list[str]) -> set[str]:
     """Tool names with old aliases mapped; ``Agent(Explore)``-style specs count as their tool."""
-    return {_RENAMED.get(base, base) for base in (tool.split("(", 1)[0].strip() for tool in tools)}
+    return {canonical_tool_name(base) for base in (tool.split("(", 1)[0].strip() for tool in tools)}
 
 
 def _is_mcp(name: str) -> bool:

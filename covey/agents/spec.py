@@ -13,6 +13,21 @@ from pydantic import BaseModel, ConfigDict, Field
 from covey.agents.definition import AgentDefinition
 
 
+class RunSettings(BaseModel):
+    """What a run takes from the session's settings files; a child inherits its parent's."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True, arbitrary_types_allowed=True)
+
+    model_prices: dict[str, Any] | None = Field(default=None, alias="modelPrices")
+    """Price overrides per model (settings' ``modelPrices``)."""
+    can_ask: bool = False
+    """Whether this agent's permission prompts reach a person (docs/definitions.md#permissions: else it denies)."""
+    hooks: Any = None
+    """The settings files' hooks (a ``HookConfig``), run for every agent of the session."""
+    project_dir: str | None = None
+    """The session's project root, as hooks see it (``CLAUDE_PROJECT_DIR``)."""
+
+
 class AgentSpec(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -51,5 +66,4 @@ class AgentSpec(BaseModel):
     """The git worktree this agent works in (isolation: worktree), removed or kept at its end."""
     runtime: Any = None
     """The session's actors (a SessionRuntime); None for an agent run outside a session."""
-    settings: dict[str, Any] = Field(default_factory=dict)
-    """Runtime knobs a child inherits (limits, thresholds, pool, price table)."""
+    settings: RunSettings = Field(default_factory=RunSettings)

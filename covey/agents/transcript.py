@@ -1,4 +1,4 @@
-"""One append-only JSONL transcript per agent (SPEC 11).
+"""One append-only JSONL transcript per agent (docs/subagents.md#transcripts).
 
 Each record is one message with a ``uuid`` and the ``parentUuid`` of the record
 before it, so a transcript is a chain that resume can rebuild. Appending is

@@ -1,4 +1,4 @@
-"""Git worktree isolation for child agents (SPEC 14).
+"""Git worktree isolation for child agents (docs/definitions.md#worktree-isolation).
 
 A child launched with ``isolation: "worktree"`` gets a fresh checkout of the
 parent's HEAD on its own branch ``covey/<agent_id>``. The checkout lives beside
@@ -94,7 +94,7 @@ def _worktree_problem(base_cwd: str) -> str | None:
 
 
 def check_isolation(*, cwd: str | None, isolation: str | None, base_cwd: str) -> str | None:
-    """Why this placement cannot be used, or None; runs before anything is created (SPEC 4, check 5)."""
+    """Why this placement cannot be used, or None; runs before anything is created (docs/subagents.md#limits-the-registry-actor, check 5)."""
     if cwd is not None and isolation == "worktree":
         return "'cwd' and isolation: \"worktree\" cannot be used together; pick one."
     if cwd is not None:
@@ -167,7 +167,7 @@ def _listed_worktrees(main: Repo) -> set[str]:
 
 
 def verify_worktree(path: str, expected_root: str, branch: str) -> str | None:
-    """On resume: why ``path`` is no longer this repo's worktree on ``branch``, or None (SPEC 11)."""
+    """On resume: why ``path`` is no longer this repo's worktree on ``branch``, or None (docs/subagents.md#transcripts)."""
     from git import InvalidGitRepositoryError, NoSuchPathError, Repo
 
     real = os.path.realpath(path)

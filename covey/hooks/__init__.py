@@ -1,4 +1,4 @@
-"""Hooks: shell commands run at points of an agent's life, answered like Claude Code's (SPEC 15)."""
+"""Hooks: shell commands run at points of an agent's life, answered like Claude Code's (docs/definitions.md#hooks)."""
 
 from covey.hooks.command import HookAnswer
 from covey.hooks.config import EVENTS, CommandHook, HookConfig, HookMatcher

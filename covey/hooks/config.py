@@ -10,13 +10,13 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from covey.tool_names import names_of
+
 HookEvent = Literal[
     "PreToolUse", "PostToolUse", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit", "Notification",
 ]
 EVENTS: tuple[str, ...] = get_args(HookEvent)
 
-# A matcher written for Claude Code's old tool name must keep firing for the renamed tool.
-_ALIASES = {"Agent": ("Agent", "Task")}
 
 
 class CommandHook(BaseModel):
@@ -62,7 +62,7 @@ class HookMatcher(BaseModel):
         """Events without a tool (Stop, SessionStart, ...) ignore the matcher."""
         if tool_name is None or self.matcher in ("", "*"):
             return True
-        names = _ALIASES.get(tool_name, (tool_name,))
+        names = names_of(tool_name)  # a matcher written for ``Task`` fires for ``Agent``
         return any(re.fullmatch(self.matcher, name) for name in names)
 
 

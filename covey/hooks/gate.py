@@ -23,7 +23,7 @@ def hook_gate(registry: HookRegistry, inner_gate: Gate | None = None) -> Gate:
         wire = input.model_dump(by_alias=True, exclude_none=True)
         outcome = await registry.run_pre_tool_use(
             ctx.agent_id, tool.name, wire, cwd=ctx.cwd, tool_use_id=ctx.tool_use_id,
-            session_id=ctx.services.get("session_id"),
+            session_id=ctx.services.session_id,
         )
         if outcome.blocked or outcome.stop:
             why = outcome.reason or outcome.stop_reason or "no reason given"
@@ -65,7 +65,7 @@ def hook_after(registry: HookRegistry) -> After:
         outcome = await registry.run_post_tool_use(
             ctx.agent_id, tool.name, input.model_dump(by_alias=True, exclude_none=True),
             {"content": result.content, "is_error": result.is_error}, cwd=ctx.cwd,
-            tool_use_id=ctx.tool_use_id, session_id=ctx.services.get("session_id"),
+            tool_use_id=ctx.tool_use_id, session_id=ctx.services.session_id,
         )
         notes = []
         if outcome.blocked:

@@ -15,8 +15,7 @@ from covey.model.messages import ToolUseBlock
 from pydantic import ValidationError
 
 from covey.tools.base import Tool, ToolContext, ToolResult
-
-LEGACY_NAMES = {"Task": "Agent"}
+from covey.tool_names import canonical_tool_name
 
 Gate = Callable[[Tool, Any, ToolContext], Awaitable["ToolResult | Any"]]
 """Checks a call before it runs (permissions, PreToolUse hooks): returns the
@@ -41,7 +40,7 @@ class ToolExecutor:
         self.after = after
 
     def lookup(self, name: str) -> Tool | None:
-        return self.tools.get(LEGACY_NAMES.get(name, name))
+        return self.tools.get(canonical_tool_name(name))
 
     async def run_all(self, calls: Sequence[ToolUseBlock], results: dict[str, dict[str, Any]]) -> None:
         """Fill ``results`` (tool_use id -> tool_result block) for every call.

@@ -1,4 +1,4 @@
-"""The permission gate every tool call passes before it runs (SPEC 8).
+"""The permission gate every tool call passes before it runs (docs/definitions.md#permissions).
 
 The policy decides from rules and mode; what needs a person goes to the asker
 (a terminal, a notebook callback, or the root via a bubbling actor). A denial

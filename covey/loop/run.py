@@ -52,7 +52,7 @@ class LoopConfig:
     mail_before_first_turn: bool = True
     """Look at the inbox before the first request. A fresh agent has nothing there yet (no one
     knows its id before it runs), so it skips that round trip; a resumed one must look."""
-    """Non-interactive runs take another turn per notification instead of ending (SPEC 9)."""
+    """Non-interactive runs take another turn per notification instead of ending (docs/subagents.md#faults)."""
     tool_result_reminder: str | None = None
     """Text appended after every batch of tool results (Verification's critical reminder)."""
 

@@ -1,4 +1,4 @@
-"""The live agent tree on stderr while a CLI run works (SPEC 18, "long work shows progress").
+"""The live agent tree on stderr while a CLI run works (docs/cli.md, "long work shows progress").
 
 On a terminal the tree is redrawn in place; otherwise one plain line is
 printed whenever an agent starts or changes status, so logs stay readable.

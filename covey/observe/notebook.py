@@ -1,4 +1,4 @@
-"""The agent tree in a notebook: a table that updates in place while agents work (SPEC 18).
+"""The agent tree in a notebook: a table that updates in place while agents work (docs/cli.md).
 
 ``AgentTree`` renders one snapshot (HTML for Jupyter, the CLI's lines for a
 console); ``TreeDisplay`` shows it under the running cell through one IPython

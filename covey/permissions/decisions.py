@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "dontAsk", "plan", "bubble"]
+from covey.permissions.modes import PermissionMode  # noqa: F401 -- re-exported
 
 
 class _Decision(BaseModel):

@@ -16,7 +16,9 @@ from covey.permissions.decisions import (
     Allow, Ask, Decision, Deny, PermissionMode, PermissionRequest, describe_call,
     nobody_to_ask, not_pre_approved, refused_by_person,
 )
-from covey.permissions.rules import EDIT_TOOLS, PathContext, Rule, canonical_tool_name, parse_rule, suggest_rule
+from covey.permissions.modes import STICKY_MODES
+from covey.permissions.rules import EDIT_TOOLS, PathContext, Rule, parse_rule, suggest_rule
+from covey.tool_names import canonical_tool_name
 
 if TYPE_CHECKING:
     from covey.settings import Settings
@@ -93,12 +95,12 @@ class PermissionPolicy:
         self, *, definition_mode: PermissionMode | None = None, allowed_tools: Iterable[str] | None = None,
         asker: Asker | None = None, cwd: Path | None = None,
     ) -> PermissionPolicy:
-        """A child's overlay (SPEC 8): the mode cascade, and call-scoped allow rules.
+        """A child's overlay (docs/definitions.md#permissions): the mode cascade, and call-scoped allow rules.
 
         ``asker`` defaults to none: a child that cannot show a prompt denies; pass
         the parent's asker for ``bubble``.
         """
-        mode = self.mode if self.mode in _STICKY_MODES else (definition_mode or self.mode)
+        mode = self.mode if self.mode in STICKY_MODES else (definition_mode or self.mode)
         allow = self.rules["allow"]
         if allowed_tools is not None:
             # The parent's earlier approvals must not leak into the child.
@@ -174,8 +176,6 @@ def _cli_rules(texts: Iterable[str]) -> list[Rule]:
     return [parse_rule(text, source="cliArg") for text in texts]
 
 
-# A parent in these modes keeps them for its children, whatever the definition says.
-_STICKY_MODES = ("bypassPermissions", "acceptEdits", "auto")
 _PLAN_MESSAGE = (
     "{call} was not run: this agent is in plan mode, where only read-only tools run. "
     "Keep researching with read-only tools, then present your plan; changes are made after the plan is approved."

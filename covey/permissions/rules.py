@@ -16,18 +16,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from covey.errors import UserError
+from covey.tool_names import canonical_tool_name
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
-_LEGACY_NAMES = {"Task": "Agent"}
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]+|mcp__[A-Za-z0-9_.\-]+__\*")
 # Allow rules with wildcards must not approve `safe-cmd && rm -rf ~` as `safe-cmd:*`.
 _SHELL_OPERATORS = re.compile(r"&&|\|\||[;|&\n`]|\$\(")
-
-
-def canonical_tool_name(name: str) -> str:
-    """A tool name with legacy aliases replaced (``Task`` -> ``Agent``)."""
-    return _LEGACY_NAMES.get(name, name)
 
 
 @dataclass(frozen=True)

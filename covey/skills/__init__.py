@@ -1,4 +1,4 @@
-"""Skills: reusable instructions in ``SKILL.md`` folders (SPEC 15)."""
+"""Skills: reusable instructions in ``SKILL.md`` folders (docs/definitions.md#hooks)."""
 
 from covey.skills.loader import (
     Skill,

@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from covey.errors import UserError
+from covey.frontmatter import split_frontmatter
 
 SkillSource = Literal["plugin", "user", "project"]
 
@@ -37,7 +38,7 @@ class Skill(BaseModel):
 
     async def instructions(self) -> str:
         text = await asyncio.to_thread(self.path.read_text, encoding="utf-8")
-        return _split(text)[1].strip()
+        return split_frontmatter(text)[1].strip()
 
 
 class _Frontmatter(BaseModel):
@@ -84,7 +85,7 @@ def _load_dir(scan: SkillScan, directory: Path, source: SkillSource, *, prefix: 
 
 def _load_file(scan: SkillScan, path: Path, source: SkillSource, prefix: str) -> Skill | None:
     try:
-        frontmatter, _ = _split(path.read_text(encoding="utf-8"))
+        frontmatter, _ = split_frontmatter(path.read_text(encoding="utf-8"))
         meta = _Frontmatter.model_validate(yaml.safe_load(frontmatter or "") or {})
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         scan.errors.append(SkillError(str(path), f"cannot read: {exc}"))
@@ -96,16 +97,6 @@ def _load_file(scan: SkillScan, path: Path, source: SkillSource, prefix: str) ->
         name = prefix + (meta.name or path.parent.name)
         return Skill(name=name, description=meta.description, path=path, source=source)
     return None
-
-
-def _split(text: str) -> tuple[str | None, str]:
-    """(frontmatter, body); no frontmatter when the file does not start with ``---``."""
-    lines = text.lstrip("\ufeff").splitlines(keepends=True)
-    if lines and lines[0].strip() == "---":
-        for index, line in enumerate(lines[1:], start=1):
-            if line.strip() == "---":
-                return "".join(lines[1:index]), "".join(lines[index + 1:])
-    return None, text
 
 
 def find_skill(name: str, skills: Mapping[str, Skill]) -> Skill:

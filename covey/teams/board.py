@@ -1,4 +1,4 @@
-"""One team's collaborative task board (SPEC 13), as plain Python; the Ray actor wraps one.
+"""One team's collaborative task board (docs/teams.md), as plain Python; the Ray actor wraps one.
 
 What is atomic, exactly: every public method is one critical section. Writers
 hold the board's ``asyncio.Lock`` and never await inside it, so a method's reads

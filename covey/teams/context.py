@@ -1,4 +1,4 @@
-"""What the team tools find in ``ctx.services["team"]``: this agent's place in a team.
+"""What the team tools find in ``ctx.services.team``: this agent's place in a team.
 
 The backends are protocol objects (STYLE 3): in-memory cores in tests and
 single-process use, Ray handles in a session. TeamCreate and TeamDelete reach
@@ -8,7 +8,7 @@ the outside world only through the injected ``make_team`` / ``drop_team`` hooks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from covey.teams.board import TaskBoard
 from covey.teams.protocols import BoardProtocol, MailboxProtocol, RosterProtocol
@@ -54,7 +54,7 @@ class TeamContext:
     """Looks up a name or agent id that is not on the roster; optional."""
     after_send: Callable[[str], Awaitable[str | None]] | None = None
     """Called with each recipient's agent id once mail is queued (e.g. resumes a completed
-    named agent, SPEC 10); may return a note for the routing summary."""
+    named agent, docs/subagents.md#what-the-parent-gets-back); may return a note for the routing summary."""
 
     def join(self, team: Team) -> None:
         self.team_name, self.roster, self.board = team.name, team.roster, team.board
@@ -68,7 +68,7 @@ async def in_memory_team(name: str, lead_id: str) -> Team:
     return Team(name=name, roster=TeamRoster(name, lead_id), board=TaskBoard())
 
 
-def team_context(services: dict) -> TeamContext | None:
+def team_context(services: Any) -> TeamContext | None:
     """The agent's ``TeamContext`` from ``ctx.services``, if the runtime gave it one."""
-    found = services.get("team")
+    found = services.team
     return found if isinstance(found, TeamContext) else None

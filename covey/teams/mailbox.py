@@ -1,4 +1,4 @@
-"""Per-recipient message queues (SPEC 13), as plain Python.
+"""Per-recipient message queues (docs/teams.md), as plain Python.
 
 A receiver drains between turns: shutdown requests first, then every unread
 message together, each marked read. Sending means "queued", nothing more.
@@ -32,7 +32,7 @@ class Mailbox:
         self.read: dict[str, deque[Mail]] = defaultdict(lambda: deque(maxlen=READ_LOG))
         self._arrived: dict[str, asyncio.Event] = defaultdict(asyncio.Event)
         self.notice_keys: set[str] = set()
-        """Keys of the task notices queued so far: one notice per key (claim-once, SPEC 10)."""
+        """Keys of the task notices queued so far: one notice per key (claim-once, docs/subagents.md#what-the-parent-gets-back)."""
         self.forward: dict[str, str] = {}
         """Agents that ended while background children still ran: their notices go on to the main agent."""
 

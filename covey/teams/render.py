@@ -10,12 +10,10 @@ own frame and passes unchanged.
 from __future__ import annotations
 
 import html
-import re
 
+from covey.frames import INDENT, quoted_lines
 from covey.teams.messages import Mail, ShutdownRequest, TaskNotice, TeammateMessage
 
-_FRAME_TAG = re.compile(r"<(\s*/?\s*)(task-notification|system-reminder|teammate-message)", re.IGNORECASE)
-INDENT = "  "
 
 
 def render_mail(mail: Mail) -> str:
@@ -33,5 +31,5 @@ def render_mail(mail: Mail) -> str:
 
 def _frame(attrs: dict[str, str | None], body: str) -> str:
     head = " ".join(f'{key}="{html.escape(value, quote=True)}"' for key, value in attrs.items() if value)
-    lines = [INDENT + line for line in _FRAME_TAG.sub(r"&lt;\1\2", body).splitlines() or [""]]
+    lines = quoted_lines(body) or [INDENT]
     return "\n".join([f"<teammate-message {head}>", *lines, "</teammate-message>"])

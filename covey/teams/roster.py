@@ -1,4 +1,4 @@
-"""One team's members (SPEC 13), as plain Python; the Ray actor wraps one of these.
+"""One team's members (docs/teams.md), as plain Python; the Ray actor wraps one of these.
 
 Methods are async so that the in-memory roster and a Ray handle share one
 protocol; none of them awaits, so each runs as one step of the event loop.

@@ -1,4 +1,4 @@
-"""What the task board stores and answers (SPEC 13): tasks, patches, claim and update results.
+"""What the task board stores and answers (docs/teams.md): tasks, patches, claim and update results.
 
 Results are discriminated unions on ``kind`` (STYLE 6) so that a refusal crosses
 the actor boundary as data, never as an exception that a caller must catch.

@@ -19,7 +19,7 @@ from covey.actors.team_context import team_handles
 from covey.errors import AgentUnavailable, CoveyError, ModelBehaviorError
 from covey.events import TaskStarted
 from covey.ids import AgentId
-from covey.permissions.rules import canonical_tool_name
+from covey.tool_names import canonical_tool_name
 from covey.registry.records import FinalReport, LaunchRequest
 from covey.teams.roster import Member
 from covey.tools.agent_schema import AsyncLaunched, Completed, TeammateSpawned, agent_input_model
@@ -48,8 +48,7 @@ class AgentTool(Tool):
         return input.subagent_type or "general-purpose"
 
     async def run(self, input: Any, ctx: ToolContext) -> ToolResult:
-        runtime = ctx.services.get("runtime")
-        parent = ctx.services.get("spec")
+        runtime, parent = ctx.services.runtime, ctx.services.spec
         if runtime is None or parent is None:
             return ToolResult.error("The Agent tool needs a covey session (no registry is reachable from here).")
         if routed := _unavailable_route(input, runtime):
@@ -104,7 +103,7 @@ class Launch:
         if self.definition is not None:
             spec = await child_spec(
                 self.parent, self.definition, self.call, agent_id=self.agent_id, tool_use_id=self.ctx.tool_use_id,
-                background=self.background, available_tools=self.runtime.options.get("tool_names", []),
+                background=self.background, available_tools=self.runtime.tool_names,
                 cwd=worktree.cwd if worktree else None, worktree=worktree.model_dump() if worktree else None,
             )
         self.output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
@@ -123,7 +122,7 @@ class Launch:
 
     async def _spawn_teammate(self) -> ToolResult:
         """Route 1 (SPEC 3.3): a named agent joins a team, registered in its roster."""
-        team = team_handles(self.ctx.services.get("team"), self.call.team_name)
+        team = team_handles(self.ctx.services.team, self.call.team_name)
         if team is None:
             raise ModelBehaviorError(f"No team {self.call.team_name!r} here: create it with TeamCreate first.")
         added = await team.roster.add(self.member, self.agent_id, agent_type=self.agent_type, backend="actor")
@@ -134,7 +133,7 @@ class Launch:
             if self.definition is not None:
                 spec = await child_spec(
                     self.parent, self.definition, self.call, agent_id=self.agent_id, tool_use_id=self.ctx.tool_use_id,
-                    background=True, available_tools=self.runtime.options.get("tool_names", []),
+                    background=True, available_tools=self.runtime.tool_names,
                 )
                 spec = spec.model_copy(update={"team": {
                     "name": team.name, "member": self.member, "roster": team.roster, "board": team.board}})
@@ -231,7 +230,7 @@ class Launch:
 
     def _note_background(self) -> None:
         """Tell this agent's inbox it now owns work that will notify it (it must wait at its end)."""
-        inbox = self.ctx.services.get("inbox")
+        inbox = self.ctx.services.inbox
         if inbox is not None and hasattr(inbox, "note_launch"):
             inbox.note_launch()
 
@@ -247,8 +246,8 @@ def placement_lane(spec: Any, runtime: Any) -> str:
     """Where the child's actor runs (SPEC 2): file-touching agents on the node holding the
     working tree ("home"), unless a shared filesystem is declared; agents without file
     tools anywhere in the cluster ("any": over the alive nodes in turn, see ``AgentFactory``)."""
-    if not runtime.options.get("spread"):
+    if not runtime.spread:
         return "home"  # one node: every agent is where the files are
-    if spec is None or runtime.options.get("shared_fs"):
+    if spec is None or runtime.shared_fs:
         return "any"
     return "home" if FILE_TOOLS & set(spec.tool_names) else "any"

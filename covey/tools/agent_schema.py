@@ -1,4 +1,4 @@
-"""The Agent tool's input and output (SPEC 3.1, 3.2).
+"""The Agent tool's input and output (docs/subagents.md#the-call, docs/subagents.md#what-the-parent-gets-back).
 
 The input schema is shaped by configuration: a field the model may not use is
 absent from the schema, not forbidden in prose. Each shape is built once.
@@ -11,10 +11,10 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, Field, create_model
 
+from covey.permissions.modes import AgentToolMode
 from covey.tools.base import ToolInput
 
 ModelAlias = Literal["sonnet", "opus", "haiku", "fable"]
-Mode = Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"]
 
 _FIELDS: dict[str, tuple[Any, Any]] = {
     "description": (str, Field(description="A short (3-5 word) summary of the task.")),
@@ -25,7 +25,7 @@ _FIELDS: dict[str, tuple[Any, Any]] = {
     "run_in_background": (Optional[bool], Field(default=None, description="Run in the background; you get a notification when it ends.")),
     "name": (Optional[str], Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", description="Teammate name (with team_name).")),
     "team_name": (Optional[str], Field(default=None, description="The team the named agent joins.")),
-    "mode": (Optional[Mode], Field(default=None, description="Permission mode for the agent.")),
+    "mode": (Optional[AgentToolMode], Field(default=None, description="Permission mode for the agent.")),
     "isolation": (Optional[str], Field(default=None, description="\"worktree\": work in a temporary git worktree.")),
     "cwd": (Optional[str], Field(default=None, description="Absolute working directory for the agent.")),
 }

@@ -41,6 +41,23 @@ class ToolResult(BaseModel):
 
 
 @dataclass
+class ToolServices:
+    """What the runtime gives the tools that coordinate agents: none outside a session."""
+
+    runtime: Any = None
+    """The session's actors and definitions (a ``SessionRuntime``): the Agent tool launches through it."""
+    spec: Any = None
+    """The running agent's own ``AgentSpec`` (a child's spec is built from it)."""
+    session_id: str | None = None
+    skills: dict[str, Any] = field(default_factory=dict)
+    """The session's skills by name (the Skill tool)."""
+    team: Any = None
+    """This agent's place in a team (a ``TeamContext``), for the team tools."""
+    inbox: Any = None
+    """This agent's inbox: the Agent tool tells it a background child will notify it."""
+
+
+@dataclass
 class ToolContext:
     """Everything a tool may touch, passed explicitly (never global).
 
@@ -57,8 +74,7 @@ class ToolContext:
     """TodoWrite store: agent id -> its current todo list."""
     processes: ProcessTracker = field(default_factory=ProcessTracker)
     """Shell process groups this agent started (killed at cleanup)."""
-    services: dict[str, Any] = field(default_factory=dict)
-    """Runtime services a tool may need (registry handle, agent launcher, ...)."""
+    services: ToolServices = field(default_factory=ToolServices)
     emit: Callable[[Any], None] | None = None
     """Where a long tool reports progress events (optional)."""
     tool_use_id: str | None = None

@@ -23,7 +23,7 @@ class Skill(Tool):
     read_only = True
 
     async def run(self, input: SkillInput, ctx: ToolContext) -> ToolResult:
-        skills = ctx.services.get("skills") or {}
+        skills = ctx.services.skills
         try:
             skill = find_skill(input.skill, skills)
         except UnknownSkill as exc:

@@ -1,4 +1,4 @@
-"""TaskCreate, TaskGet, TaskList, TaskUpdate: the team's collaborative task board (SPEC 13).
+"""TaskCreate, TaskGet, TaskList, TaskUpdate: the team's collaborative task board (docs/teams.md).
 
 Not the running-task registry: these tasks are a shared to-do list; creating one
 runs nothing. Claims by idle teammates go through ``board.claim``, not here.

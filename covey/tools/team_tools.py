@@ -1,4 +1,4 @@
-"""SendMessage, TeamCreate, TeamDelete (SPEC 13), and ``team_tools()`` with the task tools.
+"""SendMessage, TeamCreate, TeamDelete (docs/teams.md), and ``team_tools()`` with the task tools.
 
 Team members, tasks and messages are coordination state. Nothing here claims to
 undo outside state (files, processes, requests): deleting a team says so.

@@ -17,6 +17,7 @@ from covey.model.scripted import ScriptedModel
 from covey.registry.records import FinalReport
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import TaskNotice, TeammateMessage
+from covey.tools.options import ToolOptions
 
 
 def _notice(agent_id: str, key: str | None = None, status: str = "completed") -> TaskNotice:
@@ -57,7 +58,7 @@ class _Registry:
 
 
 def _runtime(registry: _Registry, mailbox: Mailbox) -> SimpleNamespace:
-    return SimpleNamespace(registry=registry, mailbox=mailbox, teams=False, session_id="s", options={}, skills={},
+    return SimpleNamespace(registry=registry, mailbox=mailbox, teams=False, session_id="s", tools=ToolOptions(), tool_names=[], skills={},
                            project_context={}, limits=None, definitions={}, root=None, transcript_dir=None)
 
 

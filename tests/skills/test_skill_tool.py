@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from covey.skills import discover_skills
-from covey.tools.base import ToolContext
+from covey.tools.base import ToolContext, ToolServices
 from covey.tools.skill import Skill, SkillInput
 
 
@@ -10,7 +10,7 @@ def _ctx(tmp_path: Path) -> ToolContext:
     root.mkdir(parents=True)
     (root / "SKILL.md").write_text("---\nname: pdf\ndescription: PDFs\n---\nUse pdftotext.\n")
     skills = discover_skills(tmp_path, home=tmp_path / "home").skills
-    return ToolContext(agent_id="agent-a", cwd=tmp_path, services={"skills": skills})
+    return ToolContext(agent_id="agent-a", cwd=tmp_path, services=ToolServices(skills=skills))
 
 
 async def test_skill_returns_its_instructions_with_args(tmp_path):

@@ -15,7 +15,7 @@ from covey.teams.mailbox import Mailbox
 from covey.teams.messages import ShutdownRequest, TaskNotice, TeammateMessage
 from covey.teams.render import render_mail
 from covey.teams.roster import TeamRoster
-from covey.tools.base import ToolContext
+from covey.tools.base import ToolContext, ToolServices
 from covey.tools.team_tools import SendMessageInput, team_tools
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "data" / "tool-schemas.json").read_text())
@@ -38,7 +38,7 @@ async def team(tmp_path):
 
 @pytest.fixture
 def ctx(team, tmp_path):
-    return ToolContext(agent_id="agent-lead", cwd=tmp_path, services={"team": team})
+    return ToolContext(agent_id="agent-lead", cwd=tmp_path, services=ToolServices(team=team))
 
 
 def types(schema: dict) -> dict:
@@ -190,7 +190,7 @@ async def test_team_create_and_delete(tmp_path):
 
     lead = TeamContext(mailbox=Mailbox(), me="team-lead", my_agent_id="agent-lead",
                        make_team=in_memory_team, drop_team=drop)
-    ctx = ToolContext(agent_id="agent-lead", cwd=tmp_path, services={"team": lead})
+    ctx = ToolContext(agent_id="agent-lead", cwd=tmp_path, services=ToolServices(team=lead))
     created = await call("TeamCreate", ctx, team_name="alpha", description="parsers")
     assert not created.is_error and lead.team_name == "alpha"
     assert [m.name for m in await lead.roster.members()] == ["team-lead"]
@@ -206,6 +206,6 @@ async def test_team_create_and_delete(tmp_path):
 
 
 async def test_teammate_cannot_create_a_team(ctx):
-    ctx.services["team"].make_team = in_memory_team
+    ctx.services.team.make_team = in_memory_team
     refused = await call("TeamCreate", ctx, team_name="sub")
     assert refused.is_error and "roster is flat" in refused.content

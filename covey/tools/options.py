@@ -1,0 +1,16 @@
+"""``ToolOptions``: the session-wide switches that shape the tool catalog and the Agent tool's schema."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class ToolOptions(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    background_disabled: bool = False
+    """``COVEY_DISABLE_BACKGROUND_TASKS``: the Agent tool's schema has no ``run_in_background``."""
+    teams: bool = False
+    """Team tools (TeamCreate, SendMessage, Task*) and the Agent tool's ``name``/``team_name``."""
+    remote: bool = False
+    """A remote backend is configured: the Agent tool offers ``isolation: "remote"``."""
