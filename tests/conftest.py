@@ -1,10 +1,20 @@
-"""Shared fixtures: an isolated HOME, no real model calls, and one local Ray per test session."""
+"""Shared fixtures: an isolated HOME, no real model calls, one local Ray per test session, and the test tiers.
+
+Tiers: a test that needs a live Ray (the shared ``ray_session``, or a private Ray that
+``covey -p``, ``covey.run``, a ``Session``, a cluster, a notebook or a Ray job starts,
+in this process or a child) carries the ``ray`` marker; ``pytest -m "not ray"`` is the
+fast, Ray-free tier. In a test without the marker ``ray.init`` (so covey's
+``ensure_ray`` and ``Session.start``, and Ray's own auto-init) fails at once, and the
+test fails if Ray left a session directory under this run's ``RAY_TMPDIR`` (a child
+process started Ray).
+"""
 
 from __future__ import annotations
 
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +34,7 @@ os.environ.pop("RAY_ADDRESS", None)
 for path in (_SANDBOX / "home", _SANDBOX / "ray"):
     path.mkdir(parents=True, exist_ok=True)
 
-pytest_plugins = ["tests.fake_messages_api"]
+pytest_plugins = ["tests.fake_messages_api", "pytester"]
 
 RAY_CPUS = 2
 
@@ -52,3 +62,94 @@ def ray_session():
 @pytest.fixture
 def sandbox_home() -> Path:
     return _SANDBOX / "home"
+
+
+# --- Test tiers -------------------------------------------------------------------
+
+NOT_MARKED = (
+    "this test is not marked `ray`: it may not start Ray "
+    "(mark it @pytest.mark.ray or use the ray_session fixture)"
+)
+
+
+class RayNotAllowed(RuntimeError):
+    """Raised by ``ray.init`` in a test without the ``ray`` marker."""
+
+
+def pytest_collection_modifyitems(config, items):
+    """Safety net: a test that requests ``ray_session`` (itself or through a fixture) is in the ``ray`` tier."""
+    for item in items:
+        if "ray_session" in getattr(item, "fixturenames", ()) and item.get_closest_marker("ray") is None:
+            item.add_marker(pytest.mark.ray)
+
+
+def ray_sessions_started() -> set[str]:
+    """The session directories every Ray started with this run's ``RAY_TMPDIR`` leaves behind."""
+    root = Path(os.environ["RAY_TMPDIR"]) / "ray"
+    try:
+        return {entry.name for entry in root.iterdir() if entry.name.startswith("session_")}
+    except FileNotFoundError:
+        return set()
+
+
+def _refuse_ray(*_: Any, **__: Any) -> Any:
+    raise RayNotAllowed(NOT_MARKED)
+
+
+@pytest.fixture(autouse=True)
+def _ray_tier_guard(request):
+    """In a test without the ``ray`` marker, starting or joining Ray fails at once.
+
+    ``ray.init`` is what covey's ``ensure_ray`` / ``Session.start`` and Ray's auto-init
+    (an actor's ``.remote()`` with no Ray up) call; ``ray.is_initialized`` answers False
+    even when an earlier ``ray`` test left the shared Ray up, so an unmarked test behaves
+    the same in the whole suite as in ``-m "not ray"``. A child process is out of reach:
+    the session directory its Ray leaves under ``RAY_TMPDIR`` fails the test afterwards.
+    Tests with the marker are left alone (the session-scoped ``ray_session`` included).
+    """
+    if request.node.get_closest_marker("ray") is not None:
+        yield
+        return
+    import ray
+    import ray._private.worker
+
+    before = ray_sessions_started()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ray, "init", _refuse_ray)
+        patch.setattr(ray._private.worker, "init", _refuse_ray)
+        patch.setattr(ray, "is_initialized", lambda: False)
+        yield
+    started = ray_sessions_started() - before
+    if started:
+        pytest.fail(f"{NOT_MARKED}; a Ray was started here (by a child process?): {sorted(started)}", pytrace=False)
+
+
+def _ray_processes_of_this_run() -> list[str]:
+    """Live raylet / gcs_server processes whose environment holds this run's sandbox."""
+    found = []
+    marker = str(_SANDBOX).encode()
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            args = (proc / "cmdline").read_bytes()
+            if b"raylet" not in args and b"gcs_server" not in args:
+                continue
+            if marker in (proc / "environ").read_bytes():
+                command = args.replace(b"\0", b" ").decode(errors="replace")[:120]
+                found.append(f"{proc.name} {command}")
+        except OSError:
+            continue
+    return found
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A run that selected no ``ray`` test (``-m "not ray"``) must have started no Ray at all."""
+    items = getattr(session, "items", None)
+    if not items or any(item.get_closest_marker("ray") for item in items):
+        return
+    problems = [f"Ray session directory {name}" for name in sorted(ray_sessions_started())]
+    problems += [f"Ray process {line}" for line in _ray_processes_of_this_run()]
+    if problems:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("the Ray-free tier started Ray: " + "; ".join(problems), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -30,6 +30,7 @@ def test_the_notebooks_are_there():
     ]
 
 
+@pytest.mark.ray  # the kernel's covey.run starts a private Ray
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_top_to_bottom(path: Path):
     book = nbformat.read(path, as_version=4)

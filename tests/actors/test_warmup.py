@@ -23,6 +23,7 @@ def test_the_session_model_decides_which_adapter_is_preloaded():
     assert model_modules("sonnet") == model_modules(None) == ("covey.model.anthropic",)
 
 
+@pytest.mark.ray
 @pytest.mark.usefixtures("ray_session")
 async def test_a_pooled_actors_first_run_imports_no_module(tmp_path):
     todo = {"todos": [{"content": "look", "status": "in_progress", "activeForm": "looking"}]}

@@ -28,6 +28,7 @@ def _read_then_answer(body):
     return {"content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "notes.txt"}}]}
 
 
+@pytest.mark.ray  # covey -p starts a private Ray
 def test_print_mode_json_against_a_messages_api_server(tmp_path):
     (tmp_path / "notes.txt").write_text("FILE_CONTENT_MARKER hello\n")
     with FakeMessagesAPI(replies=[_read_then_answer]) as api:
@@ -45,6 +46,7 @@ def test_print_mode_json_against_a_messages_api_server(tmp_path):
     assert tool_result["type"] == "tool_result" and "FILE_CONTENT_MARKER" in str(tool_result["content"])
 
 
+@pytest.mark.ray  # covey -p starts a private Ray
 def test_stream_json_starts_with_init_and_ends_with_a_result(tmp_path):
     (tmp_path / "notes.txt").write_text("hello\n")
     with FakeMessagesAPI(replies=[_read_then_answer]) as api:
@@ -69,6 +71,7 @@ def _main_with_three_sync_children(body):
     return {"content": calls, "usage": usage}
 
 
+@pytest.mark.ray  # covey -p starts a private Ray
 @pytest.mark.parametrize("output_format", ["json", "stream-json"])
 def test_the_result_counts_what_every_agent_spent(output_format, tmp_path):
     with FakeMessagesAPI(replies=[_main_with_three_sync_children]) as api:
@@ -86,6 +89,7 @@ def test_the_result_counts_what_every_agent_spent(output_format, tmp_path):
         "maxOutputTokens": 64_000}}
 
 
+@pytest.mark.ray  # covey -p starts a private Ray
 def test_a_persistent_api_error_is_retried_then_reported_with_a_non_zero_exit(tmp_path):
     with FakeMessagesAPI(replies=[("error", 500, None)]) as api:
         done = covey("-p", "go", "--quiet", cwd=tmp_path, env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
@@ -132,6 +136,7 @@ def test_covey_agents_lists_definitions_and_reports_bad_files(tmp_path):
     assert "bad.md: maxTurns" in done.stdout
 
 
+@pytest.mark.ray  # covey -p starts a private Ray
 def test_demo_runs_end_to_end_without_a_key(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     done = subprocess.run([*COVEY, "demo"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
@@ -204,6 +209,7 @@ _BASH_THEN_DONE = """\
     """
 
 
+@pytest.mark.ray  # covey -p starts a private Ray
 def test_hook_events_covey_lacks_are_skipped_with_a_warning_and_the_rest_run(tmp_path):
     marker = tmp_path / "pre-tool-use.txt"
     settings = _project(tmp_path, {
@@ -234,6 +240,7 @@ def test_a_malformed_hook_ends_the_run_with_its_cause(tmp_path, output_format):
     assert str(settings) in result["result"] and field in result["result"] and result["errors"] == [result["result"]]
 
 
+@pytest.mark.ray  # covey -p starts a private Ray
 def test_an_error_inside_the_main_agent_before_its_first_turn_reaches_the_user(tmp_path):
     """A UserPromptSubmit hook that refuses the prompt fails the main agent in its actor."""
     _project(tmp_path, {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo no-such-task >&2; exit 2"}]}]})
@@ -246,6 +253,7 @@ def test_an_error_inside_the_main_agent_before_its_first_turn_reaches_the_user(t
     assert "no-such-task" in done.stderr and "ended without a result" not in done.stderr
 
 
+@pytest.mark.ray  # covey -p starts a private Ray
 def test_print_mode_reports_a_bad_agent_definition_on_stderr(tmp_path):
     agents = tmp_path / ".claude" / "agents"
     agents.mkdir(parents=True)

@@ -27,6 +27,8 @@ import pytest
 
 from tests.cluster._cluster import marked_json
 
+pytestmark = pytest.mark.ray  # a two-node cluster of `ray start` nodes, and a driver joining it
+
 DRIVER = Path(__file__).with_name("drive_session.py")
 REPO = Path(__file__).resolve().parents[2]
 DRIVER_TIMEOUT_S = 150  # generous: a loaded 2-core machine starts actors slowly

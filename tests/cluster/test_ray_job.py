@@ -21,6 +21,8 @@ import yaml
 
 from tests.cluster.conftest import _skip_if_disabled, stop_and_check
 
+pytestmark = pytest.mark.ray  # a `ray start --head` with its job server, and a covey run as a Ray job
+
 JOB_TIMEOUT_S = 120
 
 RULES = {"rules": [

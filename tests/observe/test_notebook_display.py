@@ -78,6 +78,7 @@ def test_outside_a_kernel_live_is_off_by_default():
     assert in_notebook() is False
 
 
+@pytest.mark.ray
 @pytest.mark.usefixtures("ray_session")
 async def test_session_run_live_shows_children_running_then_done(tmp_path, monkeypatch):
     import IPython.display

@@ -19,7 +19,7 @@ from covey.observe.trace import write_trace
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 
-pytestmark = pytest.mark.usefixtures("ray_session")
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
 
 
 def _three_children():

@@ -13,7 +13,7 @@ from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 from tests.session.served import model_for, served
 
-pytestmark = pytest.mark.usefixtures("ray_session")
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
 
 REQUEST_USD = (1000 * 3 + 100 * 15) / 1e6
 """One request of 1,000 input and 100 output tokens at Sonnet's price."""

@@ -13,7 +13,7 @@ from covey.registry.limits import Limits
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 
-pytestmark = pytest.mark.usefixtures("ray_session")
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
 
 
 def _session(tmp_path: Path, model, **options) -> Session:

@@ -10,7 +10,7 @@ import pytest
 from covey.actors.team import BoardHandle, board_actor_class
 from covey.teams.tasks import Claimed
 
-pytestmark = pytest.mark.ray
+pytestmark = pytest.mark.ray  # the Ray-backed board, on the shared Ray
 
 TASKS, CLAIMERS = 200, 20
 
