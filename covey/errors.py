@@ -6,6 +6,10 @@ because Ray pickles exceptions that cross an actor boundary.
 
 from __future__ import annotations
 
+from typing import Literal
+
+Limit = Literal["depth", "concurrency", "budget", "turns"]
+
 
 class CoveyError(Exception):
     """Base class of every error covey raises on purpose."""
@@ -28,9 +32,21 @@ class ModelBehaviorError(CoveyError):
 class LimitExceeded(CoveyError):
     """A limit was reached (depth, concurrency, budget, turns); the message says what to do next."""
 
+    def __init__(self, message: str, limit: Limit | None = None) -> None:
+        super().__init__(message, limit)
+        self.limit = limit
+        """Which limit (None: not said)."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
 
 class AgentUnavailable(CoveyError):
     """An agent's actor died or cannot be reached."""
+
+
+class PromptBlocked(UserError):
+    """A UserPromptSubmit hook (the person's own configuration) refused the prompt; the run ends with its reason."""
 
 
 class ModelAPIError(CoveyError):

@@ -31,6 +31,7 @@ from covey.errors import AgentUnavailable
 from covey.events import Event, PermissionPrompt
 from covey.model.factory import make_model
 from covey.model.pricing import PriceTable
+from covey.registry.answers import Finished
 from covey.registry.records import FinalReport, Status, notice_key
 from covey.runtime import arrived
 from covey.teams.messages import TaskNotice
@@ -113,15 +114,15 @@ class AgentRunner:
     async def wait(self) -> FinalReport:
         return await asyncio.shield(self._require_run().report)
 
-    async def finish(self) -> tuple[FinalReport, bool | None]:
+    async def finish(self) -> Finished:
         """The run's report and, for a run nobody follows, whether the actor reset clean
-        (``reset``) right after it: the registry's watch learns both in one call. None:
-        a follower may still be reading, so whoever recycles the actor asks ``reset``."""
+        (``reset``) right after it: the registry's watch learns both in one call.
+        "unchecked": a follower may still be reading, so whoever recycles the actor asks ``reset``."""
         run = self._require_run()
         report = await asyncio.shield(run.report)
         if run.queue is not None or not run.followed.is_set():
-            return report, None
-        return report, await self.reset()
+            return Finished(report=report)
+        return Finished.after(report, await self.reset())
 
     async def cancel(self, status: Status = "killed", reason: str = "", agent_id: str | None = None) -> bool:
         """Stop the current run (``agent_id``'s, if given); its cleanup runs, then ``wait``
@@ -413,7 +414,7 @@ class _AgentActor:
         return await self.runner.start(self._arrived(spec, runtime, runtime_key), follow=follow)
 
     async def run_detached(self, spec: AgentSpec, runtime: Any = None, runtime_key: str | None = None,
-                           ) -> tuple[FinalReport, bool | None]:
+                           ) -> Finished:
         """Start ``spec`` unfollowed and answer at its end: ``finish``'s report and reset."""
         await self.runner.start(self._arrived(spec, runtime, runtime_key))
         return await self.runner.finish()
@@ -438,7 +439,7 @@ class _AgentActor:
     async def wait(self) -> FinalReport:
         return await self.runner.wait()
 
-    async def finish(self) -> tuple[FinalReport, bool | None]:
+    async def finish(self) -> Finished:
         return await self.runner.finish()
 
     async def detach(self) -> None:

@@ -10,6 +10,7 @@ from ray.exceptions import RayActorError
 from covey.actors.base import ActorHandle, _first_line
 from covey.agents.spec import AgentSpec
 from covey.errors import AgentUnavailable
+from covey.registry.answers import Finished
 from covey.events import Event
 from covey.registry.records import FinalReport, Status
 from covey.runtime import travelling
@@ -36,9 +37,9 @@ class AgentHandle(ActorHandle):
         return await self._answer(*self._submit("start", spec, runtime, runtime_ref, follow))
 
     def run_detached(self, spec: AgentSpec, *, runtime: Any = None, runtime_ref: Any = None,
-                     ) -> Awaitable[tuple[FinalReport, bool | None]]:
+                     ) -> Awaitable[Finished]:
         """Start a run nobody follows; await the result for its end, in the same call: the
-        report and whether the actor reset clean after it (``finish``). A background launch
+        report and how the actor reset after it (``finish``). A background launch
         needs no word that the run started, so it saves a ``start`` call. The call is sent
         now; a ``cancel`` naming the agent stops the run even if it overtakes this call."""
         return self._answer(*self._submit("run_detached", spec, runtime, runtime_ref))
@@ -93,8 +94,8 @@ class AgentHandle(ActorHandle):
     async def wait(self) -> FinalReport:
         return await self.call("wait")
 
-    async def finish(self) -> tuple[FinalReport, bool | None]:
-        """The report, and whether the actor is already reset clean (None: not asked yet)."""
+    async def finish(self) -> Finished:
+        """The report, and how the actor reset after it ("unchecked": not asked yet)."""
         return await self.call("finish")
 
     async def detach(self) -> None:

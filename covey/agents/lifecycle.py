@@ -15,6 +15,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import transcript_path
+from covey.errors import PromptBlocked
 from covey.events import Event
 from covey.hooks import HookRegistry, hook_after, hook_gate
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
@@ -143,10 +144,6 @@ async def _initial_messages(spec: AgentSpec, hooks: HookRegistry) -> list[dict[s
         if outcome.additional_context:
             prompt = f"{prompt}\n\n<system-reminder>\n{outcome.additional_context}\n</system-reminder>"
     return [*spec.prelude, *preloaded, {"role": "user", "content": prompt}]
-
-
-class PromptBlocked(Exception):
-    """A UserPromptSubmit hook refused the prompt; the run ends with its reason."""
 
 
 async def _finish_worktree(worktree: dict[str, Any]) -> dict[str, Any] | None:

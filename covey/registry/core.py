@@ -1,6 +1,6 @@
 """The running-task registry as plain Python: launch checks, records, claims, watchdog.
 
-``RegistryActor`` adapts it to Ray; every rule here is tested without Ray.
+``Supervisor`` keeps its books with it; every rule here is tested without Ray.
 All methods are synchronous, so in an asyncio actor each one is atomic: no
 other call interleaves with a check-then-write.
 """
@@ -8,18 +8,20 @@ other call interleaves with a check-then-write.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
-from covey.errors import LimitExceeded, ModelBehaviorError
 from covey.model.base import TokenUsage
 from covey.model.usage import ModelUsage, merge_usage
+from covey.registry.answers import Refused
 from covey.registry.limits import Limits
 from covey.registry.records import FinalReport, LaunchRequest, TaskRecord
 
 
 class Registry:
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits or Limits()
+        self.clock = clock
+        """Monotonic seconds: what the stall watchdog measures silence with (tests pass their own)."""
         self.records: dict[str, TaskRecord] = {}
         self.main_agent_id: str | None = None
         self.open: dict[str, TaskRecord] = {}
@@ -40,13 +42,16 @@ class Registry:
         return record
 
     def reserve(self, request: LaunchRequest) -> TaskRecord:
+        """``admit``, raising a refusal as its error (``Refused.error``)."""
+        answer = self.admit(request)
+        if isinstance(answer, Refused):
+            raise answer.error()
+        return answer
+
+    def admit(self, request: LaunchRequest) -> TaskRecord | Refused:
         """Run the launch checks in order (SPEC 4); on success the child is recorded as running."""
-        self._check_depth(request)
-        self._check_concurrency()
-        self._check_budget()
-        self._check_type(request)
-        self._check_place(request)
-        self._check_role(request)
+        if (refused := self.refusal(request)) is not None:
+            return refused
         record = TaskRecord(
             agent_id=request.agent_id,
             owner_agent_id=request.owner_agent_id or request.parent_agent_id,
@@ -70,61 +75,73 @@ class Registry:
         self._settle(record)
         return record
 
+    def refusal(self, request: LaunchRequest) -> Refused | None:
+        """The first launch check that fails, in SPEC order; None if all pass."""
+        checks = (self._check_depth, self._check_concurrency, self._check_budget,
+                  self._check_type, self._check_place, self._check_role)
+        return next((refused for check in checks if (refused := check(request)) is not None), None)
+
     def abandon(self, agent_id: str) -> None:
         """Undo a reservation whose start failed: nothing half-started remains."""
         self.records.pop(agent_id, None)
         self.open.pop(agent_id, None)
 
-    def _check_depth(self, request: LaunchRequest) -> None:
+    def _check_depth(self, request: LaunchRequest) -> Refused | None:
         if request.depth > self.limits.max_depth:
-            raise LimitExceeded(
+            return Refused(kind="depth", text=(
                 f"Cannot spawn a sub-agent: the spawn depth limit is {self.limits.max_depth} "
                 f"(COVEY_MAX_SUBAGENT_SPAWN_DEPTH) and this child would be at depth {request.depth}. "
                 "Do this work yourself with your own tools."
-            )
+            ))
+        return None
 
-    def _check_concurrency(self) -> None:
+    def _check_concurrency(self, request: LaunchRequest) -> Refused | None:
         live = self.live_subagents()
         if live >= self.limits.max_concurrent:
-            raise LimitExceeded(
+            return Refused(kind="concurrency", text=(
                 f"Cannot spawn a sub-agent: {live} agents are running and the concurrency limit is "
                 f"{self.limits.max_concurrent}. Do not retry this call: wait for the running agents' "
                 "notifications, or do the work yourself."
-            )
+            ))
+        return None
 
-    def _check_budget(self) -> None:
+    def _check_budget(self, request: LaunchRequest) -> Refused | None:
         budget = self.limits.budget_usd
         spent = self.session_cost_usd()
         if budget is not None and spent >= budget:
-            raise LimitExceeded(
+            return Refused(kind="budget", text=(
                 f"Cannot spawn a sub-agent: the session budget of ${budget:.2f} is spent (${spent:.4f} used). "
                 "Finish the task with the results you already have."
-            )
+            ))
+        return None
 
-    def _check_type(self, request: LaunchRequest) -> None:
+    def _check_type(self, request: LaunchRequest) -> Refused | None:
         if request.denied_by is not None:
             rule, source = request.denied_by
-            raise ModelBehaviorError(
+            return Refused(kind="type", text=(
                 f"Agent type {request.agent_type!r} is denied by the permission rule {rule!r} from {source}."
-            )
+            ))
         if not request.type_known:
-            raise ModelBehaviorError(f"Agent type {request.agent_type!r} not found.")
+            return Refused(kind="type", text=f"Agent type {request.agent_type!r} not found.")
+        return None
 
-    def _check_place(self, request: LaunchRequest) -> None:
+    def _check_place(self, request: LaunchRequest) -> Refused | None:
         if request.worktree_with_cwd:
-            raise ModelBehaviorError("'cwd' and isolation: \"worktree\" cannot be used together; pick one.")
+            return Refused(kind="place", text="'cwd' and isolation: \"worktree\" cannot be used together; pick one.")
         if request.cwd_problem:
-            raise ModelBehaviorError(request.cwd_problem)
+            return Refused(kind="place", text=request.cwd_problem)
+        return None
 
-    def _check_role(self, request: LaunchRequest) -> None:
+    def _check_role(self, request: LaunchRequest) -> Refused | None:
         parent = self.records.get(request.parent_agent_id)
         role = parent.role if parent else request.caller_role
         if request.spawns_teammate and role in ("teammate", "in_process_teammate"):
-            raise ModelBehaviorError("A teammate cannot create named teammates: the team roster is flat.")
+            return Refused(kind="role", text="A teammate cannot create named teammates: the team roster is flat.")
         if request.background and role == "in_process_teammate":
-            raise ModelBehaviorError(
+            return Refused(kind="role", text=(
                 "An in-process teammate cannot start background agents; run the sub-agent synchronously."
-            )
+            ))
+        return None
 
     # -- progress and completion -------------------------------------------
 
@@ -136,7 +153,7 @@ class Registry:
         record = self.records.get(agent_id)
         if record is None or not record.live:
             return
-        record.last_activity = time.monotonic()
+        record.last_activity = self.clock()
         if not _newer(record, "progress", seq):
             return
         if usage is not None:
@@ -230,7 +247,7 @@ class Registry:
         record.background, record.notified = True, False
         record.runs += 1
         self._settle(record)
-        record.last_activity = time.monotonic()
+        record.last_activity = self.clock()
         record.seen_seq = {}  # its updates now come from another actor, counting afresh
         return record
 
@@ -306,7 +323,7 @@ class Registry:
 
     def stalled(self, now: float | None = None) -> list[str]:
         """Live children silent for longer than the stall limit, with no tool in flight."""
-        now = time.monotonic() if now is None else now
+        now = self.clock() if now is None else now
         limit_s = self.limits.stall_ms / 1000
         return [
             r.agent_id for r in self.open.values()

@@ -107,7 +107,7 @@ class Launch:
                 cwd=worktree.cwd if worktree else None, worktree=worktree.model_dump() if worktree else None,
             )
         self.output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
-        _, actor = await self.runtime.registry.launch(
+        launched = await self.runtime.registry.launch(
             self._request(spec), spec, follow=not self.background, output_file=self.output_file,
             lane=placement_lane(spec, self.runtime),
         )
@@ -118,7 +118,7 @@ class Launch:
         if self.background:
             self._note_background()
             return self._launched(spec)
-        return await self._follow(actor, spec)
+        return await self._follow(launched.actor, spec)
 
     async def _spawn_teammate(self) -> ToolResult:
         """Route 1 (SPEC 3.3): a named agent joins a team, registered in its roster."""

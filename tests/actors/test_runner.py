@@ -36,12 +36,12 @@ async def test_finish_resets_a_run_nobody_follows_and_leaves_a_followed_one_to_i
     model = ScriptedModel.from_dict({"rules": [{"when": {}, "reply": {"text": "done"}}]})
     runner = AgentRunner()
     await runner.start(_spec(tmp_path, model))
-    report, clean = await runner.finish()
-    assert report.text == "done" and clean is True
+    finished = await runner.finish()
+    assert finished.report.text == "done" and finished.reset == "clean"
     await runner.start(_spec(tmp_path, model), follow=True)
-    report, clean = await runner.finish()
-    assert report.text == "done" and clean is None  # its follower has not read the end yet
-    assert [e async for e in runner.follow()][-1] == report
+    finished = await runner.finish()
+    assert finished.report.text == "done" and finished.reset == "unchecked"  # its follower has not read the end yet
+    assert [e async for e in runner.follow()][-1] == finished.report
     await runner.received("agent-t")  # what the follower's handle says once the report is in
     assert await runner.reset()
 

@@ -11,8 +11,10 @@ from covey.actors.agent import _AgentActor
 from covey.actors.handle import AgentHandle
 from covey.agents.definition import AgentDefinition
 from covey.agents.spec import AgentSpec
-from covey.registry.actor import NEED_RUNTIME, RegistryHandle
+from covey.registry.actor import RegistryHandle
 from covey.errors import AgentUnavailable, LimitExceeded
+from covey.registry.answers import Launched, NeedRuntime, Refused
+from covey.registry.core import Registry
 from covey.registry.records import LaunchRequest
 from covey.runtime import SessionRuntime, arrived, travelling
 
@@ -107,6 +109,10 @@ async def test_the_agent_actor_restores_the_runtime_it_holds_and_refuses_a_key_i
     assert len(started) == 2
 
 
+def _launched(request: LaunchRequest) -> Launched:
+    return Launched(record=Registry().admit(request))
+
+
 def _registry(answer: Any) -> tuple[RegistryHandle, _Method, _Method]:
     """A registry handle on a fake actor whose ``launch`` and ``launch_many`` both answer with ``answer``."""
     launch = _Method(answer=answer)
@@ -115,11 +121,11 @@ def _registry(answer: Any) -> tuple[RegistryHandle, _Method, _Method]:
 
 
 async def test_twenty_launches_at_once_send_the_runtime_to_the_registry_once():
-    registry, launch, launch_many = _registry(lambda request, *rest: (request.agent_id, None))
+    registry, launch, launch_many = _registry(lambda request, *rest: _launched(request))
     runtime = _runtime()
     answers = await asyncio.gather(*(registry.launch(_request(f"agent-{i}"), _spec(runtime, f"agent-{i}"))
                                      for i in range(20)))
-    assert [a[0] for a in answers] == [f"agent-{i}" for i in range(20)]
+    assert [a.record.agent_id for a in answers] == [f"agent-{i}" for i in range(20)]
     sent = [args for args in launch.calls] + [args for (batch,) in launch_many.calls for args in batch]
     with_runtime = [args for args in sent if args[1].runtime is not None]
     assert len(with_runtime) == 1 and with_runtime[0][1].runtime is runtime
@@ -128,7 +134,9 @@ async def test_twenty_launches_at_once_send_the_runtime_to_the_registry_once():
 
 async def test_launches_made_together_reach_the_registry_in_one_call_and_each_gets_its_own_answer():
     def answer(request: LaunchRequest, *rest: Any) -> Any:
-        return "refused: over the limit" if request.agent_id.endswith("7") else (request.agent_id, None)
+        if request.agent_id.endswith("7"):
+            return Refused(kind="concurrency", text="refused: over the limit")
+        return _launched(request)
 
     registry, launch, launch_many = _registry(answer)
     runtime = _runtime()
@@ -138,25 +146,26 @@ async def test_launches_made_together_reach_the_registry_in_one_call_and_each_ge
     assert len(launch_many.calls) == 1 and len(launch_many.calls[0][0]) == 10
     assert [args[0].agent_id for args in launch_many.calls[0][0]] == [f"agent-{i}" for i in range(1, 11)]  # in order
     assert isinstance(results[6], LimitExceeded) and "over the limit" in str(results[6])
-    assert [r[0] for i, r in enumerate(results) if i != 6] == [f"agent-{i}" for i in range(1, 11) if i != 7]
+    assert results[6].limit == "concurrency"
+    assert [r.record.agent_id for i, r in enumerate(results) if i != 6] == [f"agent-{i}" for i in range(1, 11) if i != 7]
 
 
 async def test_the_registry_answers_each_launch_of_a_batch_as_soon_as_it_is_ready():
     """A launch whose actor is warm must not wait for one whose actor is being created:
     its sync parent could not follow it, and its actor could not be recycled."""
-    from covey.registry.actor import _RegistryActor
+    from covey.registry.supervisor import Supervisor
 
     class Registry:
         async def launch(self, agent_id: str, delay_s: float) -> str:
             await asyncio.sleep(delay_s)
             return agent_id
 
-    order = [answer async for answer in _RegistryActor.launch_many(Registry(), [("slow", 0.3), ("warm", 0.0)])]
+    order = [answer async for answer in Supervisor.launch_many(Registry(), [("slow", 0.3), ("warm", 0.0)])]
     assert order == [(1, "warm"), (0, "slow")]
 
 
 async def test_a_batch_to_a_registry_that_is_gone_fails_every_launch_in_it():
-    registry, _, launch_many = _registry(lambda request, *rest: (request.agent_id, None))
+    registry, _, launch_many = _registry(lambda request, *rest: _launched(request))
     runtime = _runtime()
     await registry.launch(_request("agent-0"), _spec(runtime, "agent-0"))
 
@@ -175,15 +184,15 @@ async def test_a_registry_that_lacks_the_named_runtime_gets_it_whole():
     def answer(request: LaunchRequest, spec: AgentSpec, *rest: Any) -> Any:
         if spec.runtime is not None:
             held.add(spec.runtime.key)
-            return (request.agent_id, None)
-        return (request.agent_id, None) if rest[-1] in held else NEED_RUNTIME
+            return _launched(request)
+        return _launched(request) if rest[-1] in held else NeedRuntime()
 
     registry, launch, _ = _registry(answer)
     runtime = _runtime()
     await registry.launch(_request("agent-1"), _spec(runtime, "agent-1"))
     held.clear()  # as if the registry had let this runtime go
-    record, actor = await registry.launch(_request("agent-2"), _spec(runtime, "agent-2"))
-    assert record == "agent-2" and actor is None
+    launched = await registry.launch(_request("agent-2"), _spec(runtime, "agent-2"))
+    assert launched.record.agent_id == "agent-2" and launched.actor is None
     assert [args[1].runtime is runtime for args in launch.calls] == [True, False, True]
 
 
@@ -229,22 +238,23 @@ async def test_the_actor_runs_a_detached_spec_to_its_end_and_a_cancel_right_behi
                          model=model, model_id="m", cwd=str(tmp_path), tool_names=[], transcript_dir=str(tmp_path))
 
     actor = _AgentActor()
-    report, clean = await actor.run_detached(spec({"text": "done"}))
-    assert report.status == "completed" and report.text == "done" and clean is True
+    finished = await actor.run_detached(spec({"text": "done"}))
+    assert finished.report.status == "completed" and finished.report.text == "done" and finished.reset == "clean"
     # A cancel right behind the call: the run has not taken a step yet.
     pending = asyncio.ensure_future(actor.run_detached(spec({"text": "late"}, latency_s=30)))
     await asyncio.sleep(0)
     assert await actor.cancel("killed", "stopped by its owner", "agent-d")
-    report, _ = await asyncio.wait_for(pending, 10)  # it never took a step, and still reports
+    report = (await asyncio.wait_for(pending, 10)).report  # it never took a step, and still reports
     assert report.status == "killed" and "stopped by its owner" in report.text
     assert await actor.reset()  # and leaves nothing behind
     # A cancel that overtakes the call (an async actor may start calls out of order).
     assert await actor.cancel("killed", "killed before it arrived", "agent-d")
-    report, clean = await actor.run_detached(spec({"text": "late"}, latency_s=30))  # at once, not in 30 s
-    assert report.status == "killed" and "before it arrived" in report.text and clean is True
+    finished = await actor.run_detached(spec({"text": "late"}, latency_s=30))  # at once, not in 30 s
+    report = finished.report
+    assert report.status == "killed" and "before it arrived" in report.text and finished.reset == "clean"
     # Kept only for that agent: another agent's run on this actor is not cancelled by it.
     assert await actor.cancel("killed", "for someone else", "agent-other")
-    report, _ = await actor.run_detached(spec({"text": "done"}))
+    report = (await actor.run_detached(spec({"text": "done"}))).report
     assert report.status == "completed"
 
 

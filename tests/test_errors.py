@@ -1,0 +1,47 @@
+"""Every covey exception is in the hierarchy and crosses an actor boundary whole (STYLE 10):
+Ray pickles it, and ``type(e)(*e.args)`` must rebuild it with its fields."""
+
+from __future__ import annotations
+
+import pickle
+
+import covey.cli  # noqa: F401  (imported for the exceptions they define)
+import covey.hooks.read  # noqa: F401
+import covey.session  # noqa: F401
+import covey.skills.loader  # noqa: F401
+from covey.errors import (
+    AgentUnavailable, CoveyError, LimitExceeded, ModelAPIError, ModelBehaviorError, PromptBlocked, UserError,
+)
+from covey.hooks.read import HookConfigError
+from covey.session import SessionBroken
+from covey.skills.loader import UnknownSkill
+
+EXAMPLES = [
+    CoveyError("x"), UserError("settings.json: field 'model': bad"), ModelBehaviorError("Agent type 'x' not found."),
+    LimitExceeded("the spawn depth limit is 2", "depth"), AgentUnavailable("actor 'registry' is gone"),
+    ModelAPIError("overloaded", 529), PromptBlocked("a UserPromptSubmit hook blocked the prompt"),
+    HookConfigError("/p/settings.json", "hooks.Stop", "not a list"), UnknownSkill("no skill 'x'"),
+    SessionBroken("covey's registry actor died"),
+]
+
+
+def _all_subclasses(cls: type) -> set[type]:
+    return {sub for direct in cls.__subclasses__() for sub in {direct, *_all_subclasses(direct)}}
+
+
+def test_the_examples_cover_every_covey_exception():
+    assert _all_subclasses(CoveyError) | {CoveyError} == {type(e) for e in EXAMPLES}
+
+
+def test_every_covey_exception_rebuilds_from_its_args_and_pickles_with_its_fields():
+    for error in EXAMPLES:
+        for copy in (type(error)(*error.args), pickle.loads(pickle.dumps(error))):
+            assert type(copy) is type(error) and str(copy) == str(error)
+            assert vars(copy) == vars(error), type(error).__name__
+
+
+def test_a_limit_says_which_limit_and_prints_its_message_only():
+    error = LimitExceeded("Cannot spawn a sub-agent: the session budget of $1.00 is spent.", "budget")
+    assert error.limit == "budget" and str(error) == "Cannot spawn a sub-agent: the session budget of $1.00 is spent."
+    assert LimitExceeded("no limit named").limit is None
+    assert isinstance(PromptBlocked("blocked"), UserError)
