@@ -49,7 +49,7 @@ class Registry:
         return answer
 
     def admit(self, request: LaunchRequest) -> TaskRecord | Refused:
-        """Run the launch checks in order (SPEC 4); on success the child is recorded as running."""
+        """Run the launch checks in order (docs/subagents.md#limits-the-registry-actor); on success the child is recorded as running."""
         if (refused := self.refusal(request)) is not None:
             return refused
         record = TaskRecord(
@@ -76,7 +76,7 @@ class Registry:
         return record
 
     def refusal(self, request: LaunchRequest) -> Refused | None:
-        """The first launch check that fails, in SPEC order; None if all pass."""
+        """The first launch check that fails, in the documented order (docs/subagents.md#limits-the-registry-actor); None if all pass."""
         checks = (self._check_depth, self._check_concurrency, self._check_budget,
                   self._check_type, self._check_place, self._check_role)
         return next((refused for check in checks if (refused := check(request)) is not None), None)
@@ -269,7 +269,7 @@ class Registry:
         return True
 
     def notify_target(self, record: TaskRecord) -> str | None:
-        """The owner, if it still runs; else the main agent (SPEC 10)."""
+        """The owner, if it still runs; else the main agent (docs/subagents.md#what-the-parent-gets-back)."""
         owner = self.records.get(record.owner_agent_id or "")
         if owner is not None and owner.live:
             return owner.agent_id
@@ -306,7 +306,7 @@ class Registry:
         return self.session_cost_usd(), merge_usage(*(r.model_usage for r in self.records.values()))
 
     def notices_go_to_main(self, agent_id: str) -> bool:
-        """Whether an ended agent's children's notices go on to the main agent (SPEC 10:
+        """Whether an ended agent's children's notices go on to the main agent (docs/subagents.md#what-the-parent-gets-back:
         background children still notify when their owner is gone): some still run, or it
         was killed or failed with notices it may not have read (nothing resumes it to read
         them; a completed agent is resumed by its unread mail instead)."""

@@ -1,4 +1,4 @@
-"""Running-task records: what the registry knows about every agent run (SPEC 10).
+"""Running-task records: what the registry knows about every agent run (docs/subagents.md#what-the-parent-gets-back).
 
 Not the team task board (``covey.teams``): a record answers "is this worker
 still running, and whom does its result go to?".

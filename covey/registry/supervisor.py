@@ -122,7 +122,7 @@ class Supervisor:
         (``NeedRuntime`` is the answer if that key is not held). A failure to get an
         actor undoes the reservation: nothing half-started remains. A sync child's
         start is awaited; a background child's is sent and answered at once, as Claude
-        Code registers it and returns (SPEC 3): if its actor then fails to start it, the
+        Code registers it and returns (docs/subagents.md#the-call): if its actor then fails to start it, the
         record ends ``failed`` and its owner gets that notice.
         """
         if spec is not None and spec.runtime is not None:  # no spec: an unknown type, refused below
@@ -141,7 +141,7 @@ class Supervisor:
             actor = await self.pool.take(lane)
             if follow:
                 await actor.start(spec, follow=True, runtime=runtime, runtime_ref=self._runtime_ref(runtime))
-            else:  # async: registered and answered at once (SPEC 3); a failed start is its notice
+            else:  # async: registered and answered at once (docs/subagents.md#the-call); a failed start is its notice
                 run = actor.run_detached(spec, runtime=runtime, runtime_ref=self._runtime_ref(runtime))
         except Exception as exc:
             self.core.abandon(request.agent_id)
@@ -171,7 +171,7 @@ class Supervisor:
             yield await answered
 
     async def resume(self, agent_id: str) -> str | None:
-        """Wake a completed agent that was sent a message: rebuilt from its transcript (SPEC 11).
+        """Wake a completed agent that was sent a message: rebuilt from its transcript (docs/subagents.md#transcripts).
 
         Returns a note for the sender, or None when the agent is running (it reads
         the message between turns) or cannot be resumed.
@@ -385,7 +385,7 @@ class Supervisor:
     async def _forward_orphans(self, agent_id: str) -> None:
         """An agent ended while background children it owns still run, or was killed with
         their notices unread: the mailbox sends those, queued and to come, on to the main
-        agent (SPEC 10)."""
+        agent (docs/subagents.md#what-the-parent-gets-back)."""
         if self.core.notices_go_to_main(agent_id):
             self._forwarded.add(agent_id)
             await self.mailbox.close(agent_id, self.core.main_agent_id)
@@ -393,7 +393,7 @@ class Supervisor:
     async def _resume_if_mail_waits(self, agent_id: str) -> None:
         """A leaf agent ends without a last look at its mailbox (that would cost every
         child a round trip): mail that came during its last turn resumes it, as mail to a
-        finished agent does (SPEC 13). Teammates drain before they end; killed or failed
+        finished agent does (docs/teams.md). Teammates drain before they end; killed or failed
         agents stay ended."""
         record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
         if record is None or record.status != "completed" or spec is None or spec.team:
@@ -407,7 +407,7 @@ class Supervisor:
         return self.runtime is not None and self.runtime.teams
 
     async def _release_team_tasks(self, agent_id: str) -> list[Any]:
-        """A teammate that ended gives back its unfinished tasks (SPEC 13) and leaves the roster."""
+        """A teammate that ended gives back its unfinished tasks (docs/teams.md) and leaves the roster."""
         record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
         team = spec.team if spec is not None else None
         if record is None or not team:

@@ -1,7 +1,7 @@
 """The ``Agent`` tool: route the call, reserve a slot, start a pooled actor, return a launch or a result.
 
-Routing (SPEC 3.3) happens here, before any agent exists; the registry runs
-the launch checks atomically (SPEC 4); a failed check or start leaves nothing
+Routing (docs/subagents.md#the-call) happens here, before any agent exists; the registry runs
+the launch checks atomically (docs/subagents.md#limits-the-registry-actor); a failed check or start leaves nothing
 behind. Sync children are followed (their events stream into the parent's)
 and moved to the background if they run past the threshold.
 """
@@ -121,7 +121,7 @@ class Launch:
         return await self._follow(launched.actor, spec)
 
     async def _spawn_teammate(self) -> ToolResult:
-        """Route 1 (SPEC 3.3): a named agent joins a team, registered in its roster."""
+        """Route 1 (docs/subagents.md#the-call): a named agent joins a team, registered in its roster."""
         team = team_handles(self.ctx.services.team, self.call.team_name)
         if team is None:
             raise ModelBehaviorError(f"No team {self.call.team_name!r} here: create it with TeamCreate first.")
@@ -243,7 +243,7 @@ FILE_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep", "Bash", "Notebo
 
 
 def placement_lane(spec: Any, runtime: Any) -> str:
-    """Where the child's actor runs (SPEC 2): file-touching agents on the node holding the
+    """Where the child's actor runs (docs/architecture.md): file-touching agents on the node holding the
     working tree ("home"), unless a shared filesystem is declared; agents without file
     tools anywhere in the cluster ("any": over the alive nodes in turn, see ``AgentFactory``)."""
     if not runtime.spread:

@@ -11,6 +11,7 @@ from covey.errors import AgentUnavailable
 from covey.registry.answers import Finished
 from covey.registry.records import FinalReport, LaunchRequest
 from covey.runtime import SessionRuntime
+from covey.tools.options import ToolOptions
 
 
 class FakeActor:
@@ -102,7 +103,7 @@ class FakeClock:
 
 
 def runtime(teams: bool = False) -> SessionRuntime:
-    return SessionRuntime(session_id="s", registry=None, mailbox=None, options={"teams": teams},
+    return SessionRuntime(session_id="s", registry=None, mailbox=None, tools=ToolOptions(teams=teams),
                           definitions={"x": AgentDefinition(name="x", description="d")})
 
 
