@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
+
+_seq = itertools.count(1)
 
 
 class AgentId(str):
@@ -18,3 +21,9 @@ class AgentId(str):
 
 def new_session_id() -> str:
     return str(uuid.uuid4())
+
+
+def next_seq() -> int:
+    """Increasing within this process: orders one sender's fire-and-forget updates (the
+    receiver drops anything older than what it has applied; Ray may reorder tells)."""
+    return next(_seq)

@@ -60,11 +60,9 @@ class SessionRuntime:
         self.key = uuid.uuid4().hex
 
     def __getstate__(self) -> dict[str, Any]:
-        """The root agent travels by name (``NamedAgentHandle``): a child looks it up only
+        """The root agent travels by name (``AgentHandle.by_name``): a child looks it up only
         if it relays a permission prompt, instead of every child paying to unpickle it."""
-        from covey.actors.handle import by_name
-
-        return {**self.__dict__, "root": by_name(self.root)}
+        return {**self.__dict__, "root": self.root.by_name() if self.root is not None else None}
 
     @property
     def teams(self) -> bool:
@@ -80,26 +78,3 @@ class SessionRuntime:
         if cwd in self.project_context:
             return self.project_context[cwd]
         return await asyncio.to_thread(project_context, cwd, omit=False)  # another directory: a worktree, a cwd
-
-
-def travelling(spec: Any) -> Any:
-    """``spec`` without its runtime, and without its model when that is the runtime's
-    (the receiver puts both back: ``arrived``). A scripted model's rules, or a real
-    model's settings, would otherwise travel with every spec."""
-    runtime = spec.runtime
-    if runtime is None:
-        return spec
-    update = {"runtime": None}
-    if spec.model is not None and spec.model is runtime.model:
-        update["model"] = None
-    return spec.model_copy(update=update)
-
-
-def arrived(spec: Any, runtime: "SessionRuntime | None") -> Any:
-    """``spec`` with the runtime it travelled without (and the runtime's model, if it has none)."""
-    if runtime is None:
-        return spec
-    update: dict[str, Any] = {"runtime": runtime}
-    if spec.model is None:
-        update["model"] = runtime.model
-    return spec.model_copy(update=update)

@@ -33,7 +33,7 @@ from covey.model.factory import make_model
 from covey.model.pricing import PriceTable
 from covey.registry.answers import Finished
 from covey.registry.records import FinalReport, Status, notice_key
-from covey.runtime import arrived
+from covey.actors.travel import arrived
 from covey.teams.messages import TaskNotice
 
 _DONE = object()

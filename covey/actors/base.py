@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 from typing import Any
 
 import ray
 from ray.exceptions import RayActorError, RayTaskError
 
 from covey.errors import AgentUnavailable
-
-_seq = itertools.count(1)
-
-
-def next_seq() -> int:
-    """Increasing within this process: orders one actor's fire-and-forget updates."""
-    return next(_seq)
-
 
 class ActorHandle:
     """Wraps a Ray actor handle; ``call`` awaits a method and turns actor death into ``AgentUnavailable``."""

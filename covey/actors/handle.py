@@ -13,7 +13,7 @@ from covey.errors import AgentUnavailable
 from covey.registry.answers import Finished
 from covey.events import Event
 from covey.registry.records import FinalReport, Status
-from covey.runtime import travelling
+from covey.actors.travel import travelling
 
 
 class AgentHandle(ActorHandle):
@@ -128,6 +128,10 @@ class AgentHandle(ActorHandle):
 
     async def pid(self) -> int:
         return await self.call("pid")
+
+    def by_name(self) -> "AgentHandle":
+        """This handle as one that travels by its actor's name (``NamedAgentHandle``), if it has one."""
+        return by_name(self)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AgentHandle) and other.actor._actor_id == self.actor._actor_id

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from covey.actors.base import next_seq
 from covey.events import TaskNotification
+from covey.ids import next_seq
 from covey.teams.messages import Mail, ShutdownRequest, TaskNotice
 from covey.teams.tasks import Claimed
 

@@ -6,11 +6,11 @@ import asyncio
 import time
 from typing import Any
 
-from covey.actors.base import next_seq
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
 from covey.errors import AgentUnavailable
 from covey.events import AssistantEvent, Event, ResultEvent, UserEvent
+from covey.ids import next_seq
 from covey.model.base import TokenUsage
 from covey.model.usage import ModelUsage, add_usage
 from covey.registry.records import FinalReport, Status

@@ -22,7 +22,7 @@ from covey.registry.answers import Launched, NeedRuntime, Refused
 from covey.registry.limits import Limits
 from covey.registry.records import FinalReport, LaunchRequest, TaskRecord
 from covey.registry.supervisor import CANCEL_GRACE_S, REPORT_WAIT_S, Supervisor
-from covey.runtime import travelling
+from covey.actors.travel import travelling
 
 
 class _RegistryActor:

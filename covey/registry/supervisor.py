@@ -26,7 +26,7 @@ from covey.registry.answers import Finished, Launched, NeedRuntime, Refused
 from covey.registry.core import Registry
 from covey.registry.limits import Limits
 from covey.registry.records import FinalReport, LaunchRequest, Status, TaskRecord
-from covey.runtime import travelling
+from covey.actors.travel import travelling
 from covey.teams.messages import TaskNotice
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,8 @@ from covey.errors import AgentUnavailable, LimitExceeded
 from covey.registry.answers import Launched, NeedRuntime, Refused
 from covey.registry.core import Registry
 from covey.registry.records import LaunchRequest
-from covey.runtime import SessionRuntime, arrived, travelling
+from covey.actors.travel import arrived, travelling
+from covey.runtime import SessionRuntime
 
 
 class _Method:
