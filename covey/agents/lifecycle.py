@@ -15,6 +15,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import transcript_path
+from covey.agents.worktree import finish_worktree_record
 from covey.errors import PromptBlocked
 from covey.events import Event
 from covey.hooks import HookRegistry, hook_after, hook_gate
@@ -71,7 +72,7 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
         hooks.remove(spec.agent_id)
         await release(ctx)
         if spec.worktree:
-            services.outcome["worktree"] = await _finish_worktree(spec.worktree)
+            services.outcome["worktree"] = await finish_worktree_record(spec.worktree)
 
 
 def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
@@ -144,14 +145,6 @@ async def _initial_messages(spec: AgentSpec, hooks: HookRegistry) -> list[dict[s
         if outcome.additional_context:
             prompt = f"{prompt}\n\n<system-reminder>\n{outcome.additional_context}\n</system-reminder>"
     return [*spec.prelude, *preloaded, {"role": "user", "content": prompt}]
-
-
-async def _finish_worktree(worktree: dict[str, Any]) -> dict[str, Any] | None:
-    """Remove an unchanged worktree; report a kept one (path, branch)."""
-    from covey.agents.worktree import Worktree, finish_worktree
-
-    outcome = await finish_worktree(Worktree(**worktree))
-    return outcome.model_dump(exclude_none=True) if outcome.kept else None
 
 
 async def release(ctx: ToolContext) -> None:

@@ -21,7 +21,7 @@ import asyncio
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -159,6 +159,13 @@ def _finish(wt: Worktree) -> WorktreeOutcome:
 async def finish_worktree(wt: Worktree) -> WorktreeOutcome:
     """Remove an unchanged worktree and its branch; keep (and report) anything else."""
     return await asyncio.to_thread(_finish, wt)
+
+
+async def finish_worktree_record(worktree: dict[str, Any]) -> dict[str, Any] | None:
+    """``finish_worktree`` for a worktree as a spec records it: the kept one as its report
+    names it (path, branch, why), or None once it is removed."""
+    outcome = await finish_worktree(Worktree(**worktree))
+    return outcome.model_dump(exclude_none=True) if outcome.kept else None
 
 
 def _listed_worktrees(main: Repo) -> set[str]:

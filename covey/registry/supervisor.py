@@ -21,6 +21,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
 from covey.agents.reports import notification_text, released_text
 from covey.agents.transcript import rebuild_history
+from covey.agents.worktree import finish_worktree_record
 from covey.errors import AgentUnavailable
 from covey.registry.answers import Finished, Launched, NeedRuntime, Refused
 from covey.registry.core import Registry
@@ -58,19 +59,11 @@ class SupervisorProtocol(Protocol):
     async def stop_all(self, reason: str, grace_s: float = CANCEL_GRACE_S) -> list[dict[str, Any]]: ...
 
 
-async def _finish_worktree(worktree: dict[str, Any]) -> dict[str, Any] | None:
-    """Remove an unchanged worktree; the kept one (path, branch) otherwise."""
-    from covey.agents.worktree import Worktree, finish_worktree
-
-    outcome = await finish_worktree(Worktree(**worktree))
-    return outcome.model_dump(exclude_none=True) if outcome.kept else None
-
-
 class Supervisor:
     def __init__(
         self, limits: Limits, *, pool: Any, mailbox: Any, clock: Callable[[], float] = time.monotonic,
         load_history: Callable[[str], list[Any]] = rebuild_history,
-        finish_worktree: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]] = _finish_worktree,
+        finish_worktree: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]] = finish_worktree_record,
         put: Callable[[Any], Any] | None = None,
     ) -> None:
         self.core = Registry(limits, clock)
