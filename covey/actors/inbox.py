@@ -88,10 +88,10 @@ class TeammateInbox(RuntimeInbox):
     the board has nothing left for it or a shutdown request arrives.
     """
 
-    def __init__(self, runtime: Any, agent_id: str, emit: Callable[[Any], None] | None, team: dict[str, Any]) -> None:
+    def __init__(self, runtime: Any, agent_id: str, emit: Callable[[Any], None] | None, team: Any) -> None:
         super().__init__(runtime, agent_id, emit)
-        self.board = team["board"]
-        self.member = team["member"]
+        self.board = team.board  # a ``TeamSeat``
+        self.member = team.member
         self.stopping = False
 
     def owns_background(self) -> bool:

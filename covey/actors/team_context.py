@@ -19,7 +19,7 @@ def team_context_for(spec: AgentSpec) -> TeamContext | None:
     runtime = spec.runtime
     if runtime is None or not runtime.teams:
         return None
-    team = spec.team or {}
+    team = spec.team
 
     async def make_team(name: str, lead_id: str) -> Team:
         roster, board = start_team_actors(name, lead_id=lead_id, session_id=spec.session_id[:8])
@@ -39,11 +39,11 @@ def team_context_for(spec: AgentSpec) -> TeamContext | None:
         return await runtime.registry.resume(agent_id)
 
     context = TeamContext(
-        mailbox=runtime.mailbox, me=team.get("member", LEAD_NAME), my_agent_id=spec.agent_id,
+        mailbox=runtime.mailbox, me=team.member if team is not None else LEAD_NAME, my_agent_id=spec.agent_id,
         make_team=make_team, drop_team=drop_team, find_agent=find_agent, after_send=after_send,
     )
-    if team:
-        context.join(Team(name=team["name"], roster=team["roster"], board=team["board"]))
+    if team is not None:
+        context.join(Team(name=team.name, roster=team.roster, board=team.board))
     return context
 
 

@@ -14,6 +14,7 @@ from covey.agents.definition import AgentDefinition
 from covey.agents.system_prompt import system_blocks
 from covey.agents.resolve import resolve_agent_model, resolve_tools
 from covey.agents.spec import AgentSpec
+from covey.agents.worktree import Worktree
 
 DEFAULT_CHILD_MAX_TURNS = 100
 FALLBACK_PROMPT = "You are a sub-agent. Complete the task you are given fully, then report what you found and did."
@@ -29,7 +30,7 @@ async def child_spec(
     background: bool,
     available_tools: list[str],
     cwd: str | None = None,
-    worktree: dict[str, Any] | None = None,
+    worktree: Worktree | None = None,
 ) -> AgentSpec:
     runtime = parent.runtime
     model_id = resolve_agent_model(call.model, definition, parent.model_id)

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from covey.agents.definition import AgentDefinition
+from covey.agents.worktree import Worktree
 
 
 class RunSettings(BaseModel):
@@ -26,6 +27,21 @@ class RunSettings(BaseModel):
     """The settings files' hooks (a ``HookConfig``), run for every agent of the session."""
     project_dir: str | None = None
     """The session's project root, as hooks see it (``CLAUDE_PROJECT_DIR``)."""
+
+
+class TeamSeat(BaseModel):
+    """A teammate's place in its team: the team's name and actor handles, and its own name."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str
+    """The team's name."""
+    member: str
+    """The teammate's name in the team (what SendMessage and the task board call it)."""
+    roster: Any
+    """The team's roster actor handle."""
+    board: Any
+    """The team's task board actor handle."""
 
 
 class AgentSpec(BaseModel):
@@ -58,11 +74,11 @@ class AgentSpec(BaseModel):
     description: str = ""
     background: bool = False
     transcript_dir: str | None = None
-    team: dict[str, Any] | None = None
-    """For a teammate: ``name`` (team), ``member`` (its name), ``roster`` and ``board`` handles."""
+    team: TeamSeat | None = None
+    """For a teammate: its place in its team."""
     history: list[dict[str, Any]] | None = None
     """A resumed agent's conversation, rebuilt from its transcript (replaces prelude and prompt)."""
-    worktree: dict[str, Any] | None = None
+    worktree: Worktree | None = None
     """The git worktree this agent works in (isolation: worktree), removed or kept at its end."""
     runtime: Any = None
     """The session's actors (a SessionRuntime); None for an agent run outside a session."""

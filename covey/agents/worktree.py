@@ -161,10 +161,10 @@ async def finish_worktree(wt: Worktree) -> WorktreeOutcome:
     return await asyncio.to_thread(_finish, wt)
 
 
-async def finish_worktree_record(worktree: dict[str, Any]) -> dict[str, Any] | None:
-    """``finish_worktree`` for a worktree as a spec records it: the kept one as its report
-    names it (path, branch, why), or None once it is removed."""
-    outcome = await finish_worktree(Worktree(**worktree))
+async def finish_worktree_record(worktree: Worktree) -> dict[str, Any] | None:
+    """``finish_worktree``, answered as a report records it: the kept one (path, branch,
+    why), or None once it is removed."""
+    outcome = await finish_worktree(worktree)
     return outcome.model_dump(exclude_none=True) if outcome.kept else None
 
 

@@ -337,7 +337,7 @@ class Supervisor:
             return await self.finish_worktree(spec.worktree)
         except Exception:  # a worktree that cannot be looked at is left, as a kept one
             log.exception("cleaning the worktree of %s failed", agent_id)
-            return {**spec.worktree, "kept": True}
+            return {**spec.worktree.model_dump(), "kept": True}
 
     # -- completion --------------------------------------------------------------
 
@@ -406,8 +406,8 @@ class Supervisor:
         if record is None or not team:
             return []
         try:
-            released = await team["board"].release_owner(team["member"])
-            await team["roster"].remove(agent_id)
+            released = await team.board.release_owner(team.member)
+            await team.roster.remove(agent_id)
             return released
         except Exception:  # a gone team has nothing to release; the notice still goes out
             log.exception("releasing the tasks of %s failed", agent_id)

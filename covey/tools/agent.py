@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from covey.agents.children import child_spec
 from covey.agents.worktree import Worktree, check_isolation, create_worktree, finish_worktree
 from covey.agents.reports import completed_text, launched_text
+from covey.agents.spec import TeamSeat
 from covey.agents.transcript import transcript_path
 from covey.actors.team_context import team_handles
 from covey.errors import AgentUnavailable, CoveyError, ModelBehaviorError
@@ -104,7 +105,7 @@ class Launch:
             spec = await child_spec(
                 self.parent, self.definition, self.call, agent_id=self.agent_id, tool_use_id=self.ctx.tool_use_id,
                 background=self.background, available_tools=self.runtime.tool_names,
-                cwd=worktree.cwd if worktree else None, worktree=worktree.model_dump() if worktree else None,
+                cwd=worktree.cwd if worktree else None, worktree=worktree,
             )
         self.output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
         launched = await self.runtime.registry.launch(
@@ -135,8 +136,8 @@ class Launch:
                     self.parent, self.definition, self.call, agent_id=self.agent_id, tool_use_id=self.ctx.tool_use_id,
                     background=True, available_tools=self.runtime.tool_names,
                 )
-                spec = spec.model_copy(update={"team": {
-                    "name": team.name, "member": self.member, "roster": team.roster, "board": team.board}})
+                seat = TeamSeat(name=team.name, member=self.member, roster=team.roster, board=team.board)
+                spec = spec.model_copy(update={"team": seat})
             output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
             await self.runtime.registry.launch(
                 self._request(spec), spec, output_file=output_file, lane=placement_lane(spec, self.runtime),

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from covey.agents.worktree import Worktree
 from covey.errors import AgentUnavailable
 from covey.registry.answers import Launched, NeedRuntime, Refused
 from covey.registry.limits import Limits
@@ -188,7 +189,7 @@ async def test_mail_that_came_during_the_last_turn_resumes_an_agent_with_backgro
 # --- watch outcomes ---------------------------------------------------------------
 
 async def test_an_actor_that_dies_fails_its_record_notifies_once_and_cleans_its_worktree(sup):
-    worktree = {"path": "/tmp/wt", "branch": "covey/child", "base": "/tmp"}
+    worktree = Worktree(path="/tmp/wt", branch="covey/child", original_head="abc123", repo_root="/tmp", cwd="/tmp/wt")
     await _launch(sup, worktree=worktree)
     actor = sup.pool.taken[0]
     actor.die()
