@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 from covey.frames import INDENT, quoted_lines
-from covey.registry.records import FinalReport, TaskRecord
+from covey.registry.records import FinalReport, RunRecord
 
 
 SUMMARIES = {"completed": "finished", "failed": "failed", "killed": "was killed"}
@@ -53,7 +53,7 @@ def launched_text(agent_id: str, description: str, output_file: str | None) -> s
     ])
 
 
-def notification_text(record: TaskRecord) -> str:
+def notification_text(record: RunRecord) -> str:
     """The user-message text of a ``<task-notification>`` (docs/subagents.md#what-the-parent-gets-back), from the registry's record."""
     return notice_text(
         agent_id=record.agent_id, description=record.description, tool_use_id=record.tool_use_id,

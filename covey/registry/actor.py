@@ -20,7 +20,7 @@ from covey.actors.pool import AgentFactory, WarmPool
 from covey.errors import AgentUnavailable
 from covey.registry.answers import Launched, NeedRuntime, Refused
 from covey.registry.limits import Limits
-from covey.registry.records import FinalReport, LaunchRequest, TaskRecord
+from covey.registry.records import FinalReport, LaunchRequest, RunRecord
 from covey.registry.supervisor import CANCEL_GRACE_S, REPORT_WAIT_S, Supervisor
 from covey.actors.travel import travelling
 
@@ -43,10 +43,10 @@ class _RegistryActor:
         async for answered in self.supervisor.launch_many(launches):
             yield answered
 
-    async def register_main(self, *args: Any, **kwargs: Any) -> TaskRecord:
+    async def register_main(self, *args: Any, **kwargs: Any) -> RunRecord:
         return await self.supervisor.register_main(*args, **kwargs)
 
-    async def reserve(self, request: LaunchRequest) -> TaskRecord | Refused:
+    async def reserve(self, request: LaunchRequest) -> RunRecord | Refused:
         return await self.supervisor.reserve(request)
 
     async def launch(self, *args: Any, **kwargs: Any) -> Launched | Refused | NeedRuntime:
@@ -67,7 +67,7 @@ class _RegistryActor:
     async def held(self) -> dict[str, int]:
         return await self.supervisor.held()
 
-    async def find(self, name_or_id: str) -> TaskRecord | None:
+    async def find(self, name_or_id: str) -> RunRecord | None:
         return await self.supervisor.find(name_or_id)
 
     async def abandon(self, agent_id: str) -> None:
@@ -94,10 +94,10 @@ class _RegistryActor:
     async def kill_agent(self, *args: Any, **kwargs: Any) -> bool:
         return await self.supervisor.kill_agent(*args, **kwargs)
 
-    async def record(self, agent_id: str) -> TaskRecord | None:
+    async def record(self, agent_id: str) -> RunRecord | None:
         return await self.supervisor.record(agent_id)
 
-    async def records(self) -> list[TaskRecord]:
+    async def records(self) -> list[RunRecord]:
         return await self.supervisor.records()
 
     async def report_of(self, agent_id: str, timeout_s: float = REPORT_WAIT_S) -> FinalReport | None:
@@ -149,10 +149,10 @@ class RegistryHandle(ActorHandle):
     async def register_main(
         self, agent_id: str, model: str, cwd: str, prompt: str = "", output_file: str | None = None,
         node_id: str | None = None,
-    ) -> TaskRecord:
+    ) -> RunRecord:
         return await self.call("register_main", agent_id, model, cwd, prompt, output_file, node_id)
 
-    async def reserve(self, request: LaunchRequest) -> TaskRecord:
+    async def reserve(self, request: LaunchRequest) -> RunRecord:
         """The new record; raises the refusal's error if a check fails (``Refused.error``)."""
         return self._launched(await self.call("reserve", request))
 
@@ -236,7 +236,7 @@ class RegistryHandle(ActorHandle):
     async def take(self, lane: str = "home") -> AgentHandle:
         return await self.call("take", lane)
 
-    async def find(self, name_or_id: str) -> TaskRecord | None:
+    async def find(self, name_or_id: str) -> RunRecord | None:
         return await self.call("find", name_or_id)
 
     async def resume(self, agent_id: str) -> str | None:
@@ -267,7 +267,7 @@ class RegistryHandle(ActorHandle):
     async def kill_agent(self, agent_id: str, reason: str = "killed on request") -> bool:
         return await self.call("kill_agent", agent_id, "killed", reason)
 
-    async def record(self, agent_id: str) -> TaskRecord | None:
+    async def record(self, agent_id: str) -> RunRecord | None:
         return await self.call("record", agent_id)
 
     async def report_of(self, agent_id: str) -> FinalReport | None:
@@ -277,7 +277,7 @@ class RegistryHandle(ActorHandle):
         except AgentUnavailable:
             return None
 
-    async def records(self) -> list[TaskRecord]:
+    async def records(self) -> list[RunRecord]:
         return await self.call("records")
 
     async def tree(self, agent_id: str | None = None) -> dict[str, Any]:

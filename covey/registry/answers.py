@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 from covey.errors import AgentUnavailable, CoveyError, LimitExceeded, ModelBehaviorError
-from covey.registry.records import FinalReport, TaskRecord
+from covey.registry.records import FinalReport, RunRecord
 
 RefusalKind = Literal["depth", "concurrency", "budget", "type", "place", "role", "start"]
 LIMITS = ("depth", "concurrency", "budget")
@@ -26,7 +26,7 @@ class Launched(_Answer):
     """The child is reserved, started and watched."""
 
     answer: Literal["launched"] = "launched"
-    record: TaskRecord
+    record: RunRecord
     actor: Any = None
     """The child's actor, for a followed (sync) launch only: a handle costs a GCS subscription where it lands."""
 

@@ -14,7 +14,7 @@ from covey.model.base import TokenUsage
 from covey.model.usage import ModelUsage, merge_usage
 from covey.registry.answers import Refused
 from covey.registry.limits import Limits
-from covey.registry.records import FinalReport, LaunchRequest, TaskRecord
+from covey.registry.records import FinalReport, LaunchRequest, RunRecord
 
 
 class Registry:
@@ -22,17 +22,17 @@ class Registry:
         self.limits = limits or Limits()
         self.clock = clock
         """Monotonic seconds: what the stall watchdog measures silence with (tests pass their own)."""
-        self.records: dict[str, TaskRecord] = {}
+        self.records: dict[str, RunRecord] = {}
         self.main_agent_id: str | None = None
-        self.open: dict[str, TaskRecord] = {}
+        self.open: dict[str, RunRecord] = {}
         """Records still running or owing a notice: what the per-launch and per-tick
         questions look at, so their cost does not grow with the session's history."""
         self._ended_cost_usd = 0.0
 
     # -- launch -------------------------------------------------------------
 
-    def register_main(self, agent_id: str, *, model: str, cwd: str, prompt: str = "") -> TaskRecord:
-        record = TaskRecord(
+    def register_main(self, agent_id: str, *, model: str, cwd: str, prompt: str = "") -> RunRecord:
+        record = RunRecord(
             agent_id=agent_id, owner_agent_id=None, parent_agent_id=None, depth=0, description="main agent",
             prompt=prompt, model=model, agent_type="main", cwd=cwd, role="main", notified=True,
         )
@@ -41,18 +41,18 @@ class Registry:
         self._settle(record)
         return record
 
-    def reserve(self, request: LaunchRequest) -> TaskRecord:
+    def reserve(self, request: LaunchRequest) -> RunRecord:
         """``admit``, raising a refusal as its error (``Refused.error``)."""
         answer = self.admit(request)
         if isinstance(answer, Refused):
             raise answer.error()
         return answer
 
-    def admit(self, request: LaunchRequest) -> TaskRecord | Refused:
+    def admit(self, request: LaunchRequest) -> RunRecord | Refused:
         """Run the launch checks in order (docs/subagents.md#limits-the-registry-actor); on success the child is recorded as running."""
         if (refused := self.refusal(request)) is not None:
             return refused
-        record = TaskRecord(
+        record = RunRecord(
             agent_id=request.agent_id,
             owner_agent_id=request.owner_agent_id or request.parent_agent_id,
             parent_agent_id=request.parent_agent_id,
@@ -175,7 +175,7 @@ class Registry:
         if (record := self.records.get(agent_id)) is not None and _newer(record, "parked", seq):
             record.parked = parked
 
-    def finish(self, agent_id: str, report: FinalReport) -> TaskRecord | None:
+    def finish(self, agent_id: str, report: FinalReport) -> RunRecord | None:
         """Mark a live record ended; the first report wins, later ones return None.
 
         The first report decides how the run ended (status, text); what it spent is the
@@ -206,7 +206,7 @@ class Registry:
         return record
 
     @staticmethod
-    def _count_spend(record: TaskRecord, report: FinalReport) -> float:
+    def _count_spend(record: RunRecord, report: FinalReport) -> float:
         """Raise the record's figures, and its report's, to ``report``'s where larger; the cost added."""
         if report.usage.total >= record.usage.total:
             record.usage, record.model_usage = report.usage, report.model_usage or record.model_usage
@@ -221,7 +221,7 @@ class Registry:
         })
         return added
 
-    def claim_notification(self, agent_id: str) -> TaskRecord | None:
+    def claim_notification(self, agent_id: str) -> RunRecord | None:
         """Claim the one notification of an ended record; None if already claimed or gone."""
         record = self.records.get(agent_id)
         if record is None or record.live or record.notified:
@@ -237,7 +237,7 @@ class Registry:
             record.delivering = False
             self._settle(record)
 
-    def reopen(self, agent_id: str) -> TaskRecord | None:
+    def reopen(self, agent_id: str) -> RunRecord | None:
         """A completed agent resumes (a message arrived): it runs again under the same task id."""
         record = self.records.get(agent_id)
         if record is None or record.live:
@@ -251,7 +251,7 @@ class Registry:
         record.seen_seq = {}  # its updates now come from another actor, counting afresh
         return record
 
-    def find(self, name_or_id: str) -> TaskRecord | None:
+    def find(self, name_or_id: str) -> RunRecord | None:
         """An addressable agent: by agent id, else by its name (latest first)."""
         if name_or_id in self.records:
             return self.records[name_or_id]
@@ -268,7 +268,7 @@ class Registry:
         self._settle(record)
         return True
 
-    def notify_target(self, record: TaskRecord) -> str | None:
+    def notify_target(self, record: RunRecord) -> str | None:
         """The owner, if it still runs; else the main agent (docs/subagents.md#what-the-parent-gets-back)."""
         owner = self.records.get(record.owner_agent_id or "")
         if owner is not None and owner.live:
@@ -317,7 +317,7 @@ class Registry:
             return True
         return record.status not in ("running", "completed") and any(c.background for c in self.children(agent_id))
 
-    def owned_live_background(self, owner_agent_id: str) -> list[TaskRecord]:
+    def owned_live_background(self, owner_agent_id: str) -> list[RunRecord]:
         """Background agents this one owns that still run (they notify it when they end)."""
         return [r for r in self.open.values() if r.live and r.background and r.owner_agent_id == owner_agent_id]
 
@@ -340,7 +340,7 @@ class Registry:
             usage, tools, cost = usage + child_usage, tools + child_tools, cost + child_cost
         return usage, tools, cost
 
-    def children(self, agent_id: str) -> list[TaskRecord]:
+    def children(self, agent_id: str) -> list[RunRecord]:
         return [r for r in self.records.values() if r.parent_agent_id == agent_id]
 
     def tree(self, agent_id: str | None = None) -> dict[str, Any]:
@@ -361,7 +361,7 @@ class Registry:
             "children": [self.tree(child.agent_id) for child in self.children(root)],
         }
 
-    def _settle(self, record: TaskRecord) -> None:
+    def _settle(self, record: RunRecord) -> None:
         """Keep ``open`` true after a change to ``record``."""
         if record.live or (record.background and (not record.notified or record.delivering)):
             self.open[record.agent_id] = record
@@ -369,7 +369,7 @@ class Registry:
             self.open.pop(record.agent_id, None)
 
 
-def _newer(record: TaskRecord, kind: str, seq: int | None) -> bool:
+def _newer(record: RunRecord, kind: str, seq: int | None) -> bool:
     """Apply an update only if it is newer than the last one of its kind (None: always)."""
     if seq is None:
         return True

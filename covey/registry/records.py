@@ -66,7 +66,10 @@ class FinalReport(BaseModel):
     ``AgentRunner``); None if the registry is to deliver it."""
 
 
-class TaskRecord(BaseModel):
+class RunRecord(BaseModel):
+    """One agent run as the registry knows it (Claude Code's "running task"): named for the
+    run, so that "task" means only a task on a team's board (``covey.teams.tasks.Task``)."""
+
     agent_id: str
     owner_agent_id: str | None
     parent_agent_id: str | None

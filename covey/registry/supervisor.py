@@ -26,7 +26,7 @@ from covey.errors import AgentUnavailable
 from covey.registry.answers import Finished, Launched, NeedRuntime, Refused
 from covey.registry.core import Registry
 from covey.registry.limits import Limits
-from covey.registry.records import FinalReport, LaunchRequest, Status, TaskRecord
+from covey.registry.records import FinalReport, LaunchRequest, Status, RunRecord
 from covey.actors.travel import travelling
 from covey.teams.messages import TaskNotice
 
@@ -41,16 +41,16 @@ class SupervisorProtocol(Protocol):
     """What the registry answers, in memory (``Supervisor``) or as a Ray actor (its raw calls)."""
 
     async def register_main(self, agent_id: str, model: str, cwd: str, prompt: str = "",
-                            output_file: str | None = None, node_id: str | None = None) -> TaskRecord: ...
-    async def reserve(self, request: LaunchRequest) -> TaskRecord | Refused: ...
+                            output_file: str | None = None, node_id: str | None = None) -> RunRecord: ...
+    async def reserve(self, request: LaunchRequest) -> RunRecord | Refused: ...
     async def launch(self, request: LaunchRequest, spec: Any, follow: bool = False, lane: str = "home",
                      output_file: str | None = None, runtime_key: str | None = None,
                      ) -> Launched | Refused | NeedRuntime: ...
     def launch_many(self, launches: list[tuple[Any, ...]]) -> AsyncIterator[tuple[int, Launched | Refused | NeedRuntime]]: ...
-    async def find(self, name_or_id: str) -> TaskRecord | None: ...
+    async def find(self, name_or_id: str) -> RunRecord | None: ...
     async def resume(self, agent_id: str) -> str | None: ...
-    async def record(self, agent_id: str) -> TaskRecord | None: ...
-    async def records(self) -> list[TaskRecord]: ...
+    async def record(self, agent_id: str) -> RunRecord | None: ...
+    async def records(self) -> list[RunRecord]: ...
     async def report_of(self, agent_id: str, timeout_s: float = REPORT_WAIT_S) -> FinalReport | None: ...
     async def kill_agent(self, agent_id: str, status: Status = "killed", reason: str = "killed on request") -> bool: ...
     async def to_background(self, agent_id: str) -> bool: ...
@@ -94,13 +94,13 @@ class Supervisor:
     async def register_main(
         self, agent_id: str, model: str, cwd: str, prompt: str = "", output_file: str | None = None,
         node_id: str | None = None,
-    ) -> TaskRecord:
+    ) -> RunRecord:
         self._start_watchdog()
         record = self.core.register_main(agent_id, model=model, cwd=cwd, prompt=prompt)
         record.output_file, record.node_id = output_file, node_id
         return record
 
-    async def reserve(self, request: LaunchRequest) -> TaskRecord | Refused:
+    async def reserve(self, request: LaunchRequest) -> RunRecord | Refused:
         """The record, or the refusal (refusals are answers, not crashes)."""
         self._start_watchdog()
         return self.core.admit(request)
@@ -181,7 +181,7 @@ class Supervisor:
         finally:
             self._resuming.discard(agent_id)
 
-    async def _rerun(self, agent_id: str, record: TaskRecord, spec: Any, history: list[Any]) -> str:
+    async def _rerun(self, agent_id: str, record: RunRecord, spec: Any, history: list[Any]) -> str:
         self.core.reopen(agent_id)
         if agent_id in self._forwarded:
             self._forwarded.discard(agent_id)
@@ -232,7 +232,7 @@ class Supervisor:
         """What the registry holds per agent: records (the session's history) and the specs kept for resuming."""
         return {"records": len(self.core.records), "specs": len(self.specs), "watches": len(self.watches)}
 
-    async def find(self, name_or_id: str) -> TaskRecord | None:
+    async def find(self, name_or_id: str) -> RunRecord | None:
         return self.core.find(name_or_id)
 
     async def abandon(self, agent_id: str) -> None:
@@ -253,10 +253,10 @@ class Supervisor:
     async def outstanding(self, owner_agent_id: str) -> list[str]:
         return self.core.outstanding(owner_agent_id)
 
-    async def record(self, agent_id: str) -> TaskRecord | None:
+    async def record(self, agent_id: str) -> RunRecord | None:
         return self.core.records.get(agent_id)
 
-    async def records(self) -> list[TaskRecord]:
+    async def records(self) -> list[RunRecord]:
         return list(self.core.records.values())
 
     async def tree(self, agent_id: str | None = None) -> dict[str, Any]:

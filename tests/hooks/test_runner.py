@@ -50,13 +50,25 @@ async def test_matcher_filters_and_plain_stdout_is_ignored(tmp_path):
 
 
 async def test_matching_hooks_run_concurrently_and_any_block_wins(tmp_path):
-    slow_ok = py_hook(tmp_path, "slow_ok", "import time; time.sleep(0.6)\n")
-    slow_block = py_hook(tmp_path, "slow_block", "import time; time.sleep(0.6); sys.stderr.write('no'); sys.exit(2)\n")
+    # Each slow hook says it started, then waits (up to 20 s) until the other has started
+    # too: only hooks that run at the same time can both finish their wait in time.
+    def meets(name: str, other: str, tail: str = "") -> str:
+        return py_hook(tmp_path, name, (
+            "import time, pathlib\n"
+            f"pathlib.Path({str(tmp_path / name)!r} + '.started').touch()\n"
+            "deadline = time.monotonic() + 20\n"
+            f"while not pathlib.Path({str(tmp_path / other)!r} + '.started').exists():\n"
+            "    if time.monotonic() > deadline: sys.exit(1)\n"
+            "    time.sleep(0.01)\n"
+            f"pathlib.Path({str(tmp_path / name)!r} + '.met').touch()\n" + tail
+        ))
+
+    slow_ok = meets("slow_ok", "slow_block")
+    slow_block = meets("slow_block", "slow_ok", "sys.stderr.write('no'); sys.exit(2)\n")
     allow = answer(tmp_path, "allow", {"hookSpecificOutput": {"permissionDecision": "allow"}})
     registry = _registry(tmp_path, pre("*", slow_ok, slow_block, allow))
-    started = time.monotonic()
     outcome = await _pre(registry)
-    assert time.monotonic() - started < 1.1  # not 1.2 s in sequence
+    assert (tmp_path / "slow_ok.met").exists() and (tmp_path / "slow_block.met").exists()  # they overlapped
     assert outcome.blocked and outcome.reason == "no"
 
 
