@@ -173,6 +173,17 @@ def _listed_worktrees(main: Repo) -> set[str]:
     return {os.path.realpath(line.split(" ", 1)[1]) for line in lines if line.startswith("worktree ")}
 
 
+def resume_place_problem(spec: Any) -> str | None:
+    """Why a finished agent may not be resumed where it ran, or None: its worktree is gone or
+    no longer this repository's on its branch, or its directory no longer exists. A resume
+    never silently adopts a place it cannot verify."""
+    if spec.worktree is not None:
+        return verify_worktree(spec.worktree.path, spec.worktree.repo_root, spec.worktree.branch)
+    if not os.path.isdir(spec.cwd):
+        return f"Its working directory {spec.cwd!r} no longer exists."
+    return None
+
+
 def verify_worktree(path: str, expected_root: str, branch: str) -> str | None:
     """On resume: why ``path`` is no longer this repo's worktree on ``branch``, or None (docs/subagents.md#transcripts)."""
     from git import InvalidGitRepositoryError, NoSuchPathError, Repo

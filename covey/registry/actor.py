@@ -73,9 +73,6 @@ class _RegistryActor:
     async def abandon(self, agent_id: str) -> None:
         await self.supervisor.abandon(agent_id)
 
-    async def track(self, *args: Any, **kwargs: Any) -> None:
-        await self.supervisor.track(*args, **kwargs)
-
     async def finish_main(self, agent_id: str, report: FinalReport) -> None:
         await self.supervisor.finish_main(agent_id, report)
 
@@ -253,9 +250,6 @@ class RegistryHandle(ActorHandle):
 
     async def abandon(self, agent_id: str) -> None:
         await self.call("abandon", agent_id)
-
-    async def track(self, agent_id: str, actor: Any, output_file: str | None = None, node_id: str | None = None) -> None:
-        await self.call("track", agent_id, actor, output_file, node_id)
 
     async def to_background(self, agent_id: str) -> bool:
         return await self.call("to_background", agent_id)

@@ -21,7 +21,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
 from covey.agents.reports import notification_text, released_text
 from covey.agents.transcript import rebuild_history
-from covey.agents.worktree import finish_worktree_record
+from covey.agents.worktree import finish_worktree_record, resume_place_problem
 from covey.errors import AgentUnavailable
 from covey.registry.answers import Finished, Launched, NeedRuntime, Refused
 from covey.registry.core import Registry
@@ -64,12 +64,14 @@ class Supervisor:
         self, limits: Limits, *, pool: Any, mailbox: Any, clock: Callable[[], float] = time.monotonic,
         load_history: Callable[[str], list[Any]] = rebuild_history,
         finish_worktree: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]] = finish_worktree_record,
-        put: Callable[[Any], Any] | None = None,
+        put: Callable[[Any], Any] | None = None, place_problem: Callable[[Any], str | None] = resume_place_problem,
     ) -> None:
         self.core = Registry(limits, clock)
         self.pool, self.mailbox = pool, mailbox
         self.load_history, self.finish_worktree = load_history, finish_worktree
         self.put = put
+        self.place_problem = place_problem
+        """Why a finished agent's directory or worktree can no longer be trusted (a resume is refused)."""
         """Puts a runtime in the object store (``ray.put``); None: runtimes travel as themselves."""
         self.actors: dict[str, Any] = {}
         self.specs: dict[str, Any] = {}
@@ -177,6 +179,8 @@ class Supervisor:
             history = await asyncio.to_thread(self.load_history, record.output_file)
             if not history:
                 return None
+            if problem := await asyncio.to_thread(self.place_problem, spec):
+                return f"{agent_id} had finished and was not resumed: {problem}"
             return await self._rerun(agent_id, record, spec, history)
         finally:
             self._resuming.discard(agent_id)

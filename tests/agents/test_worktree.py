@@ -220,3 +220,13 @@ async def test_verify_refuses_a_subdirectory_of_the_worktree(repo):
     wt = await create_worktree(repo.working_tree_dir, "agent-sub")
     subdirectory = os.path.join(wt.path, "src")
     assert "no longer a git worktree" in verify_worktree(subdirectory, wt.repo_root, wt.branch)
+
+
+def test_a_resume_refuses_a_place_it_cannot_verify(tmp_path):
+    from types import SimpleNamespace
+
+    from covey.agents.worktree import resume_place_problem
+
+    assert resume_place_problem(SimpleNamespace(worktree=None, cwd=str(tmp_path))) is None
+    gone = SimpleNamespace(worktree=None, cwd=str(tmp_path / "gone"))
+    assert "no longer exists" in resume_place_problem(gone)

@@ -120,6 +120,9 @@ def request(agent_id: str = "child", parent: str = "main", depth: int = 1, backg
 
 
 async def settle() -> None:
-    """Let the watches and give-backs that are ready run to their end."""
-    for _ in range(20):
-        await asyncio.sleep(0)
+    """Let the watches and give-backs that are ready run to their end (some hop through a
+    worker thread: a transcript read, a place check)."""
+    for _ in range(3):
+        for _ in range(20):
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.01)

@@ -23,17 +23,20 @@ async def sup():
     history: dict[str, list[Any]] = {}
     kept: list[dict[str, Any]] = []
 
-    async def finish_worktree(worktree: dict[str, Any]) -> dict[str, Any] | None:
+    async def finish_worktree(worktree: Worktree) -> dict[str, Any] | None:
         kept.append(worktree)
-        return {**worktree, "kept": True}
+        return {**worktree.model_dump(), "kept": True}
 
     puts: list[Any] = []
+    places: dict[str, str] = {}
     supervisor = Supervisor(
         Limits(max_depth=2, max_concurrent=8, stall_ms=1000), pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(),
         load_history=lambda path: history.get(path, []), finish_worktree=finish_worktree,
+        place_problem=lambda spec: places.get(spec.agent_id),
         put=lambda value: puts.append(value) or f"ref-{len(puts)}",
     )
     supervisor.history, supervisor.kept, supervisor.puts = history, kept, puts  # what the fakes saw
+    supervisor.places = places
     await supervisor.register_main("main", "m", "/tmp")
     yield supervisor
     await supervisor.close()
@@ -172,6 +175,19 @@ async def test_a_finished_agent_with_a_transcript_is_resumed_under_the_same_id(s
     resumed, how = sup.pool.taken[1].started[0]
     assert resumed.history == [{"role": "user", "content": "hi"}] and resumed.background
     assert await sup.resume("child") is None  # running: it reads the message between turns
+
+
+async def test_an_agent_whose_place_cannot_be_verified_is_not_resumed(sup):
+    """A worktree removed or no longer this repository's, a directory gone: refused, not adopted."""
+    await _launch(sup, runtime=runtime(teams=True))
+    sup.pool.taken[0].end()
+    await settle()
+    sup.history["/t/child.jsonl"] = [{"role": "user", "content": "hi"}]
+    sup.places["child"] = "The worktree '/tmp/wt' no longer exists."
+    note = await sup.resume("child")
+    assert note == "child had finished and was not resumed: The worktree '/tmp/wt' no longer exists."
+    record = await sup.record("child")
+    assert record.status == "completed" and record.runs == 0 and len(sup.pool.taken) == 1
 
 
 async def test_mail_that_came_during_the_last_turn_resumes_an_agent_with_background_children(sup):
