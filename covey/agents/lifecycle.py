@@ -100,7 +100,8 @@ def _hooks(spec: AgentSpec) -> HookRegistry:
 
 
 def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hooks: HookRegistry) -> AgentLoop:
-    inner = PermissionGate(spec.permissions, services.asker) if spec.permissions is not None else None
+    asker = hooks.notifying(services.asker, spec.agent_id)
+    inner = PermissionGate(spec.permissions, asker) if spec.permissions is not None else None
     executor = ToolExecutor(available_tools(spec, services), ctx, gate=hook_gate(hooks, inner), after=hook_after(hooks))
     config = LoopConfig(
         model_id=spec.model_id, system=spec.system, max_turns=spec.max_turns,

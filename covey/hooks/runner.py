@@ -9,6 +9,7 @@ All matching hooks of an event run concurrently.
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from covey.hooks.command import HookAnswer, run_command
 from covey.hooks.config import CommandHook, HookConfig
 from covey.hooks.outcomes import HookOutcome, PreToolOutcome, combine, combine_pre_tool
 from covey.hooks.read import parse_hooks
+
+log = logging.getLogger(__name__)
 
 
 class HookRegistry:
@@ -95,6 +98,22 @@ class HookRegistry:
     async def run_notification(self, message: str, *, agent_id: str | None = None, title: str | None = None) -> None:
         answers = await self._run("Notification", agent_id, None, {"message": message, "title": title})
         combine("Notification", answers)  # only for logging failures: a notification decides nothing
+
+    def notifying(self, asker: Any, agent_id: str) -> Any:
+        """``asker``, which first runs the Notification hooks, as Claude Code does when a
+        tool call waits for a person's permission (None stays None: nobody is asked)."""
+        if asker is None:
+            return None
+
+        async def ask(request: Any) -> Any:
+            try:
+                await self.run_notification(f"covey needs your permission to use {request.tool_name}",
+                                            agent_id=agent_id, title="Permission needed")
+            except Exception:  # a notification decides nothing; the person is still asked
+                log.exception("Notification hooks failed")
+            return await asker(request)
+
+        return ask
 
     async def _run(
         self, event: str, agent_id: str | None, tool_name: str | None, fields: dict[str, Any], *,

@@ -1,6 +1,8 @@
+import json
 import logging
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from covey.hooks import HookRegistry
 from tests.hooks.scripts import answer, dump_stdin, exit_with, pre, py_hook, read_json
@@ -169,3 +171,22 @@ async def test_invalid_json_output_is_a_non_blocking_error(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         outcome = await _pre(_registry(tmp_path, pre("*", hook)))
     assert not outcome.blocked and "invalid JSON" in caplog.text
+
+
+async def test_a_permission_prompt_runs_the_notification_hooks_before_the_person_is_asked(tmp_path):
+    out = tmp_path / "notified.json"
+    hooks = {"Notification": [{"hooks": [{"type": "command", "command": dump_stdin(tmp_path, "n", out)}]}]}
+    registry = _registry(tmp_path, hooks)
+    asked: list[str] = []
+
+    async def person(request):
+        asked.append(request.tool_name)
+        assert out.exists()  # the notification came first
+        return True
+
+    ask = registry.notifying(person, "agent-a")
+    assert await ask(SimpleNamespace(tool_name="Bash")) is True and asked == ["Bash"]
+    payload = json.loads(out.read_text())["payload"]
+    assert payload["hook_event_name"] == "Notification" and payload["agent_id"] == "agent-a"
+    assert payload["message"] == "covey needs your permission to use Bash"
+    assert registry.notifying(None, "agent-a") is None  # nobody to ask: no prompt, no notification
