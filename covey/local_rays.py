@@ -16,6 +16,9 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+NAMESPACE = "covey"
+"""The Ray namespace of every covey actor: named actors of two sessions differ by session id."""
+
 
 @dataclass(frozen=True)
 class LocalRay:

@@ -15,8 +15,7 @@ from typing import Any
 import ray
 
 from covey import local_rays
-
-NAMESPACE = "covey"
+from covey.local_rays import NAMESPACE
 
 
 def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbose: bool = False) -> bool:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from covey.actors.handle import AgentHandle
 from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
 from covey.actors.pool import default_pool_size
+from covey.actors.shared_pool import SharedPoolHandle, pool_name
 from covey.actors.warmup import model_modules
 from covey.agents.context import agent_list_message, project_context
 from covey.agents.definition import AgentDefinition
@@ -87,6 +88,9 @@ class SessionOptions(BaseModel):
     teams: bool = Field(default_factory=lambda: _env_flag("COVEY_ENABLE_TEAMS"))
     """Team tools (TeamCreate, SendMessage, Task*) and named teammates (``COVEY_ENABLE_TEAMS=1``)."""
     verbose: bool = False
+    service: bool = Field(default_factory=lambda: _env_flag("COVEY_SERVICE"))
+    """Borrow the session's actors from the covey service (``COVEY_SERVICE=1``): its warm
+    pool and ready session actors, on its Ray; a service is started if none runs."""
 
 
 class Session:
@@ -125,6 +129,8 @@ class Session:
             log.warning("%s", warning)
         self.runtime: SessionRuntime | None = None
         self._started_ray = False
+        self._lender: SharedPoolHandle | None = None
+        """The covey service's shared pool, for a served session."""
         self._owned: list[Any] = []
         self.kept_worktrees: list[dict[str, Any]] = []
         """Worktrees that agents stopped by ``stop`` kept (they had changes): path and branch."""
@@ -175,9 +181,13 @@ class Session:
             await runtime.registry.call("finish_main", spec.agent_id, report)
             if not runtime.teams:
                 # Its run is over and nothing lives on it: a notebook's hundredth run
-                # must not hold a hundred idle processes.
+                # must not hold a hundred idle processes (a served session's goes back
+                # to the service's pool, warm for the next run).
                 self._owned.remove(main)
-                main.kill()
+                if self._lender is not None:
+                    await runtime.registry.release(main)
+                else:
+                    main.kill()
             if not ended:
                 # The agent failed before its loop could report (a bad hook, a blocked
                 # prompt, a crash): the cause travelled in its report, so the run ends on it.
@@ -305,9 +315,26 @@ class Session:
     # -- session actors -------------------------------------------------------------
 
     async def start(self) -> SessionRuntime:
-        """Join or start Ray and start the session's actors (idempotent)."""
+        """Join or start Ray and start the session's actors (idempotent); a served session
+        borrows ready ones from the covey service instead."""
         if self.runtime is not None:
             return self.runtime
+        if self.options.service:
+            registry, mailbox = await self._borrowed_actors()
+        else:
+            registry, mailbox = self._own_actors()
+        spread = sum(1 for node in ray.nodes() if node.get("Alive")) > 1
+        self.runtime = SessionRuntime(
+            session_id=self.session_id, registry=registry, mailbox=mailbox,
+            definitions=self.definitions, limits=self.limits, transcript_dir=self.options.transcript_dir,
+            can_ask=self.asker is not None, skills=self.skills, tools=self._tool_options(),
+            tool_names=tool_names(self._tool_options()), spread=spread, shared_fs=self.options.shared_fs,
+            project_context={str(self.cwd): await asyncio.to_thread(project_context, str(self.cwd), omit=False)},
+        )
+        return self.runtime
+
+    def _own_actors(self) -> tuple[RegistryHandle, MailboxHandle]:
+        """A private registry (with its own warm pool) and mailbox, on the driver's node."""
         self._started_ray = ensure_ray(self.options.address, verbose=self.options.verbose)
         prefix = f"covey:{self.session_id[:8]}"
         home = ray.get_runtime_context().get_node_id()
@@ -322,17 +349,27 @@ class Session:
         )
         registry = RegistryHandle(registry_actor, "registry")
         self._owned += [registry, mailbox]
-        self.runtime = SessionRuntime(
-            session_id=self.session_id, registry=registry, mailbox=mailbox,
-            definitions=self.definitions, limits=self.limits, transcript_dir=self.options.transcript_dir,
-            can_ask=self.asker is not None, skills=self.skills, tools=self._tool_options(),
-            tool_names=tool_names(self._tool_options()), spread=spread, shared_fs=self.options.shared_fs,
-            project_context={str(self.cwd): await asyncio.to_thread(project_context, str(self.cwd), omit=False)},
-        )
-        return self.runtime
+        return registry, mailbox
+
+    async def _borrowed_actors(self) -> tuple[RegistryHandle, MailboxHandle]:
+        """The covey service's ready session kit: a registry that borrows agent actors from
+        the service's shared pool, and a mailbox. The session takes the kit's id."""
+        if not ray.is_initialized():
+            raise CoveyError("Session(service=True) runs on the covey service's Ray: connect to it first")
+        self._lender = SharedPoolHandle.named(pool_name())
+        kit = await self._lender.take_kit(model_modules(self.options.model))
+        self.session_id = kit.session_id
+        registry, mailbox = kit.handles()
+        self._owned += [registry, mailbox]
+        await registry.configure(self.limits)
+        return registry, mailbox
 
     def close(self) -> None:
-        """Kill every actor this session started (pooled agents die with the registry that owns them), then Ray if covey started it."""
+        """Kill every actor this session started (pooled agents die with the registry that
+        owns them; a served session's borrowed ones are ended by the service's pool), then
+        Ray if covey started it."""
+        if self._lender is not None and self.runtime is not None:
+            self._lender.end_session(self.session_id)
         for handle in reversed(self._owned):
             handle.kill()
         self._owned.clear()

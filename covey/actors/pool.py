@@ -188,6 +188,41 @@ class WarmPool:
         self.lane_of.pop(actor, None)
 
 
+class BorrowedPool:
+    """A served session's pool: what ``WarmPool`` does for the supervisor, by borrowing
+    from the covey service's shared pool (``lender``: its handle) instead of owning actors.
+
+    A given-back actor is reset here first (the reset waits until the run's follower has
+    its report) and then returned to the lender, which keeps or kills it.
+    """
+
+    def __init__(self, lender: Any, session_id: str) -> None:
+        self.lender, self.session_id = lender, session_id
+        self.lent = 0
+        self.returned = 0
+
+    async def take(self, lane: str = "home") -> Any:
+        actor = await self.lender.take(lane, self.session_id)
+        self.lent += 1
+        return actor
+
+    async def give_back(self, actor: Any, clean: bool | None = None) -> bool:
+        if clean is None:
+            clean = await actor.reset()
+        self.returned += 1
+        try:
+            return await self.lender.give_back(actor, clean)
+        except AgentUnavailable:  # the service is going: nothing will reuse the actor
+            actor.kill()
+            return False
+
+    async def warm(self, n: int, lane: str = "home") -> int:
+        return await self.lender.warm(n, lane)
+
+    def stats(self) -> dict[str, Any]:
+        return {"shared": True, "lent": self.lent, "returned": self.returned}
+
+
 class AgentFactory:
     """Creates agent actors, named readably: on the home node for file-touching agents
     ("home"), over every alive node in turn for the others ("any").

@@ -16,7 +16,7 @@ from ray.exceptions import RayActorError
 
 from covey.actors.base import ActorHandle, _first_line
 from covey.actors.handle import AgentHandle
-from covey.actors.pool import AgentFactory, WarmPool
+from covey.actors.pool import AgentFactory, BorrowedPool, WarmPool
 from covey.errors import AgentUnavailable
 from covey.registry.answers import Launched, NeedRuntime, Refused
 from covey.registry.limits import Limits
@@ -30,14 +30,27 @@ class _RegistryActor:
 
     def __init__(
         self, limits: Limits, mailbox: Any, session_id: str = "", pool_sizes: dict[str, int] | None = None,
-        home_node_id: str | None = None, preload: tuple[str, ...] = (),
+        home_node_id: str | None = None, preload: tuple[str, ...] = (), lender: Any = None,
     ) -> None:
-        peers = (ray.get_runtime_context().current_actor, mailbox)
-        factory = AgentFactory(session_id, home_node_id, preload=preload, peers=peers)
-        pool = WarmPool(factory.create, pool_sizes or {})
-        for lane in pool_sizes or {}:
-            pool.fill(lane)
+        """``lender``: the covey service's shared pool, which this session borrows agent
+        actors from (None: the session owns a warm pool of its own)."""
+        if lender is not None:
+            pool: Any = BorrowedPool(lender, session_id)
+        else:
+            peers = (ray.get_runtime_context().current_actor, mailbox)
+            factory = AgentFactory(session_id, home_node_id, preload=preload, peers=peers)
+            pool = WarmPool(factory.create, pool_sizes or {})
+            for lane in pool_sizes or {}:
+                pool.fill(lane)
         self.supervisor = Supervisor(limits, pool=pool, mailbox=mailbox, put=ray.put)
+
+    async def configure(self, limits: Limits) -> None:
+        """A ready-made registry (a service's session kit) takes its session's limits."""
+        self.supervisor.core.limits = limits
+
+    async def release(self, actor: AgentHandle) -> bool:
+        """Give ``actor`` back to the pool once its run is over (a served session's main agent)."""
+        return await self.supervisor.pool.give_back(actor)
 
     async def launch_many(self, launches: list[tuple[Any, ...]]) -> AsyncIterator[tuple[int, Any]]:
         async for answered in self.supervisor.launch_many(launches):
@@ -232,6 +245,12 @@ class RegistryHandle(ActorHandle):
 
     async def take(self, lane: str = "home") -> AgentHandle:
         return await self.call("take", lane)
+
+    async def configure(self, limits: Limits) -> None:
+        await self.call("configure", limits)
+
+    async def release(self, actor: AgentHandle) -> bool:
+        return await self.call("release", actor)
 
     async def find(self, name_or_id: str) -> RunRecord | None:
         return await self.call("find", name_or_id)

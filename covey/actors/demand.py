@@ -1,0 +1,237 @@
+"""The rules of the service's shared pool: lend actors to sessions, take them back, and
+keep ready what recent demand asks for (plain Python, tested with fakes).
+
+One pool serves every session of a covey service. Each lane ("home": agents that touch
+the working tree, on the service's node; "any": agents placed anywhere; "kit": a new
+session's registry and mailbox) has a *demand*: the most items lent at once lately. A
+burst bigger than what is ready starts the missing items at once, and whatever becomes
+ready first (a new item or one given back) goes to the oldest waiting taker. Given back,
+an item is kept while the lane holds fewer than its demand, so the next run of the same
+size finds everything ready. While a lane lends nothing, its demand decays (a half-life)
+towards its floor, and ready items above the demand are let go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HALF_LIFE_S = 300.0
+DEFAULT_MAX_USES = 50
+DEFAULT_REPLACE_AFTER_S = 1.0
+
+
+@dataclass
+class Loan:
+    item: Any
+    lane: str
+    session_id: str
+
+
+class DemandPool:
+    def __init__(
+        self, create: Callable[[str], Awaitable[Any]], floors: dict[str, int], *, key: Callable[[Any], Any] = id,
+        half_life_s: float = DEFAULT_HALF_LIFE_S, max_uses: int = DEFAULT_MAX_USES,
+        clock: Callable[[], float] = time.monotonic, consumed: tuple[str, ...] = (),
+        replace_after_s: float = DEFAULT_REPLACE_AFTER_S,
+    ) -> None:
+        self.create, self.key, self.clock = create, key, clock
+        self.floors = dict(floors)
+        self.consumed = set(consumed)
+        """Lanes whose items are used up, never given back (session kits): their floor is
+        what stays *ready*, replaced ``replace_after_s`` after one is taken."""
+        self.replace_after_s = replace_after_s
+        self.half_life_s, self.max_uses = half_life_s, max_uses
+        self.ready: dict[str, deque] = defaultdict(deque)
+        self.waiting: dict[str, deque[asyncio.Future]] = defaultdict(deque)
+        self.starting: dict[str, int] = defaultdict(int)
+        self.lent: dict[Any, Loan] = {}
+        self.uses: dict[Any, int] = defaultdict(int)
+        self.demand: dict[str, float] = defaultdict(float)
+        """The most items a lane lent at once, decaying while it lends nothing."""
+        self.high_water: dict[str, int] = defaultdict(int)
+        """The most items a lane ever lent at once (for ``covey status``)."""
+        self.created = 0
+        self._since: dict[str, float] = {}
+        """When a lane last lent its last item: its demand decays from then..."""
+        self._peaks: dict[str, float] = {}
+        """...from what it was at that moment."""
+        self._tasks: set[asyncio.Task] = set()
+
+    # -- lending --------------------------------------------------------------------
+
+    async def take(self, lane: str, session_id: str | None = None) -> Any:
+        """A ready item, else the first to become ready; one is started for every taker
+        that no ready, starting or returning item will serve. ``session_id``: who borrows
+        it (None: the item's own ``session_id``, as a session kit has)."""
+        if self.ready[lane]:
+            item = self.ready[lane].pop()  # the last given back: its connections are warm
+        else:
+            waiter = asyncio.get_running_loop().create_future()
+            self.waiting[lane].append(waiter)
+            self._start(lane, len(self.waiting[lane]) - self.starting[lane])
+            try:
+                item = await waiter
+            except asyncio.CancelledError:
+                self._drop_waiter(lane, waiter)
+                raise
+        self._lend(item, lane, session_id if session_id is not None else item.session_id)
+        if lane in self.consumed:
+            self._track(asyncio.get_running_loop().create_task(self._replace(lane)))
+        return item
+
+    def give_back(self, item: Any, clean: bool) -> bool:
+        """True if ``item`` is kept for the next taker; otherwise it is killed."""
+        loan = self.lent.pop(self.key(item), None)
+        lane = loan.lane if loan else "home"
+        self._settle(lane)
+        keep = clean and self.uses[self.key(item)] < self.max_uses and (
+            bool(self.waiting[lane]) or self._held(lane) < self.target(lane))
+        if keep:
+            self._ready(item, lane)
+        else:
+            self._drop(item)
+        return keep
+
+    def end_session(self, session_id: str) -> int:
+        """Kill what ``session_id`` still holds (its kit, agents it never gave back); how many."""
+        ended = [loan for loan in self.lent.values() if loan.session_id == session_id]
+        for loan in ended:
+            del self.lent[self.key(loan.item)]
+            self._drop(loan.item)
+            self._settle(loan.lane)
+        return len(ended)
+
+    async def warm(self, n: int, lane: str = "home") -> int:
+        """Raise ``lane``'s demand to ``n`` and wait until that many are ready or lent."""
+        self.demand[lane] = max(self.demand[lane], float(n))
+        while self._held(lane) + self.starting[lane] < n or self.starting[lane]:
+            self._start(lane, n - self._held(lane) - self.starting[lane])
+            await asyncio.sleep(0.05)
+        return len(self.ready[lane])
+
+    # -- demand ---------------------------------------------------------------------
+
+    def target(self, lane: str) -> int:
+        """How many items ``lane`` keeps, lent or ready."""
+        return max(self.floors.get(lane, 0), math.ceil(self.demand[lane] - 1e-9))
+
+    def tick(self) -> None:
+        """Decay idle lanes' demand, let go of ready items above it, and fill lanes to their floor."""
+        now = self.clock()
+        for lane in set(self.ready) | set(self.floors) | set(self.demand):
+            if self.in_use(lane) == 0 and lane in self._since:
+                halves = (now - self._since[lane]) / self.half_life_s
+                self.demand[lane] = max(float(self.floors.get(lane, 0)), self._peak(lane) * 0.5 ** halves)
+            while len(self.ready[lane]) > max(0, self.target(lane) - self._returning(lane)):
+                self._drop(self.ready[lane].popleft())  # the longest idle first
+            self._start(lane, self.target(lane) - self._held(lane) - self.starting[lane])
+
+    def in_use(self, lane: str) -> int:
+        return sum(1 for loan in self.lent.values() if loan.lane == lane)
+
+    def stats(self) -> dict[str, Any]:
+        lanes = sorted(set(self.ready) | set(self.floors) | set(self.demand) | set(self.starting))
+        return {lane: {
+            "ready": len(self.ready[lane]), "lent": self.in_use(lane), "starting": self.starting[lane],
+            "target": self.target(lane), "floor": self.floors.get(lane, 0), "demand": round(self.demand[lane], 2),
+            "high_water": self.high_water[lane],
+        } for lane in lanes} | {"created": self.created}
+
+    async def shutdown(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for queue in self.waiting.values():
+            for waiter in queue:
+                waiter.cancel()
+        for queue in self.ready.values():
+            while queue:
+                self._drop(queue.popleft())
+        for loan in list(self.lent.values()):
+            self._drop(loan.item)
+        self.lent.clear()
+
+    # -- inside ---------------------------------------------------------------------
+
+    def _lend(self, item: Any, lane: str, session_id: str) -> None:
+        self.lent[self.key(item)] = Loan(item, lane, session_id)
+        self.uses[self.key(item)] += 1
+        in_use = self.in_use(lane)
+        self.high_water[lane] = max(self.high_water[lane], in_use)
+        self.demand[lane] = max(self.demand[lane], float(in_use))
+        self._since.pop(lane, None)
+
+    def _settle(self, lane: str) -> None:
+        if self.in_use(lane) == 0:
+            self._since[lane] = self.clock()
+            self._peaks[lane] = self.demand[lane]
+
+    def _peak(self, lane: str) -> float:
+        return self._peaks.get(lane, self.demand[lane])
+
+    def _held(self, lane: str) -> int:
+        """What counts against the lane's target: ready items, and lent ones that come back."""
+        return len(self.ready[lane]) + self._returning(lane)
+
+    def _returning(self, lane: str) -> int:
+        return 0 if lane in self.consumed else self.in_use(lane)
+
+    def _ready(self, item: Any, lane: str) -> None:
+        while self.waiting[lane]:
+            waiter = self.waiting[lane].popleft()
+            if not waiter.done():
+                waiter.set_result(item)
+                return
+        self.ready[lane].append(item)
+
+    async def _replace(self, lane: str) -> None:
+        """Start what a consumed lane lacks of its floor, once the session that took an item
+        is past its start: starting processes meanwhile would take the CPU it needs."""
+        await asyncio.sleep(self.replace_after_s)
+        self._start(lane, self.floors.get(lane, 0) - len(self.ready[lane]) - self.starting[lane])
+
+    def _start(self, lane: str, missing: int) -> None:
+        for _ in range(max(0, missing)):
+            self.starting[lane] += 1
+            self._track(asyncio.get_running_loop().create_task(self._start_one(lane)))
+
+    def _track(self, task: asyncio.Task) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _start_one(self, lane: str) -> None:
+        try:
+            item = await self.create(lane)
+        except Exception as exc:  # the next take or tick starts another
+            log.warning("starting a pooled %s item failed: %s", lane, exc)
+            self.starting[lane] -= 1
+            self._fail_waiter(lane, exc)
+            return
+        self.starting[lane] -= 1
+        self.created += 1
+        self._ready(item, lane)
+
+    def _fail_waiter(self, lane: str, exc: Exception) -> None:
+        """A failed start fails one waiter it was started for (none left over is waiting for it)."""
+        if len(self.waiting[lane]) > self.starting[lane]:
+            waiter = self.waiting[lane].pop()
+            if not waiter.done():
+                waiter.set_exception(exc)
+
+    def _drop_waiter(self, lane: str, waiter: asyncio.Future) -> None:
+        try:
+            self.waiting[lane].remove(waiter)
+        except ValueError:  # served just as it was cancelled: keep what it got
+            if waiter.done() and not waiter.cancelled():
+                self._ready(waiter.result(), lane)
+
+    def _drop(self, item: Any) -> None:
+        self.uses.pop(self.key(item), None)
+        item.kill()

@@ -1,0 +1,191 @@
+"""The covey service's shared pool as a Ray actor, and its handle.
+
+One actor per service lends every session it serves what it needs on its way to the
+first model request, already running: agent actors (lanes "home" and "any") and a
+*kit* (lane "kit"): a registry and a mailbox actor made for a session id of their own,
+the registry borrowing its agents from this pool. The rules (what to keep, what to
+start, how demand decays) are ``DemandPool``'s; this module adapts them to Ray.
+
+The pool owns what it creates, so agents and kits outlive the sessions that borrow
+them; a session that ends (or whose client went away) is ended here, which kills
+whatever it still held.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import os
+import socket
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from covey.actors.base import ActorHandle
+from covey.actors.demand import DEFAULT_HALF_LIFE_S, DemandPool
+from covey.actors.handle import AgentHandle
+from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
+from covey.actors.pool import AgentFactory
+from covey.ids import new_session_id
+from covey.local_rays import NAMESPACE
+from covey.registry.actor import RegistryHandle, registry_actor_class
+from covey.registry.limits import Limits
+
+POOL_TICK_S = 5.0
+"""How often idle lanes' demand decays and floors are refilled (cheap: no Ray call unless
+something must start or go)."""
+KIT_LANE = "kit"
+
+
+def pool_name() -> str:
+    """The shared pool of this user's covey service on this machine (one per user and node)."""
+    return f"covey:pool:{getpass.getuser()}@{socket.gethostname()}"
+
+
+def default_floors() -> dict[str, int]:
+    """Ready when idle: ``COVEY_POOL_FLOOR`` agent actors (default 2: a main agent and one
+    child) and one session kit."""
+    return {"home": max(0, int(os.environ.get("COVEY_POOL_FLOOR", "2"))), KIT_LANE: 1}
+
+
+@dataclass
+class SessionKit:
+    """A session's registry and mailbox actors, made before the session asked."""
+
+    session_id: str
+    registry: Any
+    mailbox: Any
+    node_id: str | None = None
+    names: tuple[str, str] = field(default=("", ""))
+
+    @property
+    def actor(self) -> Any:
+        return self.registry
+
+    def handles(self) -> tuple[RegistryHandle, MailboxHandle]:
+        return RegistryHandle(self.registry, self.names[0]), MailboxHandle(self.mailbox, self.names[1])
+
+    def kill(self) -> None:
+        for actor in (self.registry, self.mailbox):
+            ActorHandle(actor).kill()
+
+
+def _key(item: Any) -> str:
+    return item.actor._actor_id.hex()
+
+
+class _SharedPoolActor:
+    """Ray shell over ``DemandPool``: creates agent actors and kits, lends and takes them back."""
+
+    def __init__(
+        self, home_node_id: str | None, floors: dict[str, int] | None = None, preload: tuple[str, ...] = (),
+        half_life_s: float = DEFAULT_HALF_LIFE_S,
+    ) -> None:
+        self.home = home_node_id
+        self.factory = AgentFactory(f"svc-{secrets.token_hex(2)}", home_node_id, preload=preload)
+        self.pool = DemandPool(self._create, floors if floors is not None else default_floors(), key=_key,
+                               half_life_s=half_life_s, consumed=(KIT_LANE,))
+        self._ticker: asyncio.Task | None = None
+
+    async def ready(self) -> dict[str, Any]:
+        """Start the floors and the tick; the stats once every floor is ready."""
+        if self._ticker is None:
+            self._ticker = asyncio.get_running_loop().create_task(self._tick())
+        for lane, floor in self.pool.floors.items():
+            await self.pool.warm(floor, lane)
+        return self.pool.stats()
+
+    async def take(self, lane: str, session_id: str) -> AgentHandle:
+        return await self.pool.take(lane, session_id)
+
+    async def take_kit(self, preload: tuple[str, ...] = ()) -> SessionKit:
+        """A ready session kit; the agent actors started from now on also preload ``preload``."""
+        if missing := tuple(m for m in preload if m not in self.factory.preload):
+            self.factory.preload = (*self.factory.preload, *missing)
+        return await self.pool.take(KIT_LANE)
+
+    async def give_back(self, actor: AgentHandle, clean: bool) -> bool:
+        return self.pool.give_back(actor, clean)
+
+    async def end_session(self, session_id: str) -> int:
+        return self.pool.end_session(session_id)
+
+    async def warm(self, n: int, lane: str = "home") -> int:
+        return await self.pool.warm(n, lane)
+
+    async def stats(self) -> dict[str, Any]:
+        return self.pool.stats()
+
+    async def shutdown(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+        await self.pool.shutdown()
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(POOL_TICK_S)
+            self.pool.tick()
+
+    async def _create(self, lane: str) -> Any:
+        if lane == KIT_LANE:
+            return await self._new_kit()
+        return await self.factory.create(lane)
+
+    async def _new_kit(self) -> SessionKit:
+        session_id = new_session_id()
+        prefix = f"covey:{session_id[:8]}"
+        options: dict[str, Any] = {"namespace": NAMESPACE}
+        if self.home:
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(self.home, soft=False)
+        names = (f"{prefix}:registry", f"{prefix}:mailbox")
+        mailbox = mailbox_actor_class().options(name=names[1], **options).remote()
+        me = SharedPoolHandle(ray.get_runtime_context().current_actor, "pool")
+        registry = registry_actor_class().options(name=names[0], **options).remote(
+            Limits(), MailboxHandle(mailbox, "mailbox"), session_id, {}, self.home, (), lender=me,
+        )
+        await asyncio.gather(mailbox.__ray_ready__.remote(), registry.__ray_ready__.remote())
+        return SessionKit(session_id, registry, mailbox, self.home, names)
+
+
+def shared_pool_class(**options: Any):
+    return ray.remote(num_cpus=0, max_restarts=0, enable_task_events=False, **options)(_SharedPoolActor)
+
+
+class SharedPoolHandle(ActorHandle):
+    """The one place that calls the shared pool actor (the service, sessions, registries)."""
+
+    @classmethod
+    def create(cls, name: str, home_node_id: str | None, **options: Any) -> "SharedPoolHandle":
+        actor = shared_pool_class().options(name=name, namespace=NAMESPACE).remote(home_node_id, **options)
+        return cls(actor, name)
+
+    @classmethod
+    def named(cls, name: str) -> "SharedPoolHandle":
+        return cls(ray.get_actor(name, namespace=NAMESPACE), name)
+
+    async def ready(self) -> dict[str, Any]:
+        return await self.call("ready")
+
+    async def take(self, lane: str, session_id: str) -> AgentHandle:
+        return await self.call("take", lane, session_id)
+
+    async def take_kit(self, preload: tuple[str, ...] = ()) -> SessionKit:
+        return await self.call("take_kit", preload)
+
+    async def give_back(self, actor: AgentHandle, clean: bool) -> bool:
+        return await self.call("give_back", actor, clean)
+
+    def end_session(self, session_id: str) -> None:
+        self.tell("end_session", session_id)
+
+    async def warm(self, n: int, lane: str = "home") -> int:
+        return await self.call("warm", n, lane)
+
+    async def stats(self) -> dict[str, Any]:
+        return await self.call("stats")
+
+    async def shutdown(self) -> None:
+        await self.call("shutdown")

@@ -1,0 +1,184 @@
+"""The shared pool's rules (``DemandPool``), driven with fake items and a fake clock."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+
+from covey.actors.demand import DemandPool
+
+
+class Item:
+    ids = itertools.count(1)
+
+    def __init__(self, lane: str) -> None:
+        self.n, self.lane, self.killed = next(self.ids), lane, False
+        self.session_id = f"kit-{self.n}"
+
+    def kill(self) -> None:
+        self.killed = True
+
+
+class Maker:
+    """Creates items; ``gate`` (if set) holds every creation until it is set."""
+
+    def __init__(self) -> None:
+        self.made: list[Item] = []
+        self.gate: asyncio.Event | None = None
+        self.fail = False
+
+    async def __call__(self, lane: str) -> Item:
+        if self.gate is not None:
+            await self.gate.wait()
+        await asyncio.sleep(0)
+        if self.fail:
+            raise RuntimeError("no node")
+        item = Item(lane)
+        self.made.append(item)
+        return item
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pool(maker: Maker, clock: Clock | None = None, floor: int = 0, **kw) -> DemandPool:
+    return DemandPool(maker, {"home": floor}, clock=clock or Clock(), half_life_s=100, **kw)
+
+
+async def settle() -> None:
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+async def test_a_burst_bigger_than_the_ready_items_starts_the_missing_ones_at_once():
+    maker = Maker()
+    p = pool(maker, floor=2)
+    await p.warm(2)
+    assert len(maker.made) == 2
+    maker.gate = asyncio.Event()
+    takes = [asyncio.ensure_future(p.take("home", "s1")) for _ in range(5)]
+    await settle()
+    assert p.starting["home"] == 3  # two were ready; three started together
+    maker.gate.set()
+    got = await asyncio.gather(*takes)
+    assert len({item.n for item in got}) == 5 and len(maker.made) == 5
+    assert p.high_water["home"] == 5
+
+
+async def test_a_size_seen_once_finds_its_items_ready_the_second_time():
+    maker = Maker()
+    p = pool(maker, floor=1)
+    first = [await p.take("home", "s1") for _ in range(4)]
+    for item in first:
+        assert p.give_back(item, clean=True)
+    assert len(p.ready["home"]) == 4
+    second = [await p.take("home", "s2") for _ in range(4)]
+    assert {i.n for i in second} == {i.n for i in first}
+    assert len(maker.made) == 4  # nothing new started
+
+
+async def test_a_waiting_taker_gets_an_item_given_back_before_its_own_start_ends():
+    maker = Maker()
+    p = pool(maker)
+    held = await p.take("home", "s1")
+    maker.gate = asyncio.Event()
+    waiting = asyncio.ensure_future(p.take("home", "s1"))
+    await settle()
+    assert p.give_back(held, clean=True)
+    assert await waiting is held
+    maker.gate.set()
+    await settle()
+    assert len(p.ready["home"]) == 1  # the late start is ready for the next taker
+
+
+async def test_unclean_or_worn_out_items_are_killed_not_kept():
+    maker = Maker()
+    p = pool(maker, max_uses=2)
+    item = await p.take("home", "s")
+    assert not p.give_back(item, clean=False) and item.killed
+    worn = await p.take("home", "s")
+    assert p.give_back(worn, clean=True)
+    assert await p.take("home", "s") is worn
+    assert not p.give_back(worn, clean=True) and worn.killed
+
+
+async def test_idle_demand_decays_by_half_lives_to_the_floor_and_lets_go_of_the_rest():
+    clock, maker = Clock(), Maker()
+    p = pool(maker, clock, floor=2)
+    items = [await p.take("home", "s") for _ in range(8)]
+    for item in items:
+        p.give_back(item, clean=True)
+    assert p.target("home") == 8
+    clock.now += 100  # one half-life idle
+    p.tick()
+    assert p.target("home") == 4 and len(p.ready["home"]) == 4
+    assert sum(i.killed for i in items) == 4
+    clock.now += 1000
+    p.tick()
+    assert p.target("home") == 2 and len(p.ready["home"]) == 2
+
+
+async def test_demand_does_not_decay_while_a_lane_lends_and_ticks_fill_the_floor():
+    clock, maker = Clock(), Maker()
+    p = pool(maker, clock, floor=3)
+    items = [await p.take("home", "s") for _ in range(5)]
+    p.give_back(items[0], clean=True)
+    clock.now += 1000
+    p.tick()
+    assert p.target("home") == 5  # four still lent: demand holds
+    for item in items[1:]:
+        p.give_back(item, clean=True)
+    clock.now += 1000
+    p.tick()
+    assert p.target("home") == 3
+
+
+async def test_ending_a_session_kills_what_it_still_holds_only():
+    maker = Maker()
+    p = pool(maker)
+    mine = [await p.take("home", "a") for _ in range(2)]
+    theirs = await p.take("home", "b")
+    assert p.end_session("a") == 2
+    assert all(i.killed for i in mine) and not theirs.killed
+    assert p.in_use("home") == 1
+
+
+async def test_a_consumed_lane_is_replaced_after_a_take_and_its_item_goes_to_its_own_session():
+    maker = Maker()
+    p = DemandPool(maker, {"kit": 1}, consumed=("kit",), replace_after_s=0.01, clock=Clock())
+    await p.warm(1, "kit")
+    kit = await p.take("kit")
+    assert p.lent[id(kit)].session_id == kit.session_id
+    assert not p.ready["kit"]
+    await asyncio.sleep(0.05)
+    assert len(p.ready["kit"]) == 1 and len(maker.made) == 2
+    assert p.end_session(kit.session_id) == 1 and kit.killed
+
+
+async def test_a_failed_start_fails_the_taker_it_was_started_for():
+    maker = Maker()
+    maker.fail = True
+    p = pool(maker)
+    with pytest.raises(RuntimeError, match="no node"):
+        await asyncio.wait_for(p.take("home", "s"), 1)
+    assert not p.waiting["home"] and p.starting["home"] == 0
+
+
+async def test_a_cancelled_taker_leaves_its_late_item_ready():
+    maker = Maker()
+    maker.gate = asyncio.Event()
+    p = pool(maker)
+    take = asyncio.ensure_future(p.take("home", "s"))
+    await settle()
+    take.cancel()
+    await settle()
+    maker.gate.set()
+    await settle()
+    assert len(p.ready["home"]) == 1 and not p.waiting["home"]
