@@ -101,7 +101,8 @@ class Session:
     def __init__(self, **options: Any) -> None:
         given = SessionOptions(**options)
         self.env: dict[str, str] = dict(given.env) if given.env is not None else dict(os.environ)
-        """The run's environment: every read of the session's run goes to it, never to ``os.environ``."""
+        """The run's environment (a copy): the session reads it, never ``os.environ``. Agents get
+        it only when ``env`` was given; otherwise they keep their actor's own, as before."""
         self.home = Path(self.env["HOME"]) if given.env is not None and self.env.get("HOME") else None
         """Where the user's settings, agents and skills are (``None``: this process's home)."""
         self.options = given.model_copy(update=_env_defaults(given, self.env, self.home))
