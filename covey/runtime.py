@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from covey.agents.definition import AgentDefinition
 from covey.registry.limits import Limits
@@ -69,11 +69,12 @@ class SessionRuntime:
         """Whether the session has teams (SendMessage then reaches any agent, even a finished one)."""
         return self.tools.teams
 
-    async def context_for(self, cwd: str, *, omit: bool) -> list[dict[str, Any]]:
-        """The project context for an agent starting in ``cwd`` (``run_agent``'s step 4)."""
+    async def context_for(self, cwd: str, *, omit: bool, env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+        """The project context for an agent starting in ``cwd`` (``run_agent``'s step 4);
+        ``env`` is the run's environment (its kill switch), None for this process's."""
         from covey.agents.context import omitted, project_context
 
-        if omitted(omit):
+        if omitted(omit, env):
             return []
         if cwd in self.project_context:
             return self.project_context[cwd]

@@ -28,7 +28,7 @@ from covey.agents.context import agent_list_message, project_context
 from covey.agents.definition import AgentDefinition
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.spec import AgentSpec, RunSettings
-from covey.agents.transcript import transcript_path
+from covey.agents.transcript import DEFAULT_DIR as DEFAULT_TRANSCRIPT_DIR, transcript_path
 from covey.errors import AgentUnavailable, CoveyError
 from covey.events import Event, PermissionPrompt, ResultEvent, SystemInit
 from covey.ids import AgentId, new_session_id
@@ -61,6 +61,10 @@ class SessionOptions(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     cwd: str = "."
+    env: dict[str, str] | None = None
+    """The run's environment; None: this process's. The session reads its API key, base URL, model
+    aliases, ``COVEY_*`` switches and limits, and ``HOME`` (user settings, agents, skills, transcripts)
+    from it, and every agent's Bash, Grep and command hooks run with it."""
     model: Any = None
     """Where replies come from: ``scripted:PATH``, a Model object, or an alias/id (Anthropic)."""
     model_id: str | None = None
@@ -83,10 +87,12 @@ class SessionOptions(BaseModel):
     pool_size: int | None = None
     """Warm agent actors kept ready (default ``COVEY_POOL_SIZE`` or 4 per CPU, 4..16)."""
     transcript_dir: str | None = None
-    shared_fs: bool = Field(default_factory=lambda: _env_flag("COVEY_SHARED_FS"))
-    """The working tree is on a filesystem every node mounts: file-touching agents may run anywhere."""
-    teams: bool = Field(default_factory=lambda: _env_flag("COVEY_ENABLE_TEAMS"))
-    """Team tools (TeamCreate, SendMessage, Task*) and named teammates (``COVEY_ENABLE_TEAMS=1``)."""
+    """Where transcripts go (default ``~/.covey/transcripts``, ``~`` being the env's ``HOME`` when ``env`` is given)."""
+    shared_fs: bool | None = None
+    """The working tree is on a filesystem every node mounts: file-touching agents may run anywhere
+    (default ``COVEY_SHARED_FS=1``)."""
+    teams: bool | None = None
+    """Team tools (TeamCreate, SendMessage, Task*) and named teammates (default ``COVEY_ENABLE_TEAMS=1``)."""
     verbose: bool = False
     service: bool = Field(default_factory=lambda: _env_flag("COVEY_SERVICE"))
     """Borrow the session's actors from the covey service (``COVEY_SERVICE=1``): its warm
@@ -97,27 +103,37 @@ class Session:
     """One covey session: ``await Session(...).run(prompt)`` or ``async for e in session.stream(prompt)``."""
 
     def __init__(self, **options: Any) -> None:
-        self.options = SessionOptions(**options)
+        given = SessionOptions(**options)
+        self.env: dict[str, str] = dict(given.env) if given.env is not None else dict(os.environ)
+        """The run's environment (a copy): the session reads it, never ``os.environ``. Agents get
+        it only when ``env`` was given; otherwise they keep their actor's own, as before."""
+        self.home = Path(self.env["HOME"]) if given.env is not None and self.env.get("HOME") else None
+        """Where the user's settings, agents and skills are (``None``: this process's home)."""
+        self.options = given.model_copy(update=_env_defaults(given, self.env, self.home))
         self.session_id = new_session_id()
         self.cwd = Path(self.options.cwd).resolve()
-        self.settings = Settings.load(self.cwd, extra=self.options.settings)
+        self.settings = Settings.load(self.cwd, home=self.home, extra=self.options.settings)
         name = self.options.model_id or _model_name(self.options.model) or self.settings.model or DEFAULT_MODEL
-        self.model_id = resolve_model(name)
+        self.model_id = resolve_model(name, env=self.env)
         if not hasattr(self.options.model, "create"):
             # A missing API key or a bad rule file fails here, before Ray starts. The built
             # model travels to every agent actor, so nodes need no key or rule file of their own.
-            self.options.model = make_model(self.options.model)
+            # Without an explicit env the SDK finds the credentials itself (profiles included).
+            self.options.model = make_model(self.options.model, env=self.options.env)
         self.policy = PermissionPolicy.from_settings(
             self.settings,
             mode=self.options.permission_mode,
             cli_allow=self.options.allowed_tools,
             cli_deny=self.options.disallowed_tools,
             project_root=self.cwd,
+            home=self.home,
         )
         self.asker = self.options.asker or (CallbackAsker(self.options.on_permission) if self.options.on_permission else None)
-        self.limits = self.options.limits or Limits()
-        self.definitions, self.definition_errors, skipped_hooks = session_definitions(self.cwd, self.options.agents)
-        self.skills, self.skill_errors = session_skills(self.cwd)
+        self.limits = self.options.limits or Limits.from_env(self.env)
+        self.definitions, self.definition_errors, skipped_hooks = session_definitions(
+            self.cwd, self.options.agents, home=self.home,
+        )
+        self.skills, self.skill_errors = session_skills(self.cwd, home=self.home)
         # What was skipped while loading (unsupported hooks, definition and skill files
         # that failed): the run goes on without it, so it is said once, up front.
         self.warnings: list[str] = [
@@ -300,6 +316,9 @@ class Session:
             settings=RunSettings(
                 model_prices=self.settings.model_prices, can_ask=self.asker is not None,
                 hooks=self.settings.hooks, project_dir=str(self.cwd),
+                # Only an explicit env travels: without one, agents keep their actor's own, as
+                # before (a node's PATH and HOME are its own).
+                env=self.options.env,
             ),
         )
 
@@ -310,7 +329,8 @@ class Session:
         return [*context, agent_list_message(self.definitions)]
 
     def _tool_options(self) -> ToolOptions:
-        return ToolOptions(background_disabled=_env_flag("COVEY_DISABLE_BACKGROUND_TASKS"), teams=self.options.teams)
+        background_disabled = _env_flag(self.env, "COVEY_DISABLE_BACKGROUND_TASKS")
+        return ToolOptions(background_disabled=background_disabled, teams=self.options.teams)
 
     # -- session actors -------------------------------------------------------------
 
@@ -410,8 +430,20 @@ def _failure(report: FinalReport, session_id: str, agent_id: str) -> ResultEvent
     )
 
 
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").lower() in ("1", "true", "yes", "on")
+def _env_flag(env: dict[str, str], name: str) -> bool:
+    return env.get(name, "").lower() in ("1", "true", "yes", "on")
+
+
+def _env_defaults(options: SessionOptions, env: dict[str, str], home: Path | None) -> dict[str, Any]:
+    """The options left unset, as the run's environment sets them: ``start`` reads them from the options."""
+    defaults: dict[str, Any] = {
+        "shared_fs": _env_flag(env, "COVEY_SHARED_FS") if options.shared_fs is None else options.shared_fs,
+        "teams": _env_flag(env, "COVEY_ENABLE_TEAMS") if options.teams is None else options.teams,
+        "pool_size": default_pool_size(env) if options.pool_size is None else options.pool_size,
+    }
+    if options.transcript_dir is None and home is not None:
+        defaults["transcript_dir"] = str(home / DEFAULT_TRANSCRIPT_DIR.relative_to("~"))
+    return defaults
 
 
 def _model_name(model: Any) -> str | None:

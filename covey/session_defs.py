@@ -8,13 +8,16 @@ from typing import Any
 from covey.agents.definition import AgentDefinition
 
 
-def session_definitions(cwd: Path, extra: Any) -> tuple[dict[str, AgentDefinition], list[Any], list[Any]]:
-    """(active definitions by name, load errors, skipped-hook warnings) for a session in ``cwd``."""
+def session_definitions(
+    cwd: Path, extra: Any, *, home: Path | None = None,
+) -> tuple[dict[str, AgentDefinition], list[Any], list[Any]]:
+    """(active definitions by name, load errors, skipped-hook warnings) for a session in ``cwd``;
+    the user's own come from ``home`` (default: this process's home)."""
     from covey.agents.loader import load_definitions
 
     objects = [d for d in extra if isinstance(d, AgentDefinition)] if isinstance(extra, list) else []
     flags = extra if isinstance(extra, (str, dict)) else None
-    result = load_definitions(cwd, flag_agents=flags, extra=objects)
+    result = load_definitions(cwd, home=home, flag_agents=flags, extra=objects)
     return with_guide(result.definitions, cwd), result.errors, result.warnings
 
 
@@ -37,9 +40,9 @@ def _settings_files(cwd: Path) -> list[Path]:
     return [cwd / d / n for d in (".claude", ".covey") for n in names if (cwd / d / n).exists()]
 
 
-def session_skills(cwd: Path) -> tuple[dict[str, Any], list[Any]]:
-    """(skills by name, load errors) for a session in ``cwd``."""
+def session_skills(cwd: Path, *, home: Path | None = None) -> tuple[dict[str, Any], list[Any]]:
+    """(skills by name, load errors) for a session in ``cwd``; the user's own come from ``home``."""
     from covey.skills import discover_skills
 
-    scan = discover_skills(cwd)
+    scan = discover_skills(cwd, home=home)
     return scan.skills, scan.errors

@@ -217,7 +217,7 @@ class AgentRunner:
 
     async def _drive(self, run: _Run) -> None:
         spec = run.spec
-        progress = Progress(spec, PriceTable.load(spec.settings.model_prices))
+        progress = Progress(spec, PriceTable.load(spec.settings.model_prices, env=spec.settings.env))
         writer = TranscriptWriter(
             transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id),
             session_id=spec.session_id, agent_id=spec.agent_id,
@@ -262,7 +262,7 @@ class AgentRunner:
 
         team = team_context_for(spec)
         return AgentServices(
-            model=_model_of(spec.model),
+            model=_model_of(spec.model, spec.settings.env),
             asker=_asker_for(spec, self),
             inbox=inbox_for(spec, emit),
             cost_of=progress.prices.cost_usd,
@@ -332,9 +332,9 @@ def _asker_for(spec: AgentSpec, runner: AgentRunner) -> Any:
     return root.ask if root is not None else None
 
 
-def _model_of(source: Any) -> Any:
-    """A Model object travels as is; a spec string is built here, where the agent runs."""
-    return source if hasattr(source, "create") else make_model(source)
+def _model_of(source: Any, env: dict[str, str] | None) -> Any:
+    """A Model object travels as is; a spec string is built here, where the agent runs, from the run's env."""
+    return source if hasattr(source, "create") else make_model(source, env=env)
 
 
 def _prompt_fields(request: Any, spec: AgentSpec) -> dict[str, Any]:

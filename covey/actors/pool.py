@@ -15,7 +15,7 @@ import itertools
 import logging
 import os
 from collections import defaultdict, deque
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Mapping
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -34,9 +34,10 @@ burst usually come back within that time, and starting processes while they run 
 the CPU they need (py-spy showed the registry starting replacements during a fan-out of 100)."""
 
 
-def default_pool_size() -> int:
-    """``COVEY_POOL_SIZE``, else 4 per CPU of this node, between 4 and 16."""
-    if value := os.environ.get("COVEY_POOL_SIZE"):
+def default_pool_size(env: Mapping[str, str] | None = None) -> int:
+    """``COVEY_POOL_SIZE`` in ``env`` (default: this process's environment), else 4 per CPU
+    of this node, between 4 and 16."""
+    if value := (os.environ if env is None else env).get("COVEY_POOL_SIZE"):
         return max(0, int(value))
     return min(16, max(4, 4 * (os.cpu_count() or 1)))
 

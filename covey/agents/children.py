@@ -33,13 +33,14 @@ async def child_spec(
     worktree: Worktree | None = None,
 ) -> AgentSpec:
     runtime = parent.runtime
-    model_id = resolve_agent_model(call.model, definition, parent.model_id)
+    env = parent.settings.env
+    model_id = resolve_agent_model(call.model, definition, parent.model_id, env=env)
     depth = parent.depth + 1
     cwd = str(Path(cwd or call.cwd or parent.cwd))
     tools = resolve_tools(
         definition, available_tools, depth=depth, max_depth=runtime.limits.max_depth, background=background,
     )
-    prelude = await runtime.context_for(cwd, omit=definition.omit_claude_md)
+    prelude = await runtime.context_for(cwd, omit=definition.omit_claude_md, env=env)
     if "Agent" in tools:
         prelude = [*prelude, agent_list_message(runtime.definitions)]
     mode = call.mode or definition.permission_mode
@@ -65,6 +66,7 @@ async def child_spec(
         worktree=worktree,
         transcript_dir=parent.transcript_dir,
         runtime=runtime,
+        # The parent's settings (its environment included) with the child's own can_ask.
         settings=parent.settings.model_copy(update={"can_ask": _can_ask(runtime, background, mode)}),
     )
 

@@ -19,13 +19,14 @@ MAX_STATUS_CHARS = 2000
 RECENT_COMMITS = 5
 
 
-def project_context(cwd: str | Path, *, omit: bool) -> list[dict[str, Any]]:
+def project_context(cwd: str | Path, *, omit: bool, env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The project's instruction files and a git snapshot as one user message ([] if none).
 
     ``omit`` (a definition's ``omitClaudeMd``) drops both, unless the kill switch
-    ``COVEY_DISABLE_OMIT_CLAUDE_MD=1`` turns omission off for everyone.
+    ``COVEY_DISABLE_OMIT_CLAUDE_MD=1`` in ``env`` (the run's environment; None: this
+    process's) turns omission off for everyone.
     """
-    if omitted(omit):
+    if omitted(omit, env):
         return []
     blocks = [text for text in (_instructions(Path(cwd)), _git_snapshot(Path(cwd))) if text]
     if not blocks:
@@ -33,9 +34,10 @@ def project_context(cwd: str | Path, *, omit: bool) -> list[dict[str, Any]]:
     return [{"role": "user", "content": [{"type": "text", "text": text} for text in blocks]}]
 
 
-def omitted(omit: bool) -> bool:
-    """Whether a definition's ``omitClaudeMd`` applies (the kill switch turns it off)."""
-    return omit and not _truthy(os.environ.get(KILL_SWITCH_ENV))
+def omitted(omit: bool, env: Mapping[str, str] | None = None) -> bool:
+    """Whether a definition's ``omitClaudeMd`` applies (the kill switch in ``env``, default
+    this process's environment, turns it off)."""
+    return omit and not _truthy((os.environ if env is None else env).get(KILL_SWITCH_ENV))
 
 
 def _truthy(value: str | None) -> bool:

@@ -82,6 +82,7 @@ def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
         agent_id=spec.agent_id,
         cwd=Path(spec.cwd),
         processes=ProcessTracker(),
+        env=spec.settings.env,
         services=ToolServices(runtime=runtime, spec=spec, session_id=spec.session_id, skills=skills,
                               team=services.team, inbox=services.inbox),
         emit=services.emit,
@@ -91,7 +92,7 @@ def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
 def _hooks(spec: AgentSpec) -> HookRegistry:
     """Settings hooks for everyone, plus this definition's, scoped to this agent (step 9)."""
     hooks = HookRegistry(
-        spec.settings.hooks, project_dir=spec.settings.project_dir or spec.cwd,
+        spec.settings.hooks, project_dir=spec.settings.project_dir or spec.cwd, env=spec.settings.env,
         session_id=spec.session_id, transcript_path=str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)),
     )
     if spec.definition.hooks:

@@ -29,19 +29,21 @@ def resolve_agent_model(
     parent_model_id: str | None,
     *,
     aliases: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> str:
     """The child's model id: the call's > the definition's > the parent's (``inherit``) > the default.
 
     A definition that names a cheap model (Explore on haiku) keeps it unless the
     call overrides it: it never silently inherits the parent's expensive model.
-    An unknown alias is a ``UserError`` naming it.
+    An unknown alias is a ``UserError`` naming it. ``env`` is the run's environment,
+    where alias overrides such as ``ANTHROPIC_DEFAULT_HAIKU_MODEL`` are read.
     """
     chosen = call_model or definition.model
     if chosen is None:
         return DEFAULT_SUBAGENT_MODEL
     if chosen.strip().lower() == INHERIT:
         return parent_model_id or DEFAULT_SUBAGENT_MODEL
-    return resolve_model(chosen, aliases)
+    return resolve_model(chosen, aliases, env=env)
 
 
 def resolve_tools(

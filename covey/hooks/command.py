@@ -14,7 +14,7 @@ import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -63,9 +63,12 @@ class _WireAnswer(BaseModel):
     specific: _WireSpecific = Field(default_factory=_WireSpecific, alias="hookSpecificOutput")
 
 
-async def run_command(hook: CommandHook, payload: dict[str, Any], *, cwd: Path, project_dir: Path) -> HookAnswer:
+async def run_command(
+    hook: CommandHook, payload: dict[str, Any], *, cwd: Path, project_dir: Path, env: Mapping[str, str] | None = None,
+) -> HookAnswer:
+    """Run ``hook`` with ``env`` (the run's environment; None: this process's) plus ``CLAUDE_PROJECT_DIR``."""
     try:
-        code, out, err = await _execute(hook, payload, cwd, project_dir)
+        code, out, err = await _execute(hook, payload, cwd, project_dir, os.environ if env is None else env)
     except asyncio.TimeoutError:
         return HookAnswer(hook.command, error=f"timed out after {hook.timeout_s:g}s and was killed")
     except OSError as exc:
@@ -73,10 +76,11 @@ async def run_command(hook: CommandHook, payload: dict[str, Any], *, cwd: Path, 
     return read_answer(hook.command, code, out, err)
 
 
-async def _execute(hook: CommandHook, payload: dict[str, Any], cwd: Path, project_dir: Path) -> tuple[int, str, str]:
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project_dir)}
+async def _execute(
+    hook: CommandHook, payload: dict[str, Any], cwd: Path, project_dir: Path, env: Mapping[str, str],
+) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_shell(
-        hook.command, cwd=cwd, env=env, start_new_session=True,  # own group: a kill reaches its children
+        hook.command, cwd=cwd, env={**env, "CLAUDE_PROJECT_DIR": str(project_dir)}, start_new_session=True,  # own group: a kill reaches its children
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     stdin = json.dumps(payload, default=str).encode()

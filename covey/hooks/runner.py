@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from covey.hooks.command import HookAnswer, run_command
 from covey.hooks.config import CommandHook, HookConfig
@@ -24,9 +24,11 @@ log = logging.getLogger(__name__)
 class HookRegistry:
     def __init__(
         self, hooks: Any = None, *, project_dir: Path | str, session_id: str = "",
-        transcript_path: str | None = None, source: str = "settings",
+        transcript_path: str | None = None, source: str = "settings", env: Mapping[str, str] | None = None,
     ) -> None:
         self.project_dir = Path(project_dir)
+        self.env = env
+        """What the commands run with (the run's environment); None: this process's."""
         self.session_id = session_id
         self.transcript_path = transcript_path
         self._scopes: dict[str | None, HookConfig] = {None: parse_hooks(hooks, source)}
@@ -127,5 +129,5 @@ class HookRegistry:
             "session_id": session_id or self.session_id, "transcript_path": self.transcript_path,
             "cwd": str(workdir), "hook_event_name": event, "agent_id": agent_id, **fields,
         }
-        runs = (run_command(hook, payload, cwd=workdir, project_dir=self.project_dir) for hook in hooks)
+        runs = (run_command(hook, payload, cwd=workdir, project_dir=self.project_dir, env=self.env) for hook in hooks)
         return list(await asyncio.gather(*runs))

@@ -32,21 +32,24 @@ DEFAULT_SUBAGENT_MODEL = _DEFAULT_IDS["sonnet"]
 """A sub-agent's model when its definition names none and there is no parent model to inherit."""
 
 
-def default_aliases() -> dict[str, str]:
-    """The built-in aliases, with Claude Code's env overrides read now (not at import)."""
-    aliases = {name: os.environ.get(_ENV_VARS[name]) or model_id for name, model_id in _DEFAULT_IDS.items()}
+def default_aliases(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The built-in aliases, with Claude Code's overrides read now (not at import) from
+    ``env`` (default: this process's environment)."""
+    env = os.environ if env is None else env
+    aliases = {name: env.get(_ENV_VARS[name]) or model_id for name, model_id in _DEFAULT_IDS.items()}
     aliases["fable"] = aliases["opus"]
     return aliases
 
 
-def resolve_model(name: str, aliases: Mapping[str, str] | None = None) -> str:
+def resolve_model(name: str, aliases: Mapping[str, str] | None = None, *, env: Mapping[str, str] | None = None) -> str:
     """Turn an alias or a model id into a model id.
 
-    ``aliases`` (e.g. from settings) add to and override the built-in ones.
+    ``aliases`` (e.g. from settings) add to and override the built-in ones, whose
+    env overrides are read from ``env`` (default: this process's environment).
     A bare word that is no known alias is a ``UserError``: a typo such as
     ``sonet`` must not reach the API as a model id.
     """
-    known = {**default_aliases(), **(aliases or {})}
+    known = {**default_aliases(env), **(aliases or {})}
     key = name.strip()
     if key.lower() in known:
         return known[key.lower()]

@@ -22,7 +22,7 @@ import random
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import anthropic
 
@@ -35,6 +35,7 @@ try:  # A dropped stream raises the HTTP library's error unwrapped; anthropic 2.
 except ImportError:
     from httpx import TransportError as _TransportError
 
+DEFAULT_BASE_URL = "https://api.anthropic.com"
 _MAX_BACKOFF_S = 8.0
 # Mid-stream errors arrive on a 200 response, so they are told apart by error type.
 _RETRYABLE_TYPES = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429, "timeout_error": 504}
@@ -62,18 +63,35 @@ class AnthropicModel:
         client: anthropic.AsyncAnthropic | None = None,
         *,
         api_key: str | None = None,
+        auth_token: str | None = None,
         base_url: str | None = None,
         max_retries: int = 4,
         timeout_s: float = 600,
         retry_backoff_s: float = 0.5,
         max_records: int = 1000,
     ) -> None:
-        self._client = client or _make_client(api_key, base_url, max_retries, timeout_s)
-        # Resolved now (env included) so a copy in a Ray worker reaches the same server.
-        self._options = (self._client.api_key, str(self._client.base_url), max_retries, timeout_s)
+        self._client = client or _make_client(api_key, auth_token, base_url, max_retries, timeout_s)
+        # Resolved now (env included) so a copy in a Ray worker reaches the same server with the
+        # same credential. The SDK refuses both at once, and uses the key when the env has both.
+        key, token = self._client.api_key, None if self._client.api_key else self._client.auth_token
+        self._options = (key, token, str(self._client.base_url), max_retries, timeout_s)
         self.max_retries = max_retries
         self.retry_backoff_s = retry_backoff_s
         self.requests: deque[RequestRecord] = deque(maxlen=max_records)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], **options: Any) -> "AnthropicModel":
+        """A model whose credential (``ANTHROPIC_API_KEY``, else ``ANTHROPIC_AUTH_TOKEN``) and server
+        (``ANTHROPIC_BASE_URL``) come from ``env`` alone, never from this process's environment."""
+        api_key = env.get("ANTHROPIC_API_KEY") or None
+        auth_token = None if api_key else env.get("ANTHROPIC_AUTH_TOKEN") or None
+        if not (api_key or auth_token):
+            raise UserError(
+                "no Anthropic API key in the run's environment: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
+                "or use --model scripted:PATH to run without the API"
+            )
+        base_url = env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+        return cls(api_key=api_key, auth_token=auth_token, base_url=base_url, **options)
 
     @property
     def client(self) -> anthropic.AsyncAnthropic:
@@ -126,11 +144,11 @@ class AnthropicModel:
 
 
 def _make_client(
-    api_key: str | None, base_url: str | None, max_retries: int, timeout_s: float
+    api_key: str | None, auth_token: str | None, base_url: str | None, max_retries: int, timeout_s: float
 ) -> anthropic.AsyncAnthropic:
     try:
         client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s
+            api_key=api_key, auth_token=auth_token, base_url=base_url, max_retries=max_retries, timeout=timeout_s
         )
     except anthropic.CredentialsError as exc:  # e.g. ANTHROPIC_PROFILE names a missing config file
         raise UserError(f"cannot load Anthropic credentials: {exc}") from exc

@@ -18,25 +18,32 @@ from covey.model.scripted import ScriptedModel
 SCRIPTED_PREFIX = "scripted:"
 
 
-def make_model(spec: str | None, *, aliases: Mapping[str, str] | None = None) -> Model:
+def make_model(
+    spec: str | None, *, aliases: Mapping[str, str] | None = None, env: Mapping[str, str] | None = None,
+) -> Model:
     """``scripted:PATH`` → ScriptedModel; ``None``, ``anthropic``, an alias or an id → AnthropicModel.
 
     An alias or id is checked here (a typo is a ``UserError`` before any request).
+    ``env`` is the run's environment: the alias overrides, and an Anthropic model's key
+    and base URL, come from it alone (None: from this process's environment).
     """
     if spec and spec.startswith(SCRIPTED_PREFIX):
         return ScriptedModel.from_file(spec[len(SCRIPTED_PREFIX):])
     if spec and spec != "anthropic":
-        resolve_model(spec, aliases)
+        resolve_model(spec, aliases, env=env)
     from covey.model.anthropic import AnthropicModel  # the SDK loads only where the API is called
 
-    return AnthropicModel()
+    return AnthropicModel() if env is None else AnthropicModel.from_env(env)
 
 
-def model_id_for(spec: str | None, *, aliases: Mapping[str, str] | None = None, default: str = DEFAULT_MODEL) -> str:
+def model_id_for(
+    spec: str | None, *, aliases: Mapping[str, str] | None = None, default: str = DEFAULT_MODEL,
+    env: Mapping[str, str] | None = None,
+) -> str:
     """The model id requests carry: the resolved alias/id, else ``default``.
 
     A scripted spec names no id, so requests carry ``default`` (rules may match on it).
     """
     if not spec or spec == "anthropic" or spec.startswith(SCRIPTED_PREFIX):
         return default
-    return resolve_model(spec, aliases)
+    return resolve_model(spec, aliases, env=env)

@@ -76,10 +76,13 @@ class PriceTable(BaseModel):
         return PriceTable(prices={**self.prices, **extra})
 
     @classmethod
-    def load(cls, overrides: Mapping[str, Any] | None = None) -> "PriceTable":
-        """Defaults, then ``$COVEY_PRICES_FILE`` (JSON), then ``overrides`` (settings win)."""
+    def load(cls, overrides: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None = None) -> "PriceTable":
+        """Defaults, then ``$COVEY_PRICES_FILE`` (JSON), then ``overrides`` (settings win).
+
+        ``env``: the run's environment, where ``COVEY_PRICES_FILE`` is looked up (default: this process's).
+        """
         table = cls()
-        path = os.environ.get(PRICES_FILE_ENV)
+        path = (os.environ if env is None else env).get(PRICES_FILE_ENV)
         if path:
             table = table.with_overrides(_read_json(Path(path)), source=path)
         return table.with_overrides(overrides or {})

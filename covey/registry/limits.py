@@ -1,8 +1,9 @@
-"""The registry's limits, from the environment with documented defaults."""
+"""The registry's limits, from an environment (by default this process's) with documented defaults."""
 
 from __future__ import annotations
 
 import os
+from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel, Field
 
@@ -13,26 +14,45 @@ DEFAULT_STALL_MS = 600_000
 DEFAULT_AUTO_BACKGROUND_MS = 120_000
 
 
-def _env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
+def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
+    value = env.get(name)
     return int(value) if value not in (None, "") else default
 
 
-def _env_float(name: str) -> float | None:
-    value = os.environ.get(name)
+def _env_float(env: Mapping[str, str], name: str) -> float | None:
+    value = env.get(name)
     return float(value) if value not in (None, "") else None
 
 
+_FROM_ENV: dict[str, Callable[[Mapping[str, str]], Any]] = {
+    "max_depth": lambda env: _env_int(env, "COVEY_MAX_SUBAGENT_SPAWN_DEPTH", DEFAULT_MAX_DEPTH),
+    "max_concurrent": lambda env: _env_int(env, "COVEY_MAX_CONCURRENT_AGENTS", DEFAULT_MAX_CONCURRENT),
+    "budget_usd": lambda env: _env_float(env, "COVEY_BUDGET_USD"),
+    "stall_ms": lambda env: _env_int(env, "COVEY_STALL_TIMEOUT_MS", DEFAULT_STALL_MS),
+    "auto_background_ms": lambda env: _env_int(env, "COVEY_AUTO_BACKGROUND_MS", DEFAULT_AUTO_BACKGROUND_MS),
+}
+"""Each limit as an environment sets it (or its default)."""
+
+
+def _from_process_env(field: str) -> Callable[[], Any]:
+    return lambda: _FROM_ENV[field](os.environ)
+
+
 class Limits(BaseModel):
-    max_depth: int = Field(default_factory=lambda: _env_int("COVEY_MAX_SUBAGENT_SPAWN_DEPTH", DEFAULT_MAX_DEPTH), ge=0)
+    """``Limits()`` reads this process's environment; ``Limits.from_env(env)`` a run's."""
+
+    max_depth: int = Field(default_factory=_from_process_env("max_depth"), ge=0)
     """Deepest spawn depth a child may have (``COVEY_MAX_SUBAGENT_SPAWN_DEPTH``)."""
-    max_concurrent: int = Field(default_factory=lambda: _env_int("COVEY_MAX_CONCURRENT_AGENTS", DEFAULT_MAX_CONCURRENT), ge=1)
+    max_concurrent: int = Field(default_factory=_from_process_env("max_concurrent"), ge=1)
     """Live sub-agents per session (``COVEY_MAX_CONCURRENT_AGENTS``)."""
-    budget_usd: float | None = Field(default_factory=lambda: _env_float("COVEY_BUDGET_USD"))
+    budget_usd: float | None = Field(default_factory=_from_process_env("budget_usd"))
     """Session dollar budget (``COVEY_BUDGET_USD``); None for no budget."""
-    stall_ms: int = Field(default_factory=lambda: _env_int("COVEY_STALL_TIMEOUT_MS", DEFAULT_STALL_MS), gt=0)
+    stall_ms: int = Field(default_factory=_from_process_env("stall_ms"), gt=0)
     """A child with no message or tool progress this long is aborted (``COVEY_STALL_TIMEOUT_MS``)."""
-    auto_background_ms: int = Field(
-        default_factory=lambda: _env_int("COVEY_AUTO_BACKGROUND_MS", DEFAULT_AUTO_BACKGROUND_MS), gt=0
-    )
+    auto_background_ms: int = Field(default_factory=_from_process_env("auto_background_ms"), gt=0)
     """A sync child running longer moves to the background (``COVEY_AUTO_BACKGROUND_MS``)."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> "Limits":
+        """The limits ``env`` sets (its ``COVEY_*`` variables), the defaults for the rest."""
+        return cls(**{field: read(env) for field, read in _FROM_ENV.items()})

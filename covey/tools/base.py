@@ -74,6 +74,8 @@ class ToolContext:
     """TodoWrite store: agent id -> its current todo list."""
     processes: ProcessTracker = field(default_factory=ProcessTracker)
     """Shell process groups this agent started (killed at cleanup)."""
+    env: dict[str, str] | None = None
+    """The run's environment: Bash and ``rg`` run with it, and ``~`` is its ``HOME``. None: this process's."""
     services: ToolServices = field(default_factory=ToolServices)
     emit: Callable[[Any], None] | None = None
     """Where a long tool reports progress events (optional)."""
@@ -81,13 +83,22 @@ class ToolContext:
     """Id of the tool_use being executed (set per call by the loop)."""
 
     def resolve(self, path: str) -> Path:
-        """An input path made absolute against the agent's cwd (``~`` expanded)."""
-        p = Path(path).expanduser()
+        """An input path made absolute against the agent's cwd (``~`` expanded: the run's ``HOME``)."""
+        p = _expand_home(Path(path), self.env)
         return p if p.is_absolute() else (self.cwd / p)
 
     def for_call(self, tool_use_id: str) -> "ToolContext":
         """A shallow copy carrying one call's tool_use id (shared state stays shared)."""
         return ToolContext(**{**self.__dict__, "tool_use_id": tool_use_id})
+
+
+def _expand_home(path: Path, env: dict[str, str] | None) -> Path:
+    """``~`` and ``~/x`` against ``env``'s ``HOME`` when it has one; else as ``expanduser`` does
+    (``~user`` always so: the account database knows it, not the environment)."""
+    home = env.get("HOME") if env is not None else None
+    if home and path.parts and path.parts[0] == "~":
+        return Path(home, *path.parts[1:])
+    return path.expanduser()
 
 
 class Tool:

@@ -90,7 +90,7 @@ class Bash(Tool):
 async def _spawn(command: str, ctx: ToolContext, stdout) -> asyncio.subprocess.Process:
     # A new session makes the shell a group leader, so the group can be killed whole.
     process = await asyncio.create_subprocess_shell(
-        command, cwd=ctx.cwd, stdin=asyncio.subprocess.DEVNULL,
+        command, cwd=ctx.cwd, env=ctx.env, stdin=asyncio.subprocess.DEVNULL,
         stdout=stdout, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
     )
     ctx.processes.track(process)

@@ -84,15 +84,22 @@ class Grep(Tool):
         root = abs_path(ctx, input.path or ".")
         if not root.exists():
             return ToolResult.error(f"Path does not exist: {root}")
-        if input.file_type and not self.use_ripgrep and input.file_type not in FILE_TYPES:
+        ripgrep = self._ripgrep_for(ctx)
+        if input.file_type and not ripgrep and input.file_type not in FILE_TYPES:
             known = ", ".join(FILE_TYPES)
             return ToolResult.error(f"Unknown type {input.file_type!r}; known types: {known}")
-        search = _ripgrep if self.use_ripgrep else _python_grep
         try:
-            lines = await search(root, input)
+            lines = await (_ripgrep(root, input, ctx.env) if ripgrep else _python_grep(root, input))
         except (re.error, RuntimeError) as e:
             return ToolResult.error(f"Grep failed: {e}")
         return ToolResult(content=_render(lines, input))
+
+
+    def _ripgrep_for(self, ctx: ToolContext) -> bool:
+        """Whether this call runs ``rg``: it must also be on the run's ``PATH`` when the run has an env."""
+        if not self.use_ripgrep or ctx.env is None:
+            return self.use_ripgrep
+        return shutil.which("rg", path=ctx.env.get("PATH", os.defpath)) is not None
 
 
 def _mode(input: GrepInput) -> str:
@@ -106,7 +113,7 @@ def _context(input: GrepInput) -> tuple[int, int]:
     return int(before), int(after)
 
 
-async def _ripgrep(root: Path, input: GrepInput) -> list[str]:
+async def _ripgrep(root: Path, input: GrepInput, env: dict[str, str] | None = None) -> list[str]:
     args = ["rg", "--no-heading", "--color=never", "--hidden", "-H"]
     args += [f"--glob=!{d}" for d in _SKIP_DIRS]
     mode = _mode(input)
@@ -124,7 +131,7 @@ async def _ripgrep(root: Path, input: GrepInput) -> list[str]:
     args += [f"--glob={input.glob}"] if input.glob else []
     proc = await asyncio.create_subprocess_exec(
         *args, "-e", input.pattern, "--", str(root),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
     )
     out, err = await proc.communicate()
     # rg exits 1 for "no match" and 2 for errors, even when other files matched.

@@ -84,3 +84,10 @@ async def test_the_session_snapshot_is_taken_once_and_reused_by_children_in_its_
     other.mkdir()
     await runtime.context_for(str(other), omit=False)  # another directory: looked at afresh
     assert calls == [str(other)]
+
+
+def test_the_kill_switch_is_read_from_the_runs_env_when_given(repo, monkeypatch):
+    monkeypatch.delenv("COVEY_DISABLE_OMIT_CLAUDE_MD", raising=False)
+    assert len(texts(project_context(repo, omit=True, env={"COVEY_DISABLE_OMIT_CLAUDE_MD": "1"}))) == 2
+    monkeypatch.setenv("COVEY_DISABLE_OMIT_CLAUDE_MD", "1")
+    assert project_context(repo, omit=True, env={}) == []  # this process's switch is not the run's

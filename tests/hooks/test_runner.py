@@ -1,5 +1,6 @@
 import json
 import logging
+import os
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -190,3 +191,24 @@ async def test_a_permission_prompt_runs_the_notification_hooks_before_the_person
     assert payload["hook_event_name"] == "Notification" and payload["agent_id"] == "agent-a"
     assert payload["message"] == "covey needs your permission to use Bash"
     assert registry.notifying(None, "agent-a") is None  # nobody to ask: no prompt, no notification
+
+
+async def test_commands_run_with_the_runs_env_plus_the_project_dir(tmp_path, monkeypatch):
+    monkeypatch.delenv("FOO", raising=False)
+    monkeypatch.setenv("SERVICE_ONLY", "leaked")
+    out = tmp_path / "env.json"
+    hook = py_hook(tmp_path, "env", f"open({str(out)!r}, 'w').write(json.dumps(dict(os.environ)))\n")
+    env = {"PATH": os.environ["PATH"], "FOO": "bar"}
+    registry = HookRegistry(pre("Bash", hook), project_dir=tmp_path, env=env)
+    await _pre(registry)
+    seen = read_json(out)
+    assert seen["FOO"] == "bar" and seen["CLAUDE_PROJECT_DIR"] == str(tmp_path)
+    assert "SERVICE_ONLY" not in seen
+
+
+async def test_without_an_env_commands_inherit_this_process(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOO", "from-os-environ")
+    out = tmp_path / "env.json"
+    hook = py_hook(tmp_path, "env", f"open({str(out)!r}, 'w').write(os.environ['FOO'])\n")
+    await _pre(_registry(tmp_path, pre("Bash", hook)))
+    assert out.read_text() == "from-os-environ"

@@ -60,3 +60,11 @@ def test_default_aliases_reads_env_at_call_time(monkeypatch):
     assert default_aliases()["opus"] == "claude-opus-4-8"
     monkeypatch.setenv("ANTHROPIC_DEFAULT_OPUS_MODEL", "later-opus")
     assert default_aliases()["opus"] == "later-opus"
+
+
+def test_a_given_env_sets_the_overrides_instead_of_this_process(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_DEFAULT_HAIKU_MODEL", "service-haiku")
+    env = {"ANTHROPIC_DEFAULT_HAIKU_MODEL": "client-haiku"}
+    assert default_aliases(env)["haiku"] == "client-haiku"
+    assert resolve_model("haiku", env=env) == "client-haiku"
+    assert resolve_model("haiku", env={}) == "claude-haiku-4-5"  # an env without it: the built-in id

@@ -74,3 +74,13 @@ def test_bad_prices_file_names_the_path(monkeypatch, tmp_path, content):
     monkeypatch.setenv("COVEY_PRICES_FILE", str(path))
     with pytest.raises(UserError, match="prices.json"):
         PriceTable.load()
+
+
+def test_load_finds_the_prices_file_in_the_given_env_only(monkeypatch, tmp_path):
+    path = tmp_path / "client-prices.json"
+    path.write_text(json.dumps({"my-local": {"input": 2, "output": 1, "cache_write": 0, "cache_read": 0}}))
+    monkeypatch.delenv("COVEY_PRICES_FILE", raising=False)
+    table = PriceTable.load(env={"COVEY_PRICES_FILE": str(path)})
+    assert table.cost_usd("my-local", usage(input_tokens=MILLION)) == pytest.approx(2)
+    monkeypatch.setenv("COVEY_PRICES_FILE", str(path))
+    assert PriceTable.load(env={}).price_of("my-local") is None  # this process's file is not the run's

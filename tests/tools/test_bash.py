@@ -1,8 +1,11 @@
 import asyncio
+import os
 import time
+from pathlib import Path
 
 import pytest
 
+from covey.tools.base import ToolContext
 from covey.tools.bash import MAX_OUTPUT_CHARS, Bash, BashInput
 
 from .conftest import live_members
@@ -98,3 +101,46 @@ def test_input_rules_and_permission_subject():
 def _only_group(ctx) -> int:
     (pgid,) = ctx.processes.live_groups()
     return pgid
+
+
+# -- the run's environment (ToolContext.env, from the spec's RunSettings.env) ---------------
+
+def _env_ctx(tmp_path, **env):
+    return ToolContext(agent_id="agent-test", cwd=tmp_path, env={"PATH": os.environ["PATH"], **env})
+
+
+async def test_commands_run_with_the_runs_env_not_this_process(tmp_path, monkeypatch):
+    monkeypatch.delenv("FOO", raising=False)
+    monkeypatch.setenv("SERVICE_ONLY", "leaked")
+    result = await bash(_env_ctx(tmp_path, FOO="bar"), 'echo "$FOO" "${SERVICE_ONLY:-unset}"')
+    assert result.content.strip() == "bar unset"
+
+
+async def test_background_commands_run_with_the_runs_env(tmp_path, monkeypatch):
+    monkeypatch.delenv("FOO", raising=False)
+    ctx = _env_ctx(tmp_path, FOO="bar")
+    result = await bash(ctx, 'echo "$FOO"', run_in_background=True)
+    shell = ctx.processes.background[result.data["shell_id"]]
+    await shell.process.wait()
+    assert shell.output_path.read_text() == "bar\n"
+
+
+async def test_the_runs_path_finds_the_programs(tmp_path):
+    bin_dir = tmp_path / "client-bin"
+    bin_dir.mkdir()
+    (bin_dir / "client-tool").write_text("#!/bin/sh\necho from the client PATH\n")
+    (bin_dir / "client-tool").chmod(0o755)
+    ctx = ToolContext(agent_id="agent-test", cwd=tmp_path, env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    assert (await bash(ctx, "client-tool")).content.strip() == "from the client PATH"
+
+
+async def test_without_an_env_commands_inherit_this_process(ctx, monkeypatch):
+    monkeypatch.setenv("FOO", "from-os-environ")
+    assert (await bash(ctx, 'echo "$FOO"')).content.strip() == "from-os-environ"
+
+
+def test_a_tilde_path_is_the_runs_home(tmp_path):
+    ctx = ToolContext(agent_id="agent-test", cwd=tmp_path, env={"HOME": "/client/home"})
+    assert ctx.resolve("~/notes.md") == Path("/client/home/notes.md")
+    assert ctx.resolve("~") == Path("/client/home")
+    assert ToolContext(agent_id="a", cwd=tmp_path).resolve("~/x") == Path.home() / "x"

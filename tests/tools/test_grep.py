@@ -1,8 +1,10 @@
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
+from covey.tools.base import ToolContext
 from covey.tools.grep import Grep, GrepInput
 
 BACKENDS = [
@@ -117,3 +119,28 @@ async def test_line_numbers_count_newlines_only(grep, tree):
     (tree / "ff.txt").write_text("a\fb\r\nneedle\n")
     result = await grep(pattern="needle", path="ff.txt", output_mode="content")
     assert result.content == f"{tree / 'ff.txt'}:2:needle"
+
+
+# -- the run's environment: rg runs with it, found on its PATH ---------------------------
+
+def _fake_rg(tmp_path) -> Path:
+    """An ``rg`` that prints the ``FOO`` it was given, as if it were a match."""
+    bin_dir = tmp_path / "client-bin"
+    bin_dir.mkdir()
+    (bin_dir / "rg").write_text('#!/bin/sh\necho "$FOO.py"\n')
+    (bin_dir / "rg").chmod(0o755)
+    return bin_dir
+
+
+async def test_rg_runs_with_the_runs_env_and_path(tmp_path, monkeypatch):
+    monkeypatch.delenv("FOO", raising=False)
+    ctx = ToolContext(agent_id="agent-test", cwd=tmp_path, env={"PATH": str(_fake_rg(tmp_path)), "FOO": "bar"})
+    result = await Grep(use_ripgrep=True).run(GrepInput(pattern="x"), ctx)
+    assert result.content.splitlines()[-1].endswith("bar.py")
+
+
+async def test_without_rg_on_the_runs_path_the_python_search_answers(tmp_path):
+    (tmp_path / "a.py").write_text("needle\n")
+    ctx = ToolContext(agent_id="agent-test", cwd=tmp_path, env={"PATH": str(tmp_path / "empty")})
+    result = await Grep(use_ripgrep=True).run(GrepInput(pattern="needle"), ctx)
+    assert not result.is_error and "a.py" in result.content
