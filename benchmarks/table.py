@@ -16,6 +16,7 @@ def _get(d: Any, *path: Any) -> Any:
 def _rows(cases: dict[str, Any]) -> list[tuple[str, Any, str]]:
     c = cases
     rows = [
+        *_cli_rows(c),
         ("loop: bare AgentLoop µs/turn", _get(c, "loop_overhead", "loop", "us_per_turn"), ""),
         ("loop: AgentRunner in-process µs/turn", _get(c, "loop_overhead", "runner", "us_per_turn"), ""),
         ("loop: AgentActor µs/turn", _get(c, "loop_overhead", "actor", "us_per_turn"), ""),
@@ -43,6 +44,30 @@ def _rows(cases: dict[str, Any]) -> list[tuple[str, Any, str]]:
         ("memory: most warm agents / USS MiB p50", _mem(c), "≥ 200 / ≤ 45"),
         ("leaks: spawns / actors, procs, fds delta", _leaks(c), "0"),
     ]
+    return rows
+
+
+def _cli_rows(c: dict) -> list[tuple[str, Any, str]]:
+    """The ``cli`` case: through ``covey -p`` and the service it starts."""
+    cli = c.get("cli")
+    if not isinstance(cli, dict) or "say_ok_cold" not in cli:
+        return [("cli (through the service)", "failed (see JSON)", "")] if isinstance(cli, dict) else []
+    rows = [
+        ("cli: say ok, cold: first answer / exit s", f"{cli['say_ok_cold'].get('assistant')} / {cli['say_ok_cold'].get('exit')}",
+         "≤ 4 s"),
+        ("cli: say ok, warm: first answer / exit s (p50)",
+         f"{_get(cli, 'say_ok_warm', 'first_answer_s_p50')} / {_get(cli, 'say_ok_warm', 'exit_s_p50')}", "≤ 0.5 s"),
+        ("cli: idle service: % of a core / USS MiB", f"{_get(cli, 'idle', 'cpu_pct_of_core')} / {_get(cli, 'idle', 'uss_mib')}",
+         "≤ 2 % / floor × agent + 150"),
+    ]
+    for key, goal in (("sync_1", "≤ 1.2×"), ("sync_20", "≤ 1.3×"), ("background_100", "≤ 1.5×"),
+                      ("sync_5", ""), ("background_10", "")):
+        if isinstance(fig := cli.get(key), dict):
+            seen, first = fig["seen_once_before"], fig["first_seen"]
+            rows.append((f"cli: {key.replace('_', ' N=')} × ideal: seen once / first / in-process",
+                         f"{seen.get('ratio_vs_ideal')} / {first.get('ratio_vs_ideal')} / {fig['baseline_ratio_vs_ideal']}"
+                         f" (lost {seen.get('lost')}, failed {seen.get('failed')})", goal))
+    rows.append(("cli: covey stop: processes left", _get(cli, "stop", "processes_left"), "0"))
     return rows
 
 

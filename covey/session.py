@@ -94,7 +94,7 @@ class SessionOptions(BaseModel):
     teams: bool | None = None
     """Team tools (TeamCreate, SendMessage, Task*) and named teammates (default ``COVEY_ENABLE_TEAMS=1``)."""
     verbose: bool = False
-    service: bool = Field(default_factory=lambda: _env_flag("COVEY_SERVICE"))
+    service: bool | None = None
     """Borrow the session's actors from the covey service (``COVEY_SERVICE=1``): its warm
     pool and ready session actors, on its Ray; a service is started if none runs."""
 
@@ -440,6 +440,7 @@ def _env_defaults(options: SessionOptions, env: dict[str, str], home: Path | Non
         "shared_fs": _env_flag(env, "COVEY_SHARED_FS") if options.shared_fs is None else options.shared_fs,
         "teams": _env_flag(env, "COVEY_ENABLE_TEAMS") if options.teams is None else options.teams,
         "pool_size": default_pool_size(env) if options.pool_size is None else options.pool_size,
+        "service": _env_flag(env, "COVEY_SERVICE") if options.service is None else options.service,
     }
     if options.transcript_dir is None and home is not None:
         defaults["transcript_dir"] = str(home / DEFAULT_TRANSCRIPT_DIR.relative_to("~"))

@@ -106,6 +106,11 @@ def two_covey_rays(home, monkeypatch):
     monkeypatch.setattr(inspect, "joined", joined)
     monkeypatch.setattr(inspect, "ps_text", ps_text)
     monkeypatch.setattr(inspect, "sessions", lambda: current["sessions"])
+
+    async def running_sessions():
+        return current["sessions"]
+
+    monkeypatch.setattr(inspect, "running_sessions", running_sessions)
     yield current
     local_rays.forget()
 
@@ -129,3 +134,23 @@ def test_a_session_is_found_on_whichever_covey_ray_runs_it(two_covey_rays):
         inspect.in_session(None, None, _show)
     with pytest.raises(UserError, match="no running session 'cccc'"):
         inspect.in_session(None, "cccc", _show)
+
+
+class _Registry:
+    def __init__(self, records):
+        self._records = records
+
+    async def records(self):
+        return self._records
+
+
+def test_a_covey_services_ready_session_kits_are_not_listed_as_sessions(monkeypatch):
+    """A kit's registry holds no record until a session takes it: ``ps`` and ``tree`` skip it."""
+    from types import SimpleNamespace
+
+    record = SimpleNamespace(agent_id="agent-1", agent_type="main", status="running", description="the run",
+                             live=True, cost_usd=0.0)
+    monkeypatch.setattr(inspect, "sessions", lambda: {"kit00000": _Registry([]), "used0000": _Registry([record])})
+    listing = inspect.run(inspect.ps_text())
+    assert "session used0000" in listing and "kit00000" not in listing
+    assert list(inspect.run(inspect.running_sessions())) == ["used0000"]

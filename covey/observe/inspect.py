@@ -98,7 +98,7 @@ def in_session(address: str | None, session: str | None, show: Callable[[str, Re
     shown, running = [], []
     for target in targets(address):
         with joined(target):
-            for prefix, registry in sessions().items():
+            for prefix, registry in run(running_sessions()).items():
                 running.append(prefix)
                 if session is None or prefix.startswith(session[:8]):
                     shown.append(run(show(prefix, registry)))
@@ -131,10 +131,16 @@ def sessions() -> dict[str, RegistryHandle]:
     return found
 
 
+async def running_sessions() -> dict[str, RegistryHandle]:
+    """The sessions that run an agent or ran one: not a covey service's ready session kits."""
+    return {prefix: registry for prefix, registry in sessions().items() if await registry.records()}
+
+
 async def ps_text() -> str:
     lines = []
     for prefix, registry in sessions().items():
-        records = await registry.records()
+        if not (records := await registry.records()):
+            continue  # a covey service's session kit, ready for the next run
         live = sum(r.live for r in records)
         cost = sum(r.cost_usd for r in records)
         lines.append(f"session {prefix}: {len(records)} agents, {live} running, ${cost:.4f}")

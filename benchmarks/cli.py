@@ -1,0 +1,234 @@
+"""``cli``: the real ``covey`` command through the covey service it starts, as a user meets it.
+
+One private HOME, service directory and ``RAY_TMPDIR``, and one fake Messages API on
+127.0.0.1 with real delays, for the whole case:
+
+1. ``covey -p "say ok" --output-format stream-json``, cold (no service yet: this run
+   starts it) and then warm: seconds from spawning the process to the first
+   ``assistant`` line and to its exit.
+2. The idle service: its processes' CPU over ``IDLE_WINDOW_S`` (per cent of one core)
+   and their memory (USS), against the goal of floor × one agent actor's USS + 150 MiB.
+3. Fan-outs through ``covey -p``: one message of N ``Agent`` calls (sync N=1 and N=20,
+   background N=100), each child three turns of ``TURN_S`` (two ``Glob`` calls and its
+   answer). Figure: the main agent's first to last model request (as the fake API saw
+   them) over the ideal ``3 × TURN_S``. Each size runs twice; the second run (a size
+   the service has seen once) is the one the goals speak of.
+4. The in-process baseline of the same children in the same run: N ``AgentRunner``s in
+   this process running the child specs covey builds, against the same fake API.
+5. ``covey stop``, and the processes left after it (by the private ``RAY_TMPDIR``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import log
+from tests.fake_messages_api import FakeMessagesAPI
+from tests.faults.scenario import MAIN_MARK, Fanout, processes_with, wait_gone
+
+TURN_S = 0.2
+TURNS = 3
+IDEAL_S = TURN_S * TURNS
+IDLE_WINDOW_S = 10.0
+FANOUTS = (("sync", 1), ("sync", 20), ("background", 100))
+QUICK_FANOUTS = (("sync", 1), ("sync", 5), ("background", 10))
+GOALS = {"say_ok_warm_first_answer_s": 0.5, "say_ok_cold_first_answer_s": 4.0, "sync_1": 1.2, "sync_20": 1.3,
+         "background_100": 1.5, "idle_cpu_pct_of_core": 2.0}
+
+
+def _covey() -> list[str]:
+    exe = Path(sys.executable).parent / "covey"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "covey"]
+
+
+class Replies:
+    """The fake API's one reply function: "say ok", or the fan-out of the moment, whose
+    main-agent requests are stamped as they arrive."""
+
+    def __init__(self) -> None:
+        self.fanout: Fanout | None = None
+        self.main_stamps: list[float] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        text = json.dumps(body["messages"])
+        if self.fanout is None or (MAIN_MARK not in text and not re.search(r"CHILD-\d+", text)):
+            return {"text": "ok"}
+        if MAIN_MARK in text:
+            with self._lock:
+                self.main_stamps.append(time.monotonic())
+        return self.fanout(body)
+
+
+def _env(tmp: Path, api_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("COVEY_NO_SERVICE", "RAY_ADDRESS")}
+    home = tmp / "home"
+    home.mkdir(exist_ok=True)
+    return {**env, "HOME": str(home), "ANTHROPIC_BASE_URL": api_url, "ANTHROPIC_API_KEY": "x",
+            "COVEY_SERVICE_DIR": tempfile.mkdtemp(prefix="cs-", dir="/tmp"),
+            "RAY_TMPDIR": tempfile.mkdtemp(prefix="cb-", dir="/tmp"),
+            "COVEY_MAX_CONCURRENT_AGENTS": "200"}
+
+
+def _say_ok(env: dict[str, str], project: Path) -> dict[str, float]:
+    started = time.monotonic()
+    proc = subprocess.Popen([*_covey(), "-p", "say ok", "--output-format", "stream-json"], cwd=project, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    marks: dict[str, float] = {}
+    for line in proc.stdout:
+        kind = json.loads(line).get("type") if line.startswith("{") else None
+        if kind and kind not in marks:
+            marks[kind] = round(time.monotonic() - started, 3)
+    stderr = proc.stderr.read()
+    code = proc.wait()
+    marks["exit"] = round(time.monotonic() - started, 3)
+    if code != 0 or "assistant" not in marks:
+        raise RuntimeError(f"covey -p 'say ok' exited {code}: {stderr[-800:]}")
+    return marks
+
+
+def _fanout(env: dict[str, str], project: Path, replies: Replies, kind: str, n: int) -> dict[str, Any]:
+    fanout = Fanout(n, background=kind == "background", delay_s=TURN_S, turns=TURNS)
+    replies.fanout, replies.main_stamps = fanout, []
+    started = time.monotonic()
+    try:
+        done = subprocess.run([*_covey(), "-p", f"{MAIN_MARK}: fan out", "--output-format", "json", "--quiet"],
+                              cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    finally:
+        fanout.released.set()
+        replies.fanout = None
+    outcome = fanout.outcome()
+    stamps = replies.main_stamps
+    span = stamps[-1] - stamps[0] if len(stamps) > 1 else None
+    return {
+        "exit": done.returncode, "wall_s": round(time.monotonic() - started, 3),
+        "first_to_last_request_s": round(span, 3) if span else None,
+        "ratio_vs_ideal": round(span / IDEAL_S, 2) if span else None,
+        "completed": sum(1 for i in range(n) if outcome.completed.get(i)),
+        "lost": sum(1 for i in range(n) if i not in outcome.completed) - len(outcome.errors),
+        "duplicated": sum(c - 1 for c in outcome.completed.values()), "failed": len(outcome.errors),
+        **({"stderr": done.stderr[-600:]} if done.returncode else {}),
+    }
+
+
+def _service_pids(env: dict[str, str]) -> list[int]:
+    return processes_with(env["RAY_TMPDIR"])
+
+
+def _idle(env: dict[str, str]) -> dict[str, Any]:
+    """CPU (% of one core) and USS of every process of the service over ``IDLE_WINDOW_S``."""
+    import psutil
+
+    procs = []
+    for pid in _service_pids(env):
+        try:
+            proc = psutil.Process(pid)
+            procs.append((proc, proc.cpu_times()))
+        except psutil.Error:
+            pass
+    time.sleep(IDLE_WINDOW_S)
+    cpu_s, uss, agent_uss, titles = 0.0, 0.0, [], {}
+    for proc, before in procs:
+        try:
+            after = proc.cpu_times()
+            cpu_s += (after.user + after.system) - (before.user + before.system)
+            mib = proc.memory_full_info().uss / 2**20
+            title = (proc.cmdline() or [proc.name()])[0]
+        except psutil.Error:
+            continue
+        uss += mib
+        titles[title.split(" ")[0][:40]] = titles.get(title.split(" ")[0][:40], 0) + 1
+        if title.startswith("ray::_AgentActor"):
+            agent_uss.append(mib)
+    return {"window_s": IDLE_WINDOW_S, "processes": len(procs), "cpu_pct_of_core": round(100 * cpu_s / IDLE_WINDOW_S, 2),
+            "uss_mib": round(uss, 1), "agent_actor_uss_mib": round(statistics.median(agent_uss), 1) if agent_uss else None,
+            "agent_actors": len(agent_uss), "by_title": titles}
+
+
+async def _baseline(api_url: str, n: int, tmp: Path) -> float:
+    """N in-process AgentRunners on the child specs covey builds, against the same fake API."""
+    from covey.actors.agent import AgentRunner
+    from covey.agents.children import child_spec
+    from covey.model.anthropic import AnthropicModel
+    from covey.runtime import SessionRuntime
+    from covey.session import Session
+    from covey.tools.agent_schema import agent_input_model
+    from covey.tools.catalog import tool_names
+
+    project = tmp / "baseline"
+    project.mkdir(exist_ok=True)
+    session = Session(cwd=str(project), model=AnthropicModel(api_key="x", base_url=api_url, max_retries=1),
+                      transcript_dir=str(tmp / "baseline-transcripts"))
+    runtime = SessionRuntime(session_id=session.session_id, registry=None, mailbox=None,
+                             definitions=session.definitions, limits=session.limits,
+                             transcript_dir=session.options.transcript_dir)
+    parent = session.main_spec("go", runtime)
+    call_model = agent_input_model(background=False)
+    specs = []
+    for i in range(n):
+        call = call_model(description=f"child {i}", prompt=f"CHILD-{i}: do your part", subagent_type="general-purpose")
+        spec = await child_spec(parent, session.definitions["general-purpose"], call, agent_id=f"agent-b{i}",
+                                tool_use_id=f"toolu_{i}", background=False, available_tools=tool_names())
+        specs.append(spec.model_copy(update={"runtime": None}))
+
+    async def one(spec: Any) -> None:
+        async for _ in AgentRunner().run(spec):
+            pass
+
+    started = time.monotonic()
+    await asyncio.gather(*(one(s) for s in specs))
+    return time.monotonic() - started
+
+
+def _stop(env: dict[str, str]) -> dict[str, Any]:
+    started = time.monotonic()
+    done = subprocess.run([*_covey(), "stop"], env=env, capture_output=True, text=True, timeout=120)
+    left = wait_gone(env["RAY_TMPDIR"], timeout_s=30)
+    return {"exit": done.returncode, "s": round(time.monotonic() - started, 2), "processes_left": len(left),
+            "said": done.stdout.strip()[-300:]}
+
+
+async def run(tmp: Path, quick: bool) -> dict[str, Any]:
+    replies = Replies()
+    project = tmp / "proj"
+    project.mkdir()
+    out: dict[str, Any] = {"turn_s": TURN_S, "turns": TURNS, "ideal_s": IDEAL_S, "goals": GOALS}
+    with FakeMessagesAPI(replies=[replies]) as api:
+        env = _env(tmp, api.url)
+        try:
+            out["say_ok_cold"] = await asyncio.to_thread(_say_ok, env, project)
+            log(f"cli: cold say ok {out['say_ok_cold']}")
+            warm = [await asyncio.to_thread(_say_ok, env, project) for _ in range(3 if quick else 5)]
+            out["say_ok_warm"] = {"runs": warm, "first_answer_s_p50": statistics.median(r["assistant"] for r in warm),
+                                  "exit_s_p50": statistics.median(r["exit"] for r in warm)}
+            log(f"cli: warm say ok {out['say_ok_warm']['first_answer_s_p50']} s")
+            await asyncio.sleep(5)  # the kit replaced after the last run is up
+            out["idle"] = await asyncio.to_thread(_idle, env)
+            log(f"cli: idle {out['idle']}")
+            status = subprocess.run([*_covey(), "status"], env=env, capture_output=True, text=True, timeout=60)
+            out["status"] = status.stdout.strip()
+            for kind, n in (QUICK_FANOUTS if quick else FANOUTS):
+                key = f"{kind}_{n}"
+                first = await asyncio.to_thread(_fanout, env, project, replies, kind, n)
+                second = await asyncio.to_thread(_fanout, env, project, replies, kind, n)
+                baseline = await _baseline(api.url, n, tmp)
+                out[key] = {"first_seen": first, "seen_once_before": second, "baseline_in_process_s": round(baseline, 3),
+                            "baseline_ratio_vs_ideal": round(baseline / IDEAL_S, 2)}
+                log(f"cli: {key} first {first.get('ratio_vs_ideal')}x, second {second.get('ratio_vs_ideal')}x "
+                    f"(in-process {baseline / IDEAL_S:.2f}x)")
+        finally:
+            out["stop"] = await asyncio.to_thread(_stop, env)
+            shutil.rmtree(env["COVEY_SERVICE_DIR"], ignore_errors=True)
+    return out
