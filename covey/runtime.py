@@ -48,6 +48,8 @@ class SessionRuntime:
     session-start git status): a child in the session's directory reuses it instead of running git."""
     model: Any = None
     """The session's model object (a run's own): a spec that uses it travels without it."""
+    env: dict[str, str] | None = None
+    """The run's environment (``Session(env=...)``): a spec whose settings carry it travels without it."""
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
     """Names this content. The registry and each agent actor keep the runtime they were sent
     last, so a spec travels without it (its ~10 KB and three actor handles cost more to

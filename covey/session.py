@@ -350,6 +350,7 @@ class Session:
             can_ask=self.asker is not None, skills=self.skills, tools=self._tool_options(),
             tool_names=tool_names(self._tool_options()), spread=spread, shared_fs=self.options.shared_fs,
             project_context={str(self.cwd): await asyncio.to_thread(project_context, str(self.cwd), omit=False)},
+            env=self.options.env,
         )
         return self.runtime
 

@@ -23,15 +23,19 @@ from typing import Any
 
 
 def travelling(spec: Any) -> Any:
-    """``spec`` without its runtime, and without its model when that is the runtime's
-    (the receiver puts both back: ``arrived``). A scripted model's rules, or a real
-    model's settings, would otherwise travel with every spec."""
+    """``spec`` without its runtime, and without its model and environment when those are
+    the runtime's (the receiver puts them back: ``arrived``). A scripted model's rules, a
+    real model's settings, or a client's whole environment would otherwise travel with
+    every spec."""
     runtime = spec.runtime
     if runtime is None:
         return spec
-    update = {"runtime": None}
+    update: dict[str, Any] = {"runtime": None}
     if spec.model is not None and spec.model is runtime.model:
         update["model"] = None
+    env = spec.settings.env
+    if env is not None and runtime.env is not None and (env is runtime.env or env == runtime.env):
+        update["settings"] = spec.settings.model_copy(update={"env": None})
     return spec.model_copy(update=update)
 
 
@@ -42,4 +46,6 @@ def arrived(spec: Any, runtime: Any) -> Any:
     update: dict[str, Any] = {"runtime": runtime}
     if spec.model is None:
         update["model"] = runtime.model
+    if spec.settings.env is None and runtime.env is not None:
+        update["settings"] = spec.settings.model_copy(update={"env": runtime.env})
     return spec.model_copy(update=update)

@@ -209,6 +209,18 @@ def test_a_spec_travels_without_the_runtimes_model_and_arrives_with_it():
     assert travelling(own).model == "claude-haiku" and arrived(travelling(own), runtime).model == "claude-haiku"
 
 
+def test_a_spec_travels_without_the_runtimes_environment_and_arrives_with_it():
+    runtime = _runtime()
+    runtime.env = {"PATH": "/usr/bin", "FOO": "bar"}
+    spec = _spec(runtime)
+    spec = spec.model_copy(update={"settings": spec.settings.model_copy(update={"env": dict(runtime.env)})})
+    sent = travelling(spec)
+    assert sent.settings.env is None
+    assert arrived(sent, runtime).settings.env == {"PATH": "/usr/bin", "FOO": "bar"}
+    other = spec.model_copy(update={"settings": spec.settings.model_copy(update={"env": {"FOO": "own"}})})
+    assert travelling(other).settings.env == {"FOO": "own"}  # not the runtime's: it travels with the spec
+
+
 async def test_a_runtime_put_in_the_object_store_travels_as_its_ref():
     start = _Method(answer=lambda spec, follow, runtime, key: spec.agent_id)
     handle = AgentHandle(_FakeActor(start=start))
