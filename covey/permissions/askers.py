@@ -11,6 +11,7 @@ import inspect
 from typing import IO, Awaitable, Callable, Union
 
 from covey.permissions.decisions import Allow, Deny, PermissionRequest
+from covey.permissions.prompt import converse
 
 Answer = Union[bool, Allow, Deny]
 Asker = Callable[[PermissionRequest], Awaitable[Answer]]
@@ -56,11 +57,8 @@ class TerminalAsker:
             return Deny(message=message, source="user", reason="no terminal")
 
     def _converse(self, request: PermissionRequest, stdin: IO[str], stdout: IO[str]) -> Answer:
-        who = f"[{request.agent_id}] " if request.agent_id else ""
-        stdout.write(f"\n{who}{request.message}\n  ({request.reason})\n")
-        stdout.write(f"  y = yes, a = always allow {request.suggested_rule}, n = no > ")
-        stdout.flush()
-        answer = stdin.readline().strip().lower()
-        if answer in ("a", "always"):
+        reply = converse(stdin, stdout, message=request.message, reason=request.reason,
+                         suggested_rule=request.suggested_rule, agent_id=request.agent_id)
+        if reply == "always":
             return Allow(source="user", reason="always allowed at the terminal", add_allow_rules=[request.suggested_rule])
-        return answer in ("y", "yes")
+        return reply == "yes"
