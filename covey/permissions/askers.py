@@ -11,7 +11,7 @@ import inspect
 from typing import IO, Awaitable, Callable, Union
 
 from covey.permissions.decisions import Allow, Deny, PermissionRequest
-from covey.permissions.prompt import converse
+from covey.permissions.prompt import converse, terminal
 
 Answer = Union[bool, Allow, Deny]
 Asker = Callable[[PermissionRequest], Awaitable[Answer]]
@@ -47,8 +47,8 @@ class TerminalAsker:
         if self.stdin is not None and self.stdout is not None:
             return self._converse(request, self.stdin, self.stdout)
         try:
-            with open(self.tty, "r+", encoding="utf-8") as terminal:
-                return self._converse(request, terminal, terminal)
+            with terminal(self.tty) as (reading, writing):
+                return self._converse(request, reading, writing)
         except OSError as exc:
             message = (
                 f"No terminal to ask for permission to use {request.tool_name} ({exc.strerror}), so it was "

@@ -3,7 +3,8 @@ runs) and the thin CLI client (served runs) both ask it. Plain Python: no pydant
 
 from __future__ import annotations
 
-from typing import IO, Literal
+import contextlib
+from typing import IO, Iterator, Literal
 
 Reply = Literal["yes", "no", "always"]
 
@@ -18,3 +19,11 @@ def converse(stdin: IO[str], stdout: IO[str], *, message: str, reason: str, sugg
     if answer in ("a", "always"):
         return "always"
     return "yes" if answer in ("y", "yes") else "no"
+
+
+@contextlib.contextmanager
+def terminal(path: str = "/dev/tty") -> Iterator[tuple[IO[str], IO[str]]]:
+    """The controlling terminal, to read and to write. Two handles: a terminal is not
+    seekable, and a text file opened ``r+`` must be (``io.UnsupportedOperation``)."""
+    with open(path, "r", encoding="utf-8") as reading, open(path, "w", encoding="utf-8") as writing:
+        yield reading, writing

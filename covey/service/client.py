@@ -17,12 +17,14 @@ from typing import Any
 
 from covey.errors import CoveyError
 from covey.observe.live import LiveView
-from covey.permissions.prompt import converse
+from covey.permissions.prompt import converse, terminal
 from covey.service import lifecycle, protocol
 from covey.service.lifecycle import Connection, ServiceUnavailable
 from covey.service.paths import ServicePaths, service_paths
 
 SCRIPTED = "scripted:"
+TTY = "/dev/tty"
+"""Where permission prompts are asked (tests point it at a pty)."""
 
 
 def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose: bool, *, quiet: bool = False,
@@ -123,8 +125,8 @@ class ServedRun:
         suggested = request.get("suggested_rule") or request.get("tool_name", "")
         self._prompting = True
         try:
-            with open("/dev/tty", "r+", encoding="utf-8") as terminal:
-                reply = converse(terminal, terminal, message=request.get("message", ""),
+            with terminal(TTY) as (reading, writing):
+                reply = converse(reading, writing, message=request.get("message", ""),
                                  reason=request.get("decision_reason", ""), suggested_rule=suggested,
                                  agent_id=request.get("agent_id"))
         except _PromptInterrupted:
