@@ -52,9 +52,10 @@ class Service:
         self.started_ray = False
         self.ray_address = ""
         self._stopping: asyncio.Event | None = None
+        self._runs_changed: asyncio.Event | None = None
 
     async def serve(self) -> None:
-        self._stopping = asyncio.Event()
+        self._stopping, self._runs_changed = asyncio.Event(), asyncio.Event()
         self.started_ray = ensure_ray(self.address)
         self.ray_address = ray.get_runtime_context().gcs_address
         loop = asyncio.get_running_loop()
@@ -65,6 +66,7 @@ class Service:
         server = await asyncio.start_unix_server(self._client, path=str(self.paths.socket), limit=LINE_LIMIT)
         os.chmod(self.paths.socket, 0o600)
         self._write_info()
+        self.idle_since = time.monotonic()  # idle from now, not from before Ray started
         log.info("covey service pid %d serving on %s (Ray %s)", os.getpid(), self.paths.socket, self.ray_address)
         idle = asyncio.create_task(self._idle_watch())
         try:
@@ -92,16 +94,18 @@ class Service:
         log.info("covey service pid %d stopped", os.getpid())
 
     async def _idle_watch(self) -> None:
-        """Wakes once per idle period at most: an idle service costs no CPU here."""
+        """Sleeps until the idle timeout would pass, or until a run starts or ends: an idle
+        service wakes once per timeout at most."""
         while True:
-            if self.runs:
-                await asyncio.sleep(self.idle_timeout_s)
-                continue
-            left = self.idle_since + self.idle_timeout_s - time.monotonic()
-            if left <= 0:
+            left = None if self.runs else self.idle_since + self.idle_timeout_s - time.monotonic()
+            if left is not None and left <= 0:
                 self.stop(f"idle for {self.idle_timeout_s:g} s")
                 return
-            await asyncio.sleep(left)
+            self._runs_changed.clear()
+            try:
+                await asyncio.wait_for(self._runs_changed.wait(), left)
+            except asyncio.TimeoutError:
+                pass
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         pid, uid = _peer(writer)
@@ -114,6 +118,8 @@ class Service:
                 await self._answer(protocol.decode(line), reader, writer, pid)
         except (protocol.ProtocolError, ConnectionError) as exc:
             log.warning("a client connection failed: %s", exc)
+        except asyncio.CancelledError:
+            pass  # the service is exiting: the client sees the connection close
         finally:
             writer.close()
 
@@ -142,6 +148,7 @@ class Service:
             return
         run = ServedRun(message, reader, writer, check=self._refusal, client_pid=client_pid)
         self.runs.add(run)
+        self._runs_changed.set()
         log.info("run for client pid %s in %s", client_pid, run.cwd)
         try:
             await run.serve()
@@ -149,6 +156,7 @@ class Service:
             self.runs.discard(run)
             if not self.runs:
                 self.idle_since = time.monotonic()
+            self._runs_changed.set()
             log.info("run for client pid %s ended (%s)", client_pid, run.why_cancelled or "finished")
 
     def _refusal(self, request: dict[str, Any]) -> str | None:
