@@ -29,6 +29,8 @@ def prepare_env() -> Path:
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     os.environ["RAY_TMPDIR"] = str(tmp / "ray")
     os.environ.pop("RAY_ADDRESS", None)
+    # The figures of `covey -p` here are those of an in-process run on a private Ray (no covey service).
+    os.environ.setdefault("COVEY_NO_SERVICE", "1")
     return tmp
 
 

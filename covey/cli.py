@@ -1,22 +1,22 @@
-"""The ``covey`` command: print mode like Claude Code's ``-p``, plus covey's own commands."""
+"""The ``covey`` command: print mode like Claude Code's ``-p``, plus covey's own commands.
+
+A run goes through the covey service (docs/service.md) unless ``--no-service`` or
+``COVEY_NO_SERVICE=1`` asks for an in-process run. On the way to a served run this
+module imports only the standard library and the thin client (``covey.service.client``):
+no Ray, no pydantic, none of covey's runtime; everything else is imported where used.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import json
-import logging
-import signal
+import os
 import sys
-from typing import Any, Sequence, TextIO
+from typing import Any, Sequence
 
 from covey.errors import CoveyError
-from covey.events import Event, ResultEvent, SystemInit
 from covey.permissions.modes import RUN_MODES
-from covey.render import describe
 
-COMMANDS = ("run", "demo", "agents", "ps", "tree", "logs", "kill", "team")
+COMMANDS = ("run", "demo", "agents", "ps", "tree", "logs", "kill", "team", "start", "stop", "status")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,13 +49,33 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
     demo.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
     demo.add_argument("--verbose", action="store_true")
+    _add_service_flag(demo)
     demo.set_defaults(handler=_demo)
     agents = sub.add_parser("agents", help="list the active agent types with source, model and tools")
     agents.add_argument("--cwd", default=".", help="the project whose agents to list")
     agents.add_argument("--agents", dest="agents_json", help="extra definitions as JSON, like claude --agents")
     agents.set_defaults(handler=_agents)
     _add_inspect_commands(sub)
+    _add_service_commands(sub)
     return parser
+
+
+def _add_service_commands(sub: Any) -> None:
+    start = sub.add_parser("start", help="start the covey service (if none runs) and say where it is")
+    start.add_argument("--address", help="the Ray cluster it serves runs on (default: RAY_ADDRESS, else a local Ray)")
+    start.add_argument("--idle-timeout", type=float, metavar="S",
+                       help="exit after S seconds without a run (default COVEY_IDLE_TIMEOUT_S or 600)")
+    start.set_defaults(handler=_service_command)
+    stop = sub.add_parser("stop", help="stop the covey service and wait until it is gone")
+    stop.set_defaults(handler=_service_command)
+    status = sub.add_parser("status", help="the covey service: pid, Ray, sessions, idle time, memory and CPU")
+    status.add_argument("--json", action="store_true", help="the service's answer as one JSON object")
+    status.set_defaults(handler=_service_command)
+
+
+def _add_service_flag(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--no-service", action="store_true",
+                     help="run in this process on a private Ray, not through the covey service (COVEY_NO_SERVICE=1)")
 
 
 def _add_inspect_commands(sub: Any) -> None:
@@ -89,6 +109,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--verbose", action="store_true", help="show each step on stderr, and Ray's logs")
     run.add_argument("--quiet", action="store_true", help="no live agent tree on stderr")
     run.add_argument("--trace", metavar="PATH", help="write a Chrome/Perfetto trace of the session to PATH")
+    _add_service_flag(run)
 
 
 def _rules(values: list[str]) -> list[str]:
@@ -118,136 +139,37 @@ def _run(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         agents=args.agents_json,
     )
-    return _execute(prompt, options, args.output_format, args.verbose, quiet=args.quiet, trace=args.trace)
+    return _execute(prompt, options, args, quiet=args.quiet, trace=args.trace)
 
 
-def _execute(
-    prompt: str, options: dict[str, Any], output_format: str, verbose: bool, *, quiet: bool = False,
-    trace: str | None = None,
-) -> int:
-    from covey.permissions.askers import TerminalAsker
-    from covey.session import Session
+def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, verbose: bool | None = None,
+             quiet: bool = False, trace: str | None = None) -> int:
+    """The run, through the covey service or (``--no-service``) in this process."""
+    verbose = args.verbose if verbose is None else verbose
+    if args.no_service or _env_flag("COVEY_NO_SERVICE"):
+        from covey.cli_local import execute
 
-    if sys.stdin.isatty() and output_format == "text":
-        options["asker"] = TerminalAsker()
-    out = sys.stdout
-    # stdout carries covey's output only: Ray's driver prints its cluster warnings
-    # ("N PYTHON worker processes have been started...") to sys.stdout, which would
-    # break the JSON a script reads; during the run they go to stderr.
-    _warnings_to_stderr()
-    try:
-        with contextlib.redirect_stdout(sys.stderr), Session(**options) as session:
-            try:
-                last = asyncio.run(_interruptible(session, _print_events(
-                    session, prompt, output_format, verbose, live=not (quiet or verbose), trace=trace, out=out)))
-            except Interrupted as stop:
-                for worktree in session.kept_worktrees:
-                    print(f"covey: kept worktree {worktree.get('path')} (branch {worktree.get('branch')})",
-                          file=sys.stderr)
-                print(f"covey: interrupted by {signal.Signals(stop.signum).name}; every agent was stopped",
-                      file=sys.stderr)
-                return 128 + stop.signum
-    except CoveyError as exc:
-        if output_format == "text":
-            raise
-        # A script reading JSON gets the cause in the shape it parses, not only on stderr.
-        last = ResultEvent.failure(str(exc))
-        if output_format == "stream-json":
-            _emit(last, out)
-    if last is None:
-        print("covey: the run ended without a result", file=sys.stderr)
-        return 1
-    if output_format == "text":
-        print(last.result, file=out)
-    elif output_format == "json":
-        print(json.dumps(last.wire()), file=out)
-    if last.is_error:
-        print(f"covey: {last.subtype}: {_first_line(last.result)}", file=sys.stderr)
-        return 1
-    return 0
+        return execute(prompt, options, args.output_format, verbose, quiet=quiet, trace=trace)
+    from covey.service.client import run_served
+
+    return run_served(prompt, options, args.output_format, verbose, quiet=quiet, trace=trace)
 
 
-class Interrupted(Exception):
-    """The run was stopped by a signal (SIGINT, SIGTERM)."""
+def _service_command(args: argparse.Namespace) -> int:
+    from covey.service import lifecycle
 
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-async def _interruptible(session: Any, work: Any) -> Any:
-    """Start ``session``, then await ``work``; SIGINT or SIGTERM cancels it, so the session
-    stops its agents (their cleanup runs) before its actors and Ray go, and raises
-    ``Interrupted``. The handlers go in once Ray has started: a Ray driver installs its
-    own SIGTERM handler (``sys.exit(15)``, no cleanup) in ``ray.init``."""
-    await session.start()
-    loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(work)
-    received: list[int] = []
-
-    def on_signal(signum: int) -> None:
-        received.append(signum)
-        task.cancel()
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, on_signal, signum)
-    try:
-        return await task
-    except asyncio.CancelledError:
-        if received:
-            raise Interrupted(received[0]) from None
-        raise
-    finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
+    match args.command:
+        case "start":
+            return lifecycle.start_command(args.address, args.idle_timeout)
+        case "stop":
+            return lifecycle.stop_command()
+        case "status":
+            return lifecycle.status_command(as_json=args.json)
+    return 2
 
 
-async def _print_events(
-    session: Any, prompt: str, output_format: str, verbose: bool, *, live: bool = True, trace: str | None = None,
-    out: TextIO | None = None,
-) -> ResultEvent | None:
-    from covey.observe.live import LiveView
-
-    last = None
-    view = asyncio.create_task(LiveView(session.tree).run()) if live else None
-    try:
-        async for event in session.stream(prompt):
-            if isinstance(event, ResultEvent):
-                last = event
-            if output_format == "stream-json":
-                _emit(event, out or sys.stdout)
-            elif verbose:
-                for line in describe(event):
-                    print(line, file=sys.stderr)
-    finally:
-        if view is not None:
-            view.cancel()
-    if trace and session.runtime is not None:
-        from covey.observe.trace import write_trace
-
-        path = write_trace(trace, await session.runtime.registry.records())
-        print(f"covey: trace written to {path}", file=sys.stderr)
-    return last
-
-
-class _StderrHandler(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        print(f"covey: {record.getMessage()}", file=sys.stderr)  # sys.stderr as it is now (tests swap it)
-
-
-def _warnings_to_stderr() -> None:
-    """covey's warnings in this process (hooks it skipped, definitions that failed to load) go to stderr."""
-    logger = logging.getLogger("covey")
-    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
-        logger.addHandler(_StderrHandler(logging.WARNING))
-
-
-def _emit(event: Event, out: TextIO) -> None:
-    print(json.dumps(event.wire()), file=out, flush=True)
-
-
-def _first_line(text: str) -> str:
-    return (text.strip().splitlines() or [""])[0]
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes", "on")
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -256,7 +178,7 @@ def _demo(args: argparse.Namespace) -> int:
     with demo_project() as (project, rules):
         print(f"covey demo: a scripted main agent explores {project}", file=sys.stderr)
         options = dict(cwd=str(project), model=f"scripted:{rules}", address=args.address, verbose=args.verbose)
-        return _execute(demo_prompt(), options, args.output_format, verbose=args.output_format == "text")
+        return _execute(demo_prompt(), options, args, verbose=args.output_format == "text")
 
 
 def _agents(args: argparse.Namespace) -> int:

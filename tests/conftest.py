@@ -31,6 +31,10 @@ os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 os.environ["ANTHROPIC_API_KEY"] = "test-key-not-real"
 os.environ["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
 os.environ.pop("RAY_ADDRESS", None)
+# Every `covey -p` a test runs is in-process on a private Ray, as a test expects, and
+# leaves no covey service behind; tests of the service unset this themselves.
+os.environ["COVEY_NO_SERVICE"] = "1"
+os.environ.pop("COVEY_SERVICE_DIR", None)
 for path in (_SANDBOX / "home", _SANDBOX / "ray"):
     path.mkdir(parents=True, exist_ok=True)
 

@@ -13,6 +13,8 @@ from covey.errors import (
     AgentUnavailable, CoveyError, LimitExceeded, ModelAPIError, ModelBehaviorError, PromptBlocked, UserError,
 )
 from covey.hooks.read import HookConfigError
+from covey.service.lifecycle import ServiceUnavailable
+from covey.service.paths import ServiceDirError
 from covey.session import SessionBroken
 from covey.skills.loader import UnknownSkill
 
@@ -21,7 +23,8 @@ EXAMPLES = [
     LimitExceeded("the spawn depth limit is 2", "depth"), AgentUnavailable("actor 'registry' is gone"),
     ModelAPIError("overloaded", 529), PromptBlocked("a UserPromptSubmit hook blocked the prompt"),
     HookConfigError("/p/settings.json", "hooks.Stop", "not a list"), UnknownSkill("no skill 'x'"),
-    SessionBroken("covey's registry actor died"),
+    SessionBroken("covey's registry actor died"), ServiceUnavailable("the covey service did not answer"),
+    ServiceDirError("covey service directory '/tmp/x' is open to others"),
 ]
 
 

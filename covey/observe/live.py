@@ -30,7 +30,7 @@ def _tokens(n: int) -> str:
 
 
 class LiveView:
-    def __init__(self, get_tree: Callable[[], Awaitable[dict[str, Any]]], stream: TextIO = sys.stderr,
+    def __init__(self, get_tree: Callable[[], Awaitable[dict[str, Any]]] | None, stream: TextIO = sys.stderr,
                  interval_s: float = 0.5) -> None:
         self.get_tree = get_tree
         self.stream = stream
@@ -49,6 +49,10 @@ class LiveView:
             tree = await self.get_tree()
         except Exception:  # the view never stops a run
             return
+        self.show(tree)
+
+    def show(self, tree: dict[str, Any]) -> None:
+        """Draw one snapshot (the CLI client draws those a covey service sends)."""
         if self.tty:
             self._redraw(tree_lines(tree))
         else:

@@ -1,13 +1,36 @@
-"""Permission rules, modes and decisions: who may run which tool call, and who is asked."""
+"""Permission rules, modes and decisions: who may run which tool call, and who is asked.
 
-from covey.permissions.askers import Asker, CallbackAsker, TerminalAsker
-from covey.permissions.decisions import Allow, Ask, Decision, Deny, PermissionMode, PermissionRequest
-from covey.permissions.policy import LoggedDecision, PermissionPolicy
-from covey.permissions.rules import Rule, parse_rule, suggest_rule
-from covey.tool_names import canonical_tool_name
+Names load on first use: ``covey.permissions.modes`` and ``covey.permissions.prompt``
+are plain Python, and the thin CLI client imports them without pydantic.
+"""
 
-__all__ = [
-    "Allow", "Ask", "Asker", "CallbackAsker", "Decision", "Deny", "LoggedDecision", "PermissionMode",
-    "PermissionPolicy", "PermissionRequest", "Rule", "TerminalAsker", "canonical_tool_name", "parse_rule",
-    "suggest_rule",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Allow": "covey.permissions.decisions",
+    "Ask": "covey.permissions.decisions",
+    "Asker": "covey.permissions.askers",
+    "CallbackAsker": "covey.permissions.askers",
+    "Decision": "covey.permissions.decisions",
+    "Deny": "covey.permissions.decisions",
+    "LoggedDecision": "covey.permissions.policy",
+    "PermissionMode": "covey.permissions.decisions",
+    "PermissionPolicy": "covey.permissions.policy",
+    "PermissionRequest": "covey.permissions.decisions",
+    "Rule": "covey.permissions.rules",
+    "TerminalAsker": "covey.permissions.askers",
+    "canonical_tool_name": "covey.tool_names",
+    "parse_rule": "covey.permissions.rules",
+    "suggest_rule": "covey.permissions.rules",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'covey.permissions' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

@@ -11,6 +11,7 @@ import inspect
 from typing import IO, Awaitable, Callable, Union
 
 from covey.permissions.decisions import Allow, Deny, PermissionRequest
+from covey.permissions.prompt import converse, terminal
 
 Answer = Union[bool, Allow, Deny]
 Asker = Callable[[PermissionRequest], Awaitable[Answer]]
@@ -46,8 +47,8 @@ class TerminalAsker:
         if self.stdin is not None and self.stdout is not None:
             return self._converse(request, self.stdin, self.stdout)
         try:
-            with open(self.tty, "r+", encoding="utf-8") as terminal:
-                return self._converse(request, terminal, terminal)
+            with terminal(self.tty) as (reading, writing):
+                return self._converse(request, reading, writing)
         except OSError as exc:
             message = (
                 f"No terminal to ask for permission to use {request.tool_name} ({exc.strerror}), so it was "
@@ -56,11 +57,8 @@ class TerminalAsker:
             return Deny(message=message, source="user", reason="no terminal")
 
     def _converse(self, request: PermissionRequest, stdin: IO[str], stdout: IO[str]) -> Answer:
-        who = f"[{request.agent_id}] " if request.agent_id else ""
-        stdout.write(f"\n{who}{request.message}\n  ({request.reason})\n")
-        stdout.write(f"  y = yes, a = always allow {request.suggested_rule}, n = no > ")
-        stdout.flush()
-        answer = stdin.readline().strip().lower()
-        if answer in ("a", "always"):
+        reply = converse(stdin, stdout, message=request.message, reason=request.reason,
+                         suggested_rule=request.suggested_rule, agent_id=request.agent_id)
+        if reply == "always":
             return Allow(source="user", reason="always allowed at the terminal", add_allow_rules=[request.suggested_rule])
-        return answer in ("y", "yes")
+        return reply == "yes"

@@ -41,3 +41,21 @@ async def test_always_adds_a_session_allow_rule(tmp_path):
 async def test_no_terminal_denies_instead_of_blocking(tmp_path):
     d = await TerminalAsker(tty=str(tmp_path / "missing-tty"))(REQUEST)
     assert d.behavior == "deny" and "No terminal" in d.message
+
+
+async def test_a_real_terminal_is_asked_and_answers():
+    """A terminal device is not seekable: opening it ``r+`` in text mode failed, so every
+    prompt was denied as "no terminal". A pty stands for the controlling terminal here."""
+    import os
+    import select
+
+    master, slave = os.openpty()
+    os.write(master, b"y\n")
+    try:
+        assert await TerminalAsker(tty=os.ttyname(slave))(REQUEST) is True
+        shown = b""
+        while select.select([master], [], [], 0.2)[0]:
+            shown += os.read(master, 4096)
+    finally:
+        os.close(master), os.close(slave)
+    assert b"Allow Bash (make)?" in shown

@@ -1,0 +1,89 @@
+"""``python -m covey.service [--address A] [--idle-timeout S]``: the covey service process.
+
+Clients start it detached (``covey.service.lifecycle.spawn``); ``covey start`` does too.
+It takes ``service.lock`` before anything slow: if another service holds the lock and
+answers, this one exits 0; one that holds it without answering is still starting or
+stopping, and is waited for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import fcntl
+import logging
+import os
+import sys
+import time
+
+from covey.service.lifecycle import ping
+from covey.service.paths import ServicePaths, open_private, service_paths
+
+DEFAULT_IDLE_TIMEOUT_S = 600.0
+LOCK_WAIT_S = 30.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    os.umask(0o077)  # every file the service and its Ray create is the user's alone
+    paths = service_paths()
+    lock = _take_lock(paths)
+    if lock is None:
+        print(f"covey service: another one runs (pid {_holder(paths)}); this one leaves", flush=True)
+        return 0
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
+    from covey.service.server import Service  # Ray and covey's runtime: only once the lock is ours
+
+    idle = args.idle_timeout if args.idle_timeout is not None else _env_idle_timeout()
+    asyncio.run(Service(paths, address=args.address or os.environ.get("RAY_ADDRESS"), idle_timeout_s=idle).serve())
+    os.close(lock)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m covey.service", description="The covey service.")
+    parser.add_argument("--address", help="the Ray cluster to serve runs on (default RAY_ADDRESS, else a local Ray)")
+    parser.add_argument("--idle-timeout", type=float, metavar="S",
+                        help=f"exit after S seconds without a run (default COVEY_IDLE_TIMEOUT_S or {DEFAULT_IDLE_TIMEOUT_S:g})")
+    return parser
+
+
+def _env_idle_timeout() -> float:
+    value = os.environ.get("COVEY_IDLE_TIMEOUT_S")
+    try:
+        return float(value) if value else DEFAULT_IDLE_TIMEOUT_S
+    except ValueError:
+        print(f"covey service: COVEY_IDLE_TIMEOUT_S={value!r} is not a number; using {DEFAULT_IDLE_TIMEOUT_S:g}",
+              flush=True)
+        return DEFAULT_IDLE_TIMEOUT_S
+
+
+def _take_lock(paths: ServicePaths) -> int | None:
+    """``service.lock``'s descriptor, held until this process exits; None if another service answers."""
+    descriptor = open_private(paths.lock, os.O_RDWR)
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while time.monotonic() < deadline:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if ping(paths) is not None:
+                break
+            time.sleep(0.1)  # the holder is starting or stopping
+            continue
+        os.ftruncate(descriptor, 0)
+        os.write(descriptor, str(os.getpid()).encode())
+        return descriptor
+    os.close(descriptor)
+    return None
+
+
+def _holder(paths: ServicePaths) -> str:
+    try:
+        return paths.lock.read_text().strip() or "?"
+    except OSError:
+        return "?"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,85 @@
+"""The service-side ``Asker`` of a served run: a permission prompt becomes a ``can_use_tool``
+control request to the client, whose ``control_response`` is the person's answer.
+
+The shapes are claude-agent-sdk's: ``permission_suggestions`` and ``updatedPermissions``
+hold Claude Code's ``addRules`` updates; a ``deny`` with an empty ``message`` is a
+plain "no" (the policy words it, as for a person at an in-process terminal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any, Awaitable, Callable
+
+from covey.permissions.askers import Answer
+from covey.permissions.decisions import Allow, Deny, PermissionRequest
+from covey.permissions.rules import suggest_rule
+from covey.service import protocol
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+_RULE = re.compile(r"^(?P<tool>[^(]+)(?:\((?P<content>.*)\))?$", re.S)
+
+
+class ClientAsker:
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self._waiting: dict[str, asyncio.Future] = {}
+
+    async def __call__(self, request: PermissionRequest) -> Answer:
+        rule = request.suggested_rule or suggest_rule(request.tool_name, request.subject)
+        request_id = protocol.new_request_id()
+        answer = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = answer
+        try:
+            await self.send(protocol.control_request(
+                protocol.CAN_USE_TOOL, request_id, tool_name=request.tool_name, input=request.input,
+                permission_suggestions=[_add_rule(rule)], decision_reason=request.reason,
+                agent_id=request.agent_id, message=request.message, suggested_rule=rule,
+            ))
+            return from_response(await answer)
+        finally:
+            self._waiting.pop(request_id, None)
+
+    def answered(self, message: dict[str, Any]) -> None:
+        """A ``control_response`` from the client: the answer to the prompt it names."""
+        response = message.get("response") or {}
+        waiting = self._waiting.get(response.get("request_id"))
+        if waiting is None or waiting.done():
+            return
+        if response.get("subtype") == "success":
+            waiting.set_result(response.get("response") or {})
+        else:
+            waiting.set_result({"behavior": "deny", "message": f"the client could not ask: {response.get('error')}"})
+
+    def gone(self) -> None:
+        """The client left: nobody will answer the prompts still open."""
+        for waiting in self._waiting.values():
+            if not waiting.done():
+                waiting.set_result({"behavior": "deny", "message": "the client that could answer has gone"})
+
+
+def from_response(response: dict[str, Any]) -> Answer:
+    if response.get("behavior") == "allow":
+        rules = [_rule_text(value) for update in response.get("updatedPermissions") or []
+                 if update.get("type") == "addRules" and update.get("behavior", "allow") == "allow"
+                 for value in update.get("rules", [])]
+        if rules:
+            return Allow(source="user", reason="always allowed at the terminal", add_allow_rules=rules)
+        return True
+    message = response.get("message") or ""
+    return Deny(message=message, source="user", reason="denied by the client") if message else False
+
+
+def _add_rule(rule: str) -> dict[str, Any]:
+    """Claude Code's ``PermissionUpdate`` that adds ``rule`` to the session's allow list."""
+    found = _RULE.match(rule)
+    value = {"toolName": found["tool"]} if found else {"toolName": rule}
+    if found and found["content"] is not None:
+        value["ruleContent"] = found["content"]
+    return {"type": "addRules", "rules": [value], "behavior": "allow", "destination": "session"}
+
+
+def _rule_text(value: dict[str, Any]) -> str:
+    content = value.get("ruleContent")
+    return f"{value['toolName']}({content})" if content is not None else value["toolName"]

@@ -1,0 +1,191 @@
+"""The thin client: ``covey -p`` through the covey service.
+
+It imports the standard library and a few small covey modules, never Ray, pydantic or
+covey's runtime, so a served run's first answer is not spent importing them. It sends
+the run (working directory, whole environment, options, prompt), prints what comes
+back exactly as an in-process run prints it, answers permission prompts at the
+terminal, and turns Ctrl-C / SIGTERM into an ``interrupt`` for its session only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+from covey.errors import CoveyError
+from covey.observe.live import LiveView
+from covey.permissions.prompt import converse, terminal
+from covey.service import lifecycle, protocol
+from covey.service.lifecycle import Connection, ServiceUnavailable
+from covey.service.paths import ServicePaths, service_paths
+
+SCRIPTED = "scripted:"
+TTY = "/dev/tty"
+"""Where permission prompts are asked (tests point it at a pty)."""
+
+
+def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose: bool, *, quiet: bool = False,
+               trace: str | None = None) -> int:
+    paths = service_paths()
+    lifecycle.ensure_service(paths, address=options.get("address"))
+    conn = lifecycle.connect(paths, timeout_s=lifecycle.PING_TIMEOUT_S)
+    if conn is None:
+        raise ServiceUnavailable(f"the covey service stopped answering; its log: {paths.log}")
+    conn.sock.settimeout(None)
+    can_ask = sys.stdin.isatty() and output_format == "text"
+    request = run_request(prompt, options, output_format=output_format, verbose=verbose,
+                          live=not (quiet or verbose), trace=trace, can_ask=can_ask)
+    try:
+        return ServedRun(conn, paths, output_format).run(request, prompt)
+    finally:
+        conn.close()
+
+
+def run_request(prompt: str, options: dict[str, Any], **flags: Any) -> dict[str, Any]:
+    """The ``covey_run`` control request: every path absolute, the whole environment."""
+    model = options.get("model")
+    if isinstance(model, str) and model.startswith(SCRIPTED):
+        model = SCRIPTED + os.path.abspath(model[len(SCRIPTED):])
+    trace = flags.pop("trace", None)
+    run_options = {
+        "model": model, "permission_mode": options.get("permission_mode"), "max_turns": options.get("max_turns", 100),
+        "allowed_tools": options.get("allowed_tools", []), "disallowed_tools": options.get("disallowed_tools", []),
+        "agents": options.get("agents"), "address": options.get("address"),
+        "trace": os.path.abspath(trace) if trace else None, **flags,
+    }
+    return protocol.control_request(protocol.RUN, cwd=os.path.abspath(options.get("cwd") or "."),
+                                    env=dict(os.environ), options=run_options)
+
+
+class _Leave(Exception):
+    """A second signal: leave now (the service stops the session when the connection closes)."""
+
+
+class _PromptInterrupted(Exception):
+    """A signal while a permission prompt waits for the person."""
+
+
+class ServedRun:
+    """One run's conversation with the service, and the output an in-process run would print."""
+
+    def __init__(self, conn: Connection, paths: ServicePaths, output_format: str) -> None:
+        self.conn, self.paths, self.output_format = conn, paths, output_format
+        self.signum: int | None = None
+        self.view = LiveView(None, sys.stderr)
+        self._sending = self._prompting = self._interrupt_pending = False
+
+    def run(self, request: dict[str, Any], prompt: str) -> int:
+        previous = {signum: signal.signal(signum, self._on_signal) for signum in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            self._send(request)
+            self._send(protocol.user_message(prompt))
+            return self._conversation()
+        except _Leave:
+            print(f"covey: interrupted by {signal.Signals(self.signum).name}; the covey service stops its agents",
+                  file=sys.stderr)
+            return 128 + self.signum
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    def _conversation(self) -> int:
+        last = None
+        while (message := self.conn.receive()) is not None:
+            kind = message.get("type")
+            if kind == protocol.DONE:
+                return self._finish(message, last)
+            if kind == "control_request" and protocol.subtype_of(message) == protocol.CAN_USE_TOOL:
+                self._send(protocol.success(message["request_id"], self._permission(message["request"])))
+            elif kind == protocol.STDERR:
+                print(message.get("text", ""), file=sys.stderr, flush=True)
+            elif kind == protocol.LIVE:
+                self.view.show(message.get("tree") or {})
+            elif kind != "control_response":
+                last = message if kind == "result" else last
+                if self.output_format == "stream-json":
+                    print(json.dumps(message), flush=True)
+        if self.signum is not None:
+            raise _Leave()
+        raise ServiceUnavailable(f"the covey service stopped during the run; its log: {self.paths.log}. "
+                                 f"The next run starts a new one")
+
+    def _finish(self, done: dict[str, Any], last: dict[str, Any] | None) -> int:
+        if done.get("interrupted") and self.signum is not None:
+            print(f"covey: interrupted by {signal.Signals(self.signum).name}; every agent was stopped", file=sys.stderr)
+            return 128 + self.signum
+        if done.get("error") and self.output_format == "text":
+            raise CoveyError(done["error"])
+        return print_result(last, self.output_format)
+
+    def _permission(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Ask at the terminal, as ``TerminalAsker`` does in-process."""
+        suggested = request.get("suggested_rule") or request.get("tool_name", "")
+        self._prompting = True
+        try:
+            with terminal(TTY) as (reading, writing):
+                reply = converse(reading, writing, message=request.get("message", ""),
+                                 reason=request.get("decision_reason", ""), suggested_rule=suggested,
+                                 agent_id=request.get("agent_id"))
+        except _PromptInterrupted:
+            return {"behavior": "deny", "message": "", "interrupt": True}
+        except OSError as exc:
+            message = (f"No terminal to ask for permission to use {request.get('tool_name')} ({exc.strerror}), so it "
+                       f"was denied. Do not retry; report that this step needs the allow rule {suggested!r}.")
+            return {"behavior": "deny", "message": message}
+        finally:
+            self._prompting = False
+        if reply == "no":
+            return {"behavior": "deny", "message": ""}  # empty: "a person said no", worded by the policy
+        answer = {"behavior": "allow", "updatedInput": request.get("input", {})}
+        if reply == "always":
+            answer["updatedPermissions"] = request.get("permission_suggestions", [])
+        return answer
+
+    def _send(self, message: dict[str, Any]) -> None:
+        self._sending = True
+        try:
+            self.conn.send(message)
+        finally:
+            self._sending = False
+        if self._interrupt_pending:
+            self._interrupt_pending = False
+            self._send_interrupt()
+
+    def _send_interrupt(self) -> None:
+        try:
+            self.conn.send(protocol.control_request(protocol.INTERRUPT))
+        except OSError:
+            pass  # the service is gone: the conversation ends on its own
+
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        if self.signum is not None:
+            raise _Leave()
+        self.signum = signum
+        if self._sending:
+            self._interrupt_pending = True  # never interleave two lines on the socket
+        else:
+            self._send_interrupt()
+        if self._prompting:
+            raise _PromptInterrupted()
+
+
+def print_result(last: dict[str, Any] | None, output_format: str) -> int:
+    """What an in-process run prints once it has its result, from the result's JSON object."""
+    if last is None:
+        print("covey: the run ended without a result", file=sys.stderr)
+        return 1
+    if output_format == "text":
+        print(last.get("result"))
+    elif output_format == "json":
+        print(json.dumps(last))
+    if last.get("is_error"):
+        print(f"covey: {last.get('subtype')}: {_first_line(last.get('result') or '')}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0]

@@ -1,0 +1,282 @@
+"""Finding, starting, waiting for and stopping the covey service, from a client's side.
+
+A service is running when its socket answers a ping. When none answers, a client
+takes ``start.lock`` (so two clients that start at once end up with one service),
+asks again, and otherwise starts ``python -m covey.service`` detached, with its own
+environment, and waits until it answers. The service itself takes ``service.lock``
+for its whole life: a second one started by a race sees it held and leaves.
+Plain Python: the thin client imports it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from covey.errors import CoveyError
+from covey.service import protocol
+from covey.service.paths import ServicePaths, open_private, service_paths
+
+READY_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 60.0
+PING_TIMEOUT_S = 5.0
+POLL_S = 0.05
+
+
+class ServiceUnavailable(CoveyError):
+    """The covey service could not be started, or stopped answering."""
+
+
+class Connection:
+    """One connection to the service: JSON lines out, JSON lines in."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._lines = sock.makefile("rb")
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.sock.sendall(protocol.encode(message))
+
+    def receive(self) -> dict[str, Any] | None:
+        """The next line, or None once the service closed the connection."""
+        try:
+            line = self._lines.readline()
+        except (ConnectionResetError, socket.timeout):
+            return None
+        return protocol.decode(line) if line else None
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._lines.close()
+            self.sock.close()
+
+
+def connect(paths: ServicePaths, timeout_s: float | None = PING_TIMEOUT_S) -> Connection | None:
+    """A connection to the service, or None when nothing listens (no socket, a stale one)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout_s)
+    try:
+        sock.connect(str(paths.socket))
+    except (FileNotFoundError, ConnectionRefusedError, socket.timeout, OSError):
+        sock.close()
+        return None
+    return Connection(sock)
+
+
+def ask(paths: ServicePaths, subtype: str, timeout_s: float = PING_TIMEOUT_S) -> dict[str, Any] | None:
+    """One control request on a fresh connection; its response, or None if nothing answers."""
+    conn = connect(paths, timeout_s)
+    if conn is None:
+        return None
+    try:
+        request = protocol.control_request(subtype)
+        conn.send(request)
+        reply = conn.receive()
+    except OSError:
+        return None
+    finally:
+        conn.close()
+    if not reply or reply.get("type") != "control_response":
+        return None
+    return reply["response"].get("response") if reply["response"].get("subtype") == "success" else None
+
+
+def ping(paths: ServicePaths) -> dict[str, Any] | None:
+    return ask(paths, protocol.PING)
+
+
+def ensure_service(paths: ServicePaths, *, address: str | None = None, idle_timeout_s: float | None = None,
+                   ) -> tuple[dict[str, Any], bool]:
+    """The running service's ping answer, and whether this call started it."""
+    if answer := ping(paths):
+        return answer, False
+    with _flock(paths.start_lock):
+        if answer := ping(paths):  # another client started one while this one waited
+            return answer, False
+        since = paths.log.stat().st_size if paths.log.exists() else 0
+        process = spawn(paths, address=address, idle_timeout_s=idle_timeout_s)
+        return wait_ready(paths, process, since), True
+
+
+def spawn(paths: ServicePaths, *, address: str | None, idle_timeout_s: float | None) -> subprocess.Popen:
+    """``python -m covey.service``, detached from this terminal, with this process's environment."""
+    command = [sys.executable, "-m", "covey.service"]
+    if address:
+        command += ["--address", address]
+    if idle_timeout_s is not None:
+        command += ["--idle-timeout", str(idle_timeout_s)]
+    log = open_private(paths.log, os.O_WRONLY | os.O_APPEND)
+    try:
+        # cwd: the service must not hold on to a client's folder (the demo's is temporary).
+        return subprocess.Popen(command, cwd=paths.root, env=dict(os.environ), stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    finally:
+        os.close(log)
+
+
+def wait_ready(paths: ServicePaths, process: subprocess.Popen, log_offset: int = 0,
+               timeout_s: float = READY_TIMEOUT_S) -> dict[str, Any]:
+    """Wait until the service answers. One that exits 0 found another holding
+    ``service.lock`` (started outside this lock): that one is waited for instead."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if answer := ping(paths):
+            return answer
+        code = process.poll()
+        if code not in (None, 0):
+            raise ServiceUnavailable(f"the covey service exited with status {code} while starting"
+                                     f"{_log_tail(paths, log_offset)}")
+        time.sleep(POLL_S)
+    raise ServiceUnavailable(f"the covey service did not answer within {timeout_s:.0f} s"
+                             f"{_log_tail(paths, log_offset)}")
+
+
+def stop(paths: ServicePaths, timeout_s: float = STOP_TIMEOUT_S) -> int | None:
+    """Stop the service and wait until its process is gone; its pid, or None if none ran."""
+    answer = ask(paths, protocol.STOP)
+    pid = answer.get("pid") if answer else None
+    if pid is None:
+        pid = _unanswering_service_pid(paths)
+        if pid is None:
+            return None
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)  # alive and covey's, but not answering (still starting, or stuck)
+    deadline = time.monotonic() + timeout_s
+    while pid_alive(pid):
+        if time.monotonic() > deadline:
+            raise ServiceUnavailable(f"the covey service (pid {pid}) is still running after {timeout_s:.0f} s; "
+                                     f"its log: {paths.log}")
+        time.sleep(POLL_S)
+    return pid
+
+
+def read_info(paths: ServicePaths) -> dict[str, Any] | None:
+    try:
+        return json.loads(paths.info.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def pid_alive(pid: int) -> bool:
+    """Alive and not a zombie (a service this process started is reaped here)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False  # another user's process has the pid now
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
+
+
+def _unanswering_service_pid(paths: ServicePaths) -> int | None:
+    info = read_info(paths) or {}
+    pid = info.get("pid")
+    if not isinstance(pid, int) or not pid_alive(pid):
+        return None
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return pid if b"covey.service" in command else None
+
+
+@contextlib.contextmanager
+def _flock(path: Path) -> Iterator[None]:
+    descriptor = open_private(path, os.O_RDWR)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
+def _log_tail(paths: ServicePaths, offset: int, lines: int = 20) -> str:
+    try:
+        with open(paths.log, "rb") as log:
+            log.seek(offset)
+            text = log.read().decode(errors="replace")
+    except OSError:
+        return f"; no log at {paths.log}"
+    tail = "\n".join(text.strip().splitlines()[-lines:])
+    return f"; the end of {paths.log}:\n{tail}" if tail else f"; {paths.log} is empty"
+
+
+# -- the commands ---------------------------------------------------------------------------
+
+
+def start_command(address: str | None, idle_timeout_s: float | None) -> int:
+    paths = service_paths()
+    answer, started = ensure_service(paths, address=address, idle_timeout_s=idle_timeout_s)
+    state = "started" if started else "already running"
+    print(f"covey service {state}: pid {answer.get('pid')}, Ray {answer.get('ray_address')}")
+    print(f"  socket {paths.socket}\n  log    {paths.log}")
+    if not started and address and answer.get("address") != address:
+        print(f"covey: it serves Ray {answer.get('address') or 'local'}, not {address}: "
+              f"`covey stop` first to change it", file=sys.stderr)
+        return 1
+    return 0
+
+
+def stop_command() -> int:
+    paths = service_paths()
+    pid = stop(paths)
+    if pid is None:
+        print("covey: no covey service is running")
+    else:
+        print(f"covey: stopped the covey service (pid {pid})")
+    return 0
+
+
+def status_command(as_json: bool = False) -> int:
+    paths = service_paths()
+    status = ask(paths, protocol.STATUS, timeout_s=30.0)
+    if status is None:
+        print("covey: no covey service is running", file=sys.stderr)
+        return 1
+    print(json.dumps(status, indent=2) if as_json else status_text(status))
+    return 0
+
+
+def status_text(status: dict[str, Any]) -> str:
+    sessions = status.get("sessions", [])
+    lines = [
+        f"covey service: pid {status['pid']}, up {_duration(status['uptime_s'])}, covey {status.get('version')}",
+        f"  Ray       {status.get('ray_address')} ({'started by the service' if status.get('started_ray') else 'joined'})",
+        f"  sessions  {len(sessions)} running",
+        *(f"    {s['session_id']}  {s['cwd']}  client pid {s.get('client_pid')}  {_duration(s['running_s'])}"
+          for s in sessions),
+        f"  idle      {_duration(status['idle_s'])} (exits after {_duration(status['idle_timeout_s'])} idle)",
+    ]
+    if pool := status.get("pool"):
+        lines.append("  pool      " + ", ".join(f"{key} {value}" for key, value in pool.items()))
+    if procs := status.get("processes"):
+        lines.append(f"  memory    RSS {procs['rss_mib']:.0f} MiB, USS {procs['uss_mib']:.0f} MiB "
+                     f"in {procs['count']} processes (the service and its descendants)")
+        lines.append(f"  CPU       {procs['cpu_percent']:.1f} % of one core over {procs['sample_s']} s, "
+                     f"{procs['cpu_s']:.1f} s in all")
+    lines += [f"  socket    {status.get('socket')}", f"  log       {status.get('log')}"]
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    return f"{minutes} min {seconds} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"

@@ -1,0 +1,77 @@
+"""The lines the covey service and its clients exchange: newline-delimited JSON, both ways.
+
+The shapes are Claude Code's stream-json and control protocol (what claude-agent-sdk
+speaks): ``user`` messages in, the events of ``--output-format stream-json`` out,
+``control_request`` / ``control_response`` both ways. covey's own lines carry a
+``covey_`` type. docs/service.md lists every line. Plain Python: the thin client imports it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from typing import Any
+
+RUN, PING, STATUS, STOP, INTERRUPT, CAN_USE_TOOL = (
+    "covey_run", "covey_ping", "covey_status", "covey_stop", "interrupt", "can_use_tool")
+STDERR = "covey_stderr"
+"""A line the client prints on its stderr as is (warnings, a kept worktree, a trace written)."""
+LIVE = "covey_live"
+"""A snapshot of the agent tree, for the client's live view."""
+DONE = "covey_done"
+"""The run is over: the last line of a run's connection."""
+
+_ids = itertools.count(1)
+
+
+class ProtocolError(ValueError):
+    """A line that is not one JSON object."""
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message, separators=(",", ":")) + "\n").encode()
+
+
+def decode(line: bytes | str) -> dict[str, Any]:
+    try:
+        message = json.loads(line)
+    except ValueError as exc:
+        raise ProtocolError(f"not JSON: {line[:200]!r}") from exc
+    if not isinstance(message, dict):
+        raise ProtocolError(f"not a JSON object: {line[:200]!r}")
+    return message
+
+
+def new_request_id() -> str:
+    return f"req_{next(_ids)}_{os.urandom(4).hex()}"
+
+
+def control_request(subtype: str, request_id: str | None = None, **fields: Any) -> dict[str, Any]:
+    return {"type": "control_request", "request_id": request_id or new_request_id(),
+            "request": {"subtype": subtype, **fields}}
+
+
+def success(request_id: str, response: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"type": "control_response",
+            "response": {"subtype": "success", "request_id": request_id, "response": response or {}}}
+
+
+def error(request_id: str, message: str) -> dict[str, Any]:
+    return {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message}}
+
+
+def user_message(prompt: str) -> dict[str, Any]:
+    return {"type": "user", "message": {"role": "user", "content": prompt}}
+
+
+def stderr_line(text: str) -> dict[str, Any]:
+    return {"type": STDERR, "text": text}
+
+
+def subtype_of(message: dict[str, Any]) -> str | None:
+    """The subtype of a ``control_request``, else None."""
+    if message.get("type") != "control_request":
+        return None
+    request = message.get("request")
+    return request.get("subtype") if isinstance(request, dict) else None

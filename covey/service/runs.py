@@ -1,0 +1,193 @@
+"""One served run: a client's ``covey_run`` request, its Session, and the lines back.
+
+``session_for`` is the one place a served Session is built. The run streams the
+session's events (``event.wire()``, what ``--output-format stream-json`` prints),
+plus covey's lines for the client's stderr and live view, and ends with
+``covey_done``. An ``interrupt`` from the client, the client leaving (its connection
+closed) and the service stopping all cancel the run: the Session's cancellation
+path stops every agent with its cleanup before the session's actors go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Callable
+
+from covey.errors import CoveyError
+from covey.events import ResultEvent
+from covey.render import describe
+from covey.service import protocol
+from covey.service.asker import ClientAsker
+from covey.session import Session, SessionOptions
+
+log = logging.getLogger(__name__)
+
+LIVE_INTERVAL_S = 0.5
+
+
+def session_for(request: dict[str, Any], asker: Any = None) -> Session:
+    """The Session of a served run, from the client's ``covey_run`` request.
+
+    The client's environment goes to the session once ``SessionOptions`` takes one
+    (``env``); until then a served session runs with the service's environment, which
+    is the environment of the client that started the service. The service's shared
+    warm pool and ready session actors plug in here too (``Session(service=True)``).
+    """
+    options = request.get("options") or {}
+    kwargs: dict[str, Any] = dict(
+        cwd=request["cwd"], model=options.get("model"), permission_mode=options.get("permission_mode"),
+        max_turns=options.get("max_turns", 100), allowed_tools=options.get("allowed_tools") or [],
+        disallowed_tools=options.get("disallowed_tools") or [], agents=options.get("agents"),
+        verbose=bool(options.get("verbose")), asker=asker,
+    )
+    if "env" in SessionOptions.model_fields:
+        kwargs["env"] = request.get("env") or {}
+    return Session(**kwargs)
+
+
+class ServedRun:
+    """A run on one client connection; ``serve`` returns once the run is over."""
+
+    def __init__(self, request: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
+                 check: Callable[[dict[str, Any]], str | None] = lambda request: None, client_pid: int | None = None,
+                 ) -> None:
+        self.request, self.reader, self.writer = request, reader, writer
+        self.request_id = request.get("request_id", "")
+        self.options = request.get("request", {}).get("options") or {}
+        self.check, self.client_pid = check, client_pid
+        self.cwd = request.get("request", {}).get("cwd", "")
+        self.started_at = time.time()
+        self.session: Session | None = None
+        self.asker = ClientAsker(self.send) if self.options.get("can_ask") else None
+        self.why_cancelled: str | None = None
+        """``interrupted``, ``client gone`` or ``service stopping``, once the run is cancelled."""
+        self._work: asyncio.Task | None = None
+
+    async def serve(self) -> None:
+        first = await self.reader.readline()
+        message = protocol.decode(first) if first else {}
+        prompt = _prompt_of(message)
+        listening = asyncio.create_task(self._listen())
+        self._work = asyncio.create_task(self._run(prompt))
+        try:
+            await self._work
+        except asyncio.CancelledError:
+            if self.why_cancelled is None:
+                raise  # this handler itself was cancelled
+            if self.session is None:  # cancelled before its Session existed: no agent to stop
+                await self.send(await self._cancelled())
+        finally:
+            listening.cancel()
+
+    def cancel(self, why: str) -> None:
+        """Stop the run (the first cause wins); the Session stops every agent."""
+        if self.why_cancelled is None:
+            self.why_cancelled = why
+            if self._work is not None:
+                self._work.cancel()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Never raises: a client that cannot be written to has gone, which cancels the run."""
+        if self.writer.is_closing():
+            return
+        try:
+            self.writer.write(protocol.encode(message))
+            await self.writer.drain()
+        except (ConnectionError, OSError):
+            self.cancel("client gone")
+
+    async def _run(self, prompt: str) -> None:
+        if refused := self.check(self.request.get("request", {})):
+            await self._failed(refused)
+            return
+        try:
+            self.session = await asyncio.to_thread(session_for, self.request["request"], self.asker)
+        except CoveyError as exc:
+            await self._failed(str(exc))
+            return
+        try:
+            await self.send(protocol.success(self.request_id, {"session_id": self.session.session_id}))
+            for warning in self.session.warnings:
+                await self.send(protocol.stderr_line(f"covey: {warning}"))
+            await self._stream(self.session, prompt)
+            done: dict[str, Any] = {"type": protocol.DONE}
+        except CoveyError as exc:
+            await self.send(ResultEvent.failure(str(exc)).wire())
+            done = {"type": protocol.DONE, "error": str(exc)}
+        except asyncio.CancelledError:
+            done = await self._cancelled()
+        finally:
+            self.session.close()
+        await self.send(done)
+
+    async def _stream(self, session: Session, prompt: str) -> None:
+        verbose = self.options.get("verbose") and self.options.get("output_format") != "stream-json"
+        live = asyncio.create_task(self._live(session)) if self.options.get("live") else None
+        try:
+            async for event in session.stream(prompt):
+                await self.send(event.wire())
+                for line in describe(event) if verbose else ():
+                    await self.send(protocol.stderr_line(line))
+        finally:
+            if live is not None:
+                live.cancel()
+        if trace := self.options.get("trace"):
+            from covey.observe.trace import write_trace
+
+            path = write_trace(trace, await session.runtime.registry.records())
+            await self.send(protocol.stderr_line(f"covey: trace written to {path}"))
+
+    async def _cancelled(self) -> dict[str, Any]:
+        """The run was cancelled (the Session stopped its agents): what the client is told."""
+        for worktree in self.session.kept_worktrees if self.session else []:
+            await self.send(protocol.stderr_line(
+                f"covey: kept worktree {worktree.get('path')} (branch {worktree.get('branch')})"))
+        if self.why_cancelled == "service stopping":
+            await self.send(protocol.stderr_line("covey: the covey service is stopping; every agent was stopped"))
+            return {"type": protocol.DONE, "error": "the covey service stopped during the run"}
+        return {"type": protocol.DONE, "interrupted": True}
+
+    async def _failed(self, message: str) -> None:
+        """The run could not start: the error, and the failure result a script parses."""
+        await self.send(protocol.error(self.request_id, message))
+        await self.send(ResultEvent.failure(message).wire())
+        await self.send({"type": protocol.DONE, "error": message})
+
+    async def _listen(self) -> None:
+        """The client's lines during the run: an interrupt, answers to permission prompts."""
+        while line := await self.reader.readline():
+            try:
+                message = protocol.decode(line)
+            except protocol.ProtocolError:
+                log.warning("a client sent %r; ignored", line[:200])
+                continue
+            if protocol.subtype_of(message) == protocol.INTERRUPT:
+                await self.send(protocol.success(message.get("request_id", "")))
+                self.cancel("interrupted")
+            elif message.get("type") == "control_response" and self.asker is not None:
+                self.asker.answered(message)
+        if self.asker is not None:
+            self.asker.gone()
+        self.cancel("client gone")
+
+    async def _live(self, session: Session) -> None:
+        sent = None
+        while True:
+            await asyncio.sleep(LIVE_INTERVAL_S)
+            try:
+                tree = await session.tree()
+            except Exception:  # the view never stops a run
+                continue
+            if tree != sent:
+                sent = tree
+                await self.send({"type": protocol.LIVE, "tree": tree})
+
+
+def _prompt_of(message: dict[str, Any]) -> str:
+    """The prompt of a ``user`` message: a string, or its text blocks joined."""
+    content = (message.get("message") or {}).get("content", "")
+    if isinstance(content, list):
+        return "".join(block.get("text", "") for block in content if isinstance(block, dict))
+    return str(content)

@@ -1,0 +1,100 @@
+"""Starting the service: two starters end up with one, a dead one is replaced, stop waits
+until it is gone. A stand-in service process (tests/service/fake_service.py) plays the
+service with the real lock logic, so no Ray starts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from covey.service import lifecycle
+from covey.service.paths import service_paths
+
+REPO = Path(__file__).resolve().parents[2]
+FAKE = [sys.executable, "-m", "tests.service.fake_service"]
+
+
+@pytest.fixture
+def fake_spawns(service_root, monkeypatch):
+    """``lifecycle.spawn`` starts the stand-in; every process it started is killed at the end."""
+    started: list[subprocess.Popen] = []
+
+    def spawn(paths, *, address=None, idle_timeout_s=None):
+        started.append(subprocess.Popen(FAKE, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        return started[-1]
+
+    monkeypatch.setattr(lifecycle, "spawn", spawn)
+    yield started
+    for proc in started:
+        proc.kill()
+        proc.wait()
+
+
+def test_two_clients_that_start_at_once_end_up_with_one_service(fake_spawns):
+    paths = service_paths()
+    answers = []
+    starters = [threading.Thread(target=lambda: answers.append(lifecycle.ensure_service(paths))) for _ in range(2)]
+    for thread in starters:
+        thread.start()
+    for thread in starters:
+        thread.join(30)
+    assert len(fake_spawns) == 1
+    assert sorted(started for _, started in answers) == [False, True]
+    assert answers[0][0]["pid"] == answers[1][0]["pid"] == fake_spawns[0].pid
+
+
+def test_a_dead_service_and_its_stale_socket_are_replaced(fake_spawns):
+    paths = service_paths()
+    first, _ = lifecycle.ensure_service(paths)
+    os.kill(first["pid"], signal.SIGKILL)
+    fake_spawns[0].wait()
+    assert paths.socket.exists() and lifecycle.ping(paths) is None  # stale: nothing listens
+    second, started = lifecycle.ensure_service(paths)
+    assert started and second["pid"] != first["pid"] and second["pid"] == fake_spawns[1].pid
+
+
+def test_a_second_service_process_sees_the_first_and_leaves(fake_spawns):
+    paths = service_paths()
+    first, _ = lifecycle.ensure_service(paths)
+    second = subprocess.run(FAKE, cwd=REPO, capture_output=True, text=True, timeout=30)
+    assert second.returncode == 0 and "another one runs" in second.stdout
+    assert lifecycle.ping(paths)["pid"] == first["pid"]
+
+
+def test_stop_waits_until_the_service_is_gone_and_nothing_running_is_no_error(fake_spawns, capsys):
+    paths = service_paths()
+    first, _ = lifecycle.ensure_service(paths)
+    assert lifecycle.stop(paths) == first["pid"]
+    assert not lifecycle.pid_alive(first["pid"])
+    assert lifecycle.stop_command() == 0
+    assert capsys.readouterr().out.strip() == "covey: no covey service is running"
+
+
+def test_a_service_that_fails_to_start_is_reported_with_its_log(service_root, monkeypatch):
+    def spawn(paths, *, address=None, idle_timeout_s=None):
+        paths.log.write_text("Traceback (most recent call last):\nRuntimeError: no Ray for you\n")
+        return subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+
+    monkeypatch.setattr(lifecycle, "spawn", spawn)
+    with pytest.raises(lifecycle.ServiceUnavailable, match="exited with status 3(.|\n)*no Ray for you"):
+        lifecycle.ensure_service(service_paths())
+
+
+def test_a_service_that_never_answers_times_out_with_a_clear_error(service_root):
+    paths = service_paths()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        began = time.monotonic()
+        with pytest.raises(lifecycle.ServiceUnavailable, match="did not answer within 1 s"):
+            lifecycle.wait_ready(paths, sleeper, timeout_s=1.0)
+        assert time.monotonic() - began < 5
+    finally:
+        sleeper.kill()
+        sleeper.wait()

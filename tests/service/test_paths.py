@@ -1,0 +1,60 @@
+"""The service directory is private to the user, or refused."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from covey.service.paths import SOCKET_PATH_MAX, ServiceDirError, service_dir, service_paths
+
+
+def test_the_directory_is_created_0700_with_its_files_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("COVEY_SERVICE_DIR", str(tmp_path / "a" / "svc"))
+    paths = service_paths()
+    assert stat.S_IMODE(os.stat(paths.root).st_mode) == 0o700
+    assert [p.name for p in (paths.socket, paths.info, paths.lock, paths.start_lock, paths.log)] == [
+        "service.sock", "service.json", "service.lock", "start.lock", "service.log"]
+
+
+@pytest.mark.parametrize("mode", [0o750, 0o705, 0o755, 0o777])
+def test_a_directory_others_can_enter_or_read_is_refused(tmp_path, monkeypatch, mode):
+    root = tmp_path / "svc"
+    root.mkdir()
+    root.chmod(mode)
+    monkeypatch.setenv("COVEY_SERVICE_DIR", str(root))
+    with pytest.raises(ServiceDirError, match="open to others.*chmod 700"):
+        service_paths()
+
+
+def test_a_symlink_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "real").mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    monkeypatch.setenv("COVEY_SERVICE_DIR", str(tmp_path / "link"))
+    with pytest.raises(ServiceDirError, match="not a directory"):
+        service_paths()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a directory to another user needs root")
+def test_someone_elses_directory_is_refused(tmp_path, monkeypatch):
+    root = tmp_path / "svc"
+    root.mkdir(mode=0o700)
+    os.chown(root, 4242, -1)
+    monkeypatch.setenv("COVEY_SERVICE_DIR", str(root))
+    with pytest.raises(ServiceDirError, match="uid 4242"):
+        service_paths()
+
+
+def test_the_default_is_under_home_and_a_long_home_falls_back_to_tmp(tmp_path, monkeypatch):
+    monkeypatch.delenv("COVEY_SERVICE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert service_dir() == tmp_path / ".covey" / "service"
+    long_home = tmp_path / ("h" * SOCKET_PATH_MAX)
+    monkeypatch.setenv("HOME", str(long_home))
+    fallback = service_dir()
+    assert fallback.parent == Path("/tmp") and fallback.name.startswith(f"covey-service-{os.getuid()}-")
+    assert len(os.fsencode(fallback / "service.sock")) < SOCKET_PATH_MAX
+    monkeypatch.setenv("HOME", str(long_home) + "2")
+    assert service_dir() != fallback  # one per home
