@@ -376,7 +376,9 @@ class Session:
         """The covey service's ready session kit: a registry that borrows agent actors from
         the service's shared pool, and a mailbox. The session takes the kit's id."""
         if not ray.is_initialized():
-            raise CoveyError("Session(service=True) runs on the covey service's Ray: connect to it first")
+            from covey.service.attach import join_service
+
+            join_service(self.options.verbose)
         self._lender = SharedPoolHandle.named(pool_name())
         kit = await self._lender.take_kit(model_modules(self.options.model))
         self.session_id = kit.session_id

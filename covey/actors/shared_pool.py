@@ -48,7 +48,7 @@ def pool_name() -> str:
 def default_floors() -> dict[str, int]:
     """Ready when idle: ``COVEY_POOL_FLOOR`` agent actors (default 2: a main agent and one
     child) and one session kit."""
-    return {"home": max(0, int(os.environ.get("COVEY_POOL_FLOOR", "2"))), KIT_LANE: 1}
+    return {KIT_LANE: 1, "home": max(0, int(os.environ.get("COVEY_POOL_FLOOR", "2")))}
 
 
 @dataclass
@@ -94,8 +94,8 @@ class _SharedPoolActor:
         """Start the floors and the tick; the stats once every floor is ready."""
         if self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
-        for lane, floor in self.pool.floors.items():
-            await self.pool.warm(floor, lane)
+        # All at once, in the floors' order (a kit first: a first run waits for one).
+        await asyncio.gather(*(self.pool.warm(floor, lane) for lane, floor in self.pool.floors.items()))
         return self.pool.stats()
 
     async def take(self, lane: str, session_id: str) -> AgentHandle:

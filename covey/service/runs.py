@@ -20,7 +20,7 @@ from covey.events import ResultEvent
 from covey.render import describe
 from covey.service import protocol
 from covey.service.asker import ClientAsker
-from covey.session import Session, SessionOptions
+from covey.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -28,22 +28,16 @@ LIVE_INTERVAL_S = 0.5
 
 
 def session_for(request: dict[str, Any], asker: Any = None) -> Session:
-    """The Session of a served run, from the client's ``covey_run`` request.
-
-    The client's environment goes to the session once ``SessionOptions`` takes one
-    (``env``); until then a served session runs with the service's environment, which
-    is the environment of the client that started the service. The service's shared
-    warm pool and ready session actors plug in here too (``Session(service=True)``).
-    """
+    """The Session of a served run, from the client's ``covey_run`` request: in the
+    client's directory and environment (never the service's), on the service's ready
+    session actors and shared warm pool (``service=True``)."""
     options = request.get("options") or {}
     kwargs: dict[str, Any] = dict(
         cwd=request["cwd"], model=options.get("model"), permission_mode=options.get("permission_mode"),
         max_turns=options.get("max_turns", 100), allowed_tools=options.get("allowed_tools") or [],
         disallowed_tools=options.get("disallowed_tools") or [], agents=options.get("agents"),
-        verbose=bool(options.get("verbose")), asker=asker,
+        verbose=bool(options.get("verbose")), asker=asker, env=request.get("env") or {}, service=True,
     )
-    if "env" in SessionOptions.model_fields:
-        kwargs["env"] = request.get("env") or {}
     return Session(**kwargs)
 
 

@@ -12,6 +12,7 @@ first (``covey.service.__main__``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -24,6 +25,7 @@ from typing import Any, Awaitable, Callable
 
 import ray
 
+from covey.actors.shared_pool import SharedPoolHandle, pool_name
 from covey.ray_runtime import ensure_ray, shutdown_if_started
 from covey.service import protocol
 from covey.service.paths import ServicePaths, open_private
@@ -37,6 +39,10 @@ LINE_LIMIT = 64 * 1024 * 1024
 STOP_RUNS_S = 30.0
 """How long stopping waits for the runs' agents to stop (their grace is 5 s, 10 s for the registry's)."""
 
+SERVICE_PRELOAD = ("covey.model.anthropic",)
+"""What the pool's agent actors load before they are lent, besides covey's own run modules:
+the Messages-API adapter most runs use (a scripted run's model needs nothing more)."""
+
 StatsProvider = Callable[[], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 
 
@@ -44,8 +50,10 @@ class Service:
     def __init__(self, paths: ServicePaths, *, address: str | None, idle_timeout_s: float,
                  pool_stats: StatsProvider | None = None) -> None:
         self.paths, self.address, self.idle_timeout_s = paths, address, idle_timeout_s
+        self.pool: SharedPoolHandle | None = None
+        """The shared warm pool every served session borrows from (agent actors, session kits)."""
         self.pool_stats = pool_stats
-        """Figures of the shared warm pool for ``covey status`` (ready, size, high-water), once there is one."""
+        """Figures of the shared warm pool for ``covey status`` (ready, size, high-water): the pool's own by default."""
         self.runs: set[ServedRun] = set()
         self.started_at = time.time()
         self.idle_since = time.monotonic()
@@ -58,6 +66,11 @@ class Service:
         self._stopping, self._runs_changed = asyncio.Event(), asyncio.Event()
         self.started_ray = ensure_ray(self.address)
         self.ray_address = ray.get_runtime_context().gcs_address
+        self.pool = SharedPoolHandle.create(pool_name(), ray.get_runtime_context().get_node_id(),
+                                            preload=SERVICE_PRELOAD)
+        self.pool_stats = self.pool_stats or self.pool.stats
+        # Floors start now; the first run waits only for what it takes (a kit, its main agent).
+        floors = asyncio.create_task(self.pool.ready())
         loop = asyncio.get_running_loop()
         # After ray.init: a Ray driver installs its own SIGTERM handler (exit, no cleanup).
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -73,6 +86,7 @@ class Service:
             await self._stopping.wait()
         finally:
             idle.cancel()
+            floors.cancel()
             await self._shut_down(server)
 
     def stop(self, why: str) -> None:
@@ -89,6 +103,10 @@ class Service:
         deadline = time.monotonic() + STOP_RUNS_S
         while self.runs and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
+        if self.pool is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.pool.shutdown(), 10)
+            self.pool.kill()
         shutdown_if_started(self.started_ray)
         self.paths.info.unlink(missing_ok=True)
         log.info("covey service pid %d stopped", os.getpid())
@@ -99,6 +117,9 @@ class Service:
         while True:
             left = None if self.runs else self.idle_since + self.idle_timeout_s - time.monotonic()
             if left is not None and left <= 0:
+                if await self._attached_sessions():
+                    self.idle_since = time.monotonic()  # a Python session on this service still runs
+                    continue
                 self.stop(f"idle for {self.idle_timeout_s:g} s")
                 return
             self._runs_changed.clear()
@@ -106,6 +127,15 @@ class Service:
                 await asyncio.wait_for(self._runs_changed.wait(), left)
             except asyncio.TimeoutError:
                 pass
+
+    async def _attached_sessions(self) -> int:
+        """Sessions of other drivers (``Session(service=True)``) holding one of the pool's kits."""
+        if self.pool is None:
+            return 0
+        try:
+            return (await self.pool.stats()).get("kit", {}).get("lent", 0)
+        except Exception:  # the pool is gone: nothing holds the service
+            return 0
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         pid, uid = _peer(writer)

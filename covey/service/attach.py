@@ -1,0 +1,20 @@
+"""A Python session on the covey service (``Session(service=True)``, ``COVEY_SERVICE=1``):
+find this user's service (start one if none runs) and join its Ray, so the session
+borrows the service's ready session actors and warm pool from this process."""
+
+from __future__ import annotations
+
+import logging
+
+from covey.ray_runtime import join
+from covey.local_rays import NAMESPACE
+from covey.service.lifecycle import ensure_service
+from covey.service.paths import service_paths
+
+
+def join_service(verbose: bool = False) -> dict:
+    """Join the running service's Ray (starting the service first if none answers); its ping answer."""
+    answer, _started = ensure_service(service_paths())
+    join(answer["ray_address"], namespace=NAMESPACE, logging_level=logging.INFO if verbose else logging.ERROR,
+         log_to_driver=verbose)
+    return answer
