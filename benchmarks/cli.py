@@ -157,8 +157,9 @@ def _idle(env: dict[str, str]) -> dict[str, Any]:
             "agent_actors": len(agent_uss), "by_title": titles}
 
 
-async def _baseline(api_url: str, n: int, tmp: Path) -> float:
-    """N in-process AgentRunners on the child specs covey builds, against the same fake API."""
+async def _baseline(api_url: str, replies: Replies, n: int, tmp: Path) -> float:
+    """N in-process AgentRunners on the child specs covey builds, against the same fake API
+    serving the same children (three turns of ``TURN_S``)."""
     from covey.actors.agent import AgentRunner
     from covey.agents.children import child_spec
     from covey.model.anthropic import AnthropicModel
@@ -187,8 +188,15 @@ async def _baseline(api_url: str, n: int, tmp: Path) -> float:
         async for _ in AgentRunner().run(spec):
             pass
 
+    fanout = replies.fanout = Fanout(n, background=False, delay_s=TURN_S, turns=TURNS)
     started = time.monotonic()
-    await asyncio.gather(*(one(s) for s in specs))
+    try:
+        await asyncio.gather(*(one(s) for s in specs))
+    finally:
+        fanout.released.set()
+        replies.fanout = None
+    if (done := fanout.children_seen(TURNS)) != n:
+        raise RuntimeError(f"the in-process baseline ran {done} of {n} children to their last turn")
     return time.monotonic() - started
 
 
@@ -223,7 +231,7 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
                 key = f"{kind}_{n}"
                 first = await asyncio.to_thread(_fanout, env, project, replies, kind, n)
                 second = await asyncio.to_thread(_fanout, env, project, replies, kind, n)
-                baseline = await _baseline(api.url, n, tmp)
+                baseline = await _baseline(api.url, replies, n, tmp)
                 out[key] = {"first_seen": first, "seen_once_before": second, "baseline_in_process_s": round(baseline, 3),
                             "baseline_ratio_vs_ideal": round(baseline / IDEAL_S, 2)}
                 log(f"cli: {key} first {first.get('ratio_vs_ideal')}x, second {second.get('ratio_vs_ideal')}x "

@@ -7,6 +7,7 @@ registry (which owns the warm pool), the mailbox and the root agent without a na
 from __future__ import annotations
 
 import asyncio
+import pickle
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
@@ -19,6 +20,22 @@ if TYPE_CHECKING:
     from covey.actors.handle import AgentHandle
     from covey.actors.mailbox import MailboxHandle
     from covey.registry.actor import RegistryHandle
+
+
+class Sealed:
+    """A pickled object that stays pickled until someone needs it. The session's model
+    travels in the runtime through the registry, which never calls it: unpickling it there
+    would import the model's SDK (the Anthropic SDK: ~0.75 s of CPU) on a spawn's path."""
+
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+
+    @classmethod
+    def of(cls, value: Any) -> Any:
+        return value if value is None or isinstance(value, Sealed) else cls(pickle.dumps(value))
+
+    def open(self) -> Any:
+        return pickle.loads(self.blob)
 
 
 @dataclass
@@ -63,8 +80,16 @@ class SessionRuntime:
 
     def __getstate__(self) -> dict[str, Any]:
         """The root agent travels by name (``AgentHandle.by_name``): a child looks it up only
-        if it relays a permission prompt, instead of every child paying to unpickle it."""
-        return {**self.__dict__, "root": self.root.by_name() if self.root is not None else None}
+        if it relays a permission prompt, instead of every child paying to unpickle it. The
+        model travels sealed (``Sealed``): the registry forwards it without unpickling it."""
+        root = self.root.by_name() if self.root is not None else None
+        return {**self.__dict__, "root": root, "model": Sealed.of(self.model)}
+
+    def open_model(self) -> Any:
+        """The session's model, unsealed once here (an agent actor keeps its runtime)."""
+        if isinstance(self.model, Sealed):
+            self.model = self.model.open()
+        return self.model
 
     @property
     def teams(self) -> bool:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from covey.runtime import Sealed
+
 
 def travelling(spec: Any) -> Any:
     """``spec`` without its runtime, and without its model and environment when those are
@@ -44,8 +46,8 @@ def arrived(spec: Any, runtime: Any) -> Any:
     if runtime is None:
         return spec
     update: dict[str, Any] = {"runtime": runtime}
-    if spec.model is None:
-        update["model"] = runtime.model
+    if spec.model is None or isinstance(spec.model, Sealed):  # a resumed spec kept it sealed
+        update["model"] = runtime.open_model() if spec.model is None else spec.model.open()
     if spec.settings.env is None and runtime.env is not None:
         update["settings"] = spec.settings.model_copy(update={"env": runtime.env})
     return spec.model_copy(update=update)

@@ -26,6 +26,8 @@ AGENT_RUN_MODULES = (
     "covey.teams.roster",
     "covey.model.scripted",
     "covey.tools.catalog",
+    "covey.permissions.policy",  # its package loads names on first use
+    "covey.permissions.askers",
     "concurrent.futures.thread",  # asyncio.to_thread: file tools, transcripts
 )
 """Entry points of what one agent run touches; their own imports bring the rest."""
@@ -36,17 +38,23 @@ _TOOL_OPTIONS = tuple(ToolOptions(teams=teams, background_disabled=off) for team
 def warm_up(modules: Iterable[str] = ()) -> list[str]:
     """Import the agent-run modules (plus ``modules``, e.g. the session's model adapter)
     and build every tool schema once; returns what could not be imported."""
-    missing = []
-    for name in (*AGENT_RUN_MODULES, *modules):
-        try:
-            importlib.import_module(name)
-        except ImportError:  # an optional adapter: its agents pay the import when they run
-            missing.append(name)
+    missing = preload_modules((*AGENT_RUN_MODULES, *modules))
     from covey.tools.catalog import tool_catalog
 
     for options in _TOOL_OPTIONS:
         for tool in tool_catalog(options):
             tool.schema()
+    return missing
+
+
+def preload_modules(modules: Iterable[str]) -> list[str]:
+    """Import ``modules``; returns those that could not be imported."""
+    missing = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an optional adapter: its agents pay the import when they run
+            missing.append(name)
     return missing
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import weakref
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -70,11 +71,17 @@ class AnthropicModel:
         retry_backoff_s: float = 0.5,
         max_records: int = 1000,
     ) -> None:
-        self._client = client or _make_client(api_key, auth_token, base_url, max_retries, timeout_s)
-        # Resolved now (env included) so a copy in a Ray worker reaches the same server with the
-        # same credential. The SDK refuses both at once, and uses the key when the env has both.
-        key, token = self._client.api_key, None if self._client.api_key else self._client.auth_token
-        self._options = (key, token, str(self._client.base_url), max_retries, timeout_s)
+        if client is None and base_url and (api_key or auth_token):
+            # Everything is known: the client is built where requests are sent (an agent
+            # actor), not in a driver that only hands the model on.
+            self._client = None
+            self._options = (api_key, None if api_key else auth_token, base_url, max_retries, timeout_s)
+        else:
+            self._client = client or _make_client(api_key, auth_token, base_url, max_retries, timeout_s)
+            # Resolved now (env included) so a copy in a Ray worker reaches the same server with the
+            # same credential. The SDK refuses both at once, and uses the key when the env has both.
+            key, token = self._client.api_key, None if self._client.api_key else self._client.auth_token
+            self._options = (key, token, str(self._client.base_url), max_retries, timeout_s)
         self.max_retries = max_retries
         self.retry_backoff_s = retry_backoff_s
         self.requests: deque[RequestRecord] = deque(maxlen=max_records)
@@ -96,7 +103,7 @@ class AnthropicModel:
     @property
     def client(self) -> anthropic.AsyncAnthropic:
         if self._client is None:
-            self._client = _make_client(*self._options)
+            self._client = _shared_client(self._options)
         return self._client
 
     def __getstate__(self) -> dict[str, Any]:
@@ -141,6 +148,24 @@ class AnthropicModel:
 
     def _backoff_s(self, attempt: int) -> float:
         return min(self.retry_backoff_s * 2**attempt, _MAX_BACKOFF_S) * (1 - 0.25 * random.random())
+
+
+_CLIENTS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, anthropic.AsyncAnthropic]]" = (
+    weakref.WeakKeyDictionary())
+"""The SDK clients of this process, per event loop and settings. Every spec an agent actor
+runs brings its own copy of the session's model; building a client (its TLS context, its
+connection pool) for each would cost every spawn ~20-50 ms of CPU and a new connection."""
+
+
+def _shared_client(options: tuple) -> anthropic.AsyncAnthropic:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not in a loop: nothing to share it with
+        return _make_client(*options)
+    clients = _CLIENTS.setdefault(loop, {})
+    if (client := clients.get(options)) is None:
+        client = clients[options] = _make_client(*options)
+    return client
 
 
 def _make_client(

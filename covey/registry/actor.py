@@ -186,6 +186,8 @@ class RegistryHandle(ActorHandle):
         sending = None
         if runtime is not None and runtime.key not in self._runtime_sent:
             sending = self._runtime_sent[runtime.key] = asyncio.get_running_loop().create_future()
+        if runtime is not None and spec.model is not None and spec.model is runtime.model:
+            spec = spec.model_copy(update={"model": None})  # it travels (sealed) in the runtime
         try:
             answer = await self.call("launch", request, spec, follow, lane, output_file)
         finally:
