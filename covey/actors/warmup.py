@@ -10,9 +10,12 @@ per actor (0.07 s on a reused one), which is what a warm pool exists to avoid.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import Any, Iterable
 
 from covey.tools.options import ToolOptions
+
+log = logging.getLogger(__name__)
 
 AGENT_RUN_MODULES = (
     "covey.runtime",
@@ -48,13 +51,20 @@ def warm_up(modules: Iterable[str] = ()) -> list[str]:
 
 
 def preload_modules(modules: Iterable[str]) -> list[str]:
-    """Import ``modules``; returns those that could not be imported."""
+    """Import ``modules`` and run each one's ``warm_up_offline`` if it has one (a model
+    adapter's canned exchange); returns those that could not be imported."""
     missing = []
     for name in modules:
         try:
-            importlib.import_module(name)
+            module = importlib.import_module(name)
         except ImportError:  # an optional adapter: its agents pay the import when they run
             missing.append(name)
+            continue
+        if callable(warm := getattr(module, "warm_up_offline", None)):
+            try:
+                warm()
+            except Exception:  # a warm-up that fails costs its agents the first-use time only
+                log.warning("warming up %s failed", name, exc_info=True)
     return missing
 
 
