@@ -105,8 +105,6 @@ def two_covey_rays(home, monkeypatch):
 
     monkeypatch.setattr(inspect, "joined", joined)
     monkeypatch.setattr(inspect, "ps_text", ps_text)
-    monkeypatch.setattr(inspect, "sessions", lambda: current["sessions"])
-
     async def running_sessions():
         return current["sessions"]
 
@@ -137,20 +135,25 @@ def test_a_session_is_found_on_whichever_covey_ray_runs_it(two_covey_rays):
 
 
 class _Registry:
-    def __init__(self, records):
-        self._records = records
+    def __init__(self, session_id, records):
+        self._session_id, self._records = session_id, records
 
     async def records(self):
         return self._records
 
+    async def session(self):
+        return self._session_id, None
 
-def test_a_covey_services_ready_session_kits_are_not_listed_as_sessions(monkeypatch):
-    """A kit's registry holds no record until a session takes it: ``ps`` and ``tree`` skip it."""
+
+def test_sessions_are_named_by_their_registrys_session_and_idle_kits_are_skipped(monkeypatch):
+    """A covey service's kit serves one session after another under its own actor name: a
+    session is listed by the id its registry serves now, and a kit waiting for the next
+    session (no record yet) is not listed at all."""
     from types import SimpleNamespace
 
     record = SimpleNamespace(agent_id="agent-1", agent_type="main", status="running", description="the run",
                              live=True, cost_usd=0.0)
-    monkeypatch.setattr(inspect, "sessions", lambda: {"kit00000": _Registry([]), "used0000": _Registry([record])})
+    monkeypatch.setattr(inspect, "registries", lambda: [_Registry("idle0000-x", []), _Registry("used0000-y", [record])])
     listing = inspect.run(inspect.ps_text())
-    assert "session used0000" in listing and "kit00000" not in listing
+    assert "session used0000" in listing and "idle0000" not in listing
     assert list(inspect.run(inspect.running_sessions())) == ["used0000"]

@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_HALF_LIFE_S = 300.0
 DEFAULT_MAX_USES = 50
-DEFAULT_REPLACE_AFTER_S = 1.0
 
 
 @dataclass
@@ -39,15 +38,10 @@ class DemandPool:
     def __init__(
         self, create: Callable[[str], Awaitable[Any]], floors: dict[str, int], *, key: Callable[[Any], Any] = id,
         half_life_s: float = DEFAULT_HALF_LIFE_S, max_uses: int = DEFAULT_MAX_USES,
-        clock: Callable[[], float] = time.monotonic, consumed: tuple[str, ...] = (),
-        replace_after_s: float = DEFAULT_REPLACE_AFTER_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.create, self.key, self.clock = create, key, clock
         self.floors = dict(floors)
-        self.consumed = set(consumed)
-        """Lanes whose items are used up, never given back (session kits): their floor is
-        what stays *ready*, replaced ``replace_after_s`` after one is taken."""
-        self.replace_after_s = replace_after_s
         self.half_life_s, self.max_uses = half_life_s, max_uses
         self.ready: dict[str, deque] = defaultdict(deque)
         self.waiting: dict[str, deque[asyncio.Future]] = defaultdict(deque)
@@ -83,14 +77,16 @@ class DemandPool:
                 self._drop_waiter(lane, waiter)
                 raise
         self._lend(item, lane, session_id if session_id is not None else item.session_id)
-        if lane in self.consumed:
-            self._track(asyncio.get_running_loop().create_task(self._replace(lane)))
         return item
 
     def give_back(self, item: Any, clean: bool) -> bool:
-        """True if ``item`` is kept for the next taker; otherwise it is killed."""
+        """True if ``item`` is kept for the next taker; otherwise it is killed (as is one
+        this pool no longer lends: its session was ended meanwhile)."""
         loan = self.lent.pop(self.key(item), None)
-        lane = loan.lane if loan else "home"
+        if loan is None:
+            self._drop(item)
+            return False
+        lane = loan.lane
         self._settle(lane)
         keep = clean and self.uses[self.key(item)] < self.max_uses and (
             bool(self.waiting[lane]) or self._held(lane) < self.target(lane))
@@ -100,14 +96,17 @@ class DemandPool:
             self._drop(item)
         return keep
 
-    def end_session(self, session_id: str) -> int:
-        """Kill what ``session_id`` still holds (its kit, agents it never gave back); how many."""
+    def end_session(self, session_id: str, spare: tuple[str, ...] = ()) -> list[Any]:
+        """Kill what ``session_id`` still holds (agents it never gave back), except its items
+        of the ``spare`` lanes: they stay lent, returned for the caller to give back (a kit,
+        once it is ready for another session) or not."""
         ended = [loan for loan in self.lent.values() if loan.session_id == session_id]
         for loan in ended:
-            del self.lent[self.key(loan.item)]
-            self._drop(loan.item)
-            self._settle(loan.lane)
-        return len(ended)
+            if loan.lane not in spare:
+                del self.lent[self.key(loan.item)]
+                self._drop(loan.item)
+                self._settle(loan.lane)
+        return [loan.item for loan in ended if loan.lane in spare]
 
     async def warm(self, n: int, lane: str = "home") -> int:
         """Raise ``lane``'s demand to ``n`` and wait until that many are ready or lent."""
@@ -130,7 +129,7 @@ class DemandPool:
             if self.in_use(lane) == 0 and lane in self._since:
                 halves = (now - self._since[lane]) / self.half_life_s
                 self.demand[lane] = max(float(self.floors.get(lane, 0)), self._peak(lane) * 0.5 ** halves)
-            while len(self.ready[lane]) > max(0, self.target(lane) - self._returning(lane)):
+            while len(self.ready[lane]) > max(0, self.target(lane) - self.in_use(lane)):
                 self._drop(self.ready[lane].popleft())  # the longest idle first
             self._start(lane, self.target(lane) - self._held(lane) - self.starting[lane])
 
@@ -177,11 +176,8 @@ class DemandPool:
         return self._peaks.get(lane, self.demand[lane])
 
     def _held(self, lane: str) -> int:
-        """What counts against the lane's target: ready items, and lent ones that come back."""
-        return len(self.ready[lane]) + self._returning(lane)
-
-    def _returning(self, lane: str) -> int:
-        return 0 if lane in self.consumed else self.in_use(lane)
+        """What counts against the lane's target: ready items, and lent ones (they come back)."""
+        return len(self.ready[lane]) + self.in_use(lane)
 
     def _ready(self, item: Any, lane: str) -> None:
         while self.waiting[lane]:
@@ -190,12 +186,6 @@ class DemandPool:
                 waiter.set_result(item)
                 return
         self.ready[lane].append(item)
-
-    async def _replace(self, lane: str) -> None:
-        """Start what a consumed lane lacks of its floor, once the session that took an item
-        is past its start: starting processes meanwhile would take the CPU it needs."""
-        await asyncio.sleep(self.replace_after_s)
-        self._start(lane, self.floors.get(lane, 0) - len(self.ready[lane]) - self.starting[lane])
 
     def _start(self, lane: str, missing: int) -> None:
         for _ in range(max(0, missing)):

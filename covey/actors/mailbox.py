@@ -39,6 +39,9 @@ class MailboxHandle(ActorHandle):
     async def pending(self, recipient: str) -> int:
         return await self.call("pending", recipient)
 
+    async def reset(self) -> None:
+        await self.call("reset")
+
     async def history(self, recipient: str) -> list[Mail]:
         return await self.call("history", recipient)
 

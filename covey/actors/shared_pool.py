@@ -8,7 +8,8 @@ start, how demand decays) are ``DemandPool``'s; this module adapts them to Ray.
 
 The pool owns what it creates, so agents and kits outlive the sessions that borrow
 them; a session that ends (or whose client went away) is ended here, which kills
-whatever it still held.
+whatever it still held. Its kit serves the next session (a fresh supervisor, an empty
+mailbox, a new session id) unless the session had teams or lost one of the kit's actors.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ class _SharedPoolActor:
         self.home = home_node_id
         self.factory = AgentFactory(f"svc-{secrets.token_hex(2)}", home_node_id, preload=preload)
         self.pool = DemandPool(self._create, floors if floors is not None else default_floors(), key=_key,
-                               half_life_s=half_life_s, consumed=(KIT_LANE,))
+                               half_life_s=half_life_s)
         self._ticker: asyncio.Task | None = None
 
     async def ready(self) -> dict[str, Any]:
@@ -110,8 +111,22 @@ class _SharedPoolActor:
     async def give_back(self, actor: AgentHandle, clean: bool) -> bool:
         return self.pool.give_back(actor, clean)
 
-    async def end_session(self, session_id: str) -> int:
-        return self.pool.end_session(session_id)
+    async def end_session(self, session_id: str, reuse_kit: bool = False) -> None:
+        """Kill what the session still holds; its kit is made ready for another session
+        (``reuse_kit``: the session ended with its actors alive and no team), else killed."""
+        for kit in self.pool.end_session(session_id, spare=(KIT_LANE,)):
+            self.pool.give_back(kit, reuse_kit and await self._recycled(kit))
+        self.pool.tick()  # a killed kit or agent is replaced up to the floors
+
+    async def _recycled(self, kit: SessionKit) -> bool:
+        session_id = new_session_id()
+        registry, mailbox = kit.handles()
+        try:
+            await asyncio.gather(registry.recycle(session_id), mailbox.reset())
+        except Exception:  # a kit that cannot be made ready again is killed
+            return False
+        kit.session_id = session_id
+        return True
 
     async def warm(self, n: int, lane: str = "home") -> int:
         return await self.pool.warm(n, lane)
@@ -135,8 +150,9 @@ class _SharedPoolActor:
         return await self.factory.create(lane)
 
     async def _new_kit(self) -> SessionKit:
+        """A registry and a mailbox, named by the kit (they serve one session after another)."""
         session_id = new_session_id()
-        prefix = f"covey:{session_id[:8]}"
+        prefix = f"covey:kit-{secrets.token_hex(3)}"
         options: dict[str, Any] = {"namespace": NAMESPACE}
         if self.home:
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(self.home, soft=False)
@@ -178,8 +194,8 @@ class SharedPoolHandle(ActorHandle):
     async def give_back(self, actor: AgentHandle, clean: bool) -> bool:
         return await self.call("give_back", actor, clean)
 
-    def end_session(self, session_id: str) -> None:
-        self.tell("end_session", session_id)
+    def end_session(self, session_id: str, reuse_kit: bool = False) -> None:
+        self.tell("end_session", session_id, reuse_kit)
 
     async def warm(self, n: int, lane: str = "home") -> int:
         return await self.call("warm", n, lane)

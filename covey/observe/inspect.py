@@ -22,7 +22,6 @@ from typing import Any, Awaitable, Callable, Iterator
 import ray
 
 from covey import local_rays
-from covey.actors.mailbox import MailboxHandle
 from covey.actors.team import BoardHandle, RosterHandle
 from covey.errors import UserError
 from covey.local_rays import LocalRay
@@ -120,27 +119,29 @@ def with_agent(address: str | None, agent_id: str, act: Callable[[RegistryHandle
     raise UserError(f"no agent {agent_id!r} in any running session")
 
 
-def sessions() -> dict[str, RegistryHandle]:
-    """Running sessions by id prefix."""
-    found = {}
-    for entry in ray.util.list_named_actors(all_namespaces=True):
-        name, namespace = entry["name"], entry["namespace"]
-        if namespace == NAMESPACE and name.startswith("covey:") and name.endswith(":registry"):
-            prefix = name.split(":")[1]
-            found[prefix] = RegistryHandle(ray.get_actor(name, namespace=NAMESPACE), name)
-    return found
+def registries() -> list[RegistryHandle]:
+    """Every session registry on this Ray: a session's own, or a covey service's kit."""
+    return [RegistryHandle(ray.get_actor(entry["name"], namespace=NAMESPACE), entry["name"])
+            for entry in ray.util.list_named_actors(all_namespaces=True)
+            if entry["namespace"] == NAMESPACE and entry["name"].startswith("covey:")
+            and entry["name"].endswith(":registry")]
 
 
 async def running_sessions() -> dict[str, RegistryHandle]:
-    """The sessions that run an agent or ran one: not a covey service's ready session kits."""
-    return {prefix: registry for prefix, registry in sessions().items() if await registry.records()}
+    """Sessions that run an agent or ran one, by session id prefix (a covey service's kit
+    serves one session after another, and holds no record while it waits for the next)."""
+    found = {}
+    for registry in registries():
+        if await registry.records():
+            session_id, _mailbox = await registry.session()
+            found[session_id[:8]] = registry
+    return found
 
 
 async def ps_text() -> str:
     lines = []
-    for prefix, registry in sessions().items():
-        if not (records := await registry.records()):
-            continue  # a covey service's session kit, ready for the next run
+    for prefix, registry in (await running_sessions()).items():
+        records = await registry.records()
         live = sum(r.live for r in records)
         cost = sum(r.cost_usd for r in records)
         lines.append(f"session {prefix}: {len(records)} agents, {live} running, ${cost:.4f}")
@@ -153,7 +154,7 @@ async def tree_text(prefix: str, registry: RegistryHandle) -> str:
 
 
 async def _find(agent_id: str) -> tuple[RegistryHandle, Any] | None:
-    for registry in sessions().values():
+    for registry in registries():
         if (record := await registry.record(agent_id)) is not None:
             return registry, record
     return None
@@ -200,7 +201,7 @@ async def team_text(prefix: str, registry: RegistryHandle) -> str:
             team = name.split("/")[2]
             roster = RosterHandle(ray.get_actor(name, namespace=NAMESPACE))
             board = BoardHandle(ray.get_actor(name[: -len("roster")] + "board", namespace=NAMESPACE))
-            mailbox = MailboxHandle(ray.get_actor(f"covey:{prefix}:mailbox", namespace=NAMESPACE))
+            mailbox = (await registry.session())[1]
             lines += await _team_lines(team, roster, board, mailbox)
     return "\n".join(lines) or f"session {prefix} has no team"
 

@@ -34,6 +34,7 @@ class _RegistryActor:
     ) -> None:
         """``lender``: the covey service's shared pool, which this session borrows agent
         actors from (None: the session owns a warm pool of its own)."""
+        self.session_id, self.mailbox, self.lender = session_id, mailbox, lender
         if lender is not None:
             pool: Any = BorrowedPool(lender, session_id)
         else:
@@ -47,6 +48,18 @@ class _RegistryActor:
     async def configure(self, limits: Limits) -> None:
         """A ready-made registry (a service's session kit) takes its session's limits."""
         self.supervisor.core.limits = limits
+
+    async def recycle(self, session_id: str) -> None:
+        """Serve another session (a covey service's kit, once its session ended and every
+        agent of it was given back or killed): a fresh supervisor, no record of the last."""
+        await self.supervisor.close()
+        self.supervisor = Supervisor(Limits(), pool=BorrowedPool(self.lender, session_id), mailbox=self.mailbox,
+                                     put=ray.put)
+        self.session_id = session_id
+
+    async def session(self) -> tuple[str, Any]:
+        """The session this registry serves now, and its mailbox (``covey ps``, ``covey team``)."""
+        return self.session_id, self.mailbox
 
     async def release(self, actor: AgentHandle) -> bool:
         """Give ``actor`` back to the pool once its run is over (a served session's main agent)."""
@@ -253,6 +266,12 @@ class RegistryHandle(ActorHandle):
 
     async def release(self, actor: AgentHandle) -> bool:
         return await self.call("release", actor)
+
+    async def recycle(self, session_id: str) -> None:
+        await self.call("recycle", session_id)
+
+    async def session(self) -> tuple[str, Any]:
+        return await self.call("session")
 
     async def find(self, name_or_id: str) -> RunRecord | None:
         return await self.call("find", name_or_id)

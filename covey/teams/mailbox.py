@@ -28,6 +28,13 @@ class Mailbox:
     """In-memory mailbox; the Ray actor wraps one of these."""
 
     def __init__(self) -> None:
+        self._empty()
+
+    async def reset(self) -> None:
+        """Empty, for another session (a covey service reuses a finished session's mailbox)."""
+        self._empty()
+
+    def _empty(self) -> None:
         self.unread: dict[str, list[Mail]] = defaultdict(list)
         self.read: dict[str, deque[Mail]] = defaultdict(lambda: deque(maxlen=READ_LOG))
         self._arrived: dict[str, asyncio.Event] = defaultdict(asyncio.Event)

@@ -145,21 +145,45 @@ async def test_ending_a_session_kills_what_it_still_holds_only():
     p = pool(maker)
     mine = [await p.take("home", "a") for _ in range(2)]
     theirs = await p.take("home", "b")
-    assert p.end_session("a") == 2
+    assert p.end_session("a") == []
     assert all(i.killed for i in mine) and not theirs.killed
     assert p.in_use("home") == 1
 
 
-async def test_a_consumed_lane_is_replaced_after_a_take_and_its_item_goes_to_its_own_session():
+async def test_a_late_give_back_from_an_ended_session_is_killed_not_kept():
     maker = Maker()
-    p = DemandPool(maker, {"kit": 1}, consumed=("kit",), replace_after_s=0.01, clock=Clock())
+    p = pool(maker, floor=2)
+    item = await p.take("home", "a")
+    p.end_session("a")
+    assert not p.give_back(item, clean=True) and item not in p.ready["home"]
+
+
+async def test_an_ended_sessions_spared_kit_is_lent_until_given_back_then_serves_its_next_session():
+    maker = Maker()
+    p = DemandPool(maker, {"kit": 1}, clock=Clock())
+    await p.warm(1, "kit")
+    kit = await p.take("kit")  # lent to the kit's own session id
+    assert p.lent[id(kit)].session_id == kit.session_id
+    agent = await p.take("home", kit.session_id)
+    assert p.end_session(kit.session_id, spare=("kit",)) == [kit]
+    assert agent.killed and not kit.killed and p.in_use("kit") == 1
+    kit.session_id = "next-session"
+    assert p.give_back(kit, clean=True)
+    again = await p.take("kit")
+    assert again is kit and p.lent[id(kit)].session_id == "next-session"
+    assert [i.lane for i in maker.made].count("kit") == 1  # no kit was made for the second session
+
+
+async def test_a_kit_that_could_not_be_made_ready_again_is_killed_and_the_floor_refilled():
+    maker = Maker()
+    p = DemandPool(maker, {"kit": 1}, clock=Clock())
     await p.warm(1, "kit")
     kit = await p.take("kit")
-    assert p.lent[id(kit)].session_id == kit.session_id
-    assert not p.ready["kit"]
-    await asyncio.sleep(0.05)
+    (spared,) = p.end_session(kit.session_id, spare=("kit",))
+    assert not p.give_back(spared, clean=False) and kit.killed
+    p.tick()
+    await settle()
     assert len(p.ready["kit"]) == 1 and len(maker.made) == 2
-    assert p.end_session(kit.session_id) == 1 and kit.killed
 
 
 async def test_a_failed_start_fails_the_taker_it_was_started_for():

@@ -100,7 +100,7 @@ async def test_ps_tree_kill_and_team_see_a_running_session(tmp_path):
                 listing = await inspect.ps_text()
                 assert session.session_id[:8] in listing and "slow job" in listing
                 prefix = session.session_id[:8]
-                tree = await inspect.tree_text(prefix, inspect.sessions()[prefix])
+                tree = await inspect.tree_text(prefix, (await inspect.running_sessions())[prefix])
                 assert "general-purpose" in tree and "running" in tree
                 env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
                 done = subprocess.run([sys.executable, "-m", "covey", "ps"], env=env, capture_output=True,
