@@ -46,6 +46,11 @@ def pool_name() -> str:
     return f"covey:pool:{getpass.getuser()}@{socket.gethostname()}"
 
 
+def default_half_life_s() -> float:
+    """How fast idle demand decays: ``COVEY_POOL_HALF_LIFE_S`` (default 300 s)."""
+    return float(os.environ.get("COVEY_POOL_HALF_LIFE_S") or DEFAULT_HALF_LIFE_S)
+
+
 def default_floors() -> dict[str, int]:
     """Ready when idle: ``COVEY_POOL_FLOOR`` agent actors (default 2: a main agent and one
     child) and one session kit."""
@@ -83,12 +88,12 @@ class _SharedPoolActor:
 
     def __init__(
         self, home_node_id: str | None, floors: dict[str, int] | None = None, preload: tuple[str, ...] = (),
-        half_life_s: float = DEFAULT_HALF_LIFE_S,
+        half_life_s: float | None = None,
     ) -> None:
         self.home = home_node_id
         self.factory = AgentFactory(f"svc-{secrets.token_hex(2)}", home_node_id, preload=preload)
         self.pool = DemandPool(self._create, floors if floors is not None else default_floors(), key=_key,
-                               half_life_s=half_life_s)
+                               half_life_s=half_life_s or default_half_life_s())
         self._ticker: asyncio.Task | None = None
 
     async def ready(self) -> dict[str, Any]:
