@@ -40,6 +40,10 @@ def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose
                           live=not (quiet or verbose), trace=trace, can_ask=can_ask)
     try:
         return ServedRun(conn, paths, output_format).run(request, prompt)
+    except ServiceUnavailable as exc:
+        if output_format != "text":  # a script reading JSON gets the cause in the shape it parses
+            print(json.dumps(protocol.failure_result(str(exc))), flush=True)
+        raise
     finally:
         conn.close()
 

@@ -75,3 +75,12 @@ def subtype_of(message: dict[str, Any]) -> str | None:
         return None
     request = message.get("request")
     return request.get("subtype") if isinstance(request, dict) else None
+
+
+def failure_result(text: str) -> dict[str, Any]:
+    """The ``result`` line of a run that failed before it had one (``ResultEvent.failure``'s
+    shape, written here so that the thin client needs no pydantic): what a script reading
+    ``json`` or ``stream-json`` parses when the service died mid-run."""
+    return {"type": "result", "session_id": "", "subtype": "error_during_execution", "is_error": True,
+            "result": text, "num_turns": 0, "duration_ms": 0, "duration_api_ms": 0, "total_cost_usd": 0.0,
+            "usage": {}, "modelUsage": {}, "permission_denials": [], "errors": [text]}

@@ -91,8 +91,18 @@ def test_a_service_that_dies_mid_run_makes_the_client_exit_1_with_a_clear_error(
     with FakeService(service_root, _answer(INIT)):  # then the connection closes
         done = _covey(service_root, "-p", "go", "--output-format", "stream-json", cwd=tmp_path)
     assert done.returncode == 1
-    assert json.loads(done.stdout) == INIT
+    init, failed = [json.loads(line) for line in done.stdout.splitlines()]
+    assert init == INIT
+    # A script reading JSON gets the cause as the failure result it parses, as in-process.
+    assert failed["type"] == "result" and failed["is_error"] is True
+    assert "the covey service stopped during the run" in failed["result"]
     assert "covey: the covey service stopped during the run" in done.stderr and "next run starts a new one" in done.stderr
+
+
+def test_the_clients_failure_result_has_the_shape_of_covey_s_own():
+    from covey.events import ResultEvent
+
+    assert protocol.failure_result("boom") == ResultEvent.failure("boom").wire()
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
