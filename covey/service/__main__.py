@@ -16,7 +16,8 @@ import os
 import sys
 import time
 
-from covey.service.lifecycle import ping
+from covey.service import leftovers
+from covey.service.lifecycle import ping, read_info
 from covey.service.paths import ServicePaths, open_private, service_paths
 
 DEFAULT_IDLE_TIMEOUT_S = 600.0
@@ -33,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
+    # The lock is ours, so the service that wrote service.json last is dead: what it left runs no more.
+    leftovers.reap((read_info(paths) or {}).get("instance"))
+    os.environ[leftovers.INSTANCE_VAR] = leftovers.new_instance()  # before Ray starts: its processes carry it
     from covey.service.server import Service  # Ray and covey's runtime: only once the lock is ours
 
     idle = args.idle_timeout if args.idle_timeout is not None else _env_idle_timeout()

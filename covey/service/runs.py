@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from typing import Any, Callable
 
@@ -20,6 +21,7 @@ from covey.events import ResultEvent
 from covey.render import describe
 from covey.service import protocol
 from covey.service.asker import ClientAsker
+from covey.service.leftovers import INSTANCE_VAR
 from covey.session import Session
 
 log = logging.getLogger(__name__)
@@ -36,9 +38,16 @@ def session_for(request: dict[str, Any], asker: Any = None) -> Session:
         cwd=request["cwd"], model=options.get("model"), permission_mode=options.get("permission_mode"),
         max_turns=options.get("max_turns", 100), allowed_tools=options.get("allowed_tools") or [],
         disallowed_tools=options.get("disallowed_tools") or [], agents=options.get("agents"),
-        verbose=bool(options.get("verbose")), asker=asker, env=request.get("env") or {}, service=True,
+        verbose=bool(options.get("verbose")), asker=asker, env=_run_env(request.get("env") or {}), service=True,
     )
     return Session(**kwargs)
+
+
+def _run_env(client_env: dict[str, str]) -> dict[str, str]:
+    """The client's environment, marked as this service's (its agents' commands carry the
+    mark, so a service after this one can find them if this one dies: ``leftovers``)."""
+    instance = os.environ.get(INSTANCE_VAR)
+    return {**client_env, INSTANCE_VAR: instance} if instance else dict(client_env)
 
 
 class ServedRun:

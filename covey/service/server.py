@@ -28,6 +28,7 @@ import ray
 from covey.actors.shared_pool import SharedPoolHandle, pool_name
 from covey.ray_runtime import ensure_ray, shutdown_if_started
 from covey.service import protocol
+from covey.service.leftovers import INSTANCE_VAR
 from covey.service.paths import ServicePaths, open_private
 from covey.service.runs import ServedRun
 from covey.service.stats import process_figures
@@ -218,7 +219,8 @@ class Service:
         return status
 
     def _write_info(self) -> None:
-        info = {"pid": os.getpid(), "started_at": self.started_at, "ray_address": self.ray_address,
+        info = {"pid": os.getpid(), "instance": os.environ.get(INSTANCE_VAR), "started_at": self.started_at,
+                "ray_address": self.ray_address,
                 "address": self.address, "idle_timeout_s": self.idle_timeout_s, "version": _version(),
                 "socket": str(self.paths.socket)}
         partial = self.paths.info.with_suffix(".json.partial")
