@@ -127,6 +127,24 @@ def _service_pids(env: dict[str, str]) -> list[int]:
     return processes_with(env["RAY_TMPDIR"])
 
 
+BARE_RAY = ("import logging, time, ray; ray.init(include_dashboard=False, logging_level=logging.ERROR, "
+            "log_to_driver=False); time.sleep(3600)")
+
+
+def _bare_ray_idle(tmp: Path) -> dict[str, Any]:
+    """The bound: an idle local Ray started the way the service starts one, with no actor."""
+    env = {**os.environ, "RAY_TMPDIR": tempfile.mkdtemp(prefix="cr-", dir="/tmp")}
+    proc = subprocess.Popen([sys.executable, "-c", BARE_RAY], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(15)  # started and settled
+        return _idle(env)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        wait_gone(env["RAY_TMPDIR"], timeout_s=30)
+
+
 def _idle(env: dict[str, str]) -> dict[str, Any]:
     """CPU (% of one core) and USS of every process of the service over ``IDLE_WINDOW_S``."""
     import psutil
@@ -159,45 +177,21 @@ def _idle(env: dict[str, str]) -> dict[str, Any]:
 
 async def _baseline(api_url: str, replies: Replies, n: int, tmp: Path) -> float:
     """N in-process AgentRunners on the child specs covey builds, against the same fake API
-    serving the same children (three turns of ``TURN_S``)."""
-    from covey.actors.agent import AgentRunner
-    from covey.agents.children import child_spec
-    from covey.model.anthropic import AnthropicModel
-    from covey.runtime import SessionRuntime
-    from covey.session import Session
-    from covey.tools.agent_schema import agent_input_model
-    from covey.tools.catalog import tool_names
-
-    project = tmp / "baseline"
-    project.mkdir(exist_ok=True)
-    session = Session(cwd=str(project), model=AnthropicModel(api_key="x", base_url=api_url, max_retries=1),
-                      transcript_dir=str(tmp / "baseline-transcripts"))
-    runtime = SessionRuntime(session_id=session.session_id, registry=None, mailbox=None,
-                             definitions=session.definitions, limits=session.limits,
-                             transcript_dir=session.options.transcript_dir)
-    parent = session.main_spec("go", runtime)
-    call_model = agent_input_model(background=False)
-    specs = []
-    for i in range(n):
-        call = call_model(description=f"child {i}", prompt=f"CHILD-{i}: do your part", subagent_type="general-purpose")
-        spec = await child_spec(parent, session.definitions["general-purpose"], call, agent_id=f"agent-b{i}",
-                                tool_use_id=f"toolu_{i}", background=False, available_tools=tool_names())
-        specs.append(spec.model_copy(update={"runtime": None}))
-
-    async def one(spec: Any) -> None:
-        async for _ in AgentRunner().run(spec):
-            pass
-
+    serving the same children (three turns of ``TURN_S``), in a process of their own (as the
+    service's agents are: the fake API's threads here would otherwise share their GIL)."""
     fanout = replies.fanout = Fanout(n, background=False, delay_s=TURN_S, turns=TURNS)
-    started = time.monotonic()
     try:
-        await asyncio.gather(*(one(s) for s in specs))
+        done = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "benchmarks.cli_baseline", api_url, str(n), str(tmp)],
+            capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parents[1])
     finally:
         fanout.released.set()
         replies.fanout = None
-    if (done := fanout.children_seen(TURNS)) != n:
-        raise RuntimeError(f"the in-process baseline ran {done} of {n} children to their last turn")
-    return time.monotonic() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"the in-process baseline failed: {done.stderr[-800:]}")
+    if (ran := fanout.children_seen(TURNS)) != n:
+        raise RuntimeError(f"the in-process baseline ran {ran} of {n} children to their last turn")
+    return json.loads(done.stdout.strip().splitlines()[-1])["s"]
 
 
 def _stop(env: dict[str, str]) -> dict[str, Any]:
@@ -225,6 +219,8 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
             await asyncio.sleep(5)  # the kit replaced after the last run is up
             out["idle"] = await asyncio.to_thread(_idle, env)
             log(f"cli: idle {out['idle']}")
+            out["idle_bare_ray"] = await asyncio.to_thread(_bare_ray_idle, tmp)
+            log(f"cli: an idle bare Ray {out['idle_bare_ray']}")
             status = subprocess.run([*_covey(), "status"], env=env, capture_output=True, text=True, timeout=60)
             out["status"] = status.stdout.strip()
             for kind, n in (QUICK_FANOUTS if quick else FANOUTS):

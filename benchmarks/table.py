@@ -59,6 +59,8 @@ def _cli_rows(c: dict) -> list[tuple[str, Any, str]]:
          f"{_get(cli, 'say_ok_warm', 'first_answer_s_p50')} / {_get(cli, 'say_ok_warm', 'exit_s_p50')}", "≤ 0.5 s"),
         ("cli: idle service: % of a core / USS MiB", f"{_get(cli, 'idle', 'cpu_pct_of_core')} / {_get(cli, 'idle', 'uss_mib')}",
          "≤ 2 % / floor × agent + 150"),
+        ("cli: idle bare Ray (the bound): % of a core / USS MiB",
+         f"{_get(cli, 'idle_bare_ray', 'cpu_pct_of_core')} / {_get(cli, 'idle_bare_ray', 'uss_mib')}", ""),
     ]
     for key, goal in (("sync_1", "≤ 1.2×"), ("sync_20", "≤ 1.3×"), ("background_100", "≤ 1.5×"),
                       ("sync_5", ""), ("background_10", "")):

@@ -70,6 +70,8 @@ class DemandPool:
         else:
             waiter = asyncio.get_running_loop().create_future()
             self.waiting[lane].append(waiter)
+            # Demand is what was asked for at once, not what cold starts let run at once.
+            self.demand[lane] = max(self.demand[lane], float(self.in_use(lane) + len(self.waiting[lane])))
             self._start(lane, len(self.waiting[lane]) - self.starting[lane])
             try:
                 item = await waiter

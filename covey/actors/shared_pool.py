@@ -100,8 +100,11 @@ class _SharedPoolActor:
         """Start the floors and the tick; the stats once every floor is ready."""
         if self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
-        # All at once, in the floors' order (a kit first: a first run waits for one).
-        await asyncio.gather(*(self.pool.warm(floor, lane) for lane, floor in self.pool.floors.items()))
+        # What a first run waits for (a kit and its main agent) first, then the rest: on a
+        # cold machine the processes would otherwise share the CPU the first run needs.
+        first = {lane: min(floor, 1) for lane, floor in self.pool.floors.items()}
+        for floors in (first, self.pool.floors):
+            await asyncio.gather(*(self.pool.warm(floor, lane) for lane, floor in floors.items()))
         return self.pool.stats()
 
     async def take(self, lane: str, session_id: str) -> AgentHandle:

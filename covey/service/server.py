@@ -65,13 +65,15 @@ class Service:
 
     async def serve(self) -> None:
         self._stopping, self._runs_changed = asyncio.Event(), asyncio.Event()
+        started = time.monotonic()
         self.started_ray = ensure_ray(self.address)
         self.ray_address = ray.get_runtime_context().gcs_address
+        log.info("Ray %s in %.1f s", "started" if self.started_ray else "joined", time.monotonic() - started)
         self.pool = SharedPoolHandle.create(pool_name(), ray.get_runtime_context().get_node_id(),
                                             preload=SERVICE_PRELOAD)
         self.pool_stats = self.pool_stats or self.pool.stats
         # Floors start now; the first run waits only for what it takes (a kit, its main agent).
-        floors = asyncio.create_task(self.pool.ready())
+        floors = asyncio.create_task(self._floors_ready())
         loop = asyncio.get_running_loop()
         # After ray.init: a Ray driver installs its own SIGTERM handler (exit, no cleanup).
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -89,6 +91,11 @@ class Service:
             idle.cancel()
             floors.cancel()
             await self._shut_down(server)
+
+    async def _floors_ready(self) -> None:
+        started = time.monotonic()
+        stats = await self.pool.ready()
+        log.info("the shared pool's floors are ready after %.1f s: %s", time.monotonic() - started, stats)
 
     def stop(self, why: str) -> None:
         if self._stopping is not None and not self._stopping.is_set():

@@ -84,6 +84,24 @@ async def test_a_size_seen_once_finds_its_items_ready_the_second_time():
     assert len(maker.made) == 4  # nothing new started
 
 
+async def test_demand_counts_what_a_burst_asked_for_not_what_cold_starts_let_run_at_once():
+    """Sync children that finish before the last cold actor is up never hold all their
+    actors at once; the next run of that size must still find one for each."""
+    maker = Maker()
+    p = pool(maker)
+    maker.gate = asyncio.Event()
+    takes = [asyncio.ensure_future(p.take("home", "s")) for _ in range(6)]
+    await settle()
+    assert p.target("home") == 6
+    maker.gate.set()
+    first = await takes[0]
+    p.give_back(first, clean=True)  # one child done before the others started
+    rest = await asyncio.gather(*takes[1:])
+    for item in rest:
+        p.give_back(item, clean=True)
+    assert len(p.ready["home"]) == 6
+
+
 async def test_a_waiting_taker_gets_an_item_given_back_before_its_own_start_ends():
     maker = Maker()
     p = pool(maker)
