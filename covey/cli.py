@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from covey.errors import CoveyError
 from covey.permissions.modes import RUN_MODES
@@ -146,13 +146,47 @@ def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, 
              quiet: bool = False, trace: str | None = None) -> int:
     """The run, through the covey service or (``--no-service``) in this process."""
     verbose = args.verbose if verbose is None else verbose
-    if args.no_service or _env_flag("COVEY_NO_SERVICE"):
+    served, note = (False, None) if args.no_service or _env_flag("COVEY_NO_SERVICE") else _route(options, os.environ)
+    if note:
+        print(note, file=sys.stderr)
+    if not served:
         from covey.cli_local import execute
 
         return execute(prompt, options, args.output_format, verbose, quiet=quiet, trace=trace)
     from covey.service.client import run_served
 
+    # The Ray the run names, for the service to refuse when it serves another.
+    options = {**options, "address": options.get("address") or os.environ.get("RAY_ADDRESS") or None}
     return run_served(prompt, options, args.output_format, verbose, quiet=quiet, trace=trace)
+
+
+RAY_JOB_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"
+"""Set by Ray's job supervisor in the environment of a job's driver (``ray job submit -- covey -p ...``)."""
+JOB_HOW_TO = ("for warm runs, run `covey start --address auto` on the node the jobs' drivers run on "
+              "before submitting")
+
+
+def _route(options: dict[str, Any], env: Mapping[str, str], ping: Callable[[], dict[str, Any] | None] | None = None,
+           ) -> tuple[bool, str | None]:
+    """Whether the run goes through the covey service, and a line for stderr when a Ray job's
+    run does not. Outside a job: always (a service is started if none answers). A job's
+    driver never starts one (it would end with the job): it uses the service that answers on
+    this node if that one serves the job's Ray (``RAY_ADDRESS``, which Ray sets to the job's
+    GCS address), and otherwise runs in this process, as ``--no-service`` does."""
+    if RAY_JOB_ENV not in env:
+        return True, None
+    from covey.service import lifecycle
+
+    answer = ping() if ping is not None else lifecycle.ping(lifecycle.service_paths())
+    if answer is None:
+        return False, (f"covey: no covey service answers on this node, and one started from a Ray job would end "
+                       f"with the job: running in this driver, as --no-service does; {JOB_HOW_TO}")
+    wanted = options.get("address") or env.get("RAY_ADDRESS")
+    if not lifecycle.same_ray(wanted, answer):
+        serves = answer.get("address") or answer.get("ray_address") or "a local Ray"
+        return False, (f"covey: the covey service on this node serves Ray {serves}, not this job's {wanted}: "
+                       f"running in this driver, as --no-service does; {JOB_HOW_TO} (`covey stop` first)")
+    return True, None
 
 
 def _service_command(args: argparse.Namespace) -> int:

@@ -114,6 +114,7 @@ class FakeMessagesAPI:
 def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # as real servers do: small SSE writes go out at once
 
         def log_message(self, *args: object) -> None:  # keep pytest output clean
             return

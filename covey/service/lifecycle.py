@@ -159,6 +159,27 @@ def stop(paths: ServicePaths, timeout_s: float = STOP_TIMEOUT_S) -> int | None:
     return pid
 
 
+def same_ray(wanted: str | None, served: dict[str, Any]) -> bool:
+    """Whether a run that names Ray ``wanted`` (``--address`` / ``RAY_ADDRESS``) may run on the
+    service whose ping answer is ``served``: the address it was started with (``address``:
+    ``auto``, ``ray://head:10001``, ``HOST:PORT``) or the GCS address it is connected to
+    (``ray_address``, ``HOST:PORT``; what Ray sets ``RAY_ADDRESS`` to in a job's driver).
+    Compared as strings, ``localhost`` as ``127.0.0.1``; naming no Ray fits any service."""
+    if not wanted:
+        return True
+    return _normal_address(wanted) in {_normal_address(served.get(key)) for key in ("address", "ray_address")} - {""}
+
+
+def _normal_address(address: Any) -> str:
+    if not isinstance(address, str):
+        return ""
+    scheme, sep, rest = address.strip().rstrip("/").lower().rpartition("://")
+    host, colon, port = rest.rpartition(":")
+    if colon and host == "localhost":
+        rest = f"127.0.0.1:{port}"
+    return f"{scheme}{sep}{rest}"
+
+
 def read_info(paths: ServicePaths) -> dict[str, Any] | None:
     try:
         return json.loads(paths.info.read_text(encoding="utf-8"))
@@ -226,7 +247,7 @@ def start_command(address: str | None, idle_timeout_s: float | None) -> int:
     state = "started" if started else "already running"
     print(f"covey service {state}: pid {answer.get('pid')}, Ray {answer.get('ray_address')}")
     print(f"  socket {paths.socket}\n  log    {paths.log}")
-    if not started and address and answer.get("address") != address:
+    if not started and not same_ray(address, answer):
         print(f"covey: it serves Ray {answer.get('address') or 'local'}, not {address}: "
               f"`covey stop` first to change it", file=sys.stderr)
         return 1

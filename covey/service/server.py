@@ -29,6 +29,7 @@ from covey.actors.shared_pool import SharedPoolHandle, pool_name
 from covey.ray_runtime import ensure_ray, shutdown_if_started
 from covey.service import protocol
 from covey.service.leftovers import INSTANCE_VAR
+from covey.service.lifecycle import same_ray
 from covey.service.paths import ServicePaths, open_private
 from covey.service.runs import ServedRun
 from covey.service.stats import process_figures
@@ -200,7 +201,7 @@ class Service:
     def _refusal(self, request: dict[str, Any]) -> str | None:
         """Why this service cannot serve the run, if it cannot (another Ray asked for)."""
         wanted = (request.get("options") or {}).get("address")
-        if wanted and wanted not in (self.address, self.ray_address):
+        if not same_ray(wanted, self._identity()):
             return (f"the covey service runs on Ray {self.address or self.ray_address}, not {wanted}: "
                     f"run `covey stop`, then `covey start --address {wanted}` (or run with --no-service)")
         return None

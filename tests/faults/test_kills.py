@@ -7,17 +7,21 @@ import json
 import os
 import random
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from covey.local_rays import NAMESPACE
 from covey.observe import inspect
 from covey.session import Session
 from tests.fake_messages_api import FakeMessagesAPI
 from tests.faults.scenario import (
     MAIN_MARK, Fanout, covey_env, git_repo, processes_with, start_covey, titled, wait_for, wait_gone, worktrees,
 )
+from tests.service.served import SAY_OK
 
 pytestmark = [pytest.mark.faults, pytest.mark.ray]
 
@@ -71,8 +75,11 @@ def _session_processes(session_id: str) -> list[int]:
     return titled(pids, f"ray::covey:{session_id[:8]}:") + titled(pids, "ray::agent:")
 
 
-@pytest.mark.parametrize("actor", ["registry", "mailbox"])
+@pytest.mark.parametrize("actor", ["registry"])
 def test_a_session_actor_killed_mid_run_ends_the_run_with_an_error_naming_it(tmp_path, actor):
+    """In-process (``--no-service``): what a broken run must leave is nothing at all (its
+    private Ray included), which a served run cannot show; the served variant below
+    kills either actor. The mailbox is the same path here (``Session._watched``)."""
     fanout = Fanout(3, background=True, delay_s=0.5, turns=40)
     with FakeMessagesAPI(replies=[fanout]) as api:
         env = covey_env(tmp_path, api.url)
@@ -95,6 +102,55 @@ def test_a_session_actor_killed_mid_run_ends_the_run_with_an_error_naming_it(tmp
     assert result["is_error"] is True and f"covey's {actor} actor died" in result["result"], result
     assert f"{actor} actor died" in err
     assert left == []  # every agent stopped, Ray stopped: nothing of the run is left
+
+
+ACTOR_PID = """
+import os, sys, ray
+ray.init(address=sys.argv[1], namespace=sys.argv[2], log_to_driver=False, logging_level="ERROR")
+actor = ray.get_actor(sys.argv[3])
+print(ray.get(actor.__ray_call__.remote(lambda self: os.getpid())))
+"""
+
+
+def _served_actor_pid(served, ray_address: str, name: str) -> int:
+    """The pid of one of the service's named actors (asked from a driver of its own)."""
+    done = subprocess.run([sys.executable, "-c", ACTOR_PID, ray_address, NAMESPACE, name], env=served.env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return int(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("actor", ["registry", "mailbox"])
+def test_a_served_session_actor_killed_mid_run_ends_that_run_with_an_error_and_the_service_serves_on(
+    served, tmp_path, actor,
+):
+    fanout = Fanout(3, background=True, delay_s=0.5, turns=40)
+    pid = served.pid()
+    with FakeMessagesAPI(replies=[fanout]) as api:
+        proc = served.start("-p", f"{MAIN_MARK}: fan out", "--output-format", "json", "--quiet",
+                            env={"ANTHROPIC_BASE_URL": api.url}, cwd=tmp_path)
+        try:
+            wait_for(lambda: fanout.children_seen(2) == 3, 120, "three running children")
+            status = served.status()
+            (session,) = status["sessions"]
+            # The session's own kit, not the ready one the pool keeps for the next session.
+            victim = _served_actor_pid(served, status["ray_address"], f"covey:{session['session_id'][:8]}:{actor}")
+            assert victim in processes_with(str(served.base))
+            os.kill(victim, signal.SIGKILL)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            fanout.released.set()
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode != 0
+        result = json.loads(out)
+        assert result["is_error"] is True and f"covey's {actor} actor died" in result["result"], result
+        assert f"{actor} actor died" in err
+        # The service lives on: that session's agents are stopped and given back, and it serves the next run.
+        status = served.wait_all_given_back()
+    assert status["pid"] == pid and served.pid() == pid
+    again = served.covey("-p", "say ok", "--model", served.rules(SAY_OK), "--quiet")
+    assert (again.returncode, again.stdout) == (0, "ok\n"), again.stderr
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

@@ -41,8 +41,10 @@ Script = Callable[[Peer, dict[str, Any], dict[str, Any]], None]
 
 
 class FakeService:
-    def __init__(self, root: Path, script: Script) -> None:
+    def __init__(self, root: Path, script: Script, identity: dict[str, Any] | None = None) -> None:
         self.root, self.script = root, script
+        self.identity = identity or {}
+        """More of the ping's answer: ``ray_address``, ``address``."""
         self.runs: list[tuple[dict[str, Any], dict[str, Any]]] = []
         self.started = threading.Event()
         """Set once a run's request and prompt came in."""
@@ -57,7 +59,8 @@ class FakeService:
                     return
                 match protocol.subtype_of(first):
                     case protocol.PING:
-                        peer.send(protocol.success(first["request_id"], {"pid": os.getpid(), "version": "fake"}))
+                        peer.send(protocol.success(first["request_id"], {"pid": os.getpid(), "version": "fake",
+                                                                        **fake.identity}))
                     case protocol.RUN:
                         prompt = peer.receive()
                         fake.runs.append((first, prompt))

@@ -11,76 +11,28 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import stat
 import subprocess
 import sys
-import tempfile
+import textwrap
 import uuid
-from pathlib import Path
 from typing import Iterator
 
 import psutil
 import pytest
 
-from tests.faults.scenario import processes_with, wait_for, wait_gone
-from tests.service.conftest import client_env
+from covey.service import leftovers
+from tests.faults.scenario import wait_for, wait_gone
+from tests.service.served import SAY_OK, Served, served_service
 
 pytestmark = pytest.mark.ray  # each test's service starts a Ray of its own
-
-COVEY = [sys.executable, "-m", "covey"]
-SAY_OK = "rules:\n  - reply: {text: ok}\n"
-
-
-class Served:
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.root = base / "svc"
-        for name in ("home", "ray", "project"):
-            (base / name).mkdir()
-        self.project = base / "project"
-        self.env = client_env(self.root, HOME=str(base / "home"), RAY_TMPDIR=str(base / "ray"))
-        self.leftovers_expected = False
-        """A SIGKILLed service leaves Ray's dashboard and runtime-env agents (and a running
-        Bash command's processes) behind: Ray's fate sharing ends only the GCS and raylet."""
-
-    def rules(self, text: str) -> str:
-        path = self.base / f"rules-{uuid.uuid4().hex[:6]}.yaml"
-        path.write_text(text)
-        return f"scripted:{path}"
-
-    def covey(self, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-        return subprocess.run([*COVEY, *args], cwd=self.project, env=self.env, capture_output=True, text=True,
-                              timeout=timeout)
-
-    def start(self, *args: str) -> subprocess.Popen:
-        return subprocess.Popen([*COVEY, *args], cwd=self.project, env=self.env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-
-    def pid(self) -> int:
-        return json.loads((self.root / "service.json").read_text())["pid"]
-
-    def status(self) -> dict:
-        done = self.covey("status", "--json", timeout=60)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    def log(self) -> str:
-        return (self.root / "service.log").read_text()
 
 
 @pytest.fixture
 def served() -> Iterator[Served]:
-    base = Path(tempfile.mkdtemp(prefix="cs-", dir="/tmp"))  # short: socket paths have a length limit
-    served = Served(base)
-    try:
+    with served_service() as served:
         yield served
-    finally:
-        subprocess.run([*COVEY, "stop"], env=served.env, capture_output=True, timeout=90)
-        left = wait_gone(str(base), timeout_s=20)
-        shutil.rmtree(base, ignore_errors=True)
-    assert left == [] or served.leftovers_expected, f"processes of the test were left running: {left}"
 
 
 def _family(pid: int) -> list[int]:
@@ -145,8 +97,8 @@ def test_a_killed_client_leaves_its_sessions_agents_stopped(served):
         client.kill()
         client.wait()
     wait_for(lambda: not _with_mark(mark), 30, "the killed client's agent to be stopped")
-    wait_for(lambda: served.status()["sessions"] == [], 30, "the session to end")
-    assert _alive(served.pid())  # the service serves on
+    status = served.wait_all_given_back()  # no session left, and the pool lends nothing: its agents came back
+    assert status["pid"] == served.pid() and _alive(served.pid())  # the service serves on
     again = served.covey("-p", "say ok", "--model", served.rules(SAY_OK), "--quiet")
     assert (again.returncode, again.stdout) == (0, "ok\n"), again.stderr
 
@@ -158,17 +110,23 @@ def test_a_killed_service_makes_its_client_exit_with_a_clear_error_and_the_next_
     try:
         wait_for(lambda: _with_mark(mark), 90, "the agent's Bash command to run")
         old = served.pid()
-        served.leftovers_expected = True
+        instance = json.loads((served.root / "service.json").read_text())["instance"]
         os.kill(old, signal.SIGKILL)
         _, err = client.communicate(timeout=30)
     finally:
         client.kill()
         client.wait()
     assert client.returncode == 1
-    assert "covey: the covey service stopped during the run" in err and "next run starts a new one" in err
+    assert not _alive(old)
+    line = f"covey: the covey service stopped during the run; its log: {served.root / 'service.log'}. " \
+           "The next run starts a new one"
+    assert line in err.splitlines(), err
     again = served.covey("-p", "say ok", "--model", served.rules(SAY_OK), "--quiet")
     assert (again.returncode, again.stdout) == (0, "ok\n"), again.stderr
-    assert served.pid() != old
+    assert served.pid() != old and _alive(served.pid())
+    assert served.status()["pid"] == served.pid()
+    # The new service killed what the dead one left: Ray's agents, the Bash command.
+    assert leftovers.marked(instance) == [] and _with_mark(mark) == []
 
 
 def test_two_clients_at_once_get_their_answers_from_one_service(served):
@@ -178,3 +136,32 @@ def test_two_clients_at_once_get_their_answers_from_one_service(served):
     assert [client.returncode for client in clients] == [0, 0], [err for _, err in outputs]
     assert [json.loads(out)["result"] for out, _ in outputs] == ["ok", "ok"]
     assert served.log().count("serving on") == 1
+
+
+ATTACH_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import covey
+
+    result = covey.run("say ok", model=sys.argv[1], cwd=sys.argv[2], service=True)
+    print(json.dumps({"result": result.result, "is_error": result.is_error, "session_id": result.session_id}))
+""")
+
+
+def test_a_python_run_with_service_true_borrows_from_the_running_service_and_gives_everything_back(served):
+    started = served.covey("start")
+    assert started.returncode == 0, started.stderr
+    pid = served.pid()
+    before = served.status()["pool"]
+    assert before["home"]["high_water"] == 0 and before["kit"]["high_water"] == 0  # no run yet
+    script = served.base / "attach.py"
+    script.write_text(ATTACH_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), served.rules(SAY_OK), str(served.project)],
+                          cwd=served.project, env=served.env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (out["result"], out["is_error"]) == ("ok", False), out
+    after = served.wait_all_given_back()  # the script's exit leaves the service running, nothing lent
+    assert after["pid"] == pid and served.pid() == pid  # it found this service; it started none
+    # It ran on the service's pool: a session kit and a main agent were lent to it.
+    assert after["pool"]["kit"]["high_water"] == 1 and after["pool"]["home"]["high_water"] >= 1, after["pool"]
+    assert served.log().count("run for client") == 0  # not a CLI run: the Python process drove it
