@@ -12,9 +12,10 @@ One private HOME, service directory and ``RAY_TMPDIR``, and one fake Messages AP
    background N=100), each child three turns of ``TURN_S`` (two ``Glob`` calls and its
    answer). Figure: the main agent's first to last model request (as the fake API saw
    them) over the ideal ``3 × TURN_S``. Each size runs twice; the second run (a size
-   the service has seen once) is the one the goals speak of.
+   the service has seen once, once its pool has ramped up to what the first asked for:
+   ``pool_after``) is the one the goals speak of.
 4. The in-process baseline of the same children in the same run: N ``AgentRunner``s in
-   this process running the child specs covey builds, against the same fake API.
+   a process of their own running the child specs covey builds, against the same fake API.
 5. ``covey stop``, and the processes left after it (by the private ``RAY_TMPDIR``).
 """
 
@@ -123,6 +124,18 @@ def _fanout(env: dict[str, str], project: Path, replies: Replies, kind: str, n: 
     }
 
 
+def _settle(env: dict[str, str], timeout_s: float = 240.0) -> dict[str, Any]:
+    """Wait until the pool holds what the last run asked for (it ramps while idle); how long."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        done = subprocess.run([*_covey(), "status", "--json"], env=env, capture_output=True, text=True, timeout=60)
+        home = json.loads(done.stdout).get("pool", {}).get("home", {}) if done.returncode == 0 else {}
+        if home and not home["starting"] and home["ready"] + home["lent"] >= home["target"]:
+            return {"ramp_s": round(time.monotonic() - started, 1), "ready": home["ready"], "target": home["target"]}
+        time.sleep(1.0)
+    return {"ramp_s": None, "timed_out_after_s": timeout_s}
+
+
 def _service_pids(env: dict[str, str]) -> list[int]:
     return processes_with(env["RAY_TMPDIR"])
 
@@ -226,6 +239,7 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
             for kind, n in (QUICK_FANOUTS if quick else FANOUTS):
                 key = f"{kind}_{n}"
                 first = await asyncio.to_thread(_fanout, env, project, replies, kind, n)
+                first["pool_after"] = await asyncio.to_thread(_settle, env)
                 second = await asyncio.to_thread(_fanout, env, project, replies, kind, n)
                 baseline = await _baseline(api.url, replies, n, tmp)
                 out[key] = {"first_seen": first, "seen_once_before": second, "baseline_in_process_s": round(baseline, 3),

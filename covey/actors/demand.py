@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass
@@ -38,9 +39,12 @@ class DemandPool:
     def __init__(
         self, create: Callable[[str], Awaitable[Any]], floors: dict[str, int], *, key: Callable[[Any], Any] = id,
         half_life_s: float = DEFAULT_HALF_LIFE_S, max_uses: int = DEFAULT_MAX_USES,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.monotonic, parallel_starts: int | None = None,
     ) -> None:
         self.create, self.key, self.clock = create, key, clock
+        self.parallel_starts = parallel_starts or max(2, os.cpu_count() or 1)
+        """Starts in flight per lane: starting a process is CPU-bound, so more than the
+        machine's cores finish no sooner and take the CPU the running agents need."""
         self.floors = dict(floors)
         self.half_life_s, self.max_uses = half_life_s, max_uses
         self.ready: dict[str, deque] = defaultdict(deque)
@@ -125,7 +129,9 @@ class DemandPool:
         return max(self.floors.get(lane, 0), math.ceil(self.demand[lane] - 1e-9))
 
     def tick(self) -> None:
-        """Decay idle lanes' demand, let go of ready items above it, and fill lanes to their floor."""
+        """Decay idle lanes' demand, let go of ready items above it, and fill lanes up to their
+        target while nothing is lent (to their floor while a session runs: new processes
+        would take the CPU its agents need)."""
         now = self.clock()
         for lane in set(self.ready) | set(self.floors) | set(self.demand):
             if self.in_use(lane) == 0 and lane in self._since:
@@ -133,7 +139,7 @@ class DemandPool:
                 self.demand[lane] = max(float(self.floors.get(lane, 0)), self._peak(lane) * 0.5 ** halves)
             while len(self.ready[lane]) > max(0, self.target(lane) - self.in_use(lane)):
                 self._drop(self.ready[lane].popleft())  # the longest idle first
-            self._start(lane, self.target(lane) - self._held(lane) - self.starting[lane])
+            self._ramp(lane)
 
     def in_use(self, lane: str) -> int:
         return sum(1 for loan in self.lent.values() if loan.lane == lane)
@@ -181,16 +187,30 @@ class DemandPool:
         """What counts against the lane's target: ready items, and lent ones (they come back)."""
         return len(self.ready[lane]) + self.in_use(lane)
 
-    def _ready(self, item: Any, lane: str) -> None:
+    def _ready(self, item: Any, lane: str) -> bool:
+        """Hand ``item`` to the oldest taker still waiting (True), else keep it ready."""
         while self.waiting[lane]:
             waiter = self.waiting[lane].popleft()
             if not waiter.done():
                 waiter.set_result(item)
-                return
+                return True
         self.ready[lane].append(item)
+        return False
+
+    def _ramp(self, lane: str, busy: bool = False) -> None:
+        """``busy``: an item was just handed to a taker that has not borrowed it yet."""
+        goal = self.floors.get(lane, 0) if busy or self.lent else self.target(lane)
+        self._start(lane, goal - self._held(lane) - int(busy) - self.starting[lane])
+
+    def _follow_up(self, lane: str, busy: bool) -> None:
+        """After a start: the next one for a taker still waiting, else the ramp."""
+        if len(self.waiting[lane]) > self.starting[lane]:
+            self._start(lane, len(self.waiting[lane]) - self.starting[lane])
+        else:
+            self._ramp(lane, busy)
 
     def _start(self, lane: str, missing: int) -> None:
-        for _ in range(max(0, missing)):
+        for _ in range(max(0, min(missing, self.parallel_starts - self.starting[lane]))):
             self.starting[lane] += 1
             self._track(asyncio.get_running_loop().create_task(self._start_one(lane)))
 
@@ -208,7 +228,8 @@ class DemandPool:
             return
         self.starting[lane] -= 1
         self.created += 1
-        self._ready(item, lane)
+        handed = self._ready(item, lane)
+        self._follow_up(lane, busy=handed)
 
     def _fail_waiter(self, lane: str, exc: Exception) -> None:
         """A failed start fails one waiter it was started for (none left over is waiting for it)."""

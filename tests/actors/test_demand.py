@@ -57,19 +57,33 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
-async def test_a_burst_bigger_than_the_ready_items_starts_the_missing_ones_at_once():
+async def test_a_burst_bigger_than_the_ready_items_starts_the_missing_ones_as_fast_as_the_machine_can():
     maker = Maker()
-    p = pool(maker, floor=2)
+    p = pool(maker, floor=2, parallel_starts=2)
     await p.warm(2)
     assert len(maker.made) == 2
     maker.gate = asyncio.Event()
     takes = [asyncio.ensure_future(p.take("home", "s1")) for _ in range(5)]
     await settle()
-    assert p.starting["home"] == 3  # two were ready; three started together
+    assert p.starting["home"] == 2  # two were ready; three wait, two starts at a time
     maker.gate.set()
     got = await asyncio.gather(*takes)
     assert len({item.n for item in got}) == 5 and len(maker.made) == 5
     assert p.high_water["home"] == 5
+
+
+async def test_ramping_up_to_demand_waits_until_nothing_is_lent():
+    clock, maker = Clock(), Maker()
+    p = pool(maker, clock, floor=1, parallel_starts=8)
+    p.demand["home"] = 4.0
+    held = await p.take("home", "s")
+    p.tick()
+    await settle()
+    assert len(p.ready["home"]) == 0  # a session runs: no process started beside it
+    p.give_back(held, clean=True)
+    p.tick()
+    await settle()
+    assert len(p.ready["home"]) == 4
 
 
 async def test_a_size_seen_once_finds_its_items_ready_the_second_time():
@@ -99,6 +113,8 @@ async def test_demand_counts_what_a_burst_asked_for_not_what_cold_starts_let_run
     rest = await asyncio.gather(*takes[1:])
     for item in rest:
         p.give_back(item, clean=True)
+    p.tick()  # idle now: the lane is filled up to what was asked for
+    await settle()
     assert len(p.ready["home"]) == 6
 
 
