@@ -32,7 +32,11 @@ class Sealed:
 
     @classmethod
     def of(cls, value: Any) -> Any:
-        return value if value is None or isinstance(value, Sealed) else cls(pickle.dumps(value))
+        """Pickled as Ray pickles a call's arguments (cloudpickle: a model class defined in a
+        driver's ``__main__`` travels by value)."""
+        from ray import cloudpickle
+
+        return value if value is None or isinstance(value, Sealed) else cls(cloudpickle.dumps(value))
 
     def open(self) -> Any:
         return pickle.loads(self.blob)

@@ -299,3 +299,18 @@ async def test_a_root_that_is_gone_denies_the_prompt_instead_of_raising(monkeypa
 
     monkeypatch.setattr(handle_module.ray, "get_actor", missing)
     assert await NamedAgentHandle("covey:s:agent-9").ask({"tool_name": "Bash"}) is False
+
+
+def test_a_sealed_model_of_a_class_defined_in_a_script_travels_by_value():
+    """A driver script's own model class (``__main__``, or local like this one) cannot be
+    pickled by reference: the runtime seals it as Ray pickles arguments (cloudpickle)."""
+    import pickle
+
+    from covey.runtime import Sealed
+
+    class ScriptModel:
+        def __init__(self) -> None:
+            self.rules = ["say ok"]
+
+    sealed = pickle.loads(pickle.dumps(Sealed.of(ScriptModel())))
+    assert sealed.open().rules == ["say ok"]
