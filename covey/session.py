@@ -147,8 +147,8 @@ class Session:
         self._started_ray = False
         self._lender: SharedPoolHandle | None = None
         """The covey service's shared pool, for a served session."""
-        self._broken = False
-        """One of the session's own actors died (``SessionBroken``)."""
+        self._lost_actor = False
+        """One of the session's own actors died (``SessionBroken``): its kit is not reused."""
         self._owned: list[Any] = []
         self.kept_worktrees: list[dict[str, Any]] = []
         """Worktrees that agents stopped by ``stop`` kept (they had changes): path and branch."""
@@ -249,7 +249,7 @@ class Session:
 
     async def _broken(self, exc: "SessionBroken", spec: AgentSpec) -> ResultEvent:
         """Stop what is left of a session that lost an actor; its error result."""
-        self._broken = True
+        self._lost_actor = True
         await self.stop(str(exc))
         text = f"{exc}: the run cannot go on, and every agent of the session was stopped."
         return ResultEvent.failure(text, session_id=self.session_id, agent_id=spec.agent_id)
@@ -395,7 +395,7 @@ class Session:
         Ray if covey started it."""
         if self._lender is not None and self.runtime is not None:
             # The kit's actors are the pool's: it kills or reuses them with what this session held.
-            self._lender.end_session(self.session_id, reuse_kit=not (self.runtime.teams or self._broken))
+            self._lender.end_session(self.session_id, reuse_kit=not (self.runtime.teams or self._lost_actor))
         for handle in reversed(self._owned):
             handle.kill()
         self._owned.clear()

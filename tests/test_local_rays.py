@@ -135,8 +135,8 @@ def test_a_session_is_found_on_whichever_covey_ray_runs_it(two_covey_rays):
 
 
 class _Registry:
-    def __init__(self, session_id, records):
-        self._session_id, self._records = session_id, records
+    def __init__(self, session_id, records, name="covey:kit-abc123:registry"):
+        self._session_id, self._records, self.name = session_id, records, name
 
     async def records(self):
         return self._records
@@ -153,7 +153,8 @@ def test_sessions_are_named_by_their_registrys_session_and_idle_kits_are_skipped
 
     record = SimpleNamespace(agent_id="agent-1", agent_type="main", status="running", description="the run",
                              live=True, cost_usd=0.0)
-    monkeypatch.setattr(inspect, "registries", lambda: [_Registry("idle0000-x", []), _Registry("used0000-y", [record])])
+    own = _Registry("fresh000-z", [], name="covey:fresh000:registry")  # a session's own, started, no agent yet
+    monkeypatch.setattr(inspect, "registries", lambda: [_Registry("idle0000-x", []), _Registry("used0000-y", [record]), own])
     listing = inspect.run(inspect.ps_text())
-    assert "session used0000" in listing and "idle0000" not in listing
-    assert list(inspect.run(inspect.running_sessions())) == ["used0000"]
+    assert "session used0000" in listing and "idle0000" not in listing and "session fresh000: 0 agents" in listing
+    assert list(inspect.run(inspect.running_sessions())) == ["used0000", "fresh000"]

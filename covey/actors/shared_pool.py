@@ -39,6 +39,8 @@ POOL_TICK_S = 5.0
 """How often idle lanes' demand decays and floors are refilled (cheap: no Ray call unless
 something must start or go)."""
 KIT_LANE = "kit"
+KIT_NAME_PREFIX = "covey:kit-"
+"""A kit's actors are ``covey:kit-<id>:registry`` and ``...:mailbox``: they serve one session after another."""
 
 
 def pool_name() -> str:
@@ -160,7 +162,7 @@ class _SharedPoolActor:
     async def _new_kit(self) -> SessionKit:
         """A registry and a mailbox, named by the kit (they serve one session after another)."""
         session_id = new_session_id()
-        prefix = f"covey:kit-{secrets.token_hex(3)}"
+        prefix = f"{KIT_NAME_PREFIX}{secrets.token_hex(3)}"
         options: dict[str, Any] = {"namespace": NAMESPACE}
         if self.home:
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(self.home, soft=False)

@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable, Iterator
 import ray
 
 from covey import local_rays
+from covey.actors.shared_pool import KIT_NAME_PREFIX
 from covey.actors.team import BoardHandle, RosterHandle
 from covey.errors import UserError
 from covey.local_rays import LocalRay
@@ -128,13 +129,15 @@ def registries() -> list[RegistryHandle]:
 
 
 async def running_sessions() -> dict[str, RegistryHandle]:
-    """Sessions that run an agent or ran one, by session id prefix (a covey service's kit
-    serves one session after another, and holds no record while it waits for the next)."""
+    """Running sessions by session id prefix: a session's own registry, or a covey service's
+    kit while it serves one (a kit serves one session after another, and holds no record
+    while it waits for the next)."""
     found = {}
     for registry in registries():
-        if await registry.records():
-            session_id, _mailbox = await registry.session()
-            found[session_id[:8]] = registry
+        if registry.name.startswith(KIT_NAME_PREFIX) and not await registry.records():
+            continue  # a kit waiting for its next session
+        session_id, _mailbox = await registry.session()
+        found[session_id[:8]] = registry
     return found
 
 

@@ -106,16 +106,24 @@ def test_a_session_actor_killed_mid_run_ends_the_run_with_an_error_naming_it(tmp
 
 ACTOR_PID = """
 import os, sys, ray
-ray.init(address=sys.argv[1], namespace=sys.argv[2], log_to_driver=False, logging_level="ERROR")
-actor = ray.get_actor(sys.argv[3])
-print(ray.get(actor.__ray_call__.remote(lambda self: os.getpid())))
+from covey.ray_runtime import join
+join(sys.argv[1], namespace=sys.argv[2], log_to_driver=False, logging_level="ERROR")  # sends the auth token
+session_id, role = sys.argv[3], sys.argv[4]
+for name in ray.util.list_named_actors():
+    if name.endswith(":registry"):
+        registry = ray.get_actor(name)
+        serving, mailbox = ray.get(registry.session.remote())
+        if serving == session_id:
+            actor = registry if role == "registry" else mailbox.actor
+            print(ray.get(actor.__ray_call__.remote(lambda self: os.getpid())))
 """
 
 
-def _served_actor_pid(served, ray_address: str, name: str) -> int:
-    """The pid of one of the service's named actors (asked from a driver of its own)."""
-    done = subprocess.run([sys.executable, "-c", ACTOR_PID, ray_address, NAMESPACE, name], env=served.env,
-                          capture_output=True, text=True, timeout=60)
+def _served_actor_pid(served, ray_address: str, session_id: str, role: str) -> int:
+    """The pid of the registry or mailbox of the service's kit that serves ``session_id``
+    (asked from a driver of its own: a kit is named by itself, not by the session)."""
+    done = subprocess.run([sys.executable, "-c", ACTOR_PID, ray_address, NAMESPACE, session_id, role],
+                          env=served.env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
     return int(done.stdout.strip().splitlines()[-1])
 
@@ -134,7 +142,7 @@ def test_a_served_session_actor_killed_mid_run_ends_that_run_with_an_error_and_t
             status = served.status()
             (session,) = status["sessions"]
             # The session's own kit, not the ready one the pool keeps for the next session.
-            victim = _served_actor_pid(served, status["ray_address"], f"covey:{session['session_id'][:8]}:{actor}")
+            victim = _served_actor_pid(served, status["ray_address"], session["session_id"], actor)
             assert victim in processes_with(str(served.base))
             os.kill(victim, signal.SIGKILL)
             out, err = proc.communicate(timeout=60)
