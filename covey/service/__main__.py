@@ -35,8 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
     # The lock is ours, so the service that wrote service.json last is dead: what it left runs no more.
-    leftovers.reap((read_info(paths) or {}).get("instance"))
-    os.environ[leftovers.INSTANCE_VAR] = leftovers.new_instance()  # before Ray starts: its processes carry it
+    last = read_info(paths) or {}
+    leftovers.reap(last.get("instance"), last.get("ray_session_dir"))
+    # The mark its starter gave it (lifecycle.spawn), else one of its own, before Ray starts.
+    os.environ.setdefault(leftovers.INSTANCE_VAR, leftovers.new_instance())
     from covey.service.server import Service  # Ray and covey's runtime: only once the lock is ours
 
     idle = args.idle_timeout if args.idle_timeout is not None else _env_idle_timeout()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import time
 import uuid
 from pathlib import Path
 
@@ -27,33 +28,58 @@ def new_instance() -> str:
     return uuid.uuid4().hex
 
 
-def marked(instance: str, proc: Path = Path("/proc")) -> list[int]:
-    """Pids of live processes whose environment carries this service instance's mark."""
+def marked(instance: str, session_dir: str | None = None, proc: Path = Path("/proc")) -> list[int]:
+    """Pids of live processes whose environment carries this service instance's mark, or
+    whose command line names its Ray's session directory (Ray starts its dashboard and
+    runtime-env agents with an environment of its own, without the mark)."""
     mark = f"{INSTANCE_VAR}={instance}".encode()
+    named = os.fsencode(session_dir) if session_dir else None
     found = []
     for entry in proc.iterdir() if proc.is_dir() else ():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             environ = (entry / "environ").read_bytes()
+            command = (entry / "cmdline").read_bytes()
         except OSError:  # gone, or not ours to read
             continue
-        if mark in environ.split(b"\0"):
+        if mark in environ.split(b"\0") or (named is not None and _of_session(entry, command, named)):
             found.append(int(entry.name))
     return found
 
 
-def reap(instance: str | None) -> list[int]:
-    """Kill (SIGKILL) what the dead service ``instance`` left running; the pids killed."""
+def _of_session(entry: Path, command: bytes, session_dir: bytes) -> bool:
+    """Whether the process names the Ray session directory in an argument, or holds a file
+    open under it (Ray retitles its processes, but each keeps its log files open there)."""
+    if any(end in command for end in (session_dir + b"/", session_dir + b"\0")):
+        return True
+    try:
+        targets = [os.readlink(entry / "fd" / fd) for fd in os.listdir(entry / "fd")]
+    except OSError:
+        return False
+    return any(os.fsencode(target).startswith(session_dir + b"/") for target in targets)
+
+
+def reap(instance: str | None, session_dir: str | None = None, rounds: int = 20, pause_s: float = 0.1) -> list[int]:
+    """Kill (SIGKILL) what the dead service ``instance`` left running; the pids killed.
+
+    Scans again until a scan finds nothing (up to ``rounds``): a process of the dead
+    service's that is itself being ended (its raylet, by Ray's fate sharing) may start a
+    worker between two scans."""
     if not instance:
         return []
-    killed = []
-    for pid in marked(instance):
-        try:
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-        except OSError:
-            pass
+    killed: list[int] = []
+    for _ in range(rounds):
+        found = [pid for pid in marked(instance, session_dir) if pid not in killed]
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except OSError:
+                pass
+        time.sleep(pause_s)
     if killed:
         log.info("killed %d processes a covey service that died left running: %s", len(killed), killed)
     return killed

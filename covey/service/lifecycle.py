@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from covey.errors import CoveyError
-from covey.service import protocol
+from covey.service import leftovers, protocol
 from covey.service.paths import ServicePaths, open_private, service_paths
 
 READY_TIMEOUT_S = 60.0
@@ -117,7 +117,10 @@ def spawn(paths: ServicePaths, *, address: str | None, idle_timeout_s: float | N
     log = open_private(paths.log, os.O_WRONLY | os.O_APPEND)
     try:
         # cwd: the service must not hold on to a client's folder (the demo's is temporary).
-        return subprocess.Popen(command, cwd=paths.root, env=dict(os.environ), stdin=subprocess.DEVNULL,
+        # The service's mark is in its environment from its start: every process under it
+        # inherits it, even those Ray starts from the environment a process began with.
+        env = {**os.environ, leftovers.INSTANCE_VAR: leftovers.new_instance()}
+        return subprocess.Popen(command, cwd=paths.root, env=env, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     finally:
         os.close(log)
@@ -285,7 +288,7 @@ def status_text(status: dict[str, Any]) -> str:
         f"  idle      {_duration(status['idle_s'])} (exits after {_duration(status['idle_timeout_s'])} idle)",
     ]
     if pool := status.get("pool"):
-        lines.append("  pool      " + ", ".join(f"{key} {value}" for key, value in pool.items()))
+        lines += _pool_lines(pool)
     if procs := status.get("processes"):
         lines.append(f"  memory    RSS {procs['rss_mib']:.0f} MiB, USS {procs['uss_mib']:.0f} MiB "
                      f"in {procs['count']} processes (the service and its descendants)")
@@ -293,6 +296,22 @@ def status_text(status: dict[str, Any]) -> str:
                      f"{procs['cpu_s']:.1f} s in all")
     lines += [f"  socket    {status.get('socket')}", f"  log       {status.get('log')}"]
     return "\n".join(lines)
+
+
+def _pool_lines(pool: dict[str, Any]) -> list[str]:
+    """The shared pool, a line per lane: agent actors ("home", "any") and session kits ("kit")."""
+    names = {"home": "agents", "any": "agents (any node)", "kit": "session kits"}
+    lines = []
+    for lane, figures in pool.items():
+        if not isinstance(figures, dict):
+            continue
+        lines.append(
+            f"  pool      {names.get(lane, lane)}: {figures['ready']} ready, {figures['lent']} lent, "
+            f"{figures['starting']} starting; keeps {figures['target']} (floor {figures['floor']}, "
+            f"demand {figures['demand']:g}), high-water {figures['high_water']}")
+    if "created" in pool:
+        lines.append(f"            {pool['created']} created since the service started")
+    return lines
 
 
 def _duration(seconds: float) -> str:

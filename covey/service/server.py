@@ -25,6 +25,7 @@ from typing import Any, Awaitable, Callable
 
 import ray
 
+from covey import local_rays
 from covey.actors.shared_pool import SharedPoolHandle, pool_name
 from covey.ray_runtime import ensure_ray, shutdown_if_started
 from covey.service import protocol
@@ -228,7 +229,7 @@ class Service:
 
     def _write_info(self) -> None:
         info = {"pid": os.getpid(), "instance": os.environ.get(INSTANCE_VAR), "started_at": self.started_at,
-                "ray_address": self.ray_address,
+                "ray_address": self.ray_address, "ray_session_dir": _own_ray_session_dir(),
                 "address": self.address, "idle_timeout_s": self.idle_timeout_s, "version": _version(),
                 "socket": str(self.paths.socket)}
         partial = self.paths.info.with_suffix(".json.partial")
@@ -236,6 +237,13 @@ class Service:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             json.dump(info, handle)
         os.replace(partial, self.paths.info)  # readers never see half a file
+
+
+def _own_ray_session_dir() -> str | None:
+    """The session directory of the Ray this service started (``covey.local_rays`` records
+    it), which names every process of that Ray on its command line; None for a joined Ray."""
+    entry = next((ray_ for ray_ in local_rays.live() if ray_.pid == os.getpid()), None)
+    return entry.session_dir if entry else None
 
 
 def _peer(writer: asyncio.StreamWriter) -> tuple[int | None, int | None]:

@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
-from tests.faults.scenario import wait_gone
+from tests.faults.scenario import processes_with, wait_for, wait_gone
 from tests.service.conftest import client_env
 
 COVEY = [sys.executable, "-m", "covey"]
@@ -100,6 +100,25 @@ def served_service(start: bool = False, **env: str) -> Iterator[Served]:
         yield served
     finally:
         subprocess.run([*COVEY, "stop"], env=served.env, capture_output=True, timeout=90)
-        left = wait_gone(str(base), timeout_s=20)
+        try:
+            wait_for(lambda: not processes_with(str(base)), 20, "the service's processes to end")
+        except AssertionError:
+            pass
+        seen = _described(processes_with(str(base)))  # what they were, before they are killed
+        left = wait_gone(str(base), timeout_s=0)
         shutil.rmtree(base, ignore_errors=True)
-    assert left == [] or served.leftovers_expected, f"processes of the test were left running: {left}"
+    assert left == [] or served.leftovers_expected, f"processes of the test were left running: {seen}"
+
+
+def _described(pids: list[int]) -> list[str]:
+    out = []
+    for pid in pids:
+        try:
+            title = Path(f"/proc/{pid}/cmdline").read_bytes().replace(bytes(1), b" ").decode().strip()[:60]
+            marks = [v for v in Path(f"/proc/{pid}/environ").read_bytes().split(bytes(1))
+                     if v.startswith(b"COVEY_SERVICE_INSTANCE=")]
+            parent = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
+            out.append(f"{pid} {title} (parent {parent}, {marks[0].decode() if marks else 'no mark'})")
+        except OSError:
+            out.append(str(pid))
+    return out

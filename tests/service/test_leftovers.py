@@ -40,3 +40,40 @@ def test_a_served_runs_environment_carries_the_services_mark(monkeypatch):
     assert env == {"PATH": "/usr/bin", "FOO": "bar", leftovers.INSTANCE_VAR: "this-service"}
     monkeypatch.delenv(leftovers.INSTANCE_VAR)
     assert _run_env({"FOO": "bar"}) == {"FOO": "bar"}
+
+
+def test_processes_that_name_the_dead_services_ray_session_are_found_too(tmp_path):
+    """Ray starts its dashboard and runtime-env agents without the service's mark; their
+    command line names the Ray's session directory."""
+    session_dir = str(tmp_path / "session_2026-12-01_dead")
+    named = subprocess.Popen([sys.executable, "-c", "import time, sys; time.sleep(60)", f"--session-dir={session_dir}"])
+    other = subprocess.Popen([sys.executable, "-c", "import time, sys; time.sleep(60)", f"--session-dir={session_dir}x"])
+    try:
+        deadline = time.monotonic() + 5
+        while named.pid not in leftovers.marked("unused", session_dir) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert named.pid in leftovers.reap("some-instance", session_dir)
+        assert named.wait(5) == -9
+        assert other.poll() is None  # another Ray's session directory only shares a prefix
+    finally:
+        for proc in (named, other):
+            proc.kill()
+            proc.wait()
+
+
+def test_a_retitled_process_holding_a_log_file_of_the_dead_ray_is_found(tmp_path):
+    """Ray retitles its agents (``ray::DashboardAgent``): their command line no longer names
+    the session, but their log files under it stay open."""
+    session_dir = tmp_path / "session_2026-12-01_dead"
+    (session_dir / "logs").mkdir(parents=True)
+    log = session_dir / "logs" / "agent.log"
+    holder = subprocess.Popen([sys.executable, "-c", f"f = open({str(log)!r}, 'w'); import time; time.sleep(60)"])
+    try:
+        deadline = time.monotonic() + 5
+        while holder.pid not in leftovers.marked("unused", str(session_dir)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert holder.pid in leftovers.marked("unused", str(session_dir))
+        assert holder.pid not in leftovers.marked("unused", str(tmp_path / "another_session"))
+    finally:
+        holder.kill()
+        holder.wait()
