@@ -98,16 +98,23 @@ def _firsts(children: list[dict[str, Any]]) -> list[float]:
 async def _baseline_runners(tmp: Path, n: int) -> float:
     """The same child specs, run by N AgentRunners in this process."""
     session = new_session(tmp, scripted(three_turn_child(LATENCY_S)), allowed_tools=["TodoWrite"])
+    inputs = [agent_call(f"task {i}", background=True)["input"] for i in range(n)]
+    return await run_children_in_process(session, inputs, background=True)
+
+
+async def run_children_in_process(session: Any, inputs: list[dict[str, Any]], *, background: bool) -> float:
+    """Seconds for N ``AgentRunner``s in this process to run the child specs covey builds for
+    these ``Agent`` inputs under ``session``'s main agent (no Ray, registry or mailbox)."""
     runtime = SessionRuntime(session_id=session.session_id, registry=None, mailbox=None,
                              definitions=session.definitions, limits=session.limits,
                              transcript_dir=session.options.transcript_dir)
     parent = session.main_spec("go", runtime)
-    call_model = agent_input_model(background=True)
+    call_model = agent_input_model(background=background)
     specs = []
-    for i in range(n):
-        call = call_model(**agent_call(f"task {i}", background=True)["input"])
-        spec = await child_spec(parent, session.definitions["general-purpose"], call, agent_id=f"agent-b{i}",
-                                tool_use_id=f"toolu_{i}", background=True, available_tools=tool_names())
+    for i, payload in enumerate(inputs):
+        spec = await child_spec(parent, session.definitions["general-purpose"], call_model(**payload),
+                                agent_id=f"agent-b{i}", tool_use_id=f"toolu_{i}", background=background,
+                                available_tools=tool_names())
         specs.append(spec.model_copy(update={"runtime": None}))
 
     async def one(spec: Any) -> None:
