@@ -6,8 +6,7 @@ that needs only the loop or the model layer does not pull in Ray.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from covey.lazy import lazy_exports
 
 _EXPORTS = {
     "AgentDefinition": "covey.agents.definition",
@@ -28,7 +27,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'covey' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__ = lazy_exports("covey", _EXPORTS)

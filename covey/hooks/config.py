@@ -6,7 +6,7 @@ Reading them from a settings file or a definition's frontmatter is ``covey.hooks
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 

@@ -7,7 +7,6 @@ Ray, sub-agents or transcripts: notifications arrive through an ``Inbox``.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Protocol

@@ -6,8 +6,7 @@ are plain Python, and the thin CLI client imports them without pydantic.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from covey.lazy import lazy_exports
 
 _EXPORTS = {
     "Allow": "covey.permissions.decisions",
@@ -30,7 +29,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'covey.permissions' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__ = lazy_exports("covey.permissions", _EXPORTS)
