@@ -19,7 +19,7 @@ import getpass
 import os
 import socket
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import ray
@@ -66,8 +66,8 @@ class SessionKit:
     session_id: str
     registry: Any
     mailbox: Any
-    node_id: str | None = None
-    names: tuple[str, str] = field(default=("", ""))
+    names: tuple[str, str] = ("", "")
+    """The registry's and the mailbox's actor names."""
 
     @property
     def actor(self) -> Any:
@@ -173,7 +173,7 @@ class _SharedPoolActor:
             Limits(), MailboxHandle(mailbox, "mailbox"), session_id, {}, self.home, (), lender=me,
         )
         await asyncio.gather(mailbox.__ray_ready__.remote(), registry.__ray_ready__.remote())
-        return SessionKit(session_id, registry, mailbox, self.home, names)
+        return SessionKit(session_id, registry, mailbox, names)
 
 
 def shared_pool_class(**options: Any):
