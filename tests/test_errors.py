@@ -7,12 +7,14 @@ import pickle
 
 import covey.cli  # noqa: F401  (imported for the exceptions they define)
 import covey.hooks.read  # noqa: F401
+import covey.resume  # noqa: F401
 import covey.session  # noqa: F401
 import covey.skills.loader  # noqa: F401
 from covey.errors import (
     AgentUnavailable, CoveyError, LimitExceeded, ModelAPIError, ModelBehaviorError, PromptBlocked, UserError,
 )
 from covey.hooks.read import HookConfigError
+from covey.resume import ResumeError
 from covey.service.lifecycle import ServiceUnavailable
 from covey.service.paths import ServiceDirError
 from covey.session import SessionBroken
@@ -25,6 +27,7 @@ EXAMPLES = [
     HookConfigError("/p/settings.json", "hooks.Stop", "not a list"), UnknownSkill("no skill 'x'"),
     SessionBroken("covey's registry actor died"), ServiceUnavailable("the covey service did not answer"),
     ServiceDirError("covey service directory '/tmp/x' is open to others"),
+    ResumeError("Session 'abc' cannot be resumed: its transcript '/t/a.jsonl' is missing.", "abc", "/t/a.jsonl"),
 ]
 
 

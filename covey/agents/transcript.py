@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -67,6 +68,16 @@ class TranscriptWriter:
             self._file.close()
             self._file = None
 
+    @classmethod
+    def continuing(cls, path: Path, *, session_id: str, agent_id: str) -> TranscriptWriter:
+        """A writer that appends to an existing transcript (a resumed session): chained to its
+        last complete record, and after its torn last line, if any, is ended, so that the next
+        record starts on a line of its own instead of being glued to the fragment."""
+        writer = cls(path, session_id=session_id, agent_id=agent_id)
+        writer.last_uuid = last_uuid(path)
+        end_torn_line(path)
+        return writer
+
 
 def read_transcript(path: Path) -> Iterator[dict[str, Any]]:
     """The records of a transcript, in order; a torn last line (a crash mid-write) is skipped."""
@@ -107,3 +118,49 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
     return [dict(block) for block in content or []]
+
+
+def last_uuid(path: str | os.PathLike) -> str | None:
+    """The ``uuid`` of a transcript's last complete record (None: none, or no file)."""
+    found = None
+    if os.path.exists(path):
+        for record in read_transcript(Path(path)):
+            found = record.get("uuid", found)
+    return found
+
+
+def end_torn_line(path: str | os.PathLike) -> bool:
+    """End a torn last line (a crash mid-write) with a newline; True if there was one.
+
+    The fragment stays on its own line, which ``read_transcript`` skips; nothing is cut away.
+    """
+    try:
+        with open(path, "rb+") as handle:
+            if handle.seek(0, os.SEEK_END) == 0:
+                return False
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) == b"\n":
+                return False
+            handle.write(b"\n")
+            return True
+    except FileNotFoundError:
+        return False
+
+
+def copy_transcript(source: str | os.PathLike, dest: str | os.PathLike, *, session_id: str) -> int:
+    """Copy a transcript's complete records to ``dest`` under another session id (a fork); the
+    count copied. ``uuid``/``parentUuid`` are kept, so the copy is the same chain. Written to a
+    temporary file and renamed: ``dest`` holds the whole copy or does not exist."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    count = 0
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            for record in read_transcript(Path(source)):
+                out.write(json.dumps({**record, "sessionId": session_id}, default=str) + "\n")
+                count += 1
+        os.replace(temp, dest)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+    return count
