@@ -224,10 +224,10 @@ class AgentRunner:
     async def _drive(self, run: _Run) -> None:
         spec = run.spec
         progress = Progress(spec, PriceTable.load(spec.settings.model_prices, env=spec.settings.env))
-        writer = TranscriptWriter(
-            transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id),
-            session_id=spec.session_id, agent_id=spec.agent_id,
-        )
+        path = transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)
+        # A resumed agent or a conversation's next turn continues its transcript's chain.
+        open_writer = TranscriptWriter.continuing if spec.history and path.exists() else TranscriptWriter
+        writer = open_writer(path, session_id=spec.session_id, agent_id=spec.agent_id)
         services, report = None, None
         try:
             services = self._services(run, progress, writer)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from covey.agents.transcript import read_transcript, transcript_path
 from covey.errors import UserError
 from covey.events import AssistantEvent, ResultEvent, SystemInit
 from covey.resume import ResumeError
@@ -57,6 +58,10 @@ async def test_each_turn_continues_the_conversation_and_reports_on_its_own(tmp_p
     # The second request holds the whole first exchange, then the new question.
     later = _said(api.requests[-1])
     assert later.index("FIRST question") < later.index("FIRST_ANSWER") < later.index("SECOND question")
+    # One transcript for the main agent over both turns, one unbroken uuid chain.
+    records = list(read_transcript(transcript_path(tmp_path / "t", session.session_id, session.main_agent_id)))
+    assert [r["parentUuid"] for r in records[1:]] == [r["uuid"] for r in records[:-1]]
+    assert "SECOND question" in str(records[-2]["message"])
 
 
 async def test_a_new_session_continues_the_last_one_in_its_directory_or_the_one_named(tmp_path):
