@@ -123,7 +123,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--add-dir", action="append", default=[], metavar="DIR",
                      help="another directory the file tools may use (repeatable)")
     run.add_argument("--max-budget-usd", type=float, metavar="USD", help="the session's dollar budget")
-    run.add_argument("--fallback-model", metavar="MODEL", help="accepted for Claude Code compatibility (see docs/sdk.md)")
+    run.add_argument("--fallback-model", metavar="MODEL", help="where requests go once the model is overloaded")
     run.add_argument("--tools", metavar="LIST", help='the main agent\'s tools: "Read,Bash", "" for none, "default" for all')
     run.add_argument("--include-partial-messages", action="store_true",
                      help="accepted for Claude Code compatibility: covey sends whole messages (see docs/sdk.md)")
@@ -194,6 +194,7 @@ def _session_options(args: argparse.Namespace) -> dict[str, Any]:
         setting_sources=[s for s in args.setting_sources.split(",") if s] if args.setting_sources is not None else None,
         additional_directories=[os.path.abspath(d) for d in args.add_dir],
         max_budget_usd=args.max_budget_usd,
+        fallback_model=args.fallback_model,
         tools=_tools_arg(args.tools),
         resume=args.resume,
         continue_conversation=args.continue_conversation,

@@ -120,6 +120,9 @@ class SessionOptions(BaseModel):
     hookCallbackIds, timeout}]}``; ``on_hook_callback`` runs them."""
     on_hook_callback: Callable[..., Any] | None = None
     """``async (callback_id, payload, tool_use_id) -> output``: runs an SDK hook callback."""
+    fallback_model: str | None = None
+    """Where the Messages API requests of every agent go once their model is overloaded past its
+    retries (``--fallback-model``; alias or id). A scripted model has no use for it."""
     max_budget_usd: float | None = None
     """The session's dollar budget (``--max-budget-usd``): spawns past it are refused."""
     """With ``resume`` / ``continue_conversation``: continue under a new session id (``--fork-session``)."""
@@ -156,6 +159,8 @@ class Session:
             # model travels to every agent actor, so nodes need no key or rule file of their own.
             # Without an explicit env the SDK finds the credentials itself (profiles included).
             self.options.model = make_model(self.options.model, env=self.options.env)
+        if self.options.fallback_model:
+            self._use_fallback(resolve_model(self.options.fallback_model, env=self.env))
         self.policy = PermissionPolicy.from_settings(
             self.settings,
             mode=self.options.permission_mode or (self.resumed.record.permission_mode if self.resumed else None),
@@ -330,6 +335,12 @@ class Session:
     def set_model(self, model: str | None) -> None:
         """The main agent's model from the next turn on (``set_model``; None: the default)."""
         self.model_id = resolve_model(model or self.settings.model or DEFAULT_MODEL, env=self.env)
+
+    def _use_fallback(self, fallback: str) -> None:
+        if fallback == self.model_id:
+            raise UserError(f"--fallback-model {fallback} is the main model: name another model")
+        if hasattr(self.options.model, "fallback_model"):
+            self.options.model.fallback_model = fallback
 
     def _resume_point(self) -> Any:
         if not (self.options.resume or self.options.continue_conversation):

@@ -73,7 +73,10 @@ class AnthropicModel:
         timeout_s: float = 600,
         retry_backoff_s: float = 0.5,
         max_records: int = 1000,
+        fallback_model: str | None = None,
     ) -> None:
+        self.fallback_model = fallback_model
+        """The model a request goes to once its own is overloaded past every retry (``--fallback-model``)."""
         if client is None and base_url and (api_key or auth_token):
             # Everything is known: the client is built where requests are sent (an agent
             # actor), not in a driver that only hands the model on.
@@ -115,7 +118,13 @@ class AnthropicModel:
 
     async def create(self, request: ModelRequest) -> Message:
         started = time.monotonic()
-        message = await self._create_with_retries(request)
+        try:
+            message = await self._create_with_retries(request)
+        except ModelAPIError as exc:
+            if not (self.fallback_model and exc.status_code == 529 and request.model != self.fallback_model):
+                raise
+            # Claude Code's --fallback-model: an overloaded model's request goes to the fallback.
+            message = await self._create_with_retries(request.model_copy(update={"model": self.fallback_model}))
         duration_ms = int((time.monotonic() - started) * 1000)
         usage = TokenUsage.of(message.usage)
         self.requests.append(RequestRecord(message.model, usage, duration_ms, message.stop_reason))

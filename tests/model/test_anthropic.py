@@ -140,3 +140,20 @@ def test_fake_api_answers_unstreamed_json():
         message = client.messages.create(**REQUEST.to_api_kwargs())
     assert message.content[0].text == "echo hi"
     assert "stream" not in api.requests[0]
+
+
+async def test_an_overloaded_model_falls_back_to_the_fallback_model(fake_api):
+    def answer(body):
+        return ("error", 529, None) if body["model"] == REQUEST.model else {"text": "from the fallback"}
+
+    fake_api.replies.append(answer)
+    message = await model_for(fake_api, max_retries=1, fallback_model="claude-haiku-4-5").create(REQUEST)
+    assert message.content[0].text == "from the fallback"
+    assert [r["model"] for r in fake_api.requests] == [REQUEST.model, REQUEST.model, "claude-haiku-4-5"]
+
+
+async def test_other_errors_do_not_fall_back(fake_api):
+    fake_api.replies.append(("error", 500, None))
+    with pytest.raises(ModelAPIError):
+        await model_for(fake_api, max_retries=0, fallback_model="claude-haiku-4-5").create(REQUEST)
+    assert {r["model"] for r in fake_api.requests} == {REQUEST.model}
