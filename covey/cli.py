@@ -21,7 +21,7 @@ COMMANDS = ("run", "demo", "agents", "ps", "tree", "logs", "kill", "team", "star
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in COMMANDS and ("-p" in argv or "--print" in argv):
+    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help") and _headless(argv):
         argv = ["run", *argv]
     args = _parser().parse_args(argv)
     if not getattr(args, "handler", None):
@@ -35,6 +35,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("covey: interrupted", file=sys.stderr)
         return 130
+
+
+def _headless(argv: list[str]) -> bool:
+    """Claude Code's print mode: ``-p``, or the flags claude-agent-sdk starts it with (no
+    ``-p``: ``--output-format stream-json --verbose --input-format stream-json ...``)."""
+    return any(arg in ("-p", "--print") or arg.startswith(("--input-format", "--output-format")) for arg in argv) \
+        or argv[0].startswith("-")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -104,6 +111,30 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--disallowed-tools", "--disallowedTools", action="append", default=[], metavar="RULES")
     run.add_argument("--cwd", default=".", help="the agent's working directory")
     run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
+    run.add_argument("--input-format", choices=["text", "stream-json"], default="text",
+                     help="stream-json: user messages and control requests on stdin (claude-agent-sdk's protocol)")
+    run.add_argument("--system-prompt", help="the main agent's system prompt instead of covey's (\"\" for none)")
+    run.add_argument("--system-prompt-file", metavar="PATH", help="the same, read from a file")
+    run.add_argument("--append-system-prompt", help="text added after the main agent's system prompt")
+    run.add_argument("--permission-prompt-tool", metavar="TOOL",
+                     help="who answers permission prompts: stdio (the SDK's can_use_tool over the control protocol)")
+    run.add_argument("--settings", metavar="JSON_OR_FILE", help="extra settings: a JSON object or a settings file")
+    run.add_argument("--setting-sources", metavar="SOURCES", help="settings files to read: user,project,local")
+    run.add_argument("--add-dir", action="append", default=[], metavar="DIR",
+                     help="another directory the file tools may use (repeatable)")
+    run.add_argument("--max-budget-usd", type=float, metavar="USD", help="the session's dollar budget")
+    run.add_argument("--fallback-model", metavar="MODEL", help="accepted for Claude Code compatibility (see docs/sdk.md)")
+    run.add_argument("--tools", metavar="LIST", help='the main agent\'s tools: "Read,Bash", "" for none, "default" for all')
+    run.add_argument("--include-partial-messages", action="store_true",
+                     help="accepted for Claude Code compatibility: covey sends whole messages (see docs/sdk.md)")
+    run.add_argument("--include-hook-events", action="store_true", help="accepted for Claude Code compatibility")
+    run.add_argument("--resume", "-r", metavar="SESSION_ID", help="continue the session with this id")
+    run.add_argument("--continue", "-c", dest="continue_conversation", action="store_true",
+                     help="continue the most recent session in this directory")
+    run.add_argument("--session-id", metavar="UUID", help="the new session's id")
+    run.add_argument("--fork-session", action="store_true", help="with --resume/--continue: continue under a new id")
+    run.add_argument("--mcp-config", action="append", metavar="JSON_OR_FILE", help="MCP servers (not supported yet)")
+    run.add_argument("--strict-mcp-config", action="store_true", help="accepted for Claude Code compatibility")
     run.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
     run.add_argument("--agents", dest="agents_json", help='extra agent definitions as JSON: {"name": {"description": ..., "prompt": ...}}')
     run.add_argument("--verbose", action="store_true", help="show each step on stderr, and Ray's logs")
@@ -125,10 +156,29 @@ def _rules(values: list[str]) -> list[str]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.mcp_config:
+        raise CoveyError("--mcp-config: covey does not run MCP servers yet, so it cannot honour this flag; "
+                         "run without it (MCP support is planned)")
+    if args.permission_prompt_tool not in (None, "stdio"):
+        raise CoveyError(f"--permission-prompt-tool {args.permission_prompt_tool}: covey asks permission over stdio "
+                         f"only (claude-agent-sdk's can_use_tool); MCP permission tools need MCP support")
+    if args.input_format == "stream-json" and args.output_format != "stream-json":
+        raise CoveyError("--input-format stream-json needs --output-format stream-json (as Claude Code does)")
+    options = _session_options(args)
+    if args.input_format == "stream-json":
+        return _converse(options, args)
     prompt = args.print_prompt or args.prompt or (sys.stdin.read() if not sys.stdin.isatty() else "")
     if not prompt.strip():
         raise CoveyError("no prompt given: covey -p \"your task\" (or pipe it on stdin)")
-    options = dict(
+    return _execute(prompt, options, args, quiet=args.quiet, trace=args.trace)
+
+
+def _session_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The Session's options from the command line (JSON-able: they travel to the service)."""
+    system_prompt = args.system_prompt
+    if args.system_prompt_file:
+        system_prompt = _read_text(args.system_prompt_file, "--system-prompt-file")
+    return _dropping_unset(dict(
         cwd=args.cwd,
         model=args.model,
         permission_mode=args.permission_mode,
@@ -138,8 +188,68 @@ def _run(args: argparse.Namespace) -> int:
         address=args.address,
         verbose=args.verbose,
         agents=args.agents_json,
-    )
-    return _execute(prompt, options, args, quiet=args.quiet, trace=args.trace)
+        system_prompt=system_prompt,
+        append_system_prompt=args.append_system_prompt,
+        settings=_settings_arg(args.settings),
+        setting_sources=[s for s in args.setting_sources.split(",") if s] if args.setting_sources is not None else None,
+        additional_directories=[os.path.abspath(d) for d in args.add_dir],
+        max_budget_usd=args.max_budget_usd,
+        tools=_tools_arg(args.tools),
+        resume=args.resume,
+        continue_conversation=args.continue_conversation,
+        session_id=args.session_id,
+        fork_session=args.fork_session,
+    ))
+
+
+def _dropping_unset(options: dict[str, Any]) -> dict[str, Any]:
+    """The options a run sets: the rest keep the Session's defaults."""
+    kept = ("cwd", "model", "permission_mode", "max_turns", "allowed_tools", "disallowed_tools", "address",
+            "verbose", "agents")
+    return {key: value for key, value in options.items() if key in kept or value not in (None, False, [])}
+
+
+def _tools_arg(value: str | None) -> list[str] | None:
+    """``--tools``: None (every tool) for no flag or ``default``; else the names given ("" for none)."""
+    if value is None or value.strip() == "default":
+        return None
+    return _rules([value])
+
+
+def _settings_arg(value: str | None) -> dict[str, Any] | None:
+    """``--settings``: a JSON object, or the path of a settings file."""
+    if value is None:
+        return None
+    import json
+
+    text = value if value.lstrip().startswith("{") else _read_text(value, "--settings")
+    try:
+        settings = json.loads(text)
+    except ValueError as exc:
+        raise CoveyError(f"--settings: not a JSON object ({exc})") from None
+    if not isinstance(settings, dict):
+        raise CoveyError(f"--settings: must be a JSON object, not {type(settings).__name__}")
+    return settings
+
+
+def _read_text(path: str, flag: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise CoveyError(f"{flag}: cannot read {path!r}: {exc.strerror}") from None
+
+
+def _converse(options: dict[str, Any], args: argparse.Namespace) -> int:
+    """``--input-format stream-json``: a conversation over stdin/stdout (claude-agent-sdk's protocol)."""
+    if args.no_service or _env_flag("COVEY_NO_SERVICE"):
+        from covey.cli_local import converse
+
+        return converse(options, args.permission_prompt_tool == "stdio")
+    from covey.service.sdk_client import converse_served
+
+    options = {**options, "address": options.get("address") or os.environ.get("RAY_ADDRESS") or None}
+    return converse_served(options, args.permission_prompt_tool == "stdio")
 
 
 def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, verbose: bool | None = None,

@@ -12,6 +12,7 @@ import asyncio
 import concurrent.futures
 import logging
 import os
+import time
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
@@ -29,14 +30,16 @@ from covey.agents.definition import AgentDefinition
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.spec import AgentSpec, RunSettings
 from covey.agents.transcript import DEFAULT_DIR as DEFAULT_TRANSCRIPT_DIR, transcript_path
-from covey.errors import AgentUnavailable, CoveyError
-from covey.events import Event, PermissionPrompt, ResultEvent, SystemInit
+from covey.errors import AgentUnavailable, CoveyError, UserError
+from covey.events import Event, PermissionPrompt, ResultEvent, SystemInit, UserEvent
+from covey.hooks.callback import HookCallbackPrompt, sdk_hook_settings
 from covey.ids import AgentId, new_session_id
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.model.factory import SCRIPTED_PREFIX, make_model
 from covey.model.usage import ModelUsage
 from covey.permissions.askers import CallbackAsker
 from covey.permissions.decisions import PermissionRequest
+from covey.permissions.modes import RUN_MODES
 from covey.permissions.policy import PermissionPolicy
 from covey.observe.notebook import TreeDisplay, in_notebook
 from covey.ray_runtime import NAMESPACE, ensure_ray, shutdown_if_started
@@ -46,6 +49,8 @@ from covey.registry.records import FinalReport
 from covey.runtime import SessionRuntime
 from covey.session_defs import session_definitions, session_skills
 from covey.settings import Settings
+from covey.teams.messages import UserMessage
+from covey.tool_names import canonical_tool_name
 from covey.tools.catalog import tool_names
 from covey.tools.options import ToolOptions
 
@@ -93,6 +98,31 @@ class SessionOptions(BaseModel):
     (default ``COVEY_SHARED_FS=1``)."""
     teams: bool | None = None
     """Team tools (TeamCreate, SendMessage, Task*) and named teammates (default ``COVEY_ENABLE_TEAMS=1``)."""
+    system_prompt: str | None = None
+    """The main agent's system prompt in place of covey's (``--system-prompt``; "" for none)."""
+    append_system_prompt: str | None = None
+    """Text added after the main agent's system prompt (``--append-system-prompt``)."""
+    tools: list[str] | None = None
+    """The main agent's base tool set by name (``--tools``); None: every tool, []: none."""
+    additional_directories: list[str] = Field(default_factory=list)
+    """Directories besides the project that file tools may use without asking (``--add-dir``)."""
+    setting_sources: list[str] | None = None
+    """Which settings files to read: ``user``, ``project``, ``local`` (``--setting-sources``); None: all."""
+    session_id: str | None = None
+    """The session's id (a UUID, ``--session-id``); default a new one."""
+    resume: str | None = None
+    """Continue the session with this id from its transcript (``--resume``)."""
+    continue_conversation: bool = False
+    """Continue the most recent session of this directory (``--continue``)."""
+    fork_session: bool = False
+    sdk_hooks: dict[str, Any] | None = None
+    """Hooks a claude-agent-sdk client registered (its ``initialize``): ``{event: [{matcher,
+    hookCallbackIds, timeout}]}``; ``on_hook_callback`` runs them."""
+    on_hook_callback: Callable[..., Any] | None = None
+    """``async (callback_id, payload, tool_use_id) -> output``: runs an SDK hook callback."""
+    max_budget_usd: float | None = None
+    """The session's dollar budget (``--max-budget-usd``): spawns past it are refused."""
+    """With ``resume`` / ``continue_conversation``: continue under a new session id (``--fork-session``)."""
     verbose: bool = False
     service: bool | None = None
     """Borrow the session's actors from the covey service (``COVEY_SERVICE=1``): its warm
@@ -110,10 +140,16 @@ class Session:
         self.home = Path(self.env["HOME"]) if given.env is not None and self.env.get("HOME") else None
         """Where the user's settings, agents and skills are (``None``: this process's home)."""
         self.options = given.model_copy(update=_env_defaults(given, self.env, self.home))
-        self.session_id = new_session_id()
         self.cwd = Path(self.options.cwd).resolve()
-        self.settings = Settings.load(self.cwd, home=self.home, extra=self.options.settings)
-        name = self.options.model_id or _model_name(self.options.model) or self.settings.model or DEFAULT_MODEL
+        self.resumed = self._resume_point()
+        """Where a resumed session continues (``resume`` / ``continue_conversation``), else None."""
+        self.session_id = self._chosen_session_id()
+        self.settings = Settings.load(self.cwd, home=self.home, extra=self.options.settings,
+                                      sources=self.options.setting_sources)
+        if self.options.sdk_hooks:
+            self.settings.add_hooks(sdk_hook_settings(self.options.sdk_hooks), "hooks of the claude-agent-sdk client")
+        recorded = self.resumed.record.model_id if self.resumed else None
+        name = self.options.model_id or _model_name(self.options.model) or recorded or self.settings.model or DEFAULT_MODEL
         self.model_id = resolve_model(name, env=self.env)
         if not hasattr(self.options.model, "create"):
             # A missing API key or a bad rule file fails here, before Ray starts. The built
@@ -122,14 +158,17 @@ class Session:
             self.options.model = make_model(self.options.model, env=self.options.env)
         self.policy = PermissionPolicy.from_settings(
             self.settings,
-            mode=self.options.permission_mode,
+            mode=self.options.permission_mode or (self.resumed.record.permission_mode if self.resumed else None),
             cli_allow=self.options.allowed_tools,
             cli_deny=self.options.disallowed_tools,
             project_root=self.cwd,
             home=self.home,
+            additional_directories=[Path(d).resolve() for d in self.options.additional_directories],
         )
         self.asker = self.options.asker or (CallbackAsker(self.options.on_permission) if self.options.on_permission else None)
         self.limits = self.options.limits or Limits.from_env(self.env)
+        if self.options.max_budget_usd is not None:
+            self.limits = self.limits.model_copy(update={"budget_usd": self.options.max_budget_usd})
         self.definitions, self.definition_errors, skipped_hooks = session_definitions(
             self.cwd, self.options.agents, home=self.home,
         )
@@ -150,6 +189,11 @@ class Session:
         self._lost_actor = False
         """One of the session's own actors died (``SessionBroken``): its kit is not reused."""
         self._owned: list[Any] = []
+        self.main_agent_id: str = self.resumed.record.main_agent_id if self.resumed else AgentId.new()
+        """The main agent: one id over every turn of the conversation (its transcript continues)."""
+        self.turns = 0
+        """Turns this Session has run; after the first (or on resume) a turn continues the conversation."""
+        self._current_main: AgentHandle | None = None
         self.kept_worktrees: list[dict[str, Any]] = []
         """Worktrees that agents stopped by ``stop`` kept (they had changes): path and branch."""
 
@@ -158,7 +202,11 @@ class Session:
     def tool_names(self) -> list[str]:
         """Every tool minus those removed whole by a bare ``--disallowed-tools`` name."""
         removed = {name for name in self.options.disallowed_tools if "(" not in name}
-        return [name for name in tool_names(self._tool_options()) if name not in removed]
+        names = [name for name in tool_names(self._tool_options()) if name not in removed]
+        if self.options.tools is None:
+            return names
+        wanted = {canonical_tool_name(name) for name in self.options.tools}
+        return [name for name in names if name in wanted]
 
     def init_event(self) -> SystemInit:
         return SystemInit(
@@ -166,26 +214,46 @@ class Session:
             permissionMode=self.policy.mode, agents=sorted(self.definitions),
         )
 
-    async def stream(self, prompt: str) -> AsyncIterator[Event]:
-        """The session's events as they happen: ``system/init`` first, like Claude Code."""
+    async def stream(self, prompt: str | None) -> AsyncIterator[Event]:
+        """One turn of the conversation, its events as they happen: ``system/init`` first, like
+        Claude Code. The first turn starts the session; each later one (and a resumed
+        session's first) continues the main agent's conversation from its transcript.
+        ``None``: a turn on what waits in the main agent's mailbox (``mail_waiting``): a
+        notice that came between turns, messages ``send`` queued."""
+        if prompt is None and self.turns == 0 and self.resumed is None:
+            raise UserError("a conversation's first turn needs a prompt")
         runtime = await self.start()
         yield self.init_event()
         main = await runtime.registry.take("home")
         self._owned.append(main)
+        self._current_main = main
         runtime.set_root(main, self.options.model)
         spec = self.main_spec(prompt, runtime)
         output_file = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
-        await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt, output_file, main.node)
-        ended = False
+        await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt or "", output_file, main.node)
+        self._record_session()
+        ended, in_turn = False, True
         try:
             try:
                 async for event in self._watched(main.events(spec)):
                     if isinstance(event, PermissionPrompt):
                         await main.answer(event.request_id, await self._ask(event))
                         continue
-                    if isinstance(event, ResultEvent) and event.agent_id == spec.agent_id:
-                        ended = True
+                    if isinstance(event, HookCallbackPrompt):
+                        await main.answer(event.request_id, await self._hook_callback(event))
+                        continue
+                    mine = event.agent_id in (None, spec.agent_id)
+                    if mine and isinstance(event, ResultEvent):
+                        ended, in_turn = True, False
                         event = await self._with_session_spend(event)
+                    elif mine and _is_turn_input(event):
+                        # A notice (a background child's) or a queued message starts the main agent's
+                        # next turn: Claude Code announces a turn with system/init and prints no
+                        # user message for it (the transcript keeps it).
+                        if not in_turn:
+                            in_turn = True
+                            yield self.init_event()
+                        continue
                     yield event
             except SessionBroken as exc:
                 yield await self._broken(exc, spec)
@@ -197,10 +265,12 @@ class Session:
                 raise
             report = await main.wait()
             await runtime.registry.call("finish_main", spec.agent_id, report)
+            self.turns += 1
             if not runtime.teams:
                 # Its run is over and nothing lives on it: a notebook's hundredth run
                 # must not hold a hundred idle processes (a served session's goes back
-                # to the service's pool, warm for the next run).
+                # to the service's pool, warm for the next run). The next turn takes
+                # another: the conversation is in the transcript.
                 self._owned.remove(main)
                 if self._lender is not None:
                     await runtime.registry.release(main)
@@ -208,12 +278,105 @@ class Session:
                     main.kill()
             if not ended:
                 # The agent failed before its loop could report (a bad hook, a blocked
-                # prompt, a crash): the cause travelled in its report, so the run ends on it.
+                # prompt, a crash, an interrupt): the cause travelled in its report, so the
+                # turn ends on it.
                 yield _failure(report, self.session_id, spec.agent_id)
         finally:
             # Otherwise the main actor stays until close(): teams it created live on it, and
             # an interrupted run must first cancel its sync children from inside it.
+            self._current_main = None
             runtime.set_root(None)
+
+    async def send(self, prompt: str) -> None:
+        """A user message while a turn runs: the main agent reads it at its next step (or the
+        next turn reads it, ``mail_waiting``), as Claude Code takes a message typed while it works."""
+        if self.runtime is None:
+            raise UserError("the session has not started: send the first prompt with stream()")
+        await self.runtime.mailbox.put(self.main_agent_id, UserMessage(text=prompt))
+
+    async def mail_waiting(self) -> bool:
+        """Whether mail for the main agent waits with no turn to read it (a notice, a message)."""
+        if self.runtime is None or self._current_main is not None:
+            return False
+        return await self.runtime.mailbox.pending(self.main_agent_id) > 0
+
+    async def background_running(self) -> bool:
+        """Whether agents the main agent owns may still notify it."""
+        if self.runtime is None:
+            return False
+        return bool(await self.runtime.registry.outstanding(self.main_agent_id))
+
+    async def interrupt(self, reason: str = "interrupted by the user") -> bool:
+        """Stop the current turn (Claude Code's interrupt): the main agent's run and its sync
+        children end, background agents keep running; the turn's result says so. False
+        if no turn runs."""
+        main = self._current_main
+        if main is None:
+            return False
+        return bool(await main.cancel("killed", reason))
+
+    async def stop_task(self, task_id: str) -> bool:
+        """Kill one agent of this session by id (``stop_task``); its owner is notified."""
+        if self.runtime is None:
+            return False
+        return bool(await self.runtime.registry.kill_agent(task_id, "killed", "stopped by the client"))
+
+    def set_permission_mode(self, mode: str) -> None:
+        """The main agent's permission mode from the next turn on (``set_permission_mode``)."""
+        if mode not in RUN_MODES:
+            raise UserError(f"permission mode {mode!r} is not one a session runs in: use one of {', '.join(RUN_MODES)}")
+        self.policy.mode = mode
+
+    def set_model(self, model: str | None) -> None:
+        """The main agent's model from the next turn on (``set_model``; None: the default)."""
+        self.model_id = resolve_model(model or self.settings.model or DEFAULT_MODEL, env=self.env)
+
+    def _resume_point(self) -> Any:
+        if not (self.options.resume or self.options.continue_conversation):
+            return None
+        from covey.resume import find_resume
+
+        point = find_resume(self._transcript_root(), session_id=self.options.resume,
+                            continue_in=None if self.options.resume else self.cwd)
+        if self.options.fork_session:
+            from covey.resume import fork_point
+
+            point = fork_point(point, self.options.session_id or new_session_id())
+        return point
+
+    def _chosen_session_id(self) -> str:
+        if self.resumed is not None:
+            return self.resumed.record.session_id
+        if self.options.session_id is None:
+            return new_session_id()
+        from covey.resume import ResumeError, session_exists, validate_session_id
+
+        chosen = validate_session_id(self.options.session_id)
+        if session_exists(self._transcript_root(), chosen):
+            raise ResumeError(f"session id {chosen} is already in use: continue it with --resume {chosen}")
+        return chosen
+
+    def _transcript_root(self) -> Path:
+        if self.options.transcript_dir:
+            return Path(self.options.transcript_dir).expanduser()
+        return DEFAULT_TRANSCRIPT_DIR.expanduser()
+
+    def _record_session(self) -> None:
+        """The session's index entry beside its transcripts (what ``--resume`` / ``--continue``
+        find): written at its first turn, then updated at each one (model, mode, time)."""
+        from covey.resume import ResumeError, SessionRecord, read_record, record_session
+
+        root = self._transcript_root()
+        try:
+            try:
+                record = read_record(root, self.session_id).model_copy(update={
+                    "model_id": self.model_id, "permission_mode": self.policy.mode, "updated_s": time.time()})
+            except ResumeError:
+                record = SessionRecord.new(root, session_id=self.session_id, main_agent_id=self.main_agent_id,
+                                           cwd=self.cwd, model_id=self.model_id, permission_mode=self.policy.mode)
+            record_session(root, record)
+        except (OSError, ResumeError) as exc:  # the run goes on; only resuming it later is lost
+            log.warning("the session index in %s could not be written: %s", root, exc)
 
     async def _watched(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
         """``events``, until the main agent's, the registry's or the mailbox's actor dies:
@@ -300,16 +463,19 @@ class Session:
             return {}
         return await self.runtime.registry.tree()
 
-    def main_spec(self, prompt: str, runtime: SessionRuntime) -> AgentSpec:
+    def main_spec(self, prompt: str | None, runtime: SessionRuntime) -> AgentSpec:
+        history = self._history(runtime)
         return AgentSpec(
             session_id=self.session_id,
-            agent_id=AgentId.new(),
+            agent_id=self.main_agent_id,
             definition=MAIN_DEFINITION,
-            prompt=prompt,
+            prompt=prompt or "",
+            history=history,
+            next_prompt=prompt if history else None,
             model=self.options.model,
             model_id=self.model_id,
             cwd=str(self.cwd),
-            system=system_blocks(MAIN_PROMPT, str(self.cwd), self.model_id),
+            system=system_blocks(self._main_prompt(), str(self.cwd), self.model_id),
             prelude=self._main_prelude(runtime),
             tool_names=self.tool_names(),
             permissions=self.policy,
@@ -324,6 +490,23 @@ class Session:
                 env=self.options.env,
             ),
         )
+
+    def _history(self, runtime: SessionRuntime) -> list[dict[str, Any]] | None:
+        """The conversation so far, for a turn after the first (or a resumed session's first)."""
+        if self.turns == 0 and self.resumed is not None:
+            return list(self.resumed.history)
+        if self.turns == 0:
+            return None
+        from covey.agents.transcript import rebuild_history
+
+        path = transcript_path(self.options.transcript_dir, self.session_id, self.main_agent_id)
+        return rebuild_history(path) if path.exists() else None
+
+    def _main_prompt(self) -> str:
+        prompt = MAIN_PROMPT if self.options.system_prompt is None else self.options.system_prompt
+        if self.options.append_system_prompt:
+            prompt = f"{prompt}\n\n{self.options.append_system_prompt}" if prompt else self.options.append_system_prompt
+        return prompt
 
     def _main_prelude(self, runtime: SessionRuntime | None) -> list[dict[str, Any]]:
         cwd = str(self.cwd)
@@ -383,7 +566,9 @@ class Session:
 
             join_service(self.options.verbose)
         self._lender = SharedPoolHandle.named(pool_name())
-        kit = await self._lender.take_kit(model_modules(self.options.model))
+        # A resumed session, or one given its id, keeps its id; any other takes the kit's.
+        fixed = self.session_id if (self.resumed is not None or self.options.session_id) else None
+        kit = await self._lender.take_kit(model_modules(self.options.model), session_id=fixed)
         self.session_id = kit.session_id
         registry, mailbox = kit.handles()
         await registry.configure(self.limits)
@@ -415,6 +600,16 @@ class Session:
     async def __aexit__(self, *exc: Any) -> None:
         self.close()
 
+    async def _hook_callback(self, prompt: HookCallbackPrompt) -> Any:
+        """The SDK client's answer to one of its hooks; None (the hook failed) if it cannot answer."""
+        if self.options.on_hook_callback is None:
+            return None
+        try:
+            return await self.options.on_hook_callback(prompt.callback_id, prompt.input, prompt.tool_use_id)
+        except Exception as exc:  # the hook failed; the agent's run goes on, as after a failing command hook
+            log.warning("the SDK's hook callback %s failed: %s", prompt.callback_id, exc)
+            return None
+
     async def _ask(self, prompt: PermissionPrompt) -> Any:
         if self.asker is None:
             return False
@@ -423,6 +618,14 @@ class Session:
             message=prompt.message, reason="asked by an agent", suggested_rule="", agent_id=prompt.agent_id,
         )
         return await self.asker(request)
+
+
+def _is_turn_input(event: Event) -> bool:
+    """A user message of text only: a notice or queued message the loop took, not tool results."""
+    if not isinstance(event, UserEvent):
+        return False
+    content = event.message.get("content")
+    return isinstance(content, list) and all(block.get("type") == "text" for block in content)
 
 
 class SessionBroken(CoveyError):

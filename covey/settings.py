@@ -34,6 +34,19 @@ _FILES = (  # (label, base: "home" or "project", relative path), lowest preceden
 )
 
 
+SETTING_SOURCES = {"user": "userSettings", "project": "projectSettings", "local": "localSettings"}
+
+
+def setting_labels(sources: list[str] | None) -> set[str]:
+    """The file labels ``--setting-sources user,project,local`` names (None: every one)."""
+    if sources is None:
+        return set(SETTING_SOURCES.values())
+    unknown = [s for s in sources if s not in SETTING_SOURCES]
+    if unknown:
+        raise UserError(f"--setting-sources: unknown source {unknown[0]!r}; use user, project or local")
+    return {SETTING_SOURCES[s] for s in sources}
+
+
 class _WirePermissions(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -88,19 +101,30 @@ class Settings(BaseModel):
     """What the files hold that covey does not support and skipped, e.g. a ``PreCompact`` hook."""
 
     @classmethod
-    def load(cls, cwd: Path | str, *, home: Path | str | None = None, extra: dict[str, Any] | None = None) -> Settings:
-        """Read and merge every settings file that exists; a bad file is a :class:`UserError`."""
+    def load(cls, cwd: Path | str, *, home: Path | str | None = None, extra: dict[str, Any] | None = None,
+             sources: list[str] | None = None) -> Settings:
+        """Read and merge every settings file that exists; a bad file is a :class:`UserError`.
+        ``sources``: only these kinds of file (Claude Code's ``--setting-sources``:
+        ``user``, ``project``, ``local``); None: all of them."""
+        wanted = setting_labels(sources)
         bases = {"home": Path(home or Path.home()).resolve(), "project": Path(cwd).resolve()}
         settings, seen = cls(), set()
         for label, base, relative in _FILES:
             path = bases[base] / relative
-            if path.exists() and path not in seen:  # home == cwd must not load a file twice
+            if label in wanted and path.exists() and path not in seen:  # home == cwd must not load a file twice
                 seen.add(path)
                 settings._merge(_read(path), f"{label}:{path}", root=path.parent.parent, where=str(path))
         if extra:
             where = "settings passed by the CLI / API"
             settings._merge(_validate(extra, where), "cliArg", root=bases["project"], where=where)
         return settings
+
+    def add_hooks(self, hooks: dict[str, Any], where: str) -> None:
+        """Hooks from elsewhere than a file (a claude-agent-sdk client's), after the files'."""
+        parsed = read_hooks(hooks, where)
+        for event, matchers in parsed.kept.items():
+            self.hooks.setdefault(event, []).extend(matchers)
+        self.warnings.extend(parsed.warnings)
 
     def _merge(self, wire: _Wire, source: str, *, root: Path, where: str) -> None:
         perms = self.permissions

@@ -29,6 +29,7 @@ from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter, transcript_path
 from covey.errors import AgentUnavailable
 from covey.events import Event, PermissionPrompt
+from covey.hooks.callback import HookCall, HookCallbackPrompt
 from covey.model.factory import make_model
 from covey.model.pricing import PriceTable
 from covey.registry.answers import Finished
@@ -175,7 +176,12 @@ class AgentRunner:
         request_id = uuid.uuid4().hex
         future = asyncio.get_running_loop().create_future()
         run.answers[request_id] = future
-        await run.queue.put(PermissionPrompt(request_id=request_id, **_prompt_fields(request, run.spec)))
+        if isinstance(request, HookCall):  # an SDK hook callback, asked the same way
+            prompt: Event = HookCallbackPrompt(request_id=request_id, session_id=run.spec.session_id,
+                                               agent_id=run.spec.agent_id, **request.model_dump())
+        else:
+            prompt = PermissionPrompt(request_id=request_id, **_prompt_fields(request, run.spec))
+        await run.queue.put(prompt)
         return await future
 
     async def answer(self, request_id: str, answer: Any) -> bool:
@@ -264,6 +270,7 @@ class AgentRunner:
         return AgentServices(
             model=_model_of(spec.model, spec.settings.env),
             asker=_asker_for(spec, self),
+            hook_caller=_hook_caller_for(spec, self),
             inbox=inbox_for(spec, emit),
             cost_of=progress.prices.cost_usd,
             emit=emit,
@@ -330,6 +337,26 @@ def _asker_for(spec: AgentSpec, runner: AgentRunner) -> Any:
         return runner.ask
     root = spec.runtime.root if spec.runtime is not None else None
     return root.ask if root is not None else None
+
+
+def _hook_caller_for(spec: AgentSpec, runner: AgentRunner) -> Any:
+    """How this agent runs the SDK client's hook callbacks: it asks the session's root (the
+    main agent's actor, whose events the session reads), as permission prompts bubble."""
+    if spec.depth == 0:
+        ask = runner.ask
+    else:
+        root = spec.runtime.root if spec.runtime is not None else None
+        if root is None:
+            return None
+        ask = root.ask
+
+    async def call(callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
+        answer = await ask(HookCall(callback_id=callback_id, input=payload, tool_use_id=tool_use_id))
+        if not isinstance(answer, dict):
+            raise RuntimeError("no claude-agent-sdk client answered the hook callback")
+        return answer
+
+    return call
 
 
 def _model_of(source: Any, env: dict[str, str] | None) -> Any:

@@ -112,11 +112,17 @@ class _SharedPoolActor:
     async def take(self, lane: str, session_id: str) -> AgentHandle:
         return await self.pool.take(lane, session_id)
 
-    async def take_kit(self, preload: tuple[str, ...] = ()) -> SessionKit:
-        """A ready session kit; the agent actors started from now on also preload ``preload``."""
+    async def take_kit(self, preload: tuple[str, ...] = (), session_id: str | None = None) -> SessionKit:
+        """A ready session kit; the agent actors started from now on also preload ``preload``.
+        ``session_id``: the kit serves that session (a resumed one) instead of the id it has."""
         if missing := tuple(m for m in preload if m not in self.factory.preload):
             self.factory.preload = (*self.factory.preload, *missing)
-        return await self.pool.take(KIT_LANE)
+        if session_id is None:
+            return await self.pool.take(KIT_LANE)
+        kit = await self.pool.take(KIT_LANE, session_id)
+        await kit.handles()[0].recycle(session_id)
+        kit.session_id = session_id
+        return kit
 
     async def give_back(self, actor: AgentHandle, clean: bool) -> bool:
         return self.pool.give_back(actor, clean)
@@ -198,8 +204,8 @@ class SharedPoolHandle(ActorHandle):
     async def take(self, lane: str, session_id: str) -> AgentHandle:
         return await self.call("take", lane, session_id)
 
-    async def take_kit(self, preload: tuple[str, ...] = ()) -> SessionKit:
-        return await self.call("take_kit", preload)
+    async def take_kit(self, preload: tuple[str, ...] = (), session_id: str | None = None) -> SessionKit:
+        return await self.call("take_kit", preload, session_id)
 
     async def give_back(self, actor: AgentHandle, clean: bool) -> bool:
         return await self.call("give_back", actor, clean)

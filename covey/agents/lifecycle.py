@@ -46,6 +46,8 @@ class AgentServices:
     """Sees the first messages of a fresh run (its transcript records them)."""
     team: Any = None
     """The agent's TeamContext, when teams are enabled."""
+    hook_caller: Callable[[str, dict[str, Any], str | None], Awaitable[Any]] | None = None
+    """Runs the SDK client's hook callbacks (``HookRegistry.callback``), if the session has a client."""
 
 
 def available_tools(spec: AgentSpec, services: AgentServices) -> list[Tool]:
@@ -57,10 +59,15 @@ def available_tools(spec: AgentSpec, services: AgentServices) -> list[Tool]:
 
 async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[Event]:
     ctx = _context(spec, services)
-    hooks = _hooks(spec)
+    hooks = _hooks(spec, services)
     try:
         loop = _build_loop(spec, services, ctx, hooks)
-        if spec.history:
+        if spec.history and spec.next_prompt is not None:
+            turn = await _next_turn(spec, hooks)
+            if services.on_start is not None:
+                await services.on_start([turn])
+            messages = [*spec.history, turn]
+        elif spec.history:
             messages = spec.history
         else:
             messages = await _initial_messages(spec, hooks)
@@ -89,10 +96,11 @@ def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
     )
 
 
-def _hooks(spec: AgentSpec) -> HookRegistry:
+def _hooks(spec: AgentSpec, services: AgentServices) -> HookRegistry:
     """Settings hooks for everyone, plus this definition's, scoped to this agent (step 9)."""
     hooks = HookRegistry(
         spec.settings.hooks, project_dir=spec.settings.project_dir or spec.cwd, env=spec.settings.env,
+        callback=services.hook_caller,
         session_id=spec.session_id, transcript_path=str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)),
     )
     if spec.definition.hooks:
@@ -141,12 +149,23 @@ async def _initial_messages(spec: AgentSpec, hooks: HookRegistry) -> list[dict[s
     prompt = spec.prompt
     if spec.depth == 0:
         await hooks.run_session_start(cwd=spec.cwd)
-        outcome = await hooks.run_user_prompt_submit(prompt, agent_id=spec.agent_id, cwd=spec.cwd)
-        if outcome.blocked:
-            raise PromptBlocked(outcome.reason or "a UserPromptSubmit hook blocked the prompt")
-        if outcome.additional_context:
-            prompt = f"{prompt}\n\n<system-reminder>\n{outcome.additional_context}\n</system-reminder>"
+        prompt = await _submitted(prompt, spec, hooks)
     return [*spec.prelude, *preloaded, {"role": "user", "content": prompt}]
+
+
+async def _next_turn(spec: AgentSpec, hooks: HookRegistry) -> dict[str, Any]:
+    """A conversation's next user message, as its UserPromptSubmit hooks leave it."""
+    return {"role": "user", "content": await _submitted(spec.next_prompt or "", spec, hooks)}
+
+
+async def _submitted(prompt: str, spec: AgentSpec, hooks: HookRegistry) -> str:
+    """``prompt`` past the UserPromptSubmit hooks: blocked (``PromptBlocked``), or with their context."""
+    outcome = await hooks.run_user_prompt_submit(prompt, agent_id=spec.agent_id, cwd=spec.cwd)
+    if outcome.blocked:
+        raise PromptBlocked(outcome.reason or "a UserPromptSubmit hook blocked the prompt")
+    if outcome.additional_context:
+        prompt = f"{prompt}\n\n<system-reminder>\n{outcome.additional_context}\n</system-reminder>"
+    return prompt
 
 
 async def release(ctx: ToolContext) -> None:

@@ -81,6 +81,9 @@ class AgentSpec(BaseModel):
     """For a teammate: its place in its team."""
     history: list[dict[str, Any]] | None = None
     """A resumed agent's conversation, rebuilt from its transcript (replaces prelude and prompt)."""
+    next_prompt: str | None = None
+    """The main agent's next turn in a conversation: the user message after ``history``
+    (it goes through UserPromptSubmit hooks and into the transcript like a first prompt)."""
     worktree: Worktree | None = None
     """The git worktree this agent works in (isolation: worktree), removed or kept at its end."""
     runtime: Any = None

@@ -6,7 +6,7 @@ Reading them from a settings file or a definition's frontmatter is ``covey.hooks
 from __future__ import annotations
 
 import re
-from typing import Literal, get_args
+from typing import Annotated, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -38,6 +38,25 @@ class CommandHook(BaseModel):
         return value
 
 
+class CallbackHook(BaseModel):
+    """A claude-agent-sdk hook: the SDK client runs its Python callback (``hook_callback``
+    over the control protocol) and answers as a command hook prints its JSON."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    type: Literal["callback"] = "callback"
+    callback_id: str = Field(min_length=1)
+    timeout_s: float = Field(default=60.0, alias="timeout", gt=0)
+
+    @property
+    def command(self) -> str:
+        """What logs and warnings call it (a command hook's command)."""
+        return f"SDK hook callback {self.callback_id}"
+
+
+Handler = Annotated[Union[CommandHook, CallbackHook], Field(discriminator="type")]
+
+
 class HookMatcher(BaseModel):
     """A matcher group: which tools it applies to, and the commands it runs."""
 
@@ -45,7 +64,7 @@ class HookMatcher(BaseModel):
 
     matcher: str = ""
     """Tool-name pattern (regex, whole name); ``""`` or ``*`` matches everything."""
-    hooks: list[CommandHook] = Field(default_factory=list)
+    hooks: list[Handler] = Field(default_factory=list)
 
     @field_validator("matcher")
     @classmethod

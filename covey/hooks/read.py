@@ -25,12 +25,13 @@ from typing import Any, NoReturn
 from pydantic import BaseModel, ValidationError
 
 from covey.errors import UserError
-from covey.hooks.config import EVENTS, CommandHook, HookConfig, HookMatcher
+from covey.hooks.config import EVENTS, CallbackHook, CommandHook, HookConfig, HookMatcher
 
 log = logging.getLogger(__name__)
 
 _GROUP_KEYS = ("matcher", "hooks")
 _HANDLER_KEYS = {key for name, info in CommandHook.model_fields.items() for key in (name, info.alias) if key}
+_CALLBACK_KEYS = {key for name, info in CallbackHook.model_fields.items() for key in (name, info.alias) if key}
 
 
 @dataclass(frozen=True)
@@ -131,13 +132,15 @@ class _Reader:
         kind = raw.get("type", "command")
         if not isinstance(kind, str):
             self._fail(f"{where}.type", f"must be a string, not {type(kind).__name__}")
-        if kind != "command":
+        if kind not in ("command", "callback"):
             self._skip(f"{where}.type", f"hook type {kind!r} not supported by covey (only 'command'); hook skipped")
             return None
-        for key in [k for k in raw if k not in _HANDLER_KEYS]:
+        # "callback": a claude-agent-sdk client's hook (its hookCallbackIds), run over the control protocol.
+        model, keys = (CommandHook, _HANDLER_KEYS) if kind == "command" else (CallbackHook, _CALLBACK_KEYS)
+        for key in [k for k in raw if k not in keys]:
             self._skip(f"{where}.{key}", "field not supported by covey; skipped (the hook runs without it)")
-        kept = {k: v for k, v in raw.items() if k in _HANDLER_KEYS}
-        return self._validate(CommandHook, kept, where), kept
+        kept = {k: v for k, v in raw.items() if k in keys}
+        return self._validate(model, kept, where), kept
 
     def _validate(self, model: type[BaseModel], data: dict[str, Any], where: str) -> Any:
         try:

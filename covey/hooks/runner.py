@@ -9,24 +9,31 @@ All matching hooks of an event run concurrently.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Awaitable, Callable, Mapping
 
-from covey.hooks.command import HookAnswer, run_command
-from covey.hooks.config import CommandHook, HookConfig
+from covey.hooks.command import HookAnswer, read_answer, run_command
+from covey.hooks.config import CommandHook, Handler, HookConfig
 from covey.hooks.outcomes import HookOutcome, PreToolOutcome, combine, combine_pre_tool
 from covey.hooks.read import parse_hooks
 
 log = logging.getLogger(__name__)
+
+Callback = Callable[[str, dict[str, Any], "str | None"], Awaitable[Any]]
+"""``(callback_id, payload, tool_use_id) -> the hook's output``: a claude-agent-sdk hook callback."""
 
 
 class HookRegistry:
     def __init__(
         self, hooks: Any = None, *, project_dir: Path | str, session_id: str = "",
         transcript_path: str | None = None, source: str = "settings", env: Mapping[str, str] | None = None,
+        callback: Callback | None = None,
     ) -> None:
         self.project_dir = Path(project_dir)
+        self.callback = callback
+        """Runs claude-agent-sdk hook callbacks (the SDK client's), if this run has one."""
         self.env = env
         """What the commands run with (the run's environment); None: this process's."""
         self.session_id = session_id
@@ -45,7 +52,7 @@ class HookRegistry:
     def remove(self, agent_id: str) -> None:
         self._scopes.pop(agent_id, None)
 
-    def hooks_for(self, event: str, agent_id: str | None, tool_name: str | None = None) -> list[CommandHook]:
+    def hooks_for(self, event: str, agent_id: str | None, tool_name: str | None = None) -> list[Handler]:
         """Matching hooks, session-wide first; the same command twice runs once."""
         found: dict[str, CommandHook] = {}
         for scope in (None, agent_id) if agent_id is not None else (None,):
@@ -129,5 +136,22 @@ class HookRegistry:
             "session_id": session_id or self.session_id, "transcript_path": self.transcript_path,
             "cwd": str(workdir), "hook_event_name": event, "agent_id": agent_id, **fields,
         }
-        runs = (run_command(hook, payload, cwd=workdir, project_dir=self.project_dir, env=self.env) for hook in hooks)
+        runs = (self._run_one(hook, payload, workdir) for hook in hooks)
         return list(await asyncio.gather(*runs))
+
+    async def _run_one(self, hook: Handler, payload: dict[str, Any], workdir: Path) -> HookAnswer:
+        if isinstance(hook, CommandHook):
+            return await run_command(hook, payload, cwd=workdir, project_dir=self.project_dir, env=self.env)
+        if self.callback is None:
+            return HookAnswer(hook.command, error="no claude-agent-sdk client is connected to run it")
+        try:
+            output = await asyncio.wait_for(
+                self.callback(hook.callback_id, payload, payload.get("tool_use_id")), hook.timeout_s)
+        except asyncio.TimeoutError:
+            return HookAnswer(hook.command, error=f"timed out after {hook.timeout_s:g}s")
+        except Exception as exc:  # the SDK answered with an error, or left: the hook failed, the run goes on
+            return HookAnswer(hook.command, error=str(exc))
+        if not isinstance(output, dict):
+            return HookAnswer(hook.command, error="the SDK client gave no answer")
+        # The callback's output is what a command hook prints on stdout, exit code 0.
+        return read_answer(hook.command, 0, json.dumps(output), "")

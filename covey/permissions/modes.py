@@ -15,8 +15,9 @@ AgentToolMode = Literal["acceptEdits", "auto", "bypassPermissions", "default", "
 """What the Agent tool's ``mode`` field offers the model (Claude Code's schema): ``bubble`` is
 for forks, which the runtime sets itself."""
 
-RUN_MODES: tuple[str, ...] = ("default", "acceptEdits", "bypassPermissions", "dontAsk", "plan")
-"""What ``covey --permission-mode`` takes: the modes a person starts a run in."""
+RUN_MODES: tuple[str, ...] = tuple(mode for mode in MODES if mode != "bubble")
+"""What ``covey --permission-mode`` and ``set_permission_mode`` take: every mode but ``bubble``,
+which is a sub-agent's (it asks its parent)."""
 
 STICKY_MODES: tuple[str, ...] = ("bypassPermissions", "acceptEdits", "auto")
 """A parent in these modes keeps them for its children, whatever the definition says."""

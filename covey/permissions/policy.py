@@ -38,9 +38,11 @@ class PermissionPolicy:
     def __init__(
         self, *, mode: PermissionMode = "default", allow: Iterable[Rule] = (), deny: Iterable[Rule] = (),
         ask: Iterable[Rule] = (), project_root: Path, cwd: Path | None = None, home: Path | None = None,
-        asker: Asker | None = None, log_size: int = 1000,
+        asker: Asker | None = None, log_size: int = 1000, additional_directories: Iterable[Path] = (),
     ) -> None:
         self.mode = mode
+        self.additional_directories = tuple(Path(d) for d in additional_directories)
+        """Directories besides the project that count as inside it (``--add-dir``)."""
         self.rules: dict[Behavior, list[Rule]] = {"allow": list(allow), "deny": list(deny), "ask": list(ask)}
         self.where = PathContext(Path(cwd or project_root), Path(home or Path.home()), Path(project_root))
         self.asker = asker
@@ -109,6 +111,7 @@ class PermissionPolicy:
         return PermissionPolicy(
             mode=mode, allow=allow, deny=self.rules["deny"], ask=self.rules["ask"],
             project_root=self.where.project_root, cwd=cwd or self.where.cwd, home=self.where.home, asker=asker,
+            additional_directories=self.additional_directories,
         )
 
     def denials(self) -> list[LoggedDecision]:
@@ -156,7 +159,8 @@ class PermissionPolicy:
         if subject is None:
             return False
         path = Path(os.path.normpath(subject))  # `/proj/../etc` is not inside /proj
-        return any(path.is_relative_to(root) for root in (self.where.project_root, self.where.cwd))
+        roots = (self.where.project_root, self.where.cwd, *self.additional_directories)
+        return any(path.is_relative_to(root) for root in roots)
 
     def _from_answer(self, ask: Ask, answer: Answer) -> Decision:
         if answer is True:

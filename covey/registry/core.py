@@ -28,10 +28,17 @@ class Registry:
         """Records still running or owing a notice: what the per-launch and per-tick
         questions look at, so their cost does not grow with the session's history."""
         self._ended_cost_usd = 0.0
+        self._earlier_turns: list[dict[str, ModelUsage]] = []
+        """What the main agent's earlier turns spent per model (each turn has a record of its own)."""
 
     # -- launch -------------------------------------------------------------
 
     def register_main(self, agent_id: str, *, model: str, cwd: str, prompt: str = "") -> RunRecord:
+        """The main agent's record for its run: its first turn, or the next turn of a conversation
+        (what the earlier turn spent stays in the session's figures)."""
+        earlier = self.records.get(agent_id)
+        if earlier is not None and not earlier.live:
+            self._earlier_turns.append(earlier.model_usage)
         record = RunRecord(
             agent_id=agent_id, owner_agent_id=None, parent_agent_id=None, depth=0, description="main agent",
             prompt=prompt, model=model, agent_type="main", cwd=cwd, role="main", notified=True,
@@ -303,7 +310,7 @@ class Registry:
     def session_usage(self) -> tuple[float, dict[str, ModelUsage]]:
         """What the whole session has spent: its cost, and tokens and cost per model, over
         every agent (running and ended, killed and failed ones too)."""
-        return self.session_cost_usd(), merge_usage(*(r.model_usage for r in self.records.values()))
+        return self.session_cost_usd(), merge_usage(*self._earlier_turns, *(r.model_usage for r in self.records.values()))
 
     def notices_go_to_main(self, agent_id: str) -> bool:
         """Whether an ended agent's children's notices go on to the main agent (docs/subagents.md#what-the-parent-gets-back:

@@ -59,6 +59,45 @@ class ClientAsker:
                 waiting.set_result({"behavior": "deny", "message": "the client that could answer has gone"})
 
 
+class HookCaller:
+    """Runs claude-agent-sdk hook callbacks: a ``hook_callback`` control request to the
+    client, whose response is the hook's output (as a command hook prints it)."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self._waiting: dict[str, asyncio.Future] = {}
+
+    async def __call__(self, callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
+        request_id = protocol.new_request_id()
+        answer = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = answer
+        try:
+            await self.send(protocol.control_request(
+                protocol.HOOK_CALLBACK, request_id, callback_id=callback_id, input=payload, tool_use_id=tool_use_id))
+            return await answer
+        finally:
+            self._waiting.pop(request_id, None)
+
+    def answered(self, message: dict[str, Any]) -> None:
+        response = message.get("response") or {}
+        waiting = self._waiting.get(response.get("request_id"))
+        if waiting is None or waiting.done():
+            return
+        if response.get("subtype") == "success":
+            waiting.set_result(response.get("response") or {})
+        else:
+            waiting.set_exception(HookCallbackFailed(response.get("error") or "the hook callback failed"))
+
+    def gone(self) -> None:
+        for waiting in self._waiting.values():
+            if not waiting.done():
+                waiting.set_exception(HookCallbackFailed("the client that runs the hook callbacks has gone"))
+
+
+class HookCallbackFailed(Exception):
+    """The SDK answered a hook callback with an error (or left)."""
+
+
 def from_response(response: dict[str, Any]) -> Answer:
     if response.get("behavior") == "allow":
         rules = [_rule_text(value) for update in response.get("updatedPermissions") or []

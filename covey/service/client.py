@@ -49,17 +49,14 @@ def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose
 
 
 def run_request(prompt: str, options: dict[str, Any], **flags: Any) -> dict[str, Any]:
-    """The ``covey_run`` control request: every path absolute, the whole environment."""
+    """The ``covey_run`` control request: the Session's options (every path absolute), the
+    run's own flags (output format, live view, ...), the whole environment."""
     model = options.get("model")
     if isinstance(model, str) and model.startswith(SCRIPTED):
         model = SCRIPTED + os.path.abspath(model[len(SCRIPTED):])
     trace = flags.pop("trace", None)
-    run_options = {
-        "model": model, "permission_mode": options.get("permission_mode"), "max_turns": options.get("max_turns", 100),
-        "allowed_tools": options.get("allowed_tools", []), "disallowed_tools": options.get("disallowed_tools", []),
-        "agents": options.get("agents"), "address": options.get("address"),
-        "trace": os.path.abspath(trace) if trace else None, **flags,
-    }
+    run_options = {**options, "model": model, "trace": os.path.abspath(trace) if trace else None, **flags}
+    run_options.pop("cwd", None)
     return protocol.control_request(protocol.RUN, cwd=os.path.abspath(options.get("cwd") or "."),
                                     env=dict(os.environ), options=run_options)
 

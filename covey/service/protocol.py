@@ -21,6 +21,12 @@ LIVE = "covey_live"
 """A snapshot of the agent tree, for the client's live view."""
 DONE = "covey_done"
 """The run is over: the last line of a run's connection."""
+END_INPUT = "covey_end_input"
+"""A conversation's client has no more input (its stdin closed): finish, then end."""
+HOOK_CALLBACK = "hook_callback"
+
+CLAUDE_CODE_VERSION = "2.1.332"
+"""The Claude Code whose print mode and control protocol covey speaks (what ``system/init`` reports)."""
 
 _ids = itertools.count(1)
 
@@ -59,6 +65,18 @@ def success(request_id: str, response: dict[str, Any] | None = None) -> dict[str
 
 def error(request_id: str, message: str) -> dict[str, Any]:
     return {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message}}
+
+
+def initialize_response(request: dict[str, Any]) -> dict[str, Any]:
+    """What covey answers claude-agent-sdk's ``initialize``: the SDK's hooks and agents it
+    carries are applied to the session (``hooks_applied``); covey has no slash commands."""
+    agents = request.get("agents") or {}
+    return {
+        "commands": [], "agents": [{"name": name, "description": (spec or {}).get("description", "")}
+                                   for name, spec in agents.items()],
+        "output_style": "default", "available_output_styles": ["default"], "models": [], "account": {},
+        "hooks_applied": True, "hook_on_failure_supported": False,
+    }
 
 
 def user_message(prompt: str) -> dict[str, Any]:

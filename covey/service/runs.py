@@ -20,7 +20,7 @@ from covey.errors import CoveyError
 from covey.events import ResultEvent
 from covey.render import describe
 from covey.service import protocol
-from covey.service.asker import ClientAsker
+from covey.service.asker import ClientAsker, HookCaller
 from covey.service.leftovers import INSTANCE_VAR
 from covey.session import Session
 
@@ -29,17 +29,21 @@ log = logging.getLogger(__name__)
 LIVE_INTERVAL_S = 0.5
 
 
-def session_for(request: dict[str, Any], asker: Any = None) -> Session:
+SESSION_KEYS = (
+    "model", "permission_mode", "max_turns", "allowed_tools", "disallowed_tools", "agents", "verbose",
+    "system_prompt", "append_system_prompt", "settings", "setting_sources", "additional_directories",
+    "max_budget_usd", "tools", "resume", "continue_conversation", "session_id", "fork_session", "sdk_hooks",
+)
+"""The ``covey_run`` options that are the Session's (the others are the run's: output format, live view...)."""
+
+
+def session_for(request: dict[str, Any], asker: Any = None, **extra: Any) -> Session:
     """The Session of a served run, from the client's ``covey_run`` request: in the
     client's directory and environment (never the service's), on the service's ready
     session actors and shared warm pool (``service=True``)."""
     options = request.get("options") or {}
-    kwargs: dict[str, Any] = dict(
-        cwd=request["cwd"], model=options.get("model"), permission_mode=options.get("permission_mode"),
-        max_turns=options.get("max_turns", 100), allowed_tools=options.get("allowed_tools") or [],
-        disallowed_tools=options.get("disallowed_tools") or [], agents=options.get("agents"),
-        verbose=bool(options.get("verbose")), asker=asker, env=_run_env(request.get("env") or {}), service=True,
-    )
+    kwargs: dict[str, Any] = {key: options[key] for key in SESSION_KEYS if options.get(key) is not None}
+    kwargs.update(cwd=request["cwd"], asker=asker, env=_run_env(request.get("env") or {}), service=True, **extra)
     return Session(**kwargs)
 
 
@@ -194,3 +198,161 @@ def _prompt_of(message: dict[str, Any]) -> str:
     if isinstance(content, list):
         return "".join(block.get("text", "") for block in content if isinstance(block, dict))
     return str(content)
+
+
+_END = object()
+"""In a conversation's input queue: the client's input has ended."""
+
+MAIL_POLL_S = 0.25
+"""Between turns, how often a conversation looks for a notice that came for its main agent."""
+
+
+class ConversationRun(ServedRun):
+    """A claude-agent-sdk client's session (``--input-format stream-json``): every ``user``
+    line is a turn of one conversation, control requests are answered as they come, and
+    the session ends once the client's input has ended and nothing is left to notify.
+
+    A turn runs while the next lines are read: a message that comes during a turn is
+    queued for the main agent (it reads it at its next step, or a turn after this one
+    does); a notice that comes between turns starts a turn of its own, as Claude Code's
+    background agents do. The SDK's ``can_use_tool`` answers permission prompts
+    (``--permission-prompt-tool stdio``) and its hook callbacks run on ``hook_callback``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.asker = ClientAsker(self.send) if self.options.get("permission_prompt_stdio") else None
+        self.hooks = HookCaller(self.send)
+        self.inputs: asyncio.Queue[Any] = asyncio.Queue()
+        self.input_ended = False
+
+    async def serve(self) -> None:
+        listening = asyncio.create_task(self._listen())
+        self._work = asyncio.create_task(self._converse())
+        try:
+            await self._work
+        except asyncio.CancelledError:
+            if self.why_cancelled is None:
+                raise
+            if self.session is None:
+                await self.send(await self._cancelled())
+        finally:
+            listening.cancel()
+
+    async def _converse(self) -> None:
+        if refused := self.check(self.request.get("request", {})):
+            await self._failed(refused)
+            return
+        try:
+            self.session = await asyncio.to_thread(
+                session_for, self.request["request"], self.asker, on_hook_callback=self.hooks)
+        except CoveyError as exc:
+            await self._failed(str(exc))
+            return
+        try:
+            await self.send(protocol.success(self.request_id, {"session_id": self.session.session_id}))
+            for warning in self.session.warnings:
+                await self.send(protocol.stderr_line(f"covey: {warning}"))
+            while (prompt := await self._next_turn()) is not False:
+                async for event in self.session.stream(prompt):
+                    await self.send(event.wire())
+            done: dict[str, Any] = {"type": protocol.DONE}
+        except CoveyError as exc:
+            await self.send(ResultEvent.failure(str(exc), session_id=self.session.session_id).wire())
+            done = {"type": protocol.DONE, "error": str(exc)}
+        except asyncio.CancelledError:
+            done = await self._cancelled()
+        finally:
+            self.session.close()
+        await self.send(done)
+
+    async def _next_turn(self) -> str | None | bool:
+        """The next turn's prompt; None: a turn on the main agent's mail; False: the conversation is over."""
+        while True:
+            if not self.inputs.empty():
+                prompt = self.inputs.get_nowait()
+                if prompt is not _END:
+                    return prompt
+            if await self.session.mail_waiting():
+                return None
+            if self.input_ended and not await self.session.background_running():
+                return False
+            try:
+                prompt = await asyncio.wait_for(self.inputs.get(), MAIL_POLL_S)
+            except asyncio.TimeoutError:
+                continue
+            if prompt is not _END:
+                return prompt
+
+    async def _listen(self) -> None:
+        while line := await self.reader.readline():
+            try:
+                message = protocol.decode(line)
+            except protocol.ProtocolError:
+                log.warning("a client sent %r; ignored", line[:200])
+                continue
+            await self._take(message)
+        # The connection closed before the input ended: the client has gone.
+        if self.asker is not None:
+            self.asker.gone()
+        self.hooks.gone()
+        self.cancel("client gone")
+
+    async def _take(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "user":
+            prompt = _prompt_of(message)
+            if self.session is not None and self.session._current_main is not None:
+                await self.session.send(prompt)  # the running turn's main agent reads it
+            else:
+                self.inputs.put_nowait(prompt)
+        elif kind == "control_request":
+            await self._control(message)
+        elif kind == "control_response":
+            if self.asker is not None:
+                self.asker.answered(message)
+            self.hooks.answered(message)
+        elif kind == protocol.END_INPUT:
+            self.input_ended = True
+            self.inputs.put_nowait(_END)
+
+    async def _control(self, message: dict[str, Any]) -> None:
+        """A control request from the SDK: answered at once, success or an error naming what is not supported."""
+        request_id, request = message.get("request_id", ""), message.get("request") or {}
+        subtype = request.get("subtype")
+        try:
+            response = await self._answer(subtype, request)
+        except CoveyError as exc:
+            await self.send(protocol.error(request_id, str(exc)))
+            return
+        if response is None:
+            await self.send(protocol.error(request_id, f"covey does not support the control request {subtype!r}"))
+        else:
+            await self.send(protocol.success(request_id, response))
+
+    async def _answer(self, subtype: str | None, request: dict[str, Any]) -> dict[str, Any] | None:
+        session = self.session
+        match subtype:
+            case "interrupt":
+                if session is not None:
+                    await session.interrupt()
+                return {}
+            case "initialize":
+                return protocol.initialize_response(request)
+            case "set_permission_mode" if session is not None:
+                session.set_permission_mode(request.get("mode") or "default")
+                return {}
+            case "set_model" if session is not None:
+                session.set_model(request.get("model"))
+                return {}
+            case "stop_task" if session is not None:
+                if not await session.stop_task(request.get("task_id") or ""):
+                    raise CoveyError(f"no running task {request.get('task_id')!r} in this session")
+                return {}
+            case "mcp_status":
+                return {"mcpServers": []}
+            case "get_context_usage" | "rewind_files" | "mcp_reconnect" | "mcp_toggle":
+                return None
+        if session is None:
+            raise CoveyError(f"{subtype!r} came before the session started")
+        return None

@@ -32,7 +32,7 @@ from covey.service import protocol
 from covey.service.leftovers import INSTANCE_VAR
 from covey.service.lifecycle import same_ray
 from covey.service.paths import ServicePaths, open_private
-from covey.service.runs import ServedRun
+from covey.service.runs import ConversationRun, ServedRun
 from covey.service.stats import process_figures
 
 log = logging.getLogger(__name__)
@@ -186,7 +186,9 @@ class Service:
                          writer: asyncio.StreamWriter, client_pid: int | None) -> None:
         if self._stopping.is_set():
             return
-        run = ServedRun(message, reader, writer, check=self._refusal, client_pid=client_pid)
+        conversation = bool((message.get("request", {}).get("options") or {}).get("conversation"))
+        kind = ConversationRun if conversation else ServedRun
+        run = kind(message, reader, writer, check=self._refusal, client_pid=client_pid)
         self.runs.add(run)
         self._runs_changed.set()
         log.info("run for client pid %s in %s", client_pid, run.cwd)

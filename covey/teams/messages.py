@@ -50,4 +50,12 @@ class ShutdownRequest(_Mail):
     reason: str = ""
 
 
-Mail = Annotated[Union[TaskNotice, TeammateMessage, ShutdownRequest], Field(discriminator="kind")]
+class UserMessage(_Mail):
+    """A message from the person (an SDK client's next ``user`` line) that came while the
+    main agent was working: its next turn reads it as it was written."""
+
+    kind: Literal["user"] = "user"
+    text: str
+
+
+Mail = Annotated[Union[TaskNotice, TeammateMessage, ShutdownRequest, UserMessage], Field(discriminator="kind")]

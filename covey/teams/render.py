@@ -12,13 +12,13 @@ from __future__ import annotations
 import html
 
 from covey.frames import INDENT, quoted_lines
-from covey.teams.messages import Mail, ShutdownRequest, TaskNotice, TeammateMessage
+from covey.teams.messages import Mail, ShutdownRequest, TaskNotice, TeammateMessage, UserMessage
 
 
 
 def render_mail(mail: Mail) -> str:
     match mail:
-        case TaskNotice():
+        case TaskNotice() | UserMessage():
             return mail.text
         case TeammateMessage():
             attrs = {"from": mail.sender, "agent-id": mail.sender_id, "summary": mail.summary}
