@@ -199,8 +199,9 @@ async def test_can_use_tool_allows_write_and_denies_bash_with_its_message(sdk_op
         ("Write", {"file_path": str(note), "content": "hello\n"}),
         ("Bash", {"command": command, "description": "say hi"}),
     ]
-    assert [c.tool_use_id for _, _, c in calls] == ["toolu_write3", "toolu_bash3"]
-    assert all(c.agent_id is None for _, _, c in calls)  # the main agent asked, not a sub-agent
+    contexts = [context for _, _, context in calls]
+    assert [c.tool_use_id for c in contexts] == ["toolu_write3", "toolu_bash3"], contexts
+    assert all(c.agent_id is None for c in contexts), contexts  # the main agent asked, not a sub-agent
     [after_bash] = [b for b in fake_api.requests if "toolu_bash3" in tool_results(b)]
     bash_result = tool_results(after_bash)["toolu_bash3"]
     assert bash_result.get("is_error") is True and "no shell for you" in _text(bash_result.get("content")), bash_result
