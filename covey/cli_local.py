@@ -53,6 +53,44 @@ def execute(
     return print_result(last.wire() if last is not None else None, output_format)
 
 
+def converse(options: dict[str, Any], permission_prompt_stdio: bool) -> int:
+    """``--input-format stream-json --no-service``: the conversation a covey service would
+    serve, served here on a private Ray. The same code both ways: this thread serves one
+    end of a socket pair as the service serves its socket; threads relay stdio to the other."""
+    import socket
+    import threading
+
+    from covey.service.lifecycle import Connection
+    from covey.service.sdk_client import Out, read_initialize, relay_output, start_relay
+
+    out = Out(sys.stdout)
+    first, initialize = read_initialize(sys.stdin, out)
+    served_end, client_end = socket.socketpair()
+    conn = Connection(client_end)
+    start_relay(conn, options, permission_prompt_stdio, first, initialize, sys.stdin)
+    code: list[int] = []
+    relay = threading.Thread(target=lambda: code.append(relay_output(conn, out, "stderr")), daemon=True)
+    relay.start()
+    _warnings_to_stderr()
+    with contextlib.redirect_stdout(sys.stderr):
+        asyncio.run(_serve_conversation(served_end))
+    served_end.close()
+    relay.join()
+    return code[0] if code else 1
+
+
+async def _serve_conversation(sock: Any) -> None:
+    from covey.service import protocol
+    from covey.service.runs import ConversationRun
+
+    reader, writer = await asyncio.open_unix_connection(sock=sock)
+    message = protocol.decode(await reader.readline())
+    try:
+        await ConversationRun(message, reader, writer, service=False).serve()
+    finally:
+        writer.close()
+
+
 class Interrupted(Exception):
     """The run was stopped by a signal (SIGINT, SIGTERM)."""
 

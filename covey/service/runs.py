@@ -37,13 +37,13 @@ SESSION_KEYS = (
 """The ``covey_run`` options that are the Session's (the others are the run's: output format, live view...)."""
 
 
-def session_for(request: dict[str, Any], asker: Any = None, **extra: Any) -> Session:
+def session_for(request: dict[str, Any], asker: Any = None, *, service: bool = True, **extra: Any) -> Session:
     """The Session of a served run, from the client's ``covey_run`` request: in the
     client's directory and environment (never the service's), on the service's ready
     session actors and shared warm pool (``service=True``)."""
     options = request.get("options") or {}
     kwargs: dict[str, Any] = {key: options[key] for key in SESSION_KEYS if options.get(key) is not None}
-    kwargs.update(cwd=request["cwd"], asker=asker, env=_run_env(request.get("env") or {}), service=True, **extra)
+    kwargs.update(cwd=request["cwd"], asker=asker, env=_run_env(request.get("env") or {}), service=service, **extra)
     return Session(**kwargs)
 
 
@@ -219,8 +219,10 @@ class ConversationRun(ServedRun):
     (``--permission-prompt-tool stdio``) and its hook callbacks run on ``hook_callback``.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, service: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.service = service
+        """The session borrows the covey service's actors (else: ``--no-service``, its own Ray)."""
         self.asker = ClientAsker(self.send) if self.options.get("permission_prompt_stdio") else None
         self.hooks = HookCaller(self.send)
         self.inputs: asyncio.Queue[Any] = asyncio.Queue()
@@ -245,7 +247,7 @@ class ConversationRun(ServedRun):
             return
         try:
             self.session = await asyncio.to_thread(
-                session_for, self.request["request"], self.asker, on_hook_callback=self.hooks)
+                session_for, self.request["request"], self.asker, service=self.service, on_hook_callback=self.hooks)
         except CoveyError as exc:
             await self._failed(str(exc))
             return

@@ -26,7 +26,7 @@ from covey.service.paths import service_paths
 def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, *,
                     stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
-    out = _Out(stdout)
+    out = Out(stdout)
     first, initialize = read_initialize(stdin, out)
     paths = service_paths()
     try:
@@ -39,20 +39,27 @@ def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, *,
         print(f"covey: {exc}", file=sys.stderr)
         return 1
     conn.sock.settimeout(None)
-    run_options = {**options, **sdk_options(initialize)}
-    request = run_request("", run_options, output_format="stream-json", conversation=True,
-                          permission_prompt_stdio=permission_prompt_stdio)
     try:
-        conn.send(request)
-        if first is not None:
-            conn.send(first)
-        threading.Thread(target=_relay_input, args=(stdin, conn), daemon=True).start()
-        return _relay_output(conn, out, paths.log, request["request_id"])
+        start_relay(conn, options, permission_prompt_stdio, first, initialize, stdin)
+        return relay_output(conn, out, str(paths.log))
     finally:
         conn.close()
 
 
-def read_initialize(stdin: TextIO, out: "_Out") -> tuple[dict[str, Any] | None, dict[str, Any]]:
+def start_relay(conn: Connection, options: dict[str, Any], permission_prompt_stdio: bool,
+                first: dict[str, Any] | None, initialize: dict[str, Any], stdin: TextIO) -> None:
+    """Send the run (with what ``initialize`` carried), then relay stdin to ``conn`` in a thread."""
+    run_options = {**options, **sdk_options(initialize)}
+    request = run_request("", run_options, output_format="stream-json", conversation=True,
+                          permission_prompt_stdio=permission_prompt_stdio)
+    conn.run_id = request["request_id"]
+    conn.send(request)
+    if first is not None:
+        conn.send(first)
+    threading.Thread(target=_relay_input, args=(stdin, conn), daemon=True).start()
+
+
+def read_initialize(stdin: TextIO, out: "Out") -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """The SDK's first line: its ``initialize`` request, answered now (the run's first line
     otherwise, sent on as it is). Returns (a line to send on, the initialize request)."""
     line = stdin.readline()
@@ -92,7 +99,9 @@ def _relay_input(stdin: TextIO, conn: Connection) -> None:
             pass
 
 
-def _relay_output(conn: Connection, out: "_Out", log: Any, run_id: str) -> int:
+def relay_output(conn: Connection, out: "Out", log: str) -> int:
+    """The service's lines to stdout until the run is done; the exit code."""
+    run_id = getattr(conn, "run_id", None)
     last: dict[str, Any] | None = None
     while (message := conn.receive()) is not None:
         kind = message.get("type")
@@ -114,7 +123,7 @@ def _relay_output(conn: Connection, out: "_Out", log: Any, run_id: str) -> int:
     return 1
 
 
-class _Out:
+class Out:
     """stdout, one JSON object per line, from any thread."""
 
     def __init__(self, stream: TextIO) -> None:
