@@ -1,0 +1,101 @@
+"""Claude Code's headless command line as claude-agent-sdk starts it, and the conversation's
+first line (issue 14): what covey accepts, what it refuses, and how it says so."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from covey import cli
+from covey.errors import CoveyError
+from covey.hooks.callback import sdk_hook_settings
+from covey.service import protocol
+from covey.service.sdk_client import Out, read_initialize, sdk_options
+
+SDK_ARGV = ["--output-format", "stream-json", "--verbose", "--system-prompt", "", "--permission-prompt-tool",
+            "stdio", "--permission-mode", "acceptEdits", "--setting-sources=user,project", "--resume=abc",
+            "--max-turns", "3", "--add-dir", "/tmp", "--tools", "Read,Bash", "--max-budget-usd", "0.5",
+            "--include-partial-messages", "--input-format", "stream-json"]
+
+
+def _parsed(argv: list[str]):
+    return cli._parser().parse_args(["run", *argv])
+
+
+def test_the_sdks_command_line_needs_no_p_and_maps_to_session_options():
+    assert cli._headless(SDK_ARGV)
+    options = cli._session_options(_parsed(SDK_ARGV))
+    assert options["system_prompt"] == "" and options["permission_mode"] == "acceptEdits"
+    assert options["setting_sources"] == ["user", "project"] and options["resume"] == "abc"
+    assert options["max_turns"] == 3 and options["additional_directories"] == ["/tmp"]
+    assert options["tools"] == ["Read", "Bash"] and options["max_budget_usd"] == 0.5
+
+
+@pytest.mark.parametrize("value, tools", [(None, None), ("default", None), ("", []), ("Read Edit", ["Read", "Edit"])])
+def test_tools_flag(value, tools):
+    assert cli._tools_arg(value) == tools
+
+
+def test_every_permission_mode_but_bubble_is_accepted(capsys):
+    for mode in ("default", "acceptEdits", "bypassPermissions", "dontAsk", "plan", "auto"):
+        assert _parsed(["-p", "x", "--permission-mode", mode]).permission_mode == mode
+    with pytest.raises(SystemExit):
+        _parsed(["-p", "x", "--permission-mode", "bubble"])
+    assert "bubble" in capsys.readouterr().err
+
+
+def test_an_unknown_flag_is_named(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["-p", "x", "--no-such-flag"])
+    assert exit_.value.code == 2 and "--no-such-flag" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["-p", "x", "--mcp-config", "{}"], "--mcp-config"),
+    (["-p", "x", "--permission-prompt-tool", "mcp__perm__ask"], "stdio only"),
+    (["--input-format", "stream-json", "--output-format", "json"], "needs --output-format stream-json"),
+])
+def test_what_covey_cannot_honour_is_refused_clearly(argv, says, capsys):
+    assert cli.main(argv) == 1
+    assert says in capsys.readouterr().err
+
+
+def test_settings_flag_takes_json_or_a_file(tmp_path):
+    assert cli._settings_arg('{"model": "opus"}') == {"model": "opus"}
+    path = tmp_path / "s.json"
+    path.write_text('{"permissions": {"allow": ["Read"]}}')
+    assert cli._settings_arg(str(path)) == {"permissions": {"allow": ["Read"]}}
+    with pytest.raises(CoveyError, match="cannot read"):
+        cli._settings_arg(str(tmp_path / "missing.json"))
+    with pytest.raises(CoveyError, match="JSON object"):
+        cli._settings_arg('{"a": ')
+
+
+def test_initialize_is_answered_at_once_and_its_agents_and_hooks_go_with_the_run():
+    hooks = {"PreToolUse": [{"matcher": "Write", "hookCallbackIds": ["hook_0"], "timeout": 5}]}
+    agents = {"helper": {"description": "helps", "prompt": "You help."}}
+    line = json.dumps(protocol.control_request("initialize", "req_1_ab", hooks=hooks, agents=agents))
+    out = io.StringIO()
+    first, initialize = read_initialize(io.StringIO(line + "\n"), Out(out))
+    answer = json.loads(out.getvalue())
+    assert first is None and answer["response"]["request_id"] == "req_1_ab"
+    assert answer["response"]["subtype"] == "success" and answer["response"]["response"]["hooks_applied"] is True
+    options = sdk_options(initialize)
+    assert json.loads(options["agents"]) == agents and options["sdk_hooks"] == hooks
+
+
+def test_a_first_line_that_is_not_initialize_is_sent_on():
+    user = protocol.user_message("hi")
+    first, initialize = read_initialize(io.StringIO(json.dumps(user) + "\n"), Out(io.StringIO()))
+    assert first == user and initialize == {}
+
+
+def test_sdk_hook_registrations_become_callback_hooks():
+    config = sdk_hook_settings({"PreToolUse": [{"matcher": "Write|Edit", "hookCallbackIds": ["hook_0", "hook_1"],
+                                                "timeout": 5}], "Stop": [{"matcher": None, "hookCallbackIds": ["h"]}]})
+    assert config["PreToolUse"] == [{"matcher": "Write|Edit", "hooks": [
+        {"type": "callback", "callback_id": "hook_0", "timeout": 5},
+        {"type": "callback", "callback_id": "hook_1", "timeout": 5}]}]
+    assert config["Stop"] == [{"matcher": "", "hooks": [{"type": "callback", "callback_id": "h"}]}]

@@ -1,0 +1,161 @@
+"""A conversation: several turns of one Session, a later process continuing it, an interrupted
+turn, and claude-agent-sdk hook callbacks (SPEC 18, issue 14)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from covey.errors import UserError
+from covey.events import AssistantEvent, ResultEvent, SystemInit
+from covey.resume import ResumeError
+from covey.session import Session
+from tests.session.scripts import MAIN, rule, scripted
+from tests.session.served import model_for, served
+
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
+
+
+RULES = (
+    rule({**MAIN, "last_message_contains": "SECOND"}, {"text": "second answer"}),
+    rule(MAIN, {"text": "FIRST_ANSWER"}),
+)
+"""The main agent answers "FIRST_ANSWER", and "second answer" to a question marked SECOND."""
+
+
+def _said(body: dict[str, Any]) -> str:
+    return str(body["messages"])
+
+
+def _session(tmp_path: Path, model: Any, **options: Any) -> Session:
+    (tmp_path / "proj").mkdir(exist_ok=True)
+    return Session(cwd=str(tmp_path / "proj"), model=model, transcript_dir=str(tmp_path / "t"), pool_size=2,
+                   **options)
+
+
+async def _turn(session: Session, prompt: str | None) -> list[Any]:
+    return [event async for event in session.stream(prompt)]
+
+
+async def test_each_turn_continues_the_conversation_and_reports_on_its_own(tmp_path):
+    with served(*RULES) as api:
+        session = _session(tmp_path, model_for(api))
+        try:
+            first = await asyncio.wait_for(_turn(session, "FIRST question"), 60)
+            second = await asyncio.wait_for(_turn(session, "SECOND question"), 60)
+        finally:
+            session.close()
+    for events in (first, second):
+        assert isinstance(events[0], SystemInit)  # every turn is announced, as Claude Code does
+        results = [e for e in events if isinstance(e, ResultEvent)]
+        assert len(results) == 1 and results[0].num_turns == 1
+    assert [e.result for e in (first[-1], second[-1])] == ["FIRST_ANSWER", "second answer"]
+    assert first[-1].session_id == second[-1].session_id == session.session_id
+    # The second request holds the whole first exchange, then the new question.
+    later = _said(api.requests[-1])
+    assert later.index("FIRST question") < later.index("FIRST_ANSWER") < later.index("SECOND question")
+
+
+async def test_a_new_session_continues_the_last_one_in_its_directory_or_the_one_named(tmp_path):
+    first_session = _session(tmp_path, scripted(*RULES))
+    try:
+        await asyncio.wait_for(_turn(first_session, "FIRST question"), 60)
+    finally:
+        first_session.close()
+    for how in ({"continue_conversation": True}, {"resume": first_session.session_id}):
+        with served(*RULES) as api:
+            again = _session(tmp_path, model_for(api), **how)
+            try:
+                events = await asyncio.wait_for(_turn(again, "SECOND question"), 60)
+            finally:
+                again.close()
+        assert again.session_id == first_session.session_id
+        assert events[-1].result == "second answer"
+        assert "FIRST_ANSWER" in _said(api.requests[0])
+
+
+async def test_a_fork_continues_the_conversation_under_a_new_id(tmp_path):
+    first_session = _session(tmp_path, scripted(*RULES))
+    try:
+        await asyncio.wait_for(_turn(first_session, "FIRST question"), 60)
+    finally:
+        first_session.close()
+    with served(*RULES) as api:
+        fork = _session(tmp_path, model_for(api), resume=first_session.session_id, fork_session=True)
+        try:
+            events = await asyncio.wait_for(_turn(fork, "SECOND question"), 60)
+        finally:
+            fork.close()
+    assert fork.session_id != first_session.session_id and events[-1].session_id == fork.session_id
+    assert "FIRST_ANSWER" in _said(api.requests[0])
+
+
+def test_resuming_a_session_that_does_not_exist_is_refused_before_anything_starts(tmp_path):
+    with pytest.raises(ResumeError, match="00000000-0000-4000-8000-000000000000"):
+        _session(tmp_path, scripted(rule(MAIN, {"text": "x"})), resume="00000000-0000-4000-8000-000000000000")
+
+
+async def test_an_interrupt_ends_the_turn_with_an_error_result_and_the_next_turn_runs(tmp_path):
+    model = scripted(
+        {**rule({**MAIN, "last_message_contains": "SLOW"}, {"text": "too late"}), "latency_s": 60},
+        rule(MAIN, {"text": "quick answer"}),
+    )
+    session = _session(tmp_path, model)
+    try:
+        events: list[Any] = []
+
+        async def first_turn() -> None:
+            async for event in session.stream("SLOW question"):
+                events.append(event)
+
+        turn = asyncio.create_task(first_turn())
+        while session._current_main is None:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)  # the model request is in flight
+        assert await session.interrupt()
+        await asyncio.wait_for(turn, 20)  # long before the 60 s reply
+        result = events[-1]
+        assert isinstance(result, ResultEvent) and result.is_error
+        assert not any(isinstance(e, AssistantEvent) for e in events)
+        after = await asyncio.wait_for(_turn(session, "next"), 60)
+        assert after[-1].result == "quick answer"
+    finally:
+        session.close()
+
+
+async def test_a_notice_or_message_turn_needs_an_earlier_turn(tmp_path):
+    session = _session(tmp_path, scripted(rule(MAIN, {"text": "x"})))
+    try:
+        with pytest.raises(UserError, match="first turn"):
+            await _turn(session, None)
+    finally:
+        session.close()
+
+
+async def test_an_sdk_hook_callback_sees_the_call_and_its_deny_stops_it(tmp_path):
+    target = tmp_path / "proj" / "out.txt"
+    model = scripted(
+        rule({**MAIN, "last_tool_result_contains": "no writes"}, {"text": "WRITE_REFUSED"}),
+        rule(MAIN, {"tool_use": [{"name": "Write", "input": {"file_path": str(target), "content": "x"}}]}),
+    )
+    calls: list[tuple[str, dict[str, Any], str | None]] = []
+
+    async def on_hook_callback(callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
+        calls.append((callback_id, payload, tool_use_id))
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": "no writes"}}
+
+    session = _session(tmp_path, model, permission_mode="bypassPermissions", on_hook_callback=on_hook_callback,
+                       sdk_hooks={"PreToolUse": [{"matcher": "Write", "hookCallbackIds": ["hook_0"]}]})
+    try:
+        events = await asyncio.wait_for(_turn(session, "write it"), 60)
+    finally:
+        session.close()
+    assert events[-1].result == "WRITE_REFUSED"
+    assert not target.exists()
+    [(callback_id, payload, tool_use_id)] = calls
+    assert callback_id == "hook_0" and payload["tool_name"] == "Write" and payload["hook_event_name"] == "PreToolUse"
+    assert payload["tool_input"]["file_path"] == str(target) and tool_use_id
