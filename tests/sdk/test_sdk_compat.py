@@ -13,7 +13,6 @@ import asyncio
 import json
 import re
 import time
-from pathlib import Path
 from typing import Any, AsyncIterator
 
 import pytest
@@ -107,6 +106,14 @@ async def collect(messages: AsyncIterator[Any], timeout_s: float = RUN_TIMEOUT_S
     except TimeoutError:
         pytest.fail(f"no end after {timeout_s} s; got {[type(m).__name__ for m in out]}: {out}")
     return out
+
+
+async def until(condition: Any, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {timeout_s} s for {what}")
+        await asyncio.sleep(0.05)
 
 
 def of_type(messages: list[Any], cls: type) -> list[Any]:
@@ -302,7 +309,7 @@ async def test_interrupt_ends_a_slow_turn_at_once_and_the_client_goes_on(sdk_opt
         await client.query("SLOW-6 take your time")
         response = client.receive_response()
         first = await asyncio.wait_for(anext(response), RUN_TIMEOUT_S)
-        await _until(lambda: requests_with(fake_api, "SLOW-6"), 10, "the slow request to reach the fake API")
+        await until(lambda: requests_with(fake_api, "SLOW-6"), 10, "the slow request to reach the fake API")
         interrupted_at = time.monotonic()
         await client.interrupt()
         rest = await collect(response, timeout_s=RUN_TIMEOUT_S)
@@ -336,11 +343,3 @@ async def test_resume_continues_a_finished_session_in_a_new_process(sdk_options,
     [recall] = requests_with(fake_api, "RECALL-7")
     assert said(recall, "user", "REMEMBER-7 the word is MANGO"), json.dumps(recall["messages"])[:2000]
     assert said(recall, "assistant", "noted: MANGO"), json.dumps(recall["messages"])[:2000]
-
-
-async def _until(condition: Any, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"waited {timeout_s} s for {what}")
-        await asyncio.sleep(0.05)
