@@ -270,7 +270,7 @@ async def test_a_background_sub_agent_from_sdk_agents_runs_and_notifies_its_pare
     options = sdk_options(agents={"helper": helper})
     messages = await collect(query(prompt="MARK-5 ask the helper in the background", options=options))
 
-    started = [m for m in of_type(messages, SystemMessage) if m.subtype == "task_started"]
+    started = with_subtype(messages, "task_started")
     assert started and all(isinstance(m, TaskStartedMessage) for m in started), messages
     task = started[0]
     assert task.tool_use_id == "toolu_agent5" and task.task_type == "local_agent", task.data
