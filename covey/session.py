@@ -59,6 +59,8 @@ log = logging.getLogger(__name__)
 STOP_GRACE_S = 5.0
 OWNER_DEATH_WAIT_S = 2.0
 """How long a main actor's death waits to be explained by its owner's (the registry's)."""
+INTERRUPTED = "[Request interrupted by user]"
+"""An interrupted turn's result (Claude Code's words for it)."""
 MAIN_DEFINITION = AgentDefinition(name="main", description="The session's main agent.", prompt=MAIN_PROMPT)
 
 
@@ -199,6 +201,7 @@ class Session:
         self.turns = 0
         """Turns this Session has run; after the first (or on resume) a turn continues the conversation."""
         self._current_main: AgentHandle | None = None
+        self._interrupting = False
         self.kept_worktrees: list[dict[str, Any]] = []
         """Worktrees that agents stopped by ``stop`` kept (they had changes): path and branch."""
 
@@ -281,15 +284,17 @@ class Session:
                     await runtime.registry.release(main)
                 else:
                     main.kill()
-            if not ended:
+            if not ended and self._interrupting:
+                yield _failure(report.model_copy(update={"text": INTERRUPTED}), self.session_id, spec.agent_id)
+            elif not ended:
                 # The agent failed before its loop could report (a bad hook, a blocked
-                # prompt, a crash, an interrupt): the cause travelled in its report, so the
-                # turn ends on it.
+                # prompt, a crash): the cause travelled in its report, so the turn ends on it.
                 yield _failure(report, self.session_id, spec.agent_id)
         finally:
             # Otherwise the main actor stays until close(): teams it created live on it, and
             # an interrupted run must first cancel its sync children from inside it.
             self._current_main = None
+            self._interrupting = False
             runtime.set_root(None)
 
     async def send(self, prompt: str) -> None:
@@ -318,6 +323,7 @@ class Session:
         main = self._current_main
         if main is None:
             return False
+        self._interrupting = True
         return bool(await main.cancel("killed", reason))
 
     async def stop_task(self, task_id: str) -> bool:

@@ -53,7 +53,7 @@ async def _ask(outcome: PreToolOutcome, inner: Any, tool: Tool, input: Any, ctx:
     subject = tool.permission_subject(input, ctx)
     question = outcome.reason or f"A hook asks for approval: allow {tool.name}?"
     ask = Ask(tool_name=tool.name, subject=subject, input=wire, message=question, reason="PreToolUse hook")
-    decision = await inner.policy.resolve(ask, agent_id=ctx.agent_id, asker=getattr(inner, "asker", None))
+    decision = await inner.policy.resolve(ask, agent_id=ctx.agent_id, tool_use_id=ctx.tool_use_id, asker=getattr(inner, "asker", None))
     if isinstance(decision, Deny):
         getattr(inner, "denials", []).append({"tool_name": tool.name, "tool_use_id": ctx.tool_use_id, "tool_input": wire})
         return ToolResult.error(decision.message)

@@ -25,7 +25,7 @@ class PermissionGate:
         wire = input.model_dump(by_alias=True, exclude_none=True)
         needs_no_approval = tool.read_only or tool.coordination
         decision = self.policy.decide(tool.name, needs_no_approval, subject, wire)
-        decision = await self.policy.resolve(decision, agent_id=ctx.agent_id, asker=self.asker)
+        decision = await self.policy.resolve(decision, agent_id=ctx.agent_id, tool_use_id=ctx.tool_use_id, asker=self.asker)
         if isinstance(decision, Deny):
             self.denials.append({"tool_name": tool.name, "tool_use_id": ctx.tool_use_id, "tool_input": wire})
             return ToolResult.error(decision.message)

@@ -69,6 +69,8 @@ class PermissionRequest(BaseModel):
     """The rule "always allow" adds, e.g. ``Bash(npm publish)``."""
     agent_id: str | None = None
     """The agent whose call this is (a bubbled prompt comes from a child)."""
+    tool_use_id: str | None = None
+    """The call's ``tool_use`` id (claude-agent-sdk's ``can_use_tool`` context carries it)."""
 
 
 def describe_call(tool_name: str, subject: str | None) -> str:

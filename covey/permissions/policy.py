@@ -76,7 +76,8 @@ class PermissionPolicy:
             self._log(decision)
         return decision
 
-    async def resolve(self, decision: Decision, *, agent_id: str | None = None, asker: Asker | None = None) -> Decision:
+    async def resolve(self, decision: Decision, *, agent_id: str | None = None, asker: Asker | None = None,
+                      tool_use_id: str | None = None) -> Decision:
         """Turn an ``Ask`` into ``Allow`` / ``Deny`` by asking ``asker`` (default: the policy's)."""
         if not isinstance(decision, Ask):
             return decision
@@ -88,6 +89,7 @@ class PermissionPolicy:
             request = PermissionRequest(
                 tool_name=decision.tool_name, subject=decision.subject, input=decision.input,
                 message=decision.message, reason=decision.reason, suggested_rule=suggested, agent_id=agent_id,
+                tool_use_id=tool_use_id,
             )
             final = self._from_answer(decision, await asker(request))
         self._log(final)
