@@ -253,6 +253,12 @@ class ResultEvent(Event):
 
     nullable: ClassVar[frozenset[str]] = frozenset({"stop_reason", "api_error_status"})
 
+    def wire(self) -> dict[str, Any]:
+        data = super().wire()
+        if self.is_error and self.api_error_status is None:
+            del data["api_error_status"]  # Claude Code's error results carry it only for an API error
+        return data
+
     @classmethod
     def failure(cls, message: str, **fields: Any) -> "ResultEvent":
         """The result of a run that ended on an error before the loop could report one."""

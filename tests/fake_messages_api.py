@@ -236,4 +236,7 @@ def _rule_reply(reply: dict[str, Any], cwd: str) -> dict[str, Any]:
     content = [{"type": "text", "text": reply["text"]}] if reply.get("text") else []
     content += [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": call["name"],
                  "input": call.get("input", {})} for call in reply.get("tool_use", [])]
-    return {"content": content or [{"type": "text", "text": ""}]}
+    # The usage the fixtures' fake API sent (the real API's keys).
+    usage = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 5,
+             "service_tier": "standard"}
+    return {"content": content or [{"type": "text", "text": ""}], "usage": usage}

@@ -10,7 +10,7 @@ from typing import ClassVar
 import pytest
 
 from covey.errors import ModelAPIError
-from covey.events import AssistantEvent, ResultEvent, UserEvent
+from covey.events import AssistantEvent, PermissionDenied, ResultEvent, UserEvent
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.gate import PermissionGate
 from covey.model.scripted import ScriptedModel
@@ -250,3 +250,52 @@ async def test_requests_mark_cache_breakpoints_without_writing_them_into_history
     assert request.tools[-1]["cache_control"] == {"type": "ephemeral"}
     assert request.messages[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert "cache_control" not in str(loop.messages)
+
+
+async def test_each_result_counts_its_own_turn_and_the_run_s_api_time():
+    loop = _loop([{"tool_use": _call("SlowRead", "a")}, {"text": "launched"}, {"text": "got it"}],
+                 [SlowRead(Timeline())], inbox=FakeInbox(["<task-notification>x</task-notification>"]))
+    first, second = [e for e in await _events(loop) if isinstance(e, ResultEvent)]
+    assert (first.num_turns, second.num_turns) == (2, 1) and (first.result_index, second.result_index) == (0, 1)
+    # Together the turns' tokens are the run's: none counted twice.
+    assert first.usage["input_tokens"] + second.usage["input_tokens"] == loop.stats.usage.input_tokens
+    assert 0 < second.usage["input_tokens"] < loop.stats.usage.input_tokens
+    assert second.duration_api_ms >= first.duration_api_ms and first.stop_reason == "end_turn"
+
+
+async def test_a_denial_is_announced_before_its_tool_result():
+    policy = PermissionPolicy(mode="default", deny=[parse_rule("SlowWrite", source="cliArg")], project_root=Path("."))
+    gate = PermissionGate(policy)
+    loop = _loop([{"tool_use": _call("SlowWrite", "a")}, {"text": "done"}], [SlowWrite(Timeline())], gate=gate)
+    loop.denials = gate.denials
+    events = await _events(loop)
+    denied, user = events[1], events[2]
+    assert isinstance(denied, PermissionDenied) and isinstance(user, UserEvent)
+    assert denied.tool_name == "SlowWrite" and denied.message == user.message["content"][0]["content"]
+    assert user.tool_use_result == f"Error: {denied.message}"
+
+
+async def test_max_turns_keeps_the_api_stop_reason_and_says_why_in_errors():
+    loop = _loop([{"tool_use": _call("SlowRead", "a")}], [SlowRead(Timeline())], max_turns=1)
+    result = (await _events(loop))[-1]
+    assert result.subtype == "error_max_turns" and result.stop_reason == "tool_use"
+    assert result.terminal_reason == "max_turns" and result.errors == ["Reached maximum number of turns (1)"]
+
+
+class Launcher(SlowRead):
+    name: ClassVar[str] = "Launcher"
+    result_as_blocks = True
+
+    async def run(self, input, ctx):
+        return ToolResult(content="launched", data={"status": "async_launched"})
+
+    def tool_use_result(self, result):
+        return result.data
+
+
+async def test_a_tool_may_answer_in_text_blocks_with_a_structured_result():
+    loop = _loop([{"tool_use": _call("Launcher", "a")}, {"text": "done"}], [Launcher(Timeline())])
+    user = (await _events(loop))[1]
+    assert user.message["content"][0]["content"] == [{"type": "text", "text": "launched"}]
+    assert loop.messages[2]["content"][0]["content"] == [{"type": "text", "text": "launched"}]
+    assert user.tool_use_result == {"status": "async_launched"}
