@@ -231,8 +231,8 @@ class ResultEvent(Event):
     """Time spent waiting for the model over the whole run."""
     total_cost_usd: float
     """The main agent's result: what the whole session spent (every agent), like Claude Code's."""
-    usage: dict[str, Any]
-    """This agent's own tokens in this turn, with Claude Code's keys (``wire_usage``)."""
+    usage: dict[str, int]
+    """This agent's own tokens in this turn (``TokenUsage`` fields; on the wire with Claude Code's keys, ``wire_usage``)."""
     modelUsage: dict[str, ModelUsage] = Field(default_factory=dict)
     """The main agent's result: the session's tokens and cost per model (every agent)."""
     stop_reason: str | None = None
@@ -255,6 +255,7 @@ class ResultEvent(Event):
 
     def wire(self) -> dict[str, Any]:
         data = super().wire()
+        data["usage"] = wire_usage(self.usage)
         if self.is_error and self.api_error_status is None:
             del data["api_error_status"]  # Claude Code's error results carry it only for an API error
         return data
@@ -262,8 +263,7 @@ class ResultEvent(Event):
     @classmethod
     def failure(cls, message: str, **fields: Any) -> "ResultEvent":
         """The result of a run that ended on an error before the loop could report one."""
-        figures = {"num_turns": 0, "duration_ms": 0, "duration_api_ms": 0, "total_cost_usd": 0.0,
-                   "usage": wire_usage({})}
+        figures = {"num_turns": 0, "duration_ms": 0, "duration_api_ms": 0, "total_cost_usd": 0.0, "usage": {}}
         return cls(subtype="error_during_execution", is_error=True, result=message, errors=[message],
                    **{**figures, **fields})
 

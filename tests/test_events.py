@@ -28,8 +28,9 @@ def test_a_main_message_writes_a_null_parent_and_no_agent_id_a_child_s_both():
 
 def test_a_result_carries_claude_code_s_keys_and_no_agent_id():
     result = ResultEvent(agent_id="agent-main", subtype="success", is_error=False, result="ok", num_turns=1,
-                         duration_ms=1, duration_api_ms=1, total_cost_usd=0.0, usage=wire_usage({})).wire()
+                         duration_ms=1, duration_api_ms=1, total_cost_usd=0.0, usage={"input_tokens": 3}).wire()
     assert "agent_id" not in result and result["errors"] == [] and result["stop_reason"] is None
+    assert result["usage"]["input_tokens"] == 3 and result["usage"]["cache_read_input_tokens"] == 0
     assert result["api_error_status"] is None and result["usage"]["server_tool_use"] == {
         "web_search_requests": 0, "web_fetch_requests": 0}
     failure = ResultEvent.failure("boom").wire()

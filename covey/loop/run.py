@@ -14,7 +14,7 @@ from typing import Any, AsyncIterator, Protocol
 from covey.model.messages import Message, ToolUseBlock
 
 from covey.errors import ModelAPIError
-from covey.events import AssistantEvent, Event, PermissionDenied, ResultEvent, UserEvent, wire_usage
+from covey.events import AssistantEvent, Event, PermissionDenied, ResultEvent, UserEvent
 from covey.loop.execute import ToolExecutor, interrupted_results
 from covey.loop.steps import ContinueTurn, FinalOutput, RunTools, Stop, next_step
 from covey.model.base import Model, ModelRequest, TokenUsage
@@ -244,7 +244,7 @@ class AgentLoop:
             duration_ms=duration_ms,
             duration_api_ms=self.stats.api_ms,
             total_cost_usd=round(self.stats.cost_usd, 6),
-            usage=wire_usage(usage.model_dump()),
+            usage=usage.model_dump(),
             stop_reason=self.last_stop_reason if terminal_reason != "api_error" else None,
             terminal_reason=terminal_reason,
             permission_denials=list(self.denials),
