@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from covey.events import AssistantEvent, Event, ResultEvent, TaskNotification, TaskStarted, UserEvent
+from covey.events import (
+    AssistantEvent, Event, PermissionDenied, ResultEvent, TaskNotification, TaskStarted, UserEvent, token_count,
+)
 
 
 def describe(event: Event) -> list[str]:
@@ -19,8 +21,10 @@ def describe(event: Event) -> list[str]:
             return [f"{who}started {task_id}: {description}"]
         case TaskNotification(status=status, summary=summary):
             return [f"{who}notification: {summary} ({status})"]
+        case PermissionDenied(tool_name=tool_name, message=message):
+            return [f"{who}denied {tool_name}: {_short(message)}"]
         case ResultEvent():
-            tokens = sum(event.usage.values())
+            tokens = token_count(event.usage)
             return [f"{who}result ({event.subtype}, {event.num_turns} turns, {tokens} tokens, ${event.total_cost_usd:.4f})"]
     return []
 

@@ -174,3 +174,69 @@ def fake_api() -> Iterator[FakeMessagesAPI]:
     """A running FakeMessagesAPI with no replies queued; tests append to ``.replies``."""
     with FakeMessagesAPI() as api:
         yield api
+
+
+# --- Rules as in tests/data/claude_code/*/rules.json ----------------------------------
+
+
+def rules_replier(rules: list[dict[str, Any]], cwd: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A reply callable that answers by the first rule whose ``when`` holds for the request.
+
+    The format of the recorded Claude Code fixtures: ``when`` keys ``has_tools``,
+    ``tools_include`` (a tool name), ``contains`` / ``not_contains`` (the whole request's
+    text: a string or a list that must all occur), ``user_text_contains`` /
+    ``user_text_not_contains`` (text the user role wrote, tool results excluded),
+    ``has_tool_result``, ``tool_result_contains``; ``reply``: ``text`` and/or ``tool_use``
+    (blocks without ids). ``<cwd>`` in a reply is the run's working directory.
+    """
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        rule = next((rule for rule in rules if _holds(rule.get("when", {}), body)), None)
+        return _rule_reply(rule["reply"] if rule else {"text": "ok"}, cwd)
+
+    return reply
+
+
+def _holds(when: dict[str, Any], body: dict[str, Any]) -> bool:
+    texts = _request_texts(body)
+    checks = {
+        "has_tools": lambda want: bool(body.get("tools")) == want,
+        "tools_include": lambda name: any(tool.get("name") == name for tool in body.get("tools") or []),
+        "contains": lambda want: all(part in texts["all"] for part in _listed(want)),
+        "not_contains": lambda want: not any(part in texts["all"] for part in _listed(want)),
+        "user_text_contains": lambda want: all(part in texts["user"] for part in _listed(want)),
+        "user_text_not_contains": lambda want: not any(part in texts["user"] for part in _listed(want)),
+        "has_tool_result": lambda want: bool(texts["results"]) == want,
+        "tool_result_contains": lambda want: all(part in "\n".join(texts["results"]) for part in _listed(want)),
+    }
+    return all(checks[key](value) for key, value in when.items())
+
+
+def _listed(value: Any) -> list[str]:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _request_texts(body: dict[str, Any]) -> dict[str, Any]:
+    user, results = [], []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        for block in blocks:
+            if block.get("type") == "tool_result":
+                results.append(json.dumps(block.get("content")) if not isinstance(block.get("content"), str)
+                               else block["content"])
+            elif block.get("type") == "text" and message.get("role") == "user":
+                user.append(block["text"])
+    return {"all": json.dumps(body.get("messages", [])) + json.dumps(body.get("system", "")),
+            "user": "\n".join(user), "results": results}
+
+
+def _rule_reply(reply: dict[str, Any], cwd: str) -> dict[str, Any]:
+    reply = json.loads(json.dumps(reply).replace("<cwd>", cwd))
+    content = [{"type": "text", "text": reply["text"]}] if reply.get("text") else []
+    content += [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": call["name"],
+                 "input": call.get("input", {})} for call in reply.get("tool_use", [])]
+    # The usage the fixtures' fake API sent (the real API's keys).
+    usage = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 5,
+             "service_tier": "standard"}
+    return {"content": content or [{"type": "text", "text": ""}], "usage": usage}

@@ -7,9 +7,11 @@ registry so the stall watchdog leaves it alone (docs/subagents.md#what-the-paren
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable
 
-from covey.events import TaskNotification
+from covey.agents.reports import notice_parts
+from covey.events import BackgroundTask, BackgroundTasksChanged, TaskNotification, TaskUpdated, TaskUsage, new_uuid
 from covey.ids import next_seq
 from covey.teams.messages import Mail, ShutdownRequest, TaskNotice
 from covey.teams.tasks import Claimed
@@ -32,9 +34,18 @@ class RuntimeInbox:
         self.heard: set[str] = set()
         """Keys of the task notices read: a child that put its own notice may still be
         running in the registry's eyes for a few milliseconds."""
+        self.running: dict[str, BackgroundTask] = {}
+        """This agent's background tasks not yet notified, for Claude Code's task events."""
 
-    def note_launch(self) -> None:
+    def note_launch(self, task: BackgroundTask | None = None, *, tool_use_id: str | None = None) -> None:
         self.launched += 1
+        if task is not None:
+            self.running[task.task_id] = task
+            self._emit_tasks()
+
+    def _emit_tasks(self) -> None:
+        if self.emit is not None:
+            self.emit(BackgroundTasksChanged(session_id=self.runtime.session_id, tasks=list(self.running.values())))
 
     def owns_background(self) -> bool:
         return self.launched > 0
@@ -68,16 +79,34 @@ class RuntimeInbox:
             if isinstance(item, TaskNotice) and item.key:
                 self.heard.add(item.key)
             if isinstance(item, TaskNotice) and self.emit is not None:
-                self.emit(TaskNotification(
-                    session_id=self.runtime.session_id, agent_id=self.agent_id,
-                    task_id=item.task_id, status=item.status, summary=_summary(item.text),
-                ))
+                self._emit_notice(item)
         return [render_mail(item) for item in mail]
 
+    def _emit_notice(self, notice: TaskNotice) -> None:
+        """A background task's end, as Claude Code reports it: ``task_updated``, ``task_notification``
+        (a completed task's report as its summary), then the running tasks without it."""
+        parts = notice_parts(notice.text)
+        task = self.running.pop(notice.task_id, None)
+        common = dict(session_id=self.runtime.session_id, agent_id=self.agent_id, task_id=notice.task_id,
+                      run_id=task.run_id if task is not None else f"run-{new_uuid()[:13]}")
+        self.emit(TaskUpdated(**common, patch={"status": notice.status, "end_time": int(time.time() * 1000)}))
+        report = notice.status == "completed" and "result" in parts
+        self.emit(TaskNotification(
+            **common, tool_use_id=parts.get("tool-use-id") or None, status=notice.status,
+            output_file=parts.get("output-file") or None,
+            summary=parts["result"] if report else parts.get("summary", ""), summary_is_report=True if report else None,
+            usage=TaskUsage(total_tokens=_int(parts.get("subagent_tokens")), tool_uses=_int(parts.get("tool_uses")),
+                            duration_ms=_int(parts.get("duration_ms"))),
+        ))
+        if task is not None:
+            self._emit_tasks()
 
-def _summary(text: str) -> str:
-    start, end = text.find("<summary>"), text.find("</summary>")
-    return text[start + 9:end].strip() if 0 <= start < end else ""
+
+def _int(text: str | None) -> int:
+    try:
+        return int(text or 0)
+    except ValueError:
+        return 0
 
 
 class TeammateInbox(RuntimeInbox):

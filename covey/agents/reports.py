@@ -99,3 +99,27 @@ def released_text(tasks: list) -> str:
         "\nThese tasks were held by that teammate and are back to pending and unowned; "
         f"reassign them (the files it changed are not rolled back):\n{listed}"
     )
+
+
+def notice_parts(text: str) -> dict[str, str]:
+    """The parts of a ``<task-notification>`` text (``notice_text``) by tag: ``task-id``,
+    ``tool-use-id``, ``output-file``, ``status``, ``summary``, ``result`` (unquoted),
+    ``subagent_tokens``, ``tool_uses``, ``duration_ms``; a missing part is absent."""
+    parts = {}
+    for tag in ("task-id", "tool-use-id", "output-file", "status", "summary", "result",
+                "subagent_tokens", "tool_uses", "duration_ms"):
+        start, end = text.find(f"<{tag}>"), text.find(f"</{tag}>")
+        if 0 <= start < end:
+            parts[tag] = text[start + len(tag) + 2:end]
+    if "result" in parts:
+        parts["result"] = unquote(parts["result"])
+    if "summary" in parts:
+        parts["summary"] = parts["summary"].strip()
+    return parts
+
+
+def unquote(quoted: str) -> str:
+    """The text ``quote`` indented and escaped, as it was (frame tags stay escaped: it is shown, not parsed)."""
+    lines = [line[len(INDENT):] if line.startswith(INDENT) else line for line in quoted.strip("\n").splitlines()]
+    text = "\n".join(lines).strip()
+    return "" if text == "(no text)" else text

@@ -38,6 +38,9 @@ class ToolExecutor:
         self.ctx = ctx
         self.gate = gate
         self.after = after
+        self.structured: dict[str, Any] = {}
+        """The last batch's structured results by tool_use id (Claude Code's ``tool_use_result``),
+        for the calls that have one: the Agent tool's output, ``"Error: ..."`` for a failed call."""
 
     def lookup(self, name: str) -> Tool | None:
         return self.tools.get(canonical_tool_name(name))
@@ -48,6 +51,7 @@ class ToolExecutor:
         ``results`` is owned by the caller so that, on cancellation, it still holds
         what finished and the caller can close the rest (see ``interrupted_results``).
         """
+        self.structured = {}
         for batch in self._batches(calls):
             blocks = await asyncio.gather(*(self.run_one(call) for call in batch))
             for call, block in zip(batch, blocks):
@@ -69,7 +73,10 @@ class ToolExecutor:
 
     async def run_one(self, call: ToolUseBlock) -> dict[str, Any]:
         result = await self._result_of(call)
-        return tool_result_block(call.id, result)
+        tool = self.lookup(call.name)
+        if (structured := structured_result(tool, result)) is not None:
+            self.structured[call.id] = structured
+        return tool_result_block(call.id, result, as_blocks=bool(getattr(tool, "result_as_blocks", False)))
 
     async def _result_of(self, call: ToolUseBlock) -> ToolResult:
         tool = self.lookup(call.name)
@@ -97,11 +104,23 @@ class ToolExecutor:
             return ToolResult.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
 
 
-def tool_result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": result.content}
+def tool_result_block(tool_use_id: str, result: ToolResult, *, as_blocks: bool = False) -> dict[str, Any]:
+    """The tool_result the model reads; ``as_blocks``: its content as a list of text blocks
+    (Claude Code sends the Agent tool's that way), else a string."""
+    content: Any = [{"type": "text", "text": result.content}] if as_blocks and not result.is_error else result.content
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if result.is_error:
         block["is_error"] = True
     return block
+
+
+def structured_result(tool: Tool | None, result: ToolResult) -> Any:
+    """Claude Code's ``tool_use_result`` for a call: ``"Error: ..."`` for a failed one, else what
+    the tool's ``tool_use_result(result)`` makes of its data (None: the tool has none)."""
+    if result.is_error:
+        return f"Error: {result.content}"
+    shape = getattr(tool, "tool_use_result", None)
+    return shape(result) if shape is not None else None
 
 
 def interrupted_results(calls: Sequence[ToolUseBlock], results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import Any, AsyncIterator, Protocol
 from covey.model.messages import Message, ToolUseBlock
 
 from covey.errors import ModelAPIError
-from covey.events import AssistantEvent, Event, ResultEvent, UserEvent
+from covey.events import AssistantEvent, Event, PermissionDenied, ResultEvent, UserEvent
 from covey.loop.execute import ToolExecutor, interrupted_results
 from covey.loop.steps import ContinueTurn, FinalOutput, RunTools, Stop, next_step
 from covey.model.base import Model, ModelRequest, TokenUsage
@@ -63,9 +63,22 @@ class LoopStats:
     cost_usd: float = 0.0
     api_ms: int = 0
     started: float = field(default_factory=time.monotonic)
+    results: int = 0
+    """Results reported so far: each one closes a turn, as Claude Code's do."""
+    turn_turns: int = 0
+    turn_usage: TokenUsage = field(default_factory=TokenUsage)
+    turn_started: float = field(default_factory=time.monotonic)
+    """Requests, tokens and start time of the turn that is open (since the last result)."""
 
     def duration_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
+
+    def close_turn(self) -> tuple[int, TokenUsage, int]:
+        """The open turn's requests, tokens and wall time; the next turn starts now."""
+        figures = (self.turn_turns, self.turn_usage, int((time.monotonic() - self.turn_started) * 1000))
+        self.turn_turns, self.turn_usage, self.turn_started = 0, TokenUsage(), time.monotonic()
+        self.results += 1
+        return figures
 
 
 class AgentLoop:
@@ -95,6 +108,7 @@ class AgentLoop:
         self.messages: list[dict[str, Any]] = []
         self.stats = LoopStats()
         self.denials: list[dict[str, Any]] = []
+        self.last_stop_reason: str | None = None
 
     async def run(self, messages: list[dict[str, Any]]) -> AsyncIterator[Event]:
         self.messages.extend(messages)
@@ -104,18 +118,23 @@ class AgentLoop:
                 yield self._take_notifications(texts)
             first = False
             if self.stats.num_turns >= self.config.max_turns:
-                yield self._result("error_max_turns", f"Reached the maximum of {self.config.max_turns} turns.", "max_turns")
+                yield self._result("error_max_turns", f"Reached maximum number of turns ({self.config.max_turns})",
+                                   "max_turns")
                 return
             try:
                 message = await self._request()
             except ModelAPIError as exc:
-                yield self._result("error_during_execution", f"Model API error: {exc}", "api_error")
+                yield self._result("error_during_execution", f"Model API error: {exc}", "api_error",
+                                   api_error_status=exc.status_code)
                 return
-            yield self._event(AssistantEvent, message=message.model_dump(mode="json", exclude_none=True))
+            yield self._event(AssistantEvent, message=wire_message(message))
             match next_step(message):
                 case RunTools(calls):
+                    denied = len(self.denials)
                     await self._run_tools(calls)
-                    yield self._event(UserEvent, message=self.messages[-1])
+                    for event in self._denied_events(self.denials[denied:]):
+                        yield event
+                    yield self._event(UserEvent, message=self.messages[-1], tool_use_result=self._tool_use_result())
                 case ContinueTurn():
                     continue
                 case FinalOutput(text):
@@ -123,12 +142,12 @@ class AgentLoop:
                         self.messages.append({"role": "user", "content": reason})
                         yield self._event(UserEvent, message=self.messages[-1])
                         continue
-                    yield self._result("success", text, message.stop_reason)
+                    yield self._result("success", text, "completed")
                     if not (texts := await self._await_background()):
                         return
                     yield self._take_notifications(texts)
                 case Stop(reason, text):
-                    yield self._result("error_during_execution", text or reason, reason)
+                    yield self._result("error_during_execution", text or reason, "model_error", why=reason)
                     return
 
     async def _request(self) -> Message:
@@ -145,8 +164,11 @@ class AgentLoop:
         message = await self.model.create(request)
         self.stats.api_ms += int((time.monotonic() - started) * 1000)
         self.stats.num_turns += 1
+        self.stats.turn_turns += 1
+        self.last_stop_reason = message.stop_reason
         usage = TokenUsage.of(message.usage)
         self.stats.usage += usage
+        self.stats.turn_usage += usage
         self.stats.cost_usd += self.cost_of(message.model or self.config.model_id, usage)
         self.messages.append(_assistant_message(message))
         return message
@@ -190,25 +212,62 @@ class AgentLoop:
             self.messages.append({"role": "user", "content": blocks})
         return self._event(UserEvent, message={"role": "user", "content": blocks})
 
+    def _tool_use_result(self) -> Any:
+        """The structured result of the turn's call, when it made one call that has one (Claude Code
+        puts one ``tool_use_result`` on each user event; covey answers a turn's calls in one)."""
+        results = self.executor.structured
+        return next(iter(results.values())) if len(results) == 1 else None
+
+    def _denied_events(self, denials: list[dict[str, Any]]) -> list[PermissionDenied]:
+        texts = {block.get("tool_use_id"): block.get("content") for block in _as_blocks(self.messages[-1]["content"])}
+        return [PermissionDenied(session_id=self.session_id, agent_id=self.agent_id, tool_name=denial["tool_name"],
+                                 tool_use_id=denial["tool_use_id"], message=str(texts.get(denial["tool_use_id"], "")))
+                for denial in denials]
+
     def _event(self, cls: type[Event], **fields: Any) -> Event:
         return cls(session_id=self.session_id, agent_id=self.agent_id, parent_tool_use_id=self.parent_tool_use_id, **fields)
 
-    def _result(self, subtype: str, text: str, stop_reason: str | None) -> ResultEvent:
+    def _result(self, subtype: str, text: str, terminal_reason: str, *, why: str = "",
+                api_error_status: int | None = None) -> ResultEvent:
+        """The turn's result: its own requests, tokens and time (Claude Code's per-turn figures);
+        the API time and the denials of the whole run."""
+        index = self.stats.results
+        turns, usage, duration_ms = self.stats.close_turn()
+        errors = [] if subtype == "success" else [text if not why or why in text else f"{why}: {text}"]
         return ResultEvent(
             session_id=self.session_id,
             agent_id=self.agent_id,
             subtype=subtype,
             is_error=subtype != "success",
             result=text,
-            num_turns=self.stats.num_turns,
-            duration_ms=self.stats.duration_ms(),
+            num_turns=turns,
+            duration_ms=duration_ms,
             duration_api_ms=self.stats.api_ms,
             total_cost_usd=round(self.stats.cost_usd, 6),
-            usage=self.stats.usage.model_dump(),
-            stop_reason=stop_reason,
+            usage=usage.model_dump(),
+            stop_reason=self.last_stop_reason if terminal_reason != "api_error" else None,
+            terminal_reason=terminal_reason,
             permission_denials=list(self.denials),
-            errors=[text] if subtype != "success" else None,
+            errors=errors,
+            api_error_status=api_error_status,
+            result_index=index,
         )
+
+
+def wire_message(message: Message) -> dict[str, Any]:
+    """An assistant reply as Claude Code prints it: the API's message with its usage's token
+    counts present (0 when the API left them out) and its null fields kept."""
+    data = message.model_dump(mode="json", exclude_none=True)
+    usage = data.get("usage", {})
+    data["usage"] = {
+        "input_tokens": usage.pop("input_tokens", 0),
+        "cache_creation_input_tokens": usage.pop("cache_creation_input_tokens", 0),
+        "cache_read_input_tokens": usage.pop("cache_read_input_tokens", 0),
+        "output_tokens": usage.pop("output_tokens", 0),
+        **usage,
+    }
+    return {**data, "stop_reason": message.stop_reason, "stop_sequence": message.stop_sequence,
+            "context_management": data.get("context_management")}
 
 
 def _assistant_message(message: Message) -> dict[str, Any]:

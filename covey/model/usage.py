@@ -39,16 +39,26 @@ class ModelUsage(BaseModel):
     cost_usd: float = Field(0.0, alias="costUSD")
     context_window: int = Field(0, alias="contextWindow")
     max_output_tokens: int = Field(0, alias="maxOutputTokens")
+    cache_creation_5m_input_tokens: int = Field(0, alias="cacheCreationEphemeral5mInputTokens")
+    """covey's cache breakpoints are all default (5 minute) ephemeral ones: every cache write is one."""
+    cache_creation_1h_input_tokens: int = Field(0, alias="cacheCreationEphemeral1hInputTokens")
+    canonical_model: str = Field("", alias="canonicalModel")
+    """The model id (covey resolves aliases before a request)."""
+    provider: str = "firstParty"
+    """covey speaks the Anthropic Messages API (a proxy at ``ANTHROPIC_BASE_URL`` included)."""
+    cost_basis: str = Field("list", alias="costBasis")
+    """Costs come from a list-price table (``covey.model.pricing``)."""
 
     @classmethod
     def of(cls, model_id: str, usage: TokenUsage, cost_usd: float) -> "ModelUsage":
         context_window, max_output_tokens = _limits(model_id)
         return cls(**usage.model_dump(), cost_usd=cost_usd, context_window=context_window,
-                   max_output_tokens=max_output_tokens)
+                   max_output_tokens=max_output_tokens, canonical_model=model_id,
+                   cache_creation_5m_input_tokens=usage.cache_creation_input_tokens)
 
     def __add__(self, other: "ModelUsage") -> "ModelUsage":
         summed = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
-                  "web_search_requests", "cost_usd")
+                  "web_search_requests", "cost_usd", "cache_creation_5m_input_tokens", "cache_creation_1h_input_tokens")
         return self.model_copy(update={name: getattr(self, name) + getattr(other, name) for name in summed})
 
 

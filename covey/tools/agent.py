@@ -9,16 +9,20 @@ and moved to the background if they run past the threshold.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, ClassVar
 
 from covey.agents.children import child_spec
 from covey.agents.worktree import Worktree, check_isolation, create_worktree, finish_worktree
-from covey.agents.reports import completed_text, launched_text
+from covey.agents.reports import SUMMARIES, completed_text, launched_text
 from covey.agents.spec import TeamSeat
 from covey.agents.transcript import transcript_path
 from covey.actors.team_context import team_handles
 from covey.errors import AgentUnavailable, CoveyError, ModelBehaviorError
-from covey.events import TaskStarted
+from covey.events import (
+    AssistantEvent, BackgroundTask, ResultEvent, TaskNotification, TaskStarted, TaskUpdated, TaskUsage, UserEvent,
+    new_uuid, wire_usage,
+)
 from covey.ids import AgentId
 from covey.tool_names import canonical_tool_name
 from covey.registry.records import FinalReport, LaunchRequest
@@ -40,6 +44,8 @@ class AgentTool(Tool):
     # Claude Code schedules the launcher as read-only: spawning is not a file change,
     # and every call of the child passes its own permission checks.
     read_only: ClassVar[bool] = True
+    result_as_blocks: ClassVar[bool] = True
+    """Claude Code sends the Agent tool's tool_result content as a list of text blocks."""
 
     def __init__(self, *, background: bool = True, teams: bool = False, remote: bool = False) -> None:
         self.background_allowed = background
@@ -47,6 +53,11 @@ class AgentTool(Tool):
 
     def permission_subject(self, input: Any, ctx: ToolContext | None = None) -> str | None:
         return input.subagent_type or "general-purpose"
+
+    def tool_use_result(self, result: ToolResult) -> Any:
+        """Claude Code's structured result of the call: the launch or the sync child's end."""
+        wire = getattr(result.data, "wire", None)
+        return wire() if wire is not None else None
 
     async def run(self, input: Any, ctx: ToolContext) -> ToolResult:
         runtime, parent = ctx.services.runtime, ctx.services.spec
@@ -76,6 +87,8 @@ class Launch:
         self.agent_type = call.subagent_type or "general-purpose"
         self.definition = runtime.definitions.get(self.agent_type)
         self.agent_id = AgentId.new()
+        self.run_id = f"run-{new_uuid()[:13]}"
+        """Claude Code's ``run_id`` of the task (this run of it), in its task events."""
         self.member = getattr(call, "name", None) if getattr(call, "team_name", None) else None
         # Teammates always run in the background: the lead keeps working while they do.
         self.background = bool(self.member) or bool(getattr(call, "run_in_background", None)) or bool(
@@ -112,12 +125,14 @@ class Launch:
             self._request(spec), spec, follow=not self.background, output_file=self.output_file,
             lane=placement_lane(spec, self.runtime),
         )
-        self._emit(TaskStarted(
-            session_id=spec.session_id, agent_id=self.parent.agent_id, task_id=self.agent_id,
-            tool_use_id=self.ctx.tool_use_id, description=self.call.description, subagent_type=self.agent_type,
-        ))
         if self.background:
             self._note_background()
+        self._emit(TaskStarted(
+            session_id=spec.session_id, agent_id=self.parent.agent_id, task_id=self.agent_id, run_id=self.run_id,
+            tool_use_id=self.ctx.tool_use_id, description=self.call.description, subagent_type=self.agent_type,
+            is_backgrounded=self.background, spawn_depth=self.parent.depth + 1, prompt=self.call.prompt,
+        ))
+        if self.background:
             return self._launched(spec)
         return await self._follow(launched.actor, spec)
 
@@ -202,12 +217,24 @@ class Launch:
         return await self._completed(pump, spec)
 
     async def _pump(self, actor: Any) -> FinalReport | None:
-        """Forward the child's events; its stream ends with its report."""
+        """Forward the child's events; its stream ends with its report.
+
+        A child's ``result`` is not forwarded: Claude Code prints none for a sub-agent (a
+        reader such as claude-agent-sdk's ``receive_response()`` would end on it); its
+        report comes back as this call's result instead."""
         async for event in actor.follow(self.agent_id):
             if isinstance(event, FinalReport):
                 return event
-            self._emit(event)
+            if isinstance(event, ResultEvent):
+                continue
+            self._emit(self._labelled(event))
         return None
+
+    def _labelled(self, event: Any) -> Any:
+        """A child's message carries its type and task, as Claude Code's do (a grandchild's keeps its own)."""
+        if isinstance(event, (AssistantEvent, UserEvent)) and event.subagent_type is None:
+            return event.model_copy(update={"subagent_type": self.agent_type, "task_description": self.call.description})
+        return event
 
     async def _completed(self, pump: asyncio.Task, spec: Any) -> ToolResult:
         try:
@@ -223,17 +250,34 @@ class Launch:
         output = Completed(
             agentId=self.agent_id, content=report.text, totalTokens=report.usage.total,
             totalToolUseCount=report.tool_uses, totalDurationMs=report.duration_ms,
-            resolvedModel=spec.model_id, worktree=report.worktree,
+            resolvedModel=spec.model_id, worktree=report.worktree, prompt=self.call.prompt,
+            agentType=self.agent_type, usage=wire_usage(report.usage.model_dump()),
         )
+        self._emit_ended(report, spec)
         one_shot = bool(self.definition and self.definition.one_shot)
         text = completed_text(self.agent_id, report, one_shot=one_shot)
         return ToolResult(content=text, is_error=report.status != "completed", data=output)
+
+    def _emit_ended(self, report: FinalReport, spec: Any) -> None:
+        """A sync child's end, as Claude Code reports a task's: ``task_updated``, then ``task_notification``."""
+        common = dict(session_id=spec.session_id, agent_id=self.parent.agent_id, task_id=self.agent_id,
+                      run_id=self.run_id)
+        self._emit(TaskUpdated(**common, patch={"status": report.status, "end_time": int(time.time() * 1000)}))
+        summary = report.text if report.status == "completed" else f'Agent "{self.call.description}" {SUMMARIES.get(report.status, report.status)}'
+        self._emit(TaskNotification(
+            **common, tool_use_id=self.ctx.tool_use_id, status=report.status, output_file=self.output_file,
+            summary=summary, usage=TaskUsage(total_tokens=report.usage.total, tool_uses=report.tool_uses,
+                                             duration_ms=report.duration_ms),
+        ))
 
     def _note_background(self) -> None:
         """Tell this agent's inbox it now owns work that will notify it (it must wait at its end)."""
         inbox = self.ctx.services.inbox
         if inbox is not None and hasattr(inbox, "note_launch"):
-            inbox.note_launch()
+            inbox.note_launch(BackgroundTask(
+                task_id=self.agent_id, run_id=self.run_id, subagent_type=self.agent_type,
+                description=self.call.description,
+            ), tool_use_id=self.ctx.tool_use_id)
 
     def _emit(self, event: Any) -> None:
         if self.ctx.emit is not None:

@@ -51,21 +51,43 @@ class _Output(BaseModel):
 
 
 class Completed(_Output):
+    """A sync child's end; ``wire()`` is Claude Code's ``tool_use_result`` for it."""
+
     status: Literal["completed"] = "completed"
     content: str
+    """The child's final text (on the wire: a list of one text block, as Claude Code's)."""
     totalTokens: int
     totalToolUseCount: int
     totalDurationMs: int
     resolvedModel: str
     worktree: dict[str, Any] | None = None
+    prompt: str = ""
+    agentType: str = ""
+    usage: dict[str, Any] | None = None
+    """The child's tokens, with the keys of a result's ``usage``."""
+    canContinueAgent: bool = True
+    """SendMessage to its id resumes it from its transcript."""
+
+    def wire(self) -> dict[str, Any]:
+        data = self.model_dump(exclude_none=True)
+        return {**data, "content": [{"type": "text", "text": self.content}]}
 
 
 class AsyncLaunched(_Output):
+    """A background launch; ``wire()`` is Claude Code's ``tool_use_result`` for it."""
+
     status: Literal["async_launched"] = "async_launched"
+    isAsync: bool = True
     description: str
     prompt: str
     resolvedModel: str
     outputFile: str | None = None
+    canReadOutputFile: bool = True
+    """The output file is the child's transcript, a file the parent's tools can read."""
+    canContinueAgent: bool = True
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
 
 
 class TeammateSpawned(_Output):

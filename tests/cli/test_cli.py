@@ -86,7 +86,8 @@ def test_the_result_counts_what_every_agent_spent(output_format, tmp_path):
     assert result["modelUsage"] == {"claude-sonnet-4-6": {
         "inputTokens": 5000, "outputTokens": 500, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0,
         "webSearchRequests": 0, "costUSD": pytest.approx(5 * request_usd), "contextWindow": 200_000,
-        "maxOutputTokens": 64_000}}
+        "maxOutputTokens": 64_000, "cacheCreationEphemeral5mInputTokens": 0, "cacheCreationEphemeral1hInputTokens": 0,
+        "canonicalModel": "claude-sonnet-4-6", "provider": "firstParty", "costBasis": "list"}}
 
 
 @pytest.mark.ray  # covey -p starts a private Ray

@@ -10,7 +10,7 @@ from typing import ClassVar
 import pytest
 
 from covey.errors import ModelAPIError
-from covey.events import AssistantEvent, ResultEvent, UserEvent
+from covey.events import AssistantEvent, PermissionDenied, ResultEvent, UserEvent
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.gate import PermissionGate
 from covey.model.scripted import ScriptedModel
@@ -120,7 +120,7 @@ async def test_unknown_tool_invalid_input_and_exceptions_become_error_results():
     assert unknown["is_error"] and "No such tool: 'Nope'" in unknown["content"] and "Boom" in unknown["content"]
     assert invalid["is_error"] and "label" in invalid["content"] and "wrong" in invalid["content"]
     assert raised["is_error"] and "RuntimeError: kaput" in raised["content"]
-    assert events[-1].subtype == "success" and "errors" not in events[-1].wire()
+    assert events[-1].subtype == "success" and events[-1].wire()["errors"] == []
 
 
 async def test_max_turns_ends_the_run_with_a_clear_reason():
@@ -129,7 +129,7 @@ async def test_max_turns_ends_the_run_with_a_clear_reason():
     events = await _events(loop)
     result = events[-1]
     assert isinstance(result, ResultEvent)
-    assert result.subtype == "error_max_turns" and result.is_error and "2 turns" in result.result
+    assert result.subtype == "error_max_turns" and result.is_error and "turns (2)" in result.result
     assert result.num_turns == 2
 
 
@@ -250,3 +250,52 @@ async def test_requests_mark_cache_breakpoints_without_writing_them_into_history
     assert request.tools[-1]["cache_control"] == {"type": "ephemeral"}
     assert request.messages[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert "cache_control" not in str(loop.messages)
+
+
+async def test_each_result_counts_its_own_turn_and_the_run_s_api_time():
+    loop = _loop([{"tool_use": _call("SlowRead", "a")}, {"text": "launched"}, {"text": "got it"}],
+                 [SlowRead(Timeline())], inbox=FakeInbox(["<task-notification>x</task-notification>"]))
+    first, second = [e for e in await _events(loop) if isinstance(e, ResultEvent)]
+    assert (first.num_turns, second.num_turns) == (2, 1) and (first.result_index, second.result_index) == (0, 1)
+    # Together the turns' tokens are the run's: none counted twice.
+    assert first.usage["input_tokens"] + second.usage["input_tokens"] == loop.stats.usage.input_tokens
+    assert 0 < second.usage["input_tokens"] < loop.stats.usage.input_tokens
+    assert second.duration_api_ms >= first.duration_api_ms and first.stop_reason == "end_turn"
+
+
+async def test_a_denial_is_announced_before_its_tool_result():
+    policy = PermissionPolicy(mode="default", deny=[parse_rule("SlowWrite", source="cliArg")], project_root=Path("."))
+    gate = PermissionGate(policy)
+    loop = _loop([{"tool_use": _call("SlowWrite", "a")}, {"text": "done"}], [SlowWrite(Timeline())], gate=gate)
+    loop.denials = gate.denials
+    events = await _events(loop)
+    denied, user = events[1], events[2]
+    assert isinstance(denied, PermissionDenied) and isinstance(user, UserEvent)
+    assert denied.tool_name == "SlowWrite" and denied.message == user.message["content"][0]["content"]
+    assert user.tool_use_result == f"Error: {denied.message}"
+
+
+async def test_max_turns_keeps_the_api_stop_reason_and_says_why_in_errors():
+    loop = _loop([{"tool_use": _call("SlowRead", "a")}], [SlowRead(Timeline())], max_turns=1)
+    result = (await _events(loop))[-1]
+    assert result.subtype == "error_max_turns" and result.stop_reason == "tool_use"
+    assert result.terminal_reason == "max_turns" and result.errors == ["Reached maximum number of turns (1)"]
+
+
+class Launcher(SlowRead):
+    name: ClassVar[str] = "Launcher"
+    result_as_blocks = True
+
+    async def run(self, input, ctx):
+        return ToolResult(content="launched", data={"status": "async_launched"})
+
+    def tool_use_result(self, result):
+        return result.data
+
+
+async def test_a_tool_may_answer_in_text_blocks_with_a_structured_result():
+    loop = _loop([{"tool_use": _call("Launcher", "a")}, {"text": "done"}], [Launcher(Timeline())])
+    user = (await _events(loop))[1]
+    assert user.message["content"][0]["content"] == [{"type": "text", "text": "launched"}]
+    assert loop.messages[2]["content"][0]["content"] == [{"type": "text", "text": "launched"}]
+    assert user.tool_use_result == {"status": "async_launched"}

@@ -46,7 +46,15 @@ async def _run(project: Path, api, tmp_path: Path, prompt: str = "go", **options
 def _main_tool_results(result) -> list[dict]:
     main = result.agents["agent_id"]
     return [b for e in result.events if isinstance(e, UserEvent) and e.agent_id == main
-            for b in e.message["content"] if b.get("type") == "tool_result"]
+            for b in map(_text_content, e.message["content"]) if b.get("type") == "tool_result"]
+
+
+def _text_content(block: dict) -> dict:
+    """A tool_result with its content as one string (the Agent tool's comes as text blocks, as Claude Code's)."""
+    content = block.get("content")
+    if isinstance(content, list):
+        return {**block, "content": "".join(part.get("text", "") for part in content)}
+    return block
 
 
 async def test_explore_is_cheap_read_only_and_blind_to_project_context_while_general_purpose_is_not(tmp_path):

@@ -25,7 +25,15 @@ def _session(tmp_path: Path, model, **options) -> Session:
 
 def _tool_results(events) -> list[dict]:
     return [b for e in events if isinstance(e, UserEvent) and e.agent_id == events[1].agent_id
-            for b in e.message["content"] if b.get("type") == "tool_result"]
+            for b in map(_text_content, e.message["content"]) if b.get("type") == "tool_result"]
+
+
+def _text_content(block: dict) -> dict:
+    """A tool_result with its content as one string (the Agent tool's comes as text blocks, as Claude Code's)."""
+    content = block.get("content")
+    if isinstance(content, list):
+        return {**block, "content": "".join(part.get("text", "") for part in content)}
+    return block
 
 
 async def _run(session: Session, prompt: str = "go"):
@@ -54,7 +62,8 @@ async def test_background_child_acknowledged_then_notified(tmp_path):
     ack = _tool_results(result.events)[0]["content"]
     assert "Async agent launched" in ack and "CHILD_RESULT_MARKER" not in ack
     notice = next(e for e in result.events if isinstance(e, TaskNotification))
-    assert notice.status == "completed" and "finished" in notice.summary
+    # As Claude Code's: a completed background child's notification summary is its report.
+    assert notice.status == "completed" and notice.summary == "CHILD_RESULT_MARKER" and notice.summary_is_report
     child = next(r for r in records.values() if r.role == "subagent")
     assert child.status == "completed" and child.notified and child.background
     # one result event per main-agent turn that ended, like Claude Code
@@ -73,7 +82,11 @@ async def test_sync_child_report_is_inside_the_tool_result(tmp_path):
     assert "\n</subagent-report> forged" not in content  # indented and escaped, cannot close the frame
     child = next(r for r in records.values() if r.role == "subagent")
     assert child.status == "completed" and not child.background
-    assert not any(isinstance(e, TaskNotification) for e in result.events)
+    # Claude Code reports a sync child's end in one task_notification event, but the parent's
+    # model reads no <task-notification>: the report is in the tool result.
+    (notice,) = [e for e in result.events if isinstance(e, TaskNotification)]
+    assert notice.task_id == child.agent_id and notice.summary_is_report is None
+    assert not any("<task-notification>" in str(e.message) for e in result.events if isinstance(e, UserEvent))
 
 
 async def test_child_events_stream_with_parent_tool_use_id(tmp_path):
