@@ -211,6 +211,10 @@ class PermissionPrompt(Event):
     subject: str | None = None
     input: dict[str, Any] = Field(default_factory=dict)
     message: str = ""
+    reason: str = ""
+    """Why the policy asks (an ask rule, the mode, a hook)."""
+    tool_use_id: str | None = None
+    """The call's tool_use id."""
 
 
 ResultSubtype = Literal["success", "error_max_turns", "error_during_execution"]

@@ -36,6 +36,7 @@ from covey.hooks.callback import HookCallbackPrompt, sdk_hook_settings
 from covey.ids import AgentId, new_session_id
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.model.factory import SCRIPTED_PREFIX, make_model
+from covey.model.scripted import ScriptedModel
 from covey.model.usage import ModelUsage
 from covey.permissions.askers import CallbackAsker
 from covey.permissions.decisions import PermissionRequest
@@ -219,7 +220,9 @@ class Session:
     def init_event(self) -> SystemInit:
         return SystemInit(
             session_id=self.session_id, cwd=str(self.cwd), model=self.model_id, tools=self.tool_names(),
-            permissionMode=self.policy.mode, agents=sorted(self.definitions),
+            permissionMode=self.policy.mode, agents=sorted(self.definitions), skills=sorted(self.skills),
+            apiKeySource=_api_key_source(self.env, self.options.model),
+            additional_directories=[str(Path(d).resolve()) for d in self.options.additional_directories],
         )
 
     async def stream(self, prompt: str | None) -> AsyncIterator[Event]:
@@ -631,10 +634,22 @@ class Session:
         if self.asker is None:
             return False
         request = PermissionRequest(
-            tool_name=prompt.tool_name, subject=prompt.subject, input=prompt.input,
-            message=prompt.message, reason="asked by an agent", suggested_rule="", agent_id=prompt.agent_id,
+            tool_name=prompt.tool_name, subject=prompt.subject, input=prompt.input, message=prompt.message,
+            reason=prompt.reason or "asked by an agent", suggested_rule="", tool_use_id=prompt.tool_use_id,
+            # The main agent's own prompt names no agent (Claude Code's can_use_tool does the same).
+            agent_id=None if prompt.agent_id == self.main_agent_id else prompt.agent_id,
         )
         return await self.asker(request)
+
+
+def _api_key_source(env: dict[str, str], model: Any) -> str:
+    """``system/init``'s ``apiKeySource``: which variable the Messages API key comes from."""
+    if isinstance(model, ScriptedModel):  # no Messages API, no key
+        return "none"
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        if env.get(name):
+            return name
+    return "none"
 
 
 def _is_turn_input(event: Event) -> bool:

@@ -370,6 +370,8 @@ def _prompt_fields(request: Any, spec: AgentSpec) -> dict[str, Any]:
         "subject": request.subject,
         "input": request.input,
         "message": request.message,
+        "reason": request.reason,
+        "tool_use_id": getattr(request, "tool_use_id", None),
         "session_id": spec.session_id,
         "agent_id": getattr(request, "agent_id", None) or spec.agent_id,
     }

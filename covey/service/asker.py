@@ -35,7 +35,9 @@ class ClientAsker:
             await self.send(protocol.control_request(
                 protocol.CAN_USE_TOOL, request_id, tool_name=request.tool_name, input=request.input,
                 permission_suggestions=[_add_rule(rule)], decision_reason=request.reason,
-                agent_id=request.agent_id, message=request.message, suggested_rule=rule,
+                tool_use_id=request.tool_use_id, message=request.message, suggested_rule=rule,
+                # As Claude Code's: only a sub-agent's prompt names its agent.
+                **({"agent_id": request.agent_id} if request.agent_id else {}),
             ))
             return from_response(await answer)
         finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import uuid
 from typing import Any
 
 RUN, PING, STATUS, STOP, INTERRUPT, CAN_USE_TOOL = (
@@ -24,9 +25,6 @@ DONE = "covey_done"
 END_INPUT = "covey_end_input"
 """A conversation's client has no more input (its stdin closed): finish, then end."""
 HOOK_CALLBACK = "hook_callback"
-
-CLAUDE_CODE_VERSION = "2.1.332"
-"""The Claude Code whose print mode and control protocol covey speaks (what ``system/init`` reports)."""
 
 _ids = itertools.count(1)
 
@@ -99,6 +97,12 @@ def failure_result(text: str) -> dict[str, Any]:
     """The ``result`` line of a run that failed before it had one (``ResultEvent.failure``'s
     shape, written here so that the thin client needs no pydantic): what a script reading
     ``json`` or ``stream-json`` parses when the service died mid-run."""
-    return {"type": "result", "session_id": "", "subtype": "error_during_execution", "is_error": True,
-            "result": text, "num_turns": 0, "duration_ms": 0, "duration_api_ms": 0, "total_cost_usd": 0.0,
-            "usage": {}, "modelUsage": {}, "permission_denials": [], "errors": [text]}
+    usage = {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0,
+             "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": "standard",
+             "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0}, "iterations": [],
+             "speed": "standard", "fallback_credit": None}
+    return {"type": "result", "session_id": "", "uuid": str(uuid.uuid4()), "subtype": "error_during_execution",
+            "is_error": True, "result": text, "num_turns": 0, "duration_ms": 0, "duration_api_ms": 0,
+            "total_cost_usd": 0.0, "usage": usage, "modelUsage": {}, "stop_reason": None, "permission_denials": [],
+            "errors": [text], "fast_mode_state": "off", "fast_mode_disabled_reason": "unknown", "safety_stops": 0,
+            "queued_turn_count": 0, "result_index": 0}

@@ -102,7 +102,9 @@ def test_a_service_that_dies_mid_run_makes_the_client_exit_1_with_a_clear_error(
 def test_the_clients_failure_result_has_the_shape_of_covey_s_own():
     from covey.events import ResultEvent
 
-    assert protocol.failure_result("boom") == ResultEvent.failure("boom").wire()
+    ours, theirs = protocol.failure_result("boom"), ResultEvent.failure("boom").wire()
+    assert ours.pop("uuid") and theirs.pop("uuid")  # a fresh one each
+    assert ours == theirs
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
