@@ -225,3 +225,18 @@ def test_max_turns_ends_on_an_error_result_with_api_stop_reason(covey_runs):
     assert result["subtype"] == "error_max_turns" and result["is_error"] is True
     assert result["terminal_reason"] == "max_turns" and result["stop_reason"] == "tool_use"
     assert result["errors"] == ["Reached maximum number of turns (1)"]
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_claude_agent_sdk_parses_every_event_and_its_receive_response_ends_on_the_main_result(scenario, covey_runs):
+    from claude_agent_sdk import ResultMessage
+    from claude_agent_sdk._internal.message_parser import parse_message
+
+    messages = [parse_message(event) for event in covey_runs(scenario)]
+    # receive_response() ends at the first ResultMessage: that must be the main turn's, at its end.
+    first = next(i for i, m in enumerate(messages) if isinstance(m, ResultMessage))
+    assert messages[first].result == covey_runs(scenario)[first].get("result")
+    assert not any(getattr(m, "parent_tool_use_id", None) for m in messages[first:])
+    if scenario != "subagent_bg":
+        assert first == len(messages) - 1
