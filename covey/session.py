@@ -221,6 +221,7 @@ class Session:
         return SystemInit(
             session_id=self.session_id, cwd=str(self.cwd), model=self.model_id, tools=self.tool_names(),
             permissionMode=self.policy.mode, agents=sorted(self.definitions), skills=sorted(self.skills),
+            slash_commands=sorted(self.skills),
             apiKeySource=_api_key_source(self.env, self.options.model),
             additional_directories=[str(Path(d).resolve()) for d in self.options.additional_directories],
         )
@@ -701,10 +702,11 @@ class RunResult(BaseModel):
     result: str
     is_error: bool
     num_turns: int
+    """The main agent's turns over the whole run (every result's, summed)."""
     total_cost_usd: float
     """What the whole session spent: the main agent and every sub-agent."""
     usage: dict[str, int]
-    """The main agent's own tokens."""
+    """The main agent's own tokens over the whole run."""
     model_usage: dict[str, ModelUsage] = Field(default_factory=dict)
     """The session's tokens and cost per model (Claude Code's ``modelUsage``)."""
     session_id: str
@@ -720,8 +722,14 @@ class RunResult(BaseModel):
             return cls(result="the run ended without a result", is_error=True, num_turns=0,
                        total_cost_usd=0.0, usage={}, session_id="", agents=tree, events=events)
         last = results[-1]
-        return cls(result=last.result, is_error=last.is_error, num_turns=last.num_turns,
-                   total_cost_usd=last.total_cost_usd, usage=last.usage, model_usage=last.modelUsage,
+        # Each result reports its turn (a notification-driven turn after the first has its own);
+        # the run is all of them. Cost and usage per model are the session's already.
+        usage: dict[str, int] = {}
+        for result in results:
+            for key, value in result.usage.items():
+                usage[key] = usage.get(key, 0) + value
+        return cls(result=last.result, is_error=last.is_error, num_turns=sum(r.num_turns for r in results),
+                   total_cost_usd=last.total_cost_usd, usage=usage, model_usage=last.modelUsage,
                    session_id=last.session_id, agents=tree, events=events)
 
 

@@ -12,7 +12,6 @@ Standard library only, like ``client``.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 from typing import Any, TextIO

@@ -57,11 +57,9 @@ GAPS: dict[str, dict[str, str]] = {
 }
 """Where covey's events differ from Claude Code's, each with the reason."""
 
-COVEY_ONLY_KINDS = {
-    "user:text (main)": "covey prints the user message of a notification-driven turn (its task-notification "
-                        "text); Claude Code prints none. Leaving it out of stdout needs the session "
-                        "(covey/session.py) to skip it; the transcript still records it.",
-}
+COVEY_ONLY_KINDS: dict[str, str] = {}
+"""Kinds of event covey prints and Claude Code never does, each with the reason: none. (A
+notification-driven turn's user message is in the transcript, not on stdout, as in Claude Code.)"""
 CLAUDE_ONLY_KINDS = {
     "user:text (child)": "covey does not print a child's prompt as a user message",
     "assistant (child)": "only in subagent_bg: covey does not stream a background child's messages (nobody follows it)",

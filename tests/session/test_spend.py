@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from covey.events import ResultEvent, TaskStarted, UserEvent
+from covey.events import ResultEvent, TaskNotification, TaskStarted
 from covey.session import Session
-from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
+from tests.session.scripts import CHILD, MAIN, agent_call, main_texts, rule, scripted
 from tests.session.served import model_for, served
 
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
@@ -72,9 +72,11 @@ async def test_a_killed_agent_reports_what_it_spent_before_it_ended(tmp_path):
         session.close()
     assert child.status == "killed" and child.turns >= 1 and child.tool_uses == 1
     assert child.usage.total > 0 and child.cost_usd > 0 and child.report.usage.total == child.usage.total
-    notice = next(b["text"] for e in events if isinstance(e, UserEvent) for b in e.message["content"]
-                  if "<task-notification>" in b.get("text", ""))
+    # The notice the main agent read (its transcript has it; stdout has the task_notification event).
+    notice = next(text for text in main_texts(session, tmp_path / "t") if "<task-notification>" in text)
     assert re.search(r"<subagent_tokens>(\d+)</subagent_tokens>", notice).group(1) == str(child.usage.total)
+    [notified] = [e for e in events if isinstance(e, TaskNotification)]
+    assert notified.status == "killed" and notified.usage.total_tokens == child.usage.total
     assert tree["children"][0]["tokens"] == child.usage.total
     result = [e for e in events if isinstance(e, ResultEvent)][-1]
     assert result.result == "saw the kill"

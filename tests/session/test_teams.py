@@ -10,10 +10,10 @@ import pytest
 import ray
 
 from covey.actors.team import BoardHandle
-from covey.events import TaskNotification, UserEvent
+from covey.events import TaskNotification
 from covey.ray_runtime import NAMESPACE
 from covey.session import Session
-from tests.session.scripts import CHILD, MAIN, rule, scripted
+from tests.session.scripts import CHILD, MAIN, main_texts, rule, scripted
 
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
 
@@ -129,8 +129,7 @@ async def test_a_killed_teammate_gives_its_task_back_and_another_teammate_finish
         session.close()
     assert records["amy"].status == "failed"
     assert task.status == "completed" and task.owner == "bob"
-    notices = [b["text"] for e in events if isinstance(e, UserEvent) for b in e.message["content"]
-               if b.get("type") == "text" and "back to pending" in b["text"]]
+    notices = [text for text in main_texts(session, tmp_path / "t") if "back to pending" in text]
     assert len(notices) == 1 and "#1 the job" in notices[0]
     assert events[-1].result == "bob finished it"
 
