@@ -21,9 +21,9 @@ from typing import Any
 from benchmarks.common import log, machine, prepare_env, start_ray
 
 CASES = [
-    "cli", "startup", "cli_fanout", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "task_claims", "mailbox", "leaks", "memory",
+    "cli", "sdk", "startup", "cli_fanout", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "task_claims", "mailbox", "leaks", "memory",
 ]
-CLI_CASES = ("cli", "startup", "cli_fanout")
+CLI_CASES = ("cli", "sdk", "startup", "cli_fanout")
 """Cases that run the real ``covey`` command, each run with a private Ray: before this process starts one."""
 MODULES = {"spawn_latency": "spawn", "notify_latency": "spawn", "task_claims": "teams", "mailbox": "teams"}
 FUNCTIONS = {"notify_latency": "run_notify", "task_claims": "run_claims", "mailbox": "run_mailbox"}

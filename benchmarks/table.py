@@ -17,6 +17,7 @@ def _rows(cases: dict[str, Any]) -> list[tuple[str, Any, str]]:
     c = cases
     rows = [
         *_cli_rows(c),
+        *_sdk_rows(c),
         ("loop: bare AgentLoop µs/turn", _get(c, "loop_overhead", "loop", "us_per_turn"), ""),
         ("loop: AgentRunner in-process µs/turn", _get(c, "loop_overhead", "runner", "us_per_turn"), ""),
         ("loop: AgentActor µs/turn", _get(c, "loop_overhead", "actor", "us_per_turn"), ""),
@@ -44,6 +45,23 @@ def _rows(cases: dict[str, Any]) -> list[tuple[str, Any, str]]:
         ("memory: most warm agents / USS MiB p50", _mem(c), "≥ 200 / ≤ 45"),
         ("leaks: spawns / actors, procs, fds delta", _leaks(c), "0"),
     ]
+    return rows
+
+
+def _sdk_rows(c: dict) -> list[tuple[str, Any, str]]:
+    """The ``sdk`` case: claude-agent-sdk programs with cli_path at covey, and at Claude Code."""
+    sdk = c.get("sdk")
+    if not isinstance(sdk, dict) or "covey" not in sdk:
+        return []
+    rows = []
+    for who in ("covey", "claude_code"):
+        if fig := sdk.get(who):
+            rows += [(f"sdk {who}: first query() / warm query() s", f"{fig['first_query']['end_s']} / "
+                      f"{fig['warm_query_end_median_s']}", ""),
+                     (f"sdk {who}: a later ClaudeSDKClient turn s", fig["client_later_turn_median_s"], "")]
+    if "warm_query_vs_claude_code" in sdk:
+        rows.append(("sdk: covey / Claude Code, warm query(), later turn",
+                     f"{sdk['warm_query_vs_claude_code']}× / {sdk['later_turn_vs_claude_code']}×", "≤ 1×"))
     return rows
 
 
