@@ -126,7 +126,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--fallback-model", metavar="MODEL", help="where requests go once the model is overloaded")
     run.add_argument("--tools", metavar="LIST", help='the main agent\'s tools: "Read,Bash", "" for none, "default" for all')
     run.add_argument("--include-partial-messages", action="store_true",
-                     help="accepted for Claude Code compatibility: covey sends whole messages (see docs/sdk.md)")
+                     help="with stream-json: the main agent's replies as they arrive (stream_event lines)")
     run.add_argument("--include-hook-events", action="store_true", help="accepted for Claude Code compatibility")
     run.add_argument("--resume", "-r", metavar="SESSION_ID", help="continue the session with this id")
     run.add_argument("--continue", "-c", dest="continue_conversation", action="store_true",
@@ -195,6 +195,7 @@ def _session_options(args: argparse.Namespace) -> dict[str, Any]:
         additional_directories=[os.path.abspath(d) for d in args.add_dir],
         max_budget_usd=args.max_budget_usd,
         fallback_model=args.fallback_model,
+        include_partial_messages=args.include_partial_messages,
         tools=_tools_arg(args.tools),
         resume=args.resume,
         continue_conversation=args.continue_conversation,

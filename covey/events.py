@@ -55,6 +55,16 @@ class Event(BaseModel):
         return {key: value for key, value in data.items() if value is not None or key in self.nullable}
 
 
+class StreamEvent(Event):
+    """One raw Messages API stream event of the main agent's reply (``--include-partial-messages``)."""
+
+    type: Literal["stream_event"] = "stream_event"
+    event: dict[str, Any]
+    parent_tool_use_id: str | None = None
+
+    nullable: ClassVar[frozenset[str]] = frozenset({"parent_tool_use_id"})
+
+
 class SystemInit(Event):
     """``system/init``: what the run has. The session fills what it knows; the defaults are
     covey's own answers where it has no such feature (no MCP servers, plugins, fast mode...)."""

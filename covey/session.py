@@ -123,6 +123,9 @@ class SessionOptions(BaseModel):
     hookCallbackIds, timeout}]}``; ``on_hook_callback`` runs them."""
     on_hook_callback: Callable[..., Any] | None = None
     """``async (callback_id, payload, tool_use_id) -> output``: runs an SDK hook callback."""
+    include_partial_messages: bool = False
+    """Also stream the main agent's replies as they arrive: Claude Code's ``stream_event`` lines
+    (``--include-partial-messages``). Only a streaming model (the Messages API) has them."""
     fallback_model: str | None = None
     """Where the Messages API requests of every agent go once their model is overloaded past its
     retries (``--fallback-model``; alias or id). A scripted model has no use for it."""
@@ -505,6 +508,7 @@ class Session:
             runtime=runtime,
             settings=RunSettings(
                 model_prices=self.settings.model_prices, can_ask=self.asker is not None,
+                partial_messages=self.options.include_partial_messages,
                 hooks=self.settings.hooks, project_dir=str(self.cwd),
                 # Only an explicit env travels: without one, agents keep their actor's own, as
                 # before (a node's PATH and HOME are its own).

@@ -117,6 +117,8 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
         tool_result_reminder=spec.definition.critical_system_reminder,
         # Resumed agents were woken by mail; teammates can be messaged by name once in the roster.
         mail_before_first_turn=bool(spec.history) or bool(spec.team),
+        # Claude Code streams the main agent's replies only.
+        partial_messages=spec.settings.partial_messages and spec.depth == 0,
     )
     loop = AgentLoop(
         model=services.model, config=config, executor=executor, session_id=spec.session_id,

@@ -27,6 +27,8 @@ class RunSettings(BaseModel):
     """The settings files' hooks (a ``HookConfig``), run for every agent of the session."""
     project_dir: str | None = None
     """The session's project root, as hooks see it (``CLAUDE_PROJECT_DIR``)."""
+    partial_messages: bool = False
+    """The main agent's replies also stream as raw stream events (``--include-partial-messages``)."""
     env: dict[str, str] | None = None
     """The run's environment: what Bash, Grep's ``rg`` and command hooks run with, and where the
     agent reads ``COVEY_*`` switches and model aliases. None: the agent actor's own environment."""

@@ -7,6 +7,7 @@ Ray, sub-agents or transcripts: notifications arrive through an ``Inbox``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Protocol
@@ -14,7 +15,7 @@ from typing import Any, AsyncIterator, Protocol
 from covey.model.messages import Message, ToolUseBlock
 
 from covey.errors import ModelAPIError
-from covey.events import AssistantEvent, Event, PermissionDenied, ResultEvent, UserEvent
+from covey.events import AssistantEvent, Event, PermissionDenied, ResultEvent, StreamEvent, UserEvent
 from covey.loop.execute import ToolExecutor, interrupted_results
 from covey.loop.steps import ContinueTurn, FinalOutput, RunTools, Stop, next_step
 from covey.model.base import Model, ModelRequest, TokenUsage
@@ -54,6 +55,8 @@ class LoopConfig:
     """Non-interactive runs take another turn per notification instead of ending (docs/subagents.md#faults)."""
     tool_result_reminder: str | None = None
     """Text appended after every batch of tool results (Verification's critical reminder)."""
+    partial_messages: bool = False
+    """Yield each raw stream event of a reply as a ``StreamEvent`` while it arrives."""
 
 
 @dataclass
@@ -122,7 +125,14 @@ class AgentLoop:
                                    "max_turns")
                 return
             try:
-                message = await self._request()
+                if self.config.partial_messages:
+                    async for item in self._streamed_request():
+                        if isinstance(item, StreamEvent):
+                            yield item
+                        else:
+                            message = item
+                else:
+                    message = await self._request()
             except ModelAPIError as exc:
                 yield self._result("error_during_execution", f"Model API error: {exc}", "api_error",
                                    api_error_status=exc.status_code)
@@ -150,7 +160,28 @@ class AgentLoop:
                     yield self._result("error_during_execution", text or reason, "model_error", why=reason)
                     return
 
-    async def _request(self) -> Message:
+    async def _streamed_request(self) -> AsyncIterator[StreamEvent | Message]:
+        """``_request``, with its stream events as they arrive, then its message last."""
+        arrived: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        reply = asyncio.ensure_future(self._request(on_stream=arrived.put_nowait))
+        try:
+            while not reply.done() or not arrived.empty():
+                if arrived.empty():
+                    waiting = asyncio.ensure_future(arrived.get())
+                    await asyncio.wait({reply, waiting}, return_when=asyncio.FIRST_COMPLETED)
+                    if not waiting.done():
+                        waiting.cancel()
+                        continue
+                    raw = waiting.result()
+                else:
+                    raw = arrived.get_nowait()
+                yield self._event(StreamEvent, event=raw)
+            yield reply.result()
+        finally:
+            if not reply.done():
+                reply.cancel()
+
+    async def _request(self, on_stream: Any = None) -> Message:
         request = ModelRequest(
             model=self.config.model_id,
             system=_with_breakpoint(self.config.system),
@@ -159,6 +190,7 @@ class AgentLoop:
             max_tokens=self.config.max_tokens,
             thinking=self.config.thinking,
             agent_id=self.agent_id,
+            on_stream=on_stream,
         )
         started = time.monotonic()
         message = await self.model.create(request)

@@ -146,6 +146,10 @@ class AnthropicModel:
         try:
             async with self.client.messages.stream(**request.to_api_kwargs()) as stream:
                 opened = True
+                if request.on_stream is not None:
+                    async for event in stream:
+                        if event.type in RAW_STREAM_EVENTS:  # the SDK adds derived ones ("text", ...)
+                            request.on_stream(event.model_dump(mode="json", exclude_none=True))
                 final = await stream.get_final_message()
         except (anthropic.APIError, _TransportError) as exc:
             if opened and _retryable(exc):
@@ -161,6 +165,10 @@ class AnthropicModel:
     def _backoff_s(self, attempt: int) -> float:
         return min(self.retry_backoff_s * 2**attempt, _MAX_BACKOFF_S) * (1 - 0.25 * random.random())
 
+
+RAW_STREAM_EVENTS = frozenset({"message_start", "content_block_start", "content_block_delta", "content_block_stop",
+                               "message_delta", "message_stop"})
+"""The Messages API's own stream events: what Claude Code's ``stream_event`` lines carry."""
 
 _CLIENTS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, anthropic.AsyncAnthropic]]" = (
     weakref.WeakKeyDictionary())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 from covey.model.messages import Message
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,6 +27,9 @@ class ModelRequest(BaseModel):
     thinking: dict[str, Any] | None = None
     agent_id: str | None = None
     """Which agent sends it (for scripted rules, tracing and usage roll-up)."""
+    on_stream: Callable[[dict[str, Any]], None] | None = Field(default=None, exclude=True)
+    """Sees each raw Messages API stream event as it arrives (``--include-partial-messages``);
+    a model that does not stream (the scripted one) calls it never."""
 
     def to_api_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``client.messages.create/stream``."""

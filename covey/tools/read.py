@@ -6,7 +6,7 @@ import asyncio
 import os
 from itertools import islice
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
@@ -86,7 +86,13 @@ class Read(Tool):
         limit = input.limit or DEFAULT_LIMIT
         lines, total, mtime = await asyncio.to_thread(_read_lines, path, start, limit)
         record_read(ctx, path, mtime)
-        return ToolResult(content=_render(lines, start, total, path))
+        read = {"filePath": str(path), "content": "\n".join(lines), "numLines": len(lines), "startLine": start,
+                "totalLines": total}
+        return ToolResult(content=_render(lines, start, total, path), data=read)
+
+    def tool_use_result(self, result: ToolResult) -> Any:
+        """Claude Code's structured Read result: the file part it read."""
+        return {"type": "text", "file": result.data} if result.data else None
 
 
 def _check_readable(path: Path, input: ReadInput) -> str | None:

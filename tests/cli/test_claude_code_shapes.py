@@ -40,7 +40,6 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "assistant": {"request_id": _ADAPTER},
     "user:tool_result": {
-        "tool_use_result": "covey's Read (covey/tools/read.py) returns text only, no structured file result",
         "tool_result_meta": "the permission gate (covey/loop/gate.py) does not record each call's decision",
     },
     "result/": {

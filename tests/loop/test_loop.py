@@ -299,3 +299,32 @@ async def test_a_tool_may_answer_in_text_blocks_with_a_structured_result():
     assert user.message["content"][0]["content"] == [{"type": "text", "text": "launched"}]
     assert loop.messages[2]["content"][0]["content"] == [{"type": "text", "text": "launched"}]
     assert user.tool_use_result == {"status": "async_launched"}
+
+
+class _Streaming:
+    """A model that streams: each reply's raw events reach the request's ``on_stream`` first."""
+
+    def __init__(self, model):
+        self.model = model
+
+    async def create(self, request):
+        for index in range(2):
+            if request.on_stream is not None:
+                request.on_stream({"type": "content_block_delta", "index": 0, "delta": {"text": f"part {index}"}})
+            await asyncio.sleep(0)
+        return await self.model.create(request)
+
+
+async def test_partial_messages_stream_before_their_message_only_when_asked():
+    for partial in (True, False):
+        loop = _loop([{"text": "hello"}], [])
+        loop.model = _Streaming(loop.model)
+        loop.config.partial_messages = partial
+        events = await _events(loop)
+        kinds = [e.type for e in events]
+        if partial:
+            assert kinds == ["stream_event", "stream_event", "assistant", "result"]
+            assert [e.event["delta"]["text"] for e in events[:2]] == ["part 0", "part 1"]
+            assert events[0].wire()["parent_tool_use_id"] is None and events[0].wire()["uuid"]
+        else:
+            assert kinds == ["assistant", "result"]

@@ -157,3 +157,14 @@ async def test_other_errors_do_not_fall_back(fake_api):
     with pytest.raises(ModelAPIError):
         await model_for(fake_api, max_retries=0, fallback_model="claude-haiku-4-5").create(REQUEST)
     assert {r["model"] for r in fake_api.requests} == {REQUEST.model}
+
+
+async def test_the_raw_stream_events_reach_on_stream(fake_api):
+    fake_api.replies.append({"text": "Hello there"})
+    seen = []
+    message = await model_for(fake_api).create(REQUEST.model_copy(update={"on_stream": seen.append}))
+    assert message.content[0].text == "Hello there"
+    kinds = [event["type"] for event in seen]
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop" and "content_block_delta" in kinds
+    assert "text" not in kinds  # the SDK's derived events are not the API's
+    assert "".join(e["delta"].get("text", "") for e in seen if e["type"] == "content_block_delta") == "Hello there"

@@ -73,3 +73,10 @@ async def test_records_mtime_under_absolute_path(ctx, tmp_path):
 def test_permission_subject_is_the_absolute_path(ctx, tmp_path):
     assert Read().permission_subject(ReadInput(file_path="a.txt"), ctx) == str(tmp_path / "a.txt")
     assert Read().permission_subject(ReadInput(file_path="/etc/hosts")) == "/etc/hosts"
+
+
+async def test_the_structured_result_is_claude_codes_file_part(ctx, tmp_path):
+    (tmp_path / "f.txt").write_text("a\nb\nc\n")
+    result = await Read().run(ReadInput(file_path=str(tmp_path / "f.txt"), offset=2, limit=1), ctx)
+    assert Read().tool_use_result(result) == {"type": "text", "file": {
+        "filePath": str(tmp_path / "f.txt"), "content": "b", "numLines": 1, "startLine": 2, "totalLines": 3}}
