@@ -24,6 +24,7 @@ from claude_agent_sdk import (
     PermissionResultAllow,
     PermissionResultDeny,
     ResultMessage,
+    StreamEvent,
     SystemMessage,
     TaskNotificationMessage,
     TaskStartedMessage,
@@ -147,6 +148,20 @@ async def test_query_streams_init_the_assistant_text_and_a_successful_result(sdk
     assert result.session_id == init[0].data["session_id"]
     assert len(of_type(messages, ResultMessage)) == 1
     assert requests_with(fake_api, "say ok"), fake_api.requests
+
+
+async def test_partial_messages_stream_the_reply_before_it_comes_whole(sdk_options, fake_api):
+    fake_api.replies = [lambda body: {"text": "streamed words"}]
+
+    messages = await collect(query(prompt="stream it", options=sdk_options(include_partial_messages=True)))
+
+    streamed = of_type(messages, StreamEvent)
+    whole = next(i for i, m in enumerate(messages) if isinstance(m, AssistantMessage))
+    assert streamed and all(messages.index(e) < whole for e in streamed), messages
+    kinds = [e.event["type"] for e in streamed]
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop", kinds
+    text = "".join(e.event["delta"].get("text", "") for e in streamed if e.event["type"] == "content_block_delta")
+    assert text == "streamed words" and all(e.parent_tool_use_id is None for e in streamed)
 
 
 async def test_a_client_conversation_continues_over_two_turns(sdk_options, fake_api):
