@@ -206,6 +206,9 @@ class Session:
         """Turns this Session has run; after the first (or on resume) a turn continues the conversation."""
         self._current_main: AgentHandle | None = None
         self._interrupting = False
+        self.hold_main = False
+        """Keep the main agent's actor between turns (a conversation); ``release_main`` gives it back."""
+        self._held_main: AgentHandle | None = None
         self.kept_worktrees: list[dict[str, Any]] = []
         """Worktrees that agents stopped by ``stop`` kept (they had changes): path and branch."""
 
@@ -239,8 +242,10 @@ class Session:
             raise UserError("a conversation's first turn needs a prompt")
         runtime = await self.start()
         yield self.init_event()
-        main = await runtime.registry.take("home")
-        self._owned.append(main)
+        main, self._held_main = self._held_main, None
+        if main is None:
+            main = await runtime.registry.take("home")
+            self._owned.append(main)
         self._current_main = main
         runtime.set_root(main, self.options.model)
         spec = self.main_spec(prompt, runtime)
@@ -278,19 +283,23 @@ class Session:
                 # and its cleanup runs before the session's actors go.
                 await asyncio.shield(self.stop("the run was interrupted"))
                 raise
-            report = await main.wait()
-            await runtime.registry.call("finish_main", spec.agent_id, report)
+            report = main.last_report or await main.wait()
+            finishing = runtime.registry.call("finish_main", spec.agent_id, report)
             self.turns += 1
-            if not runtime.teams:
-                # Its run is over and nothing lives on it: a notebook's hundredth run
-                # must not hold a hundred idle processes (a served session's goes back
-                # to the service's pool, warm for the next run). The next turn takes
-                # another: the conversation is in the transcript.
+            if runtime.teams:
+                await finishing
+            elif self.hold_main and report.status != "failed":
+                # A conversation's next turn runs on the same actor (no trip to the pool and back).
+                self._held_main = main
+                await finishing
+            else:
+                # Its run is over and nothing lives on it: it goes back to the pool (the
+                # session's, or the covey service's), warm for the next turn or run, which
+                # takes one from there (the conversation is in the transcript). The pool
+                # keeps a bounded few and kills the rest, and one whose reset finds
+                # leftovers: a notebook's hundredth run holds no hundred idle processes.
                 self._owned.remove(main)
-                if self._lender is not None:
-                    await runtime.registry.release(main)
-                else:
-                    main.kill()
+                await asyncio.gather(finishing, runtime.registry.release(main))
             if not ended and self._interrupting:
                 yield _failure(report.model_copy(update={"text": INTERRUPTED}), self.session_id, spec.agent_id)
             elif not ended:
@@ -303,6 +312,13 @@ class Session:
             self._current_main = None
             self._interrupting = False
             runtime.set_root(None)
+
+    async def release_main(self) -> None:
+        """Give the actor held between a conversation's turns back to the pool."""
+        main, self._held_main = self._held_main, None
+        if main is not None and self.runtime is not None:
+            self._owned.remove(main)
+            await self.runtime.registry.release(main)
 
     async def send(self, prompt: str) -> None:
         """A user message while a turn runs: the main agent reads it at its next step (or the

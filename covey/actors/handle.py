@@ -23,6 +23,8 @@ class AgentHandle(ActorHandle):
         """The Ray node the actor runs on, once known."""
         self.runtime_key: str | None = None
         """The key of the session runtime this handle last sent the actor (it keeps it)."""
+        self.last_report: FinalReport | None = None
+        """The report that ended the last run ``events`` followed to its end."""
 
     def __reduce__(self):
         return (AgentHandle, (self.actor, self.name, self.node))
@@ -81,10 +83,13 @@ class AgentHandle(ActorHandle):
     async def events(self, spec: AgentSpec) -> AsyncIterator[Event]:
         """Start ``spec`` and follow it; if the caller stops early, the run is cancelled."""
         await self.start(spec, follow=True)
+        self.last_report = None
         finished = False
         try:
             async for event in self.follow(spec.agent_id):
-                if not isinstance(event, FinalReport):
+                if isinstance(event, FinalReport):
+                    self.last_report = event  # what ``wait`` would answer, without asking again
+                else:
                     yield event
             finished = True
         finally:

@@ -255,9 +255,11 @@ class ConversationRun(ServedRun):
             await self.send(protocol.success(self.request_id, {"session_id": self.session.session_id}))
             for warning in self.session.warnings:
                 await self.send(protocol.stderr_line(f"covey: {warning}"))
+            self.session.hold_main = True
             while (prompt := await self._next_turn()) is not False:
                 async for event in self.session.stream(prompt):
                     await self.send(event.wire())
+            await self.session.release_main()
             done: dict[str, Any] = {"type": protocol.DONE}
         except CoveyError as exc:
             await self.send(ResultEvent.failure(str(exc), session_id=self.session.session_id).wire())

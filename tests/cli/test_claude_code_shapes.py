@@ -41,6 +41,12 @@ GAPS: dict[str, dict[str, str]] = {
     "assistant": {"request_id": _ADAPTER},
     "user:tool_result": {
         "tool_result_meta": "the permission gate (covey/loop/gate.py) does not record each call's decision",
+        # A completed sync child's result (covey/tools/agent.py): Claude Code's harness notes are its own.
+        "tool_use_result.harnessNoteCount": "covey has no harness notes",
+        "tool_use_result.harnessTailCount": "covey has no harness notes",
+        "tool_use_result.harnessSectionHash": "covey has no harness notes",
+        "tool_use_result.usage.output_tokens_details": _THINKING,
+        "tool_use_result.usage.inference_geo": "covey does not know where the request was served",
     },
     "result/": {
         "subagent_stats": _SESSION, "model_usage_since_last_result": _SESSION,
