@@ -358,3 +358,21 @@ async def test_resume_continues_a_finished_session_in_a_new_process(sdk_options,
     [recall] = requests_with(fake_api, "RECALL-7")
     assert said(recall, "user", "REMEMBER-7 the word is MANGO"), json.dumps(recall["messages"])[:2000]
     assert said(recall, "assistant", "noted: MANGO"), json.dumps(recall["messages"])[:2000]
+
+
+def test_covey_continue_p_continues_the_last_conversation_of_the_directory(served, fake_api, tmp_path):
+    """Not the SDK: the same service and fake API, through ``covey -p`` and ``covey --continue -p``."""
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        return {"text": "then step two" if "and then?" in last_user_text(body) else "PLAN-8: step one"}
+
+    fake_api.replies = [reply]
+    env = {"COVEY_NO_SERVICE": "0", "ANTHROPIC_BASE_URL": fake_api.url}
+    first = served.covey("-p", "make a plan", "--quiet", env=env, cwd=tmp_path)
+    assert (first.returncode, first.stdout) == (0, "PLAN-8: step one\n"), first.stderr
+    again = served.covey("--continue", "-p", "and then?", "--output-format", "json", env=env, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["result"] == "then step two"
+    [later] = requests_with(fake_api, "and then?")
+    assert said(later, "user", "make a plan") and said(later, "assistant", "PLAN-8: step one")
+    elsewhere = served.covey("--continue", "-p", "and then?", env=env, cwd=served.project)
+    assert elsewhere.returncode == 1 and "No conversation found to continue" in elsewhere.stderr

@@ -14,7 +14,7 @@ from covey.errors import UserError
 from covey.events import AssistantEvent, ResultEvent, SystemInit
 from covey.resume import ResumeError
 from covey.session import Session
-from tests.session.scripts import MAIN, rule, scripted
+from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 from tests.session.served import model_for, served
 
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
@@ -164,3 +164,27 @@ async def test_an_sdk_hook_callback_sees_the_call_and_its_deny_stops_it(tmp_path
     [(callback_id, payload, tool_use_id)] = calls
     assert callback_id == "hook_0" and payload["tool_name"] == "Write" and payload["hook_event_name"] == "PreToolUse"
     assert payload["tool_input"]["file_path"] == str(target) and tool_use_id
+
+
+async def test_a_sub_agents_tool_calls_reach_the_sdk_hooks_too(tmp_path):
+    model = scripted(
+        rule(CHILD, {"tool_use": [{"name": "Glob", "input": {"pattern": "*.nothing"}}]}, times=1),
+        rule(CHILD, {"text": "CHILD_DONE"}),
+        rule({**MAIN, "last_tool_result_contains": "CHILD_DONE"}, {"text": "MAIN_DONE"}),
+        rule(MAIN, {"tool_use": agent_call("look around")}),
+    )
+    calls: list[dict[str, Any]] = []
+
+    async def on_hook_callback(callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
+        calls.append(payload)
+        return {}
+
+    session = _session(tmp_path, model, on_hook_callback=on_hook_callback,
+                       sdk_hooks={"PreToolUse": [{"matcher": "Glob", "hookCallbackIds": ["hook_glob"]}]})
+    try:
+        events = await asyncio.wait_for(_turn(session, "delegate"), 60)
+    finally:
+        session.close()
+    assert events[-1].result == "MAIN_DONE"
+    [call] = calls  # the child's Glob, asked of the SDK through the session's root
+    assert call["tool_name"] == "Glob" and call["agent_id"] not in (None, session.main_agent_id)
