@@ -263,6 +263,9 @@ class ResultEvent(Event):
     safety_stops: int = 0
     queued_turn_count: int = 0
     result_index: int = 0
+    origin: dict[str, Any] | None = None
+    """What woke a turn that no prompt started: ``{"kind": "task-notification", "producer":
+    "session-task", "runId": the task's run id}`` for a background agent's notification."""
     """0 for the run's first result, 1 for the next turn's (a notification's), ..."""
 
     nullable: ClassVar[frozenset[str]] = frozenset({"stop_reason", "api_error_status"})

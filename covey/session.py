@@ -31,7 +31,7 @@ from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.spec import AgentSpec, RunSettings
 from covey.agents.transcript import DEFAULT_DIR as DEFAULT_TRANSCRIPT_DIR, transcript_path
 from covey.errors import AgentUnavailable, CoveyError, UserError
-from covey.events import Event, PermissionPrompt, ResultEvent, SystemInit, UserEvent
+from covey.events import Event, PermissionPrompt, ResultEvent, SystemInit, TaskNotification, UserEvent
 from covey.hooks.callback import HookCallbackPrompt, sdk_hook_settings
 from covey.ids import AgentId, new_session_id
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
@@ -253,6 +253,9 @@ class Session:
         await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt or "", output_file, main.node)
         self._record_session()
         ended, in_turn = False, True
+        noticed: str | None = None
+        """The run id of the last background task that notified the main agent."""
+        origin: dict[str, Any] | None = None
         try:
             try:
                 async for event in self._watched(main.events(spec)):
@@ -263,15 +266,20 @@ class Session:
                         await main.answer(event.request_id, await self._hook_callback(event))
                         continue
                     mine = event.agent_id in (None, spec.agent_id)
+                    if isinstance(event, TaskNotification):
+                        noticed = event.run_id
                     if mine and isinstance(event, ResultEvent):
                         ended, in_turn = True, False
-                        event = await self._with_session_spend(event)
+                        event = await self._with_session_spend(event, origin)
+                        origin = None
                     elif mine and _is_turn_input(event):
                         # A notice (a background child's) or a queued message starts the main agent's
                         # next turn: Claude Code announces a turn with system/init and prints no
                         # user message for it (the transcript keeps it).
                         if not in_turn:
                             in_turn = True
+                            if noticed and "<task-notification>" in str(event.message.get("content")):
+                                origin = {"kind": "task-notification", "producer": "session-task", "runId": noticed}
                             yield self.init_event()
                         continue
                     yield event
@@ -470,13 +478,14 @@ class Session:
         self.kept_worktrees += kept
         return kept
 
-    async def _with_session_spend(self, result: ResultEvent) -> ResultEvent:
+    async def _with_session_spend(self, result: ResultEvent, origin: dict[str, Any] | None = None) -> ResultEvent:
         """The main agent's result as Claude Code's: ``total_cost_usd`` and ``modelUsage``
         count every agent's requests (sub-agents of any kind, killed and failed ones too),
         ``usage`` the main agent's own. The registry has heard of every main-agent turn
         before its result comes (``Progress``); a sub-agent's, once it has reported."""
         cost_usd, model_usage = await self.runtime.registry.call("session_usage")
-        return result.model_copy(update={"total_cost_usd": round(cost_usd, 6), "modelUsage": model_usage})
+        return result.model_copy(update={"total_cost_usd": round(cost_usd, 6), "modelUsage": model_usage,
+                                         "origin": origin})
 
     async def run(self, prompt: str, *, live: bool | None = None) -> "RunResult":
         """Run ``prompt`` to its end. ``live``: show the agent tree updating under the

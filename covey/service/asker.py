@@ -1,5 +1,6 @@
-"""The service-side ``Asker`` of a served run: a permission prompt becomes a ``can_use_tool``
-control request to the client, whose ``control_response`` is the person's answer.
+"""The service's requests to a served run's client: a permission prompt becomes a ``can_use_tool``
+control request, whose ``control_response`` is the person's answer; a claude-agent-sdk hook
+becomes a ``hook_callback`` request.
 
 The shapes are claude-agent-sdk's: ``permission_suggestions`` and ``updatedPermissions``
 hold Claude Code's ``addRules`` updates; a ``deny`` with an empty ``message`` is a
@@ -21,66 +22,26 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 _RULE = re.compile(r"^(?P<tool>[^(]+)(?:\((?P<content>.*)\))?$", re.S)
 
 
-class ClientAsker:
-    def __init__(self, send: Send) -> None:
-        self.send = send
-        self._waiting: dict[str, asyncio.Future] = {}
-
-    async def __call__(self, request: PermissionRequest) -> Answer:
-        rule = request.suggested_rule or suggest_rule(request.tool_name, request.subject)
-        request_id = protocol.new_request_id()
-        answer = asyncio.get_running_loop().create_future()
-        self._waiting[request_id] = answer
-        try:
-            await self.send(protocol.control_request(
-                protocol.CAN_USE_TOOL, request_id, tool_name=request.tool_name, input=request.input,
-                permission_suggestions=[_add_rule(rule)], decision_reason=request.reason,
-                tool_use_id=request.tool_use_id, message=request.message, suggested_rule=rule,
-                # As Claude Code's: only a sub-agent's prompt names its agent.
-                **({"agent_id": request.agent_id} if request.agent_id else {}),
-            ))
-            return from_response(await answer)
-        finally:
-            self._waiting.pop(request_id, None)
-
-    def answered(self, message: dict[str, Any]) -> None:
-        """A ``control_response`` from the client: the answer to the prompt it names."""
-        response = message.get("response") or {}
-        waiting = self._waiting.get(response.get("request_id"))
-        if waiting is None or waiting.done():
-            return
-        if response.get("subtype") == "success":
-            waiting.set_result(response.get("response") or {})
-        else:
-            waiting.set_result({"behavior": "deny", "message": f"the client could not ask: {response.get('error')}"})
-
-    def gone(self) -> None:
-        """The client left: nobody will answer the prompts still open."""
-        for waiting in self._waiting.values():
-            if not waiting.done():
-                waiting.set_result({"behavior": "deny", "message": "the client that could answer has gone"})
-
-
-class HookCaller:
-    """Runs claude-agent-sdk hook callbacks: a ``hook_callback`` control request to the
-    client, whose response is the hook's output (as a command hook prints it)."""
+class ClientRequests:
+    """Control requests to the client, each answered by the ``control_response`` naming it."""
 
     def __init__(self, send: Send) -> None:
         self.send = send
         self._waiting: dict[str, asyncio.Future] = {}
 
-    async def __call__(self, callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
+    async def request(self, subtype: str, **fields: Any) -> dict[str, Any]:
+        """The client's ``response``; ``NoAnswer`` if it answered with an error or left."""
         request_id = protocol.new_request_id()
         answer = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = answer
         try:
-            await self.send(protocol.control_request(
-                protocol.HOOK_CALLBACK, request_id, callback_id=callback_id, input=payload, tool_use_id=tool_use_id))
+            await self.send(protocol.control_request(subtype, request_id, **fields))
             return await answer
         finally:
             self._waiting.pop(request_id, None)
 
     def answered(self, message: dict[str, Any]) -> None:
+        """A ``control_response`` from the client: the answer to the request it names."""
         response = message.get("response") or {}
         waiting = self._waiting.get(response.get("request_id"))
         if waiting is None or waiting.done():
@@ -88,16 +49,44 @@ class HookCaller:
         if response.get("subtype") == "success":
             waiting.set_result(response.get("response") or {})
         else:
-            waiting.set_exception(HookCallbackFailed(response.get("error") or "the hook callback failed"))
+            waiting.set_exception(NoAnswer(f"the client could not answer: {response.get('error')}"))
 
     def gone(self) -> None:
+        """The client left: nobody will answer the requests still open."""
         for waiting in self._waiting.values():
             if not waiting.done():
-                waiting.set_exception(HookCallbackFailed("the client that runs the hook callbacks has gone"))
+                waiting.set_exception(NoAnswer("the client that could answer has gone"))
 
 
-class HookCallbackFailed(Exception):
-    """The SDK answered a hook callback with an error (or left)."""
+class NoAnswer(Exception):
+    """The client answered a request with an error, or left before answering."""
+
+
+class ClientAsker(ClientRequests):
+    """A permission prompt as a ``can_use_tool`` request (a person, or the SDK's callback, answers)."""
+
+    async def __call__(self, request: PermissionRequest) -> Answer:
+        rule = request.suggested_rule or suggest_rule(request.tool_name, request.subject)
+        try:
+            response = await self.request(
+                protocol.CAN_USE_TOOL, tool_name=request.tool_name, input=request.input,
+                permission_suggestions=[_add_rule(rule)], decision_reason=request.reason,
+                tool_use_id=request.tool_use_id, message=request.message, suggested_rule=rule,
+                # As Claude Code's: only a sub-agent's prompt names its agent.
+                **({"agent_id": request.agent_id} if request.agent_id else {}),
+            )
+        except NoAnswer as exc:
+            response = {"behavior": "deny", "message": str(exc)}
+        return from_response(response)
+
+
+class HookCaller(ClientRequests):
+    """Runs claude-agent-sdk hook callbacks: a ``hook_callback`` request, whose response is the
+    hook's output (as a command hook prints it). ``NoAnswer`` fails that hook only."""
+
+    async def __call__(self, callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
+        return await self.request(protocol.HOOK_CALLBACK, callback_id=callback_id, input=payload,
+                                  tool_use_id=tool_use_id)
 
 
 def from_response(response: dict[str, Any]) -> Answer:

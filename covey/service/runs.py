@@ -105,19 +105,26 @@ class ServedRun:
         except (ConnectionError, OSError):
             self.cancel("client gone")
 
-    async def _run(self, prompt: str) -> None:
+    async def _open_session(self, **extra: Any) -> bool:
+        """Build the run's Session and tell the client (its id, then its loading warnings);
+        False, with the failure sent, if this service cannot serve the run or the Session fails."""
         if refused := self.check(self.request.get("request", {})):
             await self._failed(refused)
-            return
+            return False
         try:
-            self.session = await asyncio.to_thread(session_for, self.request["request"], self.asker)
+            self.session = await asyncio.to_thread(session_for, self.request["request"], self.asker, **extra)
         except CoveyError as exc:
             await self._failed(str(exc))
+            return False
+        await self.send(protocol.success(self.request_id, {"session_id": self.session.session_id}))
+        for warning in self.session.warnings:
+            await self.send(protocol.stderr_line(f"covey: {warning}"))
+        return True
+
+    async def _run(self, prompt: str) -> None:
+        if not await self._open_session():
             return
         try:
-            await self.send(protocol.success(self.request_id, {"session_id": self.session.session_id}))
-            for warning in self.session.warnings:
-                await self.send(protocol.stderr_line(f"covey: {warning}"))
             await self._stream(self.session, prompt)
             done: dict[str, Any] = {"type": protocol.DONE}
         except CoveyError as exc:
@@ -242,19 +249,9 @@ class ConversationRun(ServedRun):
             listening.cancel()
 
     async def _converse(self) -> None:
-        if refused := self.check(self.request.get("request", {})):
-            await self._failed(refused)
+        if not await self._open_session(service=self.service, on_hook_callback=self.hooks):
             return
         try:
-            self.session = await asyncio.to_thread(
-                session_for, self.request["request"], self.asker, service=self.service, on_hook_callback=self.hooks)
-        except CoveyError as exc:
-            await self._failed(str(exc))
-            return
-        try:
-            await self.send(protocol.success(self.request_id, {"session_id": self.session.session_id}))
-            for warning in self.session.warnings:
-                await self.send(protocol.stderr_line(f"covey: {warning}"))
             self.session.hold_main = True
             while (prompt := await self._next_turn()) is not False:
                 async for event in self.session.stream(prompt):

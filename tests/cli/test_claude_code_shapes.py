@@ -52,7 +52,6 @@ GAPS: dict[str, dict[str, str]] = {
         "subagent_stats": _SESSION, "model_usage_since_last_result": _SESSION,
         "ttft_ms": _ADAPTER, "ttft_stream_ms": _ADAPTER, "time_to_request_ms": _ADAPTER,
         "first_content_frame_ms": _ADAPTER,
-        "origin": "the loop does not know which task's notification woke it",
         "usage.output_tokens_details": _THINKING, "modelUsage[*].thinkingTokens": _THINKING,
         "usage.inference_geo": "covey does not know where the request was served",
         # keys covey has and Claude Code's result of this kind has not
@@ -170,6 +169,13 @@ def test_one_result_per_main_turn_and_none_for_a_child(scenario, covey_runs):
             assert events[index]["result"] == "".join(b.get("text", "") for b in last["message"]["content"])
     if scenario != "subagent_bg":
         assert len(results) == 1
+    else:  # the notification's turn: announced by system/init, its result says what woke it
+        [started] = [e for e in events if e.get("subtype") == "task_started"]
+        between = [e.get("subtype") for e in events[results[0] + 1:results[1]]]
+        assert between.count("init") == 1 and between.index("task_notification") < between.index("init")
+        assert "origin" not in events[results[0]]
+        assert events[results[1]]["origin"] == {"kind": "task-notification", "producer": "session-task",
+                                                "runId": started["run_id"]}
     stop = events[results[-1]]["stop_reason"]
     assert stop in (None, "end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal")
 
