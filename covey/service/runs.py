@@ -170,21 +170,29 @@ class ServedRun:
         await self.send({"type": protocol.DONE, "error": message})
 
     async def _listen(self) -> None:
-        """The client's lines during the run: an interrupt, answers to permission prompts."""
+        """The client's lines during the run, each to ``_take``; the connection closing means
+        the client has gone (nobody answers what is still asked; the run is cancelled)."""
         while line := await self.reader.readline():
             try:
                 message = protocol.decode(line)
             except protocol.ProtocolError:
                 log.warning("a client sent %r; ignored", line[:200])
                 continue
-            if protocol.subtype_of(message) == protocol.INTERRUPT:
-                await self.send(protocol.success(message.get("request_id", "")))
-                self.cancel("interrupted")
-            elif message.get("type") == "control_response" and self.asker is not None:
-                self.asker.answered(message)
+            await self._take(message)
+        self._gone()
+        self.cancel("client gone")
+
+    async def _take(self, message: dict[str, Any]) -> None:
+        """A print-mode run's client sends an interrupt, and answers to permission prompts."""
+        if protocol.subtype_of(message) == protocol.INTERRUPT:
+            await self.send(protocol.success(message.get("request_id", "")))
+            self.cancel("interrupted")
+        elif message.get("type") == "control_response" and self.asker is not None:
+            self.asker.answered(message)
+
+    def _gone(self) -> None:
         if self.asker is not None:
             self.asker.gone()
-        self.cancel("client gone")
 
     async def _live(self, session: Session) -> None:
         sent = None
@@ -285,19 +293,10 @@ class ConversationRun(ServedRun):
             if prompt is not _END:
                 return prompt
 
-    async def _listen(self) -> None:
-        while line := await self.reader.readline():
-            try:
-                message = protocol.decode(line)
-            except protocol.ProtocolError:
-                log.warning("a client sent %r; ignored", line[:200])
-                continue
-            await self._take(message)
-        # The connection closed before the input ended: the client has gone.
-        if self.asker is not None:
-            self.asker.gone()
+    def _gone(self) -> None:
+        # The connection closed before the input ended (no covey_end_input): the client has gone.
+        super()._gone()
         self.hooks.gone()
-        self.cancel("client gone")
 
     async def _take(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
