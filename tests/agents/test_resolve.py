@@ -16,12 +16,13 @@ def custom(**fields):
 
 def test_model_order_call_definition_inherit_default():
     explore = BUILTIN_AGENTS["Explore"]
-    assert resolve_agent_model("opus", explore, PARENT) == resolve_model("opus")
-    assert resolve_agent_model(None, explore, PARENT) == resolve_model("haiku")
-    assert resolve_agent_model(None, BUILTIN_AGENTS["Plan"], PARENT) == PARENT
-    assert resolve_agent_model(None, BUILTIN_AGENTS["general-purpose"], PARENT) == DEFAULT_SUBAGENT_MODEL
-    assert resolve_agent_model("inherit", explore, PARENT) == PARENT
-    assert resolve_agent_model(None, BUILTIN_AGENTS["Plan"], None) == DEFAULT_SUBAGENT_MODEL
+    assert resolve_agent_model("opus", explore, PARENT, env={}) == resolve_model("opus", env={})
+    assert resolve_agent_model(None, explore, PARENT, env={}) == resolve_model("haiku", env={})
+    assert resolve_agent_model(None, BUILTIN_AGENTS["Plan"], PARENT, env={}) == PARENT
+    # No model named: the parent's, as Claude Code (it used to be a fixed sonnet here).
+    assert resolve_agent_model(None, BUILTIN_AGENTS["general-purpose"], PARENT, env={}) == PARENT
+    assert resolve_agent_model("inherit", explore, PARENT, env={}) == PARENT
+    assert resolve_agent_model(None, BUILTIN_AGENTS["Plan"], None, env={}) == DEFAULT_SUBAGENT_MODEL
 
 
 def test_model_aliases_and_unknown_alias():
