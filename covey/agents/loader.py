@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from covey.agents.builtin import builtin_agents
 from covey.agents.definition import AgentDefinition, Source
-from covey.agents.markdown import FileRead, agent_files, read_agent_file
+from covey.agents.markdown import agent_files, read_agent_file
 from covey.hooks.read import HookConfigError, HookWarning, read_hooks
 
 # Keys a file may set: every field name and alias, except the two the loader owns
@@ -75,7 +75,10 @@ def load_definitions(
     result = LoadResult(definitions=builtin_agents(coordinator=coordinator))
     for plugin in plugin_dirs:
         plugin = Path(plugin)
-        _load_dir(result, plugin / "agents" if (plugin / "agents").is_dir() else plugin, "plugin")
+        # A plugin's agents are in its agents/ folder; a folder that is no plugin is taken as
+        # an agents folder itself (never a plugin's root: its skills and commands are no agents).
+        if (plugin / "agents").is_dir() or not (plugin / ".claude-plugin").is_dir():
+            _load_dir(result, plugin / "agents" if (plugin / "agents").is_dir() else plugin, "plugin")
     for base, source in ((home_dir, "user"), (project, "project")):
         _load_dir(result, base / ".claude" / "agents", source)
         _load_dir(result, base / ".covey" / "agents", source)
@@ -128,7 +131,7 @@ def _load_dir(result: LoadResult, directory: Path, source: Source) -> None:
 
 
 def _load_file(result: LoadResult, path: Path, source: Source) -> AgentDefinition | None:
-    read: FileRead = read_agent_file(path, name_from_file=source == "plugin")
+    read = read_agent_file(path, name_from_file=source == "plugin")
     result.skipped.extend(DefinitionError(str(path), problem.field, problem.message) for problem in read.skipped)
     if read.error is not None:
         result.errors.append(DefinitionError(str(path), read.error.field, read.error.message))
@@ -138,8 +141,7 @@ def _load_file(result: LoadResult, path: Path, source: Source) -> AgentDefinitio
 
 
 def _clean(data: dict[str, Any]) -> dict[str, Any]:
-    """Drop unknown and empty keys (as Claude Code does); split ``tools: Read, Grep`` strings.
-    ``prompt`` (a file's body) is kept: it is a field, though no frontmatter key sets it."""
+    """Drop unknown and empty keys (as Claude Code does); split ``tools: Read, Grep`` strings."""
     cleaned = {key: value for key, value in data.items() if key in _KNOWN_KEYS and value is not None}
     for key in _LIST_KEYS:
         if isinstance(cleaned.get(key), str):

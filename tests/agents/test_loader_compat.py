@@ -107,3 +107,13 @@ def test_plugin_agents_keep_their_file_name_and_need_no_description(tmp_path):
     result = load_definitions(tmp_path, home=tmp_path / "home", plugin_dirs=[tmp_path / "plugin"])
     style = result.definitions["style"]
     assert (style.source, style.description, style.prompt) == ("plugin", "", "Check the style.")
+
+
+def test_a_plugins_skills_and_commands_are_never_read_as_agents(tmp_path):
+    plugin = tmp_path / "plugin"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "tools"}')
+    (plugin / "skills" / "lint").mkdir(parents=True)
+    (plugin / "skills" / "lint" / "SKILL.md").write_text("---\nname: lint\ndescription: Lints.\n---\nLint.\n")
+    result = load_definitions(tmp_path, home=tmp_path / "home", plugin_dirs=[plugin])
+    assert all(d.source != "plugin" for d in result.definitions.values())
