@@ -41,7 +41,7 @@ def effort_from_env(env: Mapping[str, str] | None) -> str | None:
 
 def request_effort(model_id: str, effort: Any) -> str | None:
     """The ``output_config.effort`` a request to ``model_id`` carries for ``effort``; None: none."""
-    if effort not in EFFORT_LEVELS or isinstance(effort, bool):
+    if not isinstance(effort, str) or effort not in EFFORT_LEVELS:
         return None
     levels = model_effort_levels(model_id)
     if not levels:
