@@ -35,6 +35,7 @@ from covey.events import Event, PermissionPrompt, ResultEvent, SystemInit, TaskN
 from covey.hooks.callback import HookCallbackPrompt, sdk_hook_settings
 from covey.ids import AgentId, new_session_id
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
+from covey.model.effort import effort_from_env
 from covey.model.factory import SCRIPTED_PREFIX, make_model
 from covey.model.scripted import ScriptedModel
 from covey.model.usage import ModelUsage
@@ -523,6 +524,7 @@ class Session:
             next_prompt=prompt if history else None,
             model=self.options.model,
             model_id=self.model_id,
+            effort=effort_from_env(self.env),
             cwd=str(self.cwd),
             system=system_blocks(self._main_prompt(), str(self.cwd), self.model_id),
             prelude=self._main_prelude(runtime),

@@ -12,7 +12,7 @@ from typing import Any
 from covey.agents.context import agent_list_message
 from covey.agents.definition import AgentDefinition
 from covey.agents.system_prompt import system_blocks
-from covey.agents.resolve import resolve_agent_model, resolve_tools
+from covey.agents.resolve import child_effort, resolve_agent_model, resolve_tools
 from covey.agents.spec import AgentSpec
 from covey.agents.worktree import Worktree
 
@@ -52,6 +52,7 @@ async def child_spec(
         prompt=call.prompt,
         model=parent.model,
         model_id=model_id,
+        effort=child_effort(getattr(call, "effort", None), definition, parent.effort),
         cwd=cwd,
         system=system_blocks(definition.prompt or FALLBACK_PROMPT, cwd, model_id),
         prelude=prelude,

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from covey.model.effort import Effort
 from covey.permissions.modes import PermissionMode
 
 Source = Literal["built-in", "plugin", "user", "project", "flag", "policy"]
@@ -27,7 +28,7 @@ class AgentDefinition(BaseModel):
     """Tool names the agent may use; ``["*"]`` for all."""
     disallowed_tools: list[str] = Field(default_factory=list, alias="disallowedTools")
     model: str | None = None
-    """Alias, model id, or ``inherit``; None means the default sub-agent model."""
+    """Alias, model id, or ``inherit``; None inherits the parent's model, as ``inherit`` does."""
     permission_mode: PermissionMode | None = Field(default=None, alias="permissionMode")
     max_turns: int | None = Field(default=None, alias="maxTurns", gt=0)
     skills: list[str] = Field(default_factory=list)
@@ -37,7 +38,8 @@ class AgentDefinition(BaseModel):
     background: bool = False
     """Always runs in the background (async), whatever the call says."""
     isolation: Literal["worktree", "remote"] | None = None
-    effort: str | None = None
+    effort: Effort | None = None
+    """Reasoning effort while this agent runs (``low`` … ``max``); None: its parent's."""
     omit_claude_md: bool = Field(default=False, alias="omitClaudeMd")
     """No project-instructions file and no git-status snapshot in its context."""
     critical_system_reminder: str | None = Field(default=None, alias="criticalSystemReminder")

@@ -113,7 +113,7 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
     inner = PermissionGate(spec.permissions, asker) if spec.permissions is not None else None
     executor = ToolExecutor(available_tools(spec, services), ctx, gate=hook_gate(hooks, inner), after=hook_after(hooks))
     config = LoopConfig(
-        model_id=spec.model_id, system=spec.system, max_turns=spec.max_turns,
+        model_id=spec.model_id, system=spec.system, max_turns=spec.max_turns, effort=spec.effort,
         tool_result_reminder=spec.definition.critical_system_reminder,
         # Resumed agents were woken by mail; teammates can be messaged by name once in the roster.
         mail_before_first_turn=bool(spec.history) or bool(spec.team),

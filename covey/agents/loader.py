@@ -2,7 +2,9 @@
 
 Sources, lowest to highest priority: built-in < plugin < user < project < flag
 < policy; a later one replaces an earlier one of the same name. A bad file is
-reported with its path and field and skipped, so one typo never hides the rest.
+reported with its path and field and skipped, so one typo never hides the rest;
+a file Claude Code skips (no ``name``, say) is skipped with the reason
+(``covey/agents/markdown.py`` reads the files).
 """
 
 from __future__ import annotations
@@ -12,12 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import yaml
 from pydantic import ValidationError
 
 from covey.agents.builtin import builtin_agents
 from covey.agents.definition import AgentDefinition, Source
-from covey.frontmatter import split_frontmatter
+from covey.agents.markdown import agent_files, read_agent_file
 from covey.hooks.read import HookConfigError, HookWarning, read_hooks
 
 # Keys a file may set: every field name and alias, except the two the loader owns
@@ -52,6 +53,9 @@ class LoadResult:
     errors: list[DefinitionError] = field(default_factory=list)
     warnings: list[HookWarning] = field(default_factory=list)
     """Hook items covey skipped (an event or hook type it does not support)."""
+    skipped: list[DefinitionError] = field(default_factory=list)
+    """Files (or fields of them) left out as Claude Code leaves them out: no ``name``, no
+    ``description``, a second file of the same name, an ``effort`` it does not know."""
 
 
 def load_definitions(
@@ -71,7 +75,10 @@ def load_definitions(
     result = LoadResult(definitions=builtin_agents(coordinator=coordinator))
     for plugin in plugin_dirs:
         plugin = Path(plugin)
-        _load_dir(result, plugin / "agents" if (plugin / "agents").is_dir() else plugin, "plugin")
+        # A plugin's agents are in its agents/ folder; a folder that is no plugin is taken as
+        # an agents folder itself (never a plugin's root: its skills and commands are no agents).
+        if (plugin / "agents").is_dir() or not (plugin / ".claude-plugin").is_dir():
+            _load_dir(result, plugin / "agents" if (plugin / "agents").is_dir() else plugin, "plugin")
     for base, source in ((home_dir, "user"), (project, "project")):
         _load_dir(result, base / ".claude" / "agents", source)
         _load_dir(result, base / ".covey" / "agents", source)
@@ -106,29 +113,31 @@ def _check_hooks(result: LoadResult, definition: AgentDefinition, where: str) ->
 
 
 def _load_dir(result: LoadResult, directory: Path, source: Source) -> None:
+    """Every definition file under ``directory``, subfolders included; within one tree the
+    first file of a name (in path order) is kept and a later one skipped, with a warning."""
     if not directory.is_dir():
         return
-    for path in sorted(directory.glob("*.md")):
+    first_of: dict[str, Path] = {}
+    for path in agent_files(directory):
         definition = _load_file(result, path, source)
-        if definition is not None:
-            _add(result, definition)
+        if definition is None:
+            continue
+        if definition.name in first_of:
+            message = f"skipped: {first_of[definition.name]} in the same folder tree also defines {definition.name!r}"
+            result.skipped.append(DefinitionError(str(path), "name", message))
+            continue
+        first_of[definition.name] = path
+        _add(result, definition)
 
 
 def _load_file(result: LoadResult, path: Path, source: Source) -> AgentDefinition | None:
-    try:
-        frontmatter, body = split_frontmatter(path.read_text(encoding="utf-8"))
-        data = yaml.safe_load(frontmatter) if frontmatter is not None else None
-    except (OSError, UnicodeDecodeError) as exc:
-        result.errors.append(DefinitionError(str(path), None, f"cannot read: {exc}"))
+    read = read_agent_file(path, name_from_file=source == "plugin")
+    result.skipped.extend(DefinitionError(str(path), problem.field, problem.message) for problem in read.skipped)
+    if read.error is not None:
+        result.errors.append(DefinitionError(str(path), read.error.field, read.error.message))
+    if read.fields is None:
         return None
-    except yaml.YAMLError as exc:
-        result.errors.append(DefinitionError(str(path), "frontmatter", f"invalid YAML: {exc}"))
-        return None
-    if frontmatter is None or not isinstance(data, (dict, type(None))):
-        result.errors.append(DefinitionError(str(path), "frontmatter", "expected a '---' block of key: value pairs"))
-        return None
-    fields = {"name": path.stem, **_clean(data or {}), "prompt": body.strip()}
-    return _validate(result, fields, source, str(path))
+    return _validate(result, _clean(read.fields), source, str(path))
 
 
 def _clean(data: dict[str, Any]) -> dict[str, Any]:

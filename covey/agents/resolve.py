@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+import os
+from typing import Any, Mapping
 
 from covey.agents.definition import AgentDefinition
 from covey.model.aliases import DEFAULT_SUBAGENT_MODEL, resolve_model
 from covey.tool_names import canonical_tool_name
 
 INHERIT = "inherit"
+SUBAGENT_MODEL_ENV = ("COVEY_SUBAGENT_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL")
+"""Variables that set every sub-agent's model, the first set one winning."""
 
 GLOBAL_DENIED = frozenset({"TeamCreate", "TeamDelete"})
 """Tools no sub-agent may have: creating and deleting teams is the lead's job."""
@@ -31,19 +34,36 @@ def resolve_agent_model(
     aliases: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> str:
-    """The child's model id: the call's > the definition's > the parent's (``inherit``) > the default.
+    """The child's model id, in Claude Code's order: the sub-agent model variable
+    (``COVEY_SUBAGENT_MODEL``, else ``CLAUDE_CODE_SUBAGENT_MODEL``) > the call's > the
+    definition's > the parent's.
 
-    A definition that names a cheap model (Explore on haiku) keeps it unless the
-    call overrides it: it never silently inherits the parent's expensive model.
-    An unknown alias is a ``UserError`` naming it. ``env`` is the run's environment,
-    where alias overrides such as ``ANTHROPIC_DEFAULT_HAIKU_MODEL`` are read.
+    A definition without ``model`` inherits, as ``inherit`` says: a haiku main agent
+    spawns haiku children. One that names a model keeps it (Explore on haiku) unless
+    the call or the variable overrides it. An unknown alias is a ``UserError`` naming
+    it. ``env`` is the run's environment (None: this process's), where the variables
+    and alias overrides such as ``ANTHROPIC_DEFAULT_HAIKU_MODEL`` are read.
     """
-    chosen = call_model or definition.model
-    if chosen is None:
-        return DEFAULT_SUBAGENT_MODEL
+    chosen = subagent_model_override(env) or call_model or definition.model or INHERIT
     if chosen.strip().lower() == INHERIT:
         return parent_model_id or DEFAULT_SUBAGENT_MODEL
     return resolve_model(chosen, aliases, env=env)
+
+
+def subagent_model_override(env: Mapping[str, str] | None) -> str | None:
+    """The model every sub-agent runs on, if the run's environment sets one.
+
+    covey's variable beats Claude Code's when both are set; ``inherit`` means
+    no override (the usual order decides), as Claude Code documents it.
+    """
+    env = os.environ if env is None else env
+    value = next((env[name].strip() for name in SUBAGENT_MODEL_ENV if (env.get(name) or "").strip()), None)
+    return None if value is None or value.lower() == INHERIT else value
+
+
+def child_effort(call_effort: Any, definition: AgentDefinition, parent_effort: Any) -> Any:
+    """The child's reasoning effort: the call's, else its definition's, else its parent's."""
+    return next((e for e in (call_effort, definition.effort, parent_effort) if e is not None), None)
 
 
 def resolve_tools(

@@ -61,6 +61,8 @@ class AgentSpec(BaseModel):
     """Where replies come from: ``scripted:PATH``, ``anthropic``/None, or a picklable Model."""
     model_id: str
     """The resolved model id requests name."""
+    effort: str | int | None = None
+    """Reasoning effort: the call's, else the definition's, else the parent's (docs/definitions.md#effort)."""
     cwd: str
     system: list[dict[str, Any]] = Field(default_factory=list)
     """The rendered system prompt blocks (a fork reuses its parent's bytes)."""

@@ -19,6 +19,7 @@ from covey.events import AssistantEvent, Event, PermissionDenied, ResultEvent, S
 from covey.loop.execute import ToolExecutor, interrupted_results
 from covey.loop.steps import ContinueTurn, FinalOutput, RunTools, Stop, next_step
 from covey.model.base import Model, ModelRequest, TokenUsage
+from covey.model.effort import request_effort
 
 CACHE = {"type": "ephemeral"}
 
@@ -48,6 +49,8 @@ class LoopConfig:
     max_turns: int = 100
     max_tokens: int = 8192
     thinking: dict[str, Any] | None = None
+    effort: str | int | None = None
+    """The agent's reasoning effort; each request carries what its model takes of it."""
     wait_for_background: bool = True
     mail_before_first_turn: bool = True
     """Look at the inbox before the first request. A fresh agent has nothing there yet (no one
@@ -189,6 +192,7 @@ class AgentLoop:
             tools=_with_breakpoint([tool.schema() for tool in self.executor.tools.values()]),
             max_tokens=self.config.max_tokens,
             thinking=self.config.thinking,
+            effort=request_effort(self.config.model_id, self.config.effort),
             agent_id=self.agent_id,
             on_stream=on_stream,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Protocol, runtime_checkable
 
+from covey.model.effort import effort_betas
 from covey.model.messages import Message
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +26,8 @@ class ModelRequest(BaseModel):
     tools: list[dict[str, Any]] = Field(default_factory=list)
     max_tokens: int = 8192
     thinking: dict[str, Any] | None = None
+    effort: str | None = None
+    """``output_config.effort``, already fitted to the model (``covey.model.effort.request_effort``)."""
     agent_id: str | None = None
     """Which agent sends it (for scripted rules, tracing and usage roll-up)."""
     on_stream: Callable[[dict[str, Any]], None] | None = Field(default=None, exclude=True)
@@ -44,6 +47,11 @@ class ModelRequest(BaseModel):
             kwargs["tools"] = self.tools
         if self.thinking:
             kwargs["thinking"] = self.thinking
+        if self.effort:
+            # As Claude Code sends it; Opus 4.5 takes it only behind its beta header.
+            kwargs["output_config"] = {"effort": self.effort}
+            if betas := effort_betas(self.model):
+                kwargs["extra_headers"] = {"anthropic-beta": ",".join(betas)}
         return kwargs
 
 

@@ -53,3 +53,16 @@ async def test_without_an_env_a_child_reads_this_process(tmp_path, monkeypatch):
     child = await _child(_parent(tmp_path, None), BUILTIN_AGENTS["Explore"])
     assert child.settings.env is None and child.model_id == "service-haiku"
     assert CONTEXT[0] not in child.prelude
+
+
+async def test_a_child_inherits_its_parents_model_and_effort_unless_its_definition_says(tmp_path):
+    parent = _parent(tmp_path, {}).model_copy(update={"model_id": "claude-opus-4-8", "effort": "max"})
+    child = await _child(parent, BUILTIN_AGENTS["general-purpose"], effort=None)
+    assert (child.model_id, child.effort) == ("claude-opus-4-8", "max")
+    quick = AgentDefinition(name="quick", description="q", model="haiku", effort="low", source="project")
+    child = await _child(parent, quick, effort=None)
+    assert (child.model_id, child.effort) == ("claude-haiku-4-5", "low")
+    child = await _child(parent, quick, effort="high", model="sonnet")
+    assert (child.model_id, child.effort) == ("claude-sonnet-4-6", "high")
+    forced = _parent(tmp_path, {"CLAUDE_CODE_SUBAGENT_MODEL": "claude-sonnet-4-5"})
+    assert (await _child(forced, quick, effort=None)).model_id == "claude-sonnet-4-5"

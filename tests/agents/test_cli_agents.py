@@ -5,8 +5,8 @@ from covey.cli_agents import list_agents_text
 def test_lists_types_with_source_model_tools_then_errors(tmp_path):
     agents = tmp_path / ".claude/agents"
     agents.mkdir(parents=True)
-    (agents / "reviewer.md").write_text("---\ndescription: r\ntools: Read, Grep\nmodel: sonnet\n---\nbody\n")
-    (agents / "bad.md").write_text("---\nmaxTurns: lots\n---\nbody\n")
+    (agents / "reviewer.md").write_text("---\nname: reviewer\ndescription: r\ntools: Read, Grep\nmodel: sonnet\n---\nbody\n")
+    (agents / "bad.md").write_text("---\nname: bad\ndescription: b\nmaxTurns: lots\n---\nbody\n")
     text = list_agents_text(load_definitions(tmp_path, home=tmp_path / "home"))
     reviewer = next(line for line in text.splitlines() if line.strip().startswith("reviewer"))
     assert "project" in reviewer and "model: sonnet" in reviewer and "tools: Read, Grep" in reviewer
@@ -17,7 +17,7 @@ def test_lists_types_with_source_model_tools_then_errors(tmp_path):
 def test_lists_definition_hooks_that_were_skipped(tmp_path):
     agents = tmp_path / ".claude/agents"
     agents.mkdir(parents=True)
-    (agents / "guard.md").write_text("---\ndescription: g\nhooks:\n  PreCompact: [{command: x}]\n---\nbody\n")
+    (agents / "guard.md").write_text("---\nname: guard\ndescription: g\nhooks:\n  PreCompact: [{command: x}]\n---\nbody\n")
     text = list_agents_text(load_definitions(tmp_path, home=tmp_path / "home"))
     assert "1 hook setting(s) skipped:" in text
     assert f"{agents / 'guard.md'}: hooks.PreCompact: event not supported by covey; skipped" in text

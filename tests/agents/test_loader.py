@@ -5,7 +5,11 @@ from covey.agents.loader import DefinitionError, load_definitions
 
 
 def write(path, text):
+    """Write a definition file; one without ``name`` gets its file's stem, since Claude Code
+    (and so covey) skips an agent file whose frontmatter has no ``name``."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if text.startswith("---\n") and "\nname:" not in text.split("\n---", 1)[0]:
+        text = f"---\nname: {path.stem}\n{text[4:]}"
     path.write_text(text)
     return path
 
@@ -44,7 +48,7 @@ def test_bad_file_is_reported_and_the_rest_load(tmp_path):
     agents = tmp_path / "project/.covey/agents"
     write(agents / "good.md", agent_md("fine"))
     bad = write(agents / "bad.md", agent_md("broken", maxTurns="lots"))
-    broken_yaml = write(agents / "yaml.md", "---\ntools: [Read\n---\nbody\n")
+    broken_yaml = write(agents / "yaml.md", '---\ndescription: "never closed\n---\nbody\n')
     result = load(tmp_path)
     assert "good" in result.definitions
     assert "bad" not in result.definitions and "yaml" not in result.definitions
@@ -53,10 +57,13 @@ def test_bad_file_is_reported_and_the_rest_load(tmp_path):
     assert (str(broken_yaml), "frontmatter") in fields
 
 
-def test_file_without_frontmatter_is_an_error(tmp_path):
+def test_file_without_frontmatter_is_skipped_with_the_reason(tmp_path):
+    # Claude Code reads a file without frontmatter as notes kept beside the agents, not an agent.
     path = write(tmp_path / "project/.claude/agents/notes.md", "just text\n")
     result = load(tmp_path)
-    assert result.errors == [DefinitionError(str(path), "frontmatter", result.errors[0].message)]
+    assert result.errors == [] and "notes" not in result.definitions
+    assert [(s.path, s.field) for s in result.skipped] == [(str(path), None)]
+    assert "no frontmatter block" in result.skipped[0].message
 
 
 def test_comma_separated_tools_and_name_override(tmp_path):
@@ -147,7 +154,7 @@ def test_definition_hooks_covey_lacks_are_skipped_with_a_warning(tmp_path):
 
 def test_a_malformed_definition_hook_is_an_error_naming_file_and_field(tmp_path):
     write(tmp_path / "project/.claude/agents/good.md", agent_md("fine"))
-    bad = write(tmp_path / "project/.claude/agents/bad.md", "---\nhooks:\n  Stop: [{matcher: '(', command: x}]\n---\nb\n")
+    bad = write(tmp_path / "project/.claude/agents/bad.md", "---\ndescription: d\nhooks:\n  Stop: [{matcher: '(', command: x}]\n---\nb\n")
     result = load(tmp_path)
     assert "good" in result.definitions and "bad" not in result.definitions
     assert [(e.path, e.field) for e in result.errors] == [(str(bad), "hooks.Stop[0].matcher")]

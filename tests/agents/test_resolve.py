@@ -2,7 +2,7 @@ import pytest
 
 from covey.agents.builtin import BUILTIN_AGENTS
 from covey.agents.definition import AgentDefinition
-from covey.agents.resolve import ASYNC_ALLOWED, resolve_agent_model, resolve_tools
+from covey.agents.resolve import ASYNC_ALLOWED, child_effort, resolve_agent_model, resolve_tools, subagent_model_override
 from covey.errors import UserError
 from covey.model.aliases import DEFAULT_SUBAGENT_MODEL, resolve_model
 
@@ -16,12 +16,13 @@ def custom(**fields):
 
 def test_model_order_call_definition_inherit_default():
     explore = BUILTIN_AGENTS["Explore"]
-    assert resolve_agent_model("opus", explore, PARENT) == resolve_model("opus")
-    assert resolve_agent_model(None, explore, PARENT) == resolve_model("haiku")
-    assert resolve_agent_model(None, BUILTIN_AGENTS["Plan"], PARENT) == PARENT
-    assert resolve_agent_model(None, BUILTIN_AGENTS["general-purpose"], PARENT) == DEFAULT_SUBAGENT_MODEL
-    assert resolve_agent_model("inherit", explore, PARENT) == PARENT
-    assert resolve_agent_model(None, BUILTIN_AGENTS["Plan"], None) == DEFAULT_SUBAGENT_MODEL
+    assert resolve_agent_model("opus", explore, PARENT, env={}) == resolve_model("opus", env={})
+    assert resolve_agent_model(None, explore, PARENT, env={}) == resolve_model("haiku", env={})
+    assert resolve_agent_model(None, BUILTIN_AGENTS["Plan"], PARENT, env={}) == PARENT
+    # No model named: the parent's, as Claude Code (it used to be a fixed sonnet here).
+    assert resolve_agent_model(None, BUILTIN_AGENTS["general-purpose"], PARENT, env={}) == PARENT
+    assert resolve_agent_model("inherit", explore, PARENT, env={}) == PARENT
+    assert resolve_agent_model(None, BUILTIN_AGENTS["Plan"], None, env={}) == DEFAULT_SUBAGENT_MODEL
 
 
 def test_model_aliases_and_unknown_alias():
@@ -65,3 +66,29 @@ def test_task_means_agent():
     assert tools(custom(tools=["Task", "Read"]), available=["Read", "Agent", "Bash"]) == ["Read", "Agent"]
     assert tools(custom(disallowed_tools=["Task"]), available=["Read", "Agent"]) == ["Read"]
     assert tools(custom(tools=["Agent(Explore)"]), available=["Read", "Agent"]) == ["Agent"]
+
+
+def test_no_model_inherits_the_parents_and_a_named_one_is_kept():
+    haiku = resolve_model("haiku", env={})
+    assert resolve_agent_model(None, custom(), haiku, env={}) == haiku  # a haiku main agent spawns haiku
+    assert resolve_agent_model(None, BUILTIN_AGENTS["Explore"], PARENT, env={}) == haiku
+    assert resolve_agent_model(None, custom(model="opus"), haiku, env={}) == resolve_model("opus", env={})
+
+
+def test_the_sub_agent_model_variables_beat_the_call_and_the_definition():
+    env = {"CLAUDE_CODE_SUBAGENT_MODEL": "claude-sonnet-4-5"}
+    assert resolve_agent_model("opus", BUILTIN_AGENTS["Explore"], PARENT, env=env) == "claude-sonnet-4-5"
+    assert resolve_agent_model(None, custom(), PARENT, env=env) == "claude-sonnet-4-5"
+    both = {**env, "COVEY_SUBAGENT_MODEL": "haiku", "ANTHROPIC_DEFAULT_HAIKU_MODEL": "my-haiku"}
+    assert resolve_agent_model("opus", custom(), PARENT, env=both) == "my-haiku"  # covey's wins, aliases apply
+    # "inherit" overrides nothing: the usual order decides.
+    assert resolve_agent_model("opus", custom(), PARENT, env={"CLAUDE_CODE_SUBAGENT_MODEL": "inherit"}) == (
+        resolve_model("opus", env={}))
+    assert subagent_model_override({"COVEY_SUBAGENT_MODEL": " ", "CLAUDE_CODE_SUBAGENT_MODEL": "opus"}) == "opus"
+
+
+def test_effort_is_the_calls_then_the_definitions_then_the_parents():
+    assert child_effort("high", custom(effort="low"), "max") == "high"
+    assert child_effort(None, custom(effort="low"), "max") == "low"
+    assert child_effort(None, custom(), "max") == "max"
+    assert child_effort(None, custom(), None) is None

@@ -43,3 +43,10 @@ async def test_without_an_env_the_run_inherits_this_process(tmp_path, monkeypatc
     monkeypatch.setenv("FOO", "from-os-environ")
     results = await _tool_results(_spec(tmp_path, RunSettings()))
     assert any("FOO=from-os-environ" in result for result in results)
+
+
+async def test_a_runs_effort_reaches_its_requests(tmp_path):
+    spec = _spec(tmp_path, RunSettings()).model_copy(update={"effort": "medium", "tool_names": []})
+    model = ScriptedModel.from_turns([{"text": "done"}])
+    [event async for event in run_agent(spec, AgentServices(model=model))]
+    assert [request.effort for request in model.requests] == ["medium"]

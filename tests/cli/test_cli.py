@@ -129,7 +129,7 @@ def test_covey_agents_lists_definitions_and_reports_bad_files(tmp_path):
         ---
         Review.
         """))
-    (agents / "bad.md").write_text("---\nmaxTurns: lots\n---\nx\n")
+    (agents / "bad.md").write_text("---\nname: bad\ndescription: b\nmaxTurns: lots\n---\nx\n")
     done = covey("agents", cwd=tmp_path, timeout=60)
     assert done.returncode == 0
     line = next(l for l in done.stdout.splitlines() if l.strip().startswith("reviewer"))
@@ -258,8 +258,8 @@ def test_an_error_inside_the_main_agent_before_its_first_turn_reaches_the_user(t
 def test_print_mode_reports_a_bad_agent_definition_on_stderr(tmp_path):
     agents = tmp_path / ".claude" / "agents"
     agents.mkdir(parents=True)
-    (agents / "bad.md").write_text("---\nmaxTurns: lots\n---\nx\n")
-    (agents / "good.md").write_text("---\ndescription: fine\n---\nx\n")
+    (agents / "bad.md").write_text("---\nname: bad\ndescription: b\nmaxTurns: lots\n---\nx\n")
+    (agents / "good.md").write_text("---\nname: good\ndescription: fine\n---\nx\n")
     done = covey("-p", "go", "--model", _script(tmp_path, "rules:\n  - reply: {text: done}\n"), "--output-format",
                  "stream-json", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

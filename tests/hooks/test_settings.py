@@ -53,9 +53,9 @@ def test_session_warnings_hold_skipped_hooks_and_bad_definitions_and_are_logged(
     path = _settings_file(tmp_path, {"PreCompact": [{"hooks": [{"type": "command", "command": "x"}]}]})
     bad = tmp_path / ".claude" / "agents" / "bad.md"
     bad.parent.mkdir()
-    bad.write_text("---\nhooks:\n  PreToolUse: [{command: ''}]\n---\nx\n")
+    bad.write_text("---\nname: bad\ndescription: b\nhooks:\n  PreToolUse: [{command: ''}]\n---\nx\n")
     skipping = tmp_path / ".claude" / "agents" / "skipping.md"
-    skipping.write_text("---\ndescription: d\nhooks:\n  WorktreeCreate: [{command: x}]\n---\nx\n")
+    skipping.write_text("---\nname: skipping\ndescription: d\nhooks:\n  WorktreeCreate: [{command: x}]\n---\nx\n")
     with caplog.at_level(logging.WARNING, logger="covey"):
         session = Session(cwd=str(tmp_path), model=_rules(tmp_path))
     assert session.warnings[0] == f"{path}: hooks.PreCompact: event not supported by covey; skipped"

@@ -328,3 +328,12 @@ async def test_partial_messages_stream_before_their_message_only_when_asked():
             assert events[0].wire()["parent_tool_use_id"] is None and events[0].wire()["uuid"]
         else:
             assert kinds == ["assistant", "result"]
+
+
+async def test_each_request_carries_the_agents_effort_as_its_model_takes_it():
+    for model_id, effort, sent in (("claude-opus-4-8", "xhigh", "xhigh"), ("claude-haiku-4-5", "low", None)):
+        model = ScriptedModel.from_turns([{"text": "done"}])
+        config = LoopConfig(model_id=model_id, system=[{"type": "text", "text": "s"}], effort=effort)
+        loop = AgentLoop(model=model, config=config, executor=ToolExecutor([], ToolContext(agent_id="a", cwd=Path("."))))
+        await _events(loop)
+        assert model.requests[0].effort == sent

@@ -168,3 +168,11 @@ async def test_the_raw_stream_events_reach_on_stream(fake_api):
     assert kinds[0] == "message_start" and kinds[-1] == "message_stop" and "content_block_delta" in kinds
     assert "text" not in kinds  # the SDK's derived events are not the API's
     assert "".join(e["delta"].get("text", "") for e in seen if e["type"] == "content_block_delta") == "Hello there"
+
+
+async def test_effort_goes_in_the_request_body_as_output_config(fake_api):
+    fake_api.replies.append({"text": "quick"})
+    await model_for(fake_api).create(REQUEST.model_copy(update={"model": "claude-opus-4-8", "effort": "low"}))
+    assert fake_api.requests[0]["output_config"] == {"effort": "low"}
+    await model_for(fake_api).create(REQUEST)
+    assert "output_config" not in fake_api.requests[1]

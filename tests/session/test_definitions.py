@@ -90,7 +90,7 @@ async def test_a_markdown_definition_is_selectable_and_a_malformed_one_does_not_
         ---
         REVIEWER_PROMPT_MARKER: review carefully.
         """))
-    (agents / "broken.md").write_text("---\nname: broken\nmaxTurns: lots\n---\nbody\n")
+    (agents / "broken.md").write_text("---\nname: broken\ndescription: b\nmaxTurns: lots\n---\nbody\n")
     with served(
         rule(CHILD, {"text": "reviewed"}),
         rule({**MAIN, "last_tool_result_contains": "reviewed"}, {"text": "done"}),

@@ -37,7 +37,7 @@ def client_home(tmp_path) -> Path:
     """A client's home with user settings, a user agent and a user skill."""
     home = tmp_path / "client-home"
     _write(home / ".claude/settings.json", json.dumps({"model": "opus", "permissions": {"allow": ["Bash(make)"]}}))
-    _write(home / ".claude/agents/reviewer.md", "---\ndescription: Reviews code.\n---\nYou review code.\n")
+    _write(home / ".claude/agents/reviewer.md", "---\nname: reviewer\ndescription: Reviews code.\n---\nYou review code.\n")
     _write(home / ".covey/skills/deploy/SKILL.md", "---\nname: deploy\ndescription: Deploys.\n---\nDeploy it.\n")
     return home
 
