@@ -49,7 +49,7 @@ def list_agents_text(load_result: LoadResult) -> str:
         lines.extend(f"  {error}" for error in load_result.errors)
     if load_result.warnings:
         lines.append("")
-        lines.append(f"{len(load_result.warnings)} hook setting(s) skipped:")
+        lines.append(f"{len(load_result.warnings)} setting(s) skipped (hooks covey lacks, fields a plugin agent may not set):")
         lines.extend(f"  {warning}" for warning in load_result.warnings)
     return "\n".join(lines)
 

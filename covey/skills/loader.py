@@ -56,7 +56,7 @@ def discover_skills(
     plugin_dirs: Iterable[Path | str] = (), managed_dir: Path | str | None = None, locked: Collection[str] = (),
 ) -> SkillScan:
     """Every skill a session in ``cwd`` can use, lowest precedence loaded first."""
-    scan, home_dir, project = SkillScan(), Path(home) if home is not None else Path.home(), Path(cwd)
+    scan, home_dir, project = SkillScan(), Path(home) if home is not None else Path.home(), Path(cwd).resolve()
     loader = _Loader(scan, project)
     if "skills" not in locked:
         for base, source in ((project, "project"), (home_dir, "user")):

@@ -99,7 +99,7 @@ def split_rules(text: str) -> list[str]:
         elif current:
             rules.append(current)
             current = ""
-    return rules
+    return rules + [current.strip()] if current.strip() else rules  # an unclosed ``(`` is kept, to be reported
 
 
 def first_paragraph(body: str) -> str:
