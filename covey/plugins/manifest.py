@@ -48,11 +48,11 @@ class PluginManifest(BaseModel):
     """MCP servers (covey does not run MCP servers yet: reported, not used)."""
 
 
-def read_manifest(root: Path) -> PluginManifest:
-    """``root``'s manifest, or one naming the plugin after its folder when it has none."""
+def read_manifest(root: Path, default_name: str | None = None) -> PluginManifest:
+    """``root``'s manifest, or one naming the plugin ``default_name`` (else its folder) when it has none."""
     path = root / MANIFEST
     if not path.is_file():
-        return PluginManifest(name=root.name)
+        return PluginManifest(name=default_name or root.name)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -65,7 +65,7 @@ def read_manifest(root: Path) -> PluginManifest:
         return PluginManifest.model_validate(data)
     except ValidationError as exc:
         problem = exc.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"]) or "manifest"
+        where = str(problem["loc"][0]) if problem["loc"] else "manifest"  # not the union member's name
         raise ManifestError(str(path), f"field {where!r}: {problem['msg']}") from None
 
 

@@ -64,14 +64,15 @@ class PluginRead:
     problems: list[PluginProblem] = field(default_factory=list)
 
 
-def read_plugin(root: Path | str, origin: str) -> PluginRead:
-    """The plugin at ``root``; a bad manifest skips the plugin, a bad part skips that part."""
+def read_plugin(root: Path | str, origin: str, name: str | None = None) -> PluginRead:
+    """The plugin at ``root``; a bad manifest skips the plugin, a bad part skips that part.
+    ``name``: its name when it has no manifest (an installed plugin's, from ``name@marketplace``)."""
     root, read = Path(root).resolve(), PluginRead()
     if not root.is_dir():
         read.problems.append(PluginProblem(str(root), f"{origin}: not a folder; plugin not loaded"))
         return read
     try:
-        manifest = read_manifest(root)
+        manifest = read_manifest(root, name)
     except ManifestError as exc:
         read.problems.append(PluginProblem(exc.path, f"{exc.message}; plugin not loaded"))
         return read

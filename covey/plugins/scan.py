@@ -40,7 +40,7 @@ def load_plugins(
             scan.problems.append(PluginProblem(where, f"plugin {plugin_id!r} is enabled but not installed: "
                                                       f"{found_in}; run `claude plugin install {plugin_id}`"))
             continue
-        _add(scan, read_plugin(root, origin))
+        _add(scan, read_plugin(root, origin, plugin_id.partition("@")[0]))
     return scan
 
 
