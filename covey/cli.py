@@ -61,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     agents = sub.add_parser("agents", help="list the active agent types with source, model and tools")
     agents.add_argument("--cwd", default=".", help="the project whose agents to list")
     agents.add_argument("--agents", dest="agents_json", help="extra definitions as JSON, like claude --agents")
+    agents.add_argument("--plugin-dir", action="append", default=[], metavar="DIR", help="also load the plugin in DIR")
     agents.set_defaults(handler=_agents)
     _add_inspect_commands(sub)
     _add_service_commands(sub)
@@ -120,6 +121,8 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
                      help="who answers permission prompts: stdio (the SDK's can_use_tool over the control protocol)")
     run.add_argument("--settings", metavar="JSON_OR_FILE", help="extra settings: a JSON object or a settings file")
     run.add_argument("--setting-sources", metavar="SOURCES", help="settings files to read: user,project,local")
+    run.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
+                     help="load the plugin in DIR for this session (repeatable), as claude --plugin-dir")
     run.add_argument("--add-dir", action="append", default=[], metavar="DIR",
                      help="another directory the file tools may use (repeatable)")
     run.add_argument("--max-budget-usd", type=float, metavar="USD", help="the session's dollar budget")
@@ -193,6 +196,7 @@ def _session_options(args: argparse.Namespace) -> dict[str, Any]:
         settings=_settings_arg(args.settings),
         setting_sources=[s for s in args.setting_sources.split(",") if s] if args.setting_sources is not None else None,
         additional_directories=[os.path.abspath(d) for d in args.add_dir],
+        plugin_dirs=[os.path.abspath(os.path.expanduser(d)) for d in args.plugin_dir],
         max_budget_usd=args.max_budget_usd,
         fallback_model=args.fallback_model,
         include_partial_messages=args.include_partial_messages,
@@ -328,10 +332,10 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _agents(args: argparse.Namespace) -> int:
-    from covey.agents.loader import load_definitions
-    from covey.cli_agents import list_agents_text
+    from covey.cli_agents import agents_report
 
-    print(list_agents_text(load_definitions(args.cwd, flag_agents=args.agents_json)))
+    plugin_dirs = [os.path.abspath(os.path.expanduser(d)) for d in args.plugin_dir]
+    print(agents_report(args.cwd, args.agents_json, plugin_dirs, dict(os.environ)))
     return 0
 
 

@@ -49,8 +49,10 @@ from covey.registry.actor import RegistryHandle, registry_actor_class
 from covey.registry.limits import Limits
 from covey.registry.records import FinalReport
 from covey.runtime import SessionRuntime
-from covey.session_defs import session_definitions, session_skills
+from covey.session_defs import managed_agents_dir, session_definitions, session_plugins, session_skills
 from covey.settings import Settings
+from covey.settings_managed import managed_dir
+from covey.skills import skill_list_message
 from covey.teams.messages import UserMessage
 from covey.tool_names import canonical_tool_name
 from covey.tools.catalog import tool_names
@@ -110,6 +112,8 @@ class SessionOptions(BaseModel):
     """The main agent's base tool set by name (``--tools``); None: every tool, []: none."""
     additional_directories: list[str] = Field(default_factory=list)
     """Directories besides the project that file tools may use without asking (``--add-dir``)."""
+    plugin_dirs: list[str] = Field(default_factory=list)
+    """Plugin folders loaded for this session (``--plugin-dir``), besides those settings enable."""
     setting_sources: list[str] | None = None
     """Which settings files to read: ``user``, ``project``, ``local`` (``--setting-sources``); None: all."""
     session_id: str | None = None
@@ -155,7 +159,9 @@ class Session:
         """Where a resumed session continues (``resume`` / ``continue_conversation``), else None."""
         self.session_id = self._chosen_session_id()
         self.settings = Settings.load(self.cwd, home=self.home, extra=self.options.settings,
-                                      sources=self.options.setting_sources)
+                                      sources=self.options.setting_sources, managed_dir=managed_dir(self.env))
+        self.plugins = session_plugins(self.cwd, self.settings, plugin_dirs=self.options.plugin_dirs,
+                                       home=self.home, env=self.env)
         if self.options.sdk_hooks:
             self.settings.add_hooks(sdk_hook_settings(self.options.sdk_hooks), "hooks of the claude-agent-sdk client")
         recorded = self.resumed.record.model_id if self.resumed else None
@@ -181,14 +187,18 @@ class Session:
         self.limits = self.options.limits or Limits.from_env(self.env)
         if self.options.max_budget_usd is not None:
             self.limits = self.limits.model_copy(update={"budget_usd": self.options.max_budget_usd})
+        plugins, locked = list(self.plugins.plugins.values()), self.settings.strict_plugin_only
         self.definitions, self.definition_errors, skipped_hooks = session_definitions(
-            self.cwd, self.options.agents, home=self.home,
+            self.cwd, self.options.agents, home=self.home, plugins=plugins,
+            policy_dir=managed_agents_dir(self.settings), locked=locked,
         )
-        self.skills, self.skill_errors = session_skills(self.cwd, home=self.home)
-        # What was skipped while loading (unsupported hooks, definition and skill files
-        # that failed): the run goes on without it, so it is said once, up front.
+        self.skills, self.skill_errors = session_skills(self.cwd, home=self.home, plugins=plugins,
+                                                        managed_dir=self.settings.managed_dir, locked=locked)
+        # What was skipped while loading (unsupported hooks, plugins, definition and skill
+        # files that failed): the run goes on without it, so it is said once, up front.
         self.warnings: list[str] = [
             *(str(w) for w in (*self.settings.warnings, *skipped_hooks)),
+            *(str(problem) for problem in self.plugins.problems),
             *(f"{e}; agent definition not loaded" for e in self.definition_errors),
             *(f"{e}; skill not loaded" for e in self.skill_errors),
         ]
@@ -564,7 +574,8 @@ class Session:
         cwd = str(self.cwd)
         snapshot = runtime.project_context.get(cwd) if runtime is not None else None
         context = snapshot if snapshot is not None else project_context(cwd, omit=False)
-        return [*context, agent_list_message(self.definitions)]
+        listing = skill_list_message(self.skills) if "Skill" in self.tool_names() else None
+        return [*context, agent_list_message(self.definitions), *([listing] if listing else [])]
 
     def _tool_options(self) -> ToolOptions:
         background_disabled = _env_flag(self.env, "COVEY_DISABLE_BACKGROUND_TASKS")

@@ -1,15 +1,34 @@
-"""What a session offers its agents: definitions (built-ins, files, flags, API objects) and skills."""
+"""What a session offers its agents: plugins, definitions (built-ins, plugins, files, flags, API
+objects, managed ones) and skills."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection, Iterable, Mapping
 
 from covey.agents.definition import AgentDefinition
 
 
+def session_plugins(cwd: Path, settings: Any, *, plugin_dirs: Iterable[str] = (), home: Path | None = None,
+                    env: Mapping[str, str] | None = None) -> Any:
+    """The session's plugins (``--plugin-dir`` and ``enabledPlugins``), their hooks added to ``settings``."""
+    from covey.plugins import load_plugins
+
+    scan = load_plugins(cwd, plugin_dirs=plugin_dirs, enabled=settings.enabled_plugins, home=home, env=env)
+    for plugin in scan.plugins.values():
+        if plugin.hooks:
+            settings.add_hooks(plugin.hooks, f"plugin {plugin.name!r} ({', '.join(plugin.hook_sources)})")
+    return scan
+
+
+def managed_agents_dir(settings: Any) -> Path | None:
+    """The managed settings folder's ``.claude/agents`` (policy definitions)."""
+    return Path(settings.managed_dir) / ".claude" / "agents" if getattr(settings, "managed_dir", None) else None
+
+
 def session_definitions(
-    cwd: Path, extra: Any, *, home: Path | None = None,
+    cwd: Path, extra: Any, *, home: Path | None = None, plugins: Iterable[Any] = (),
+    policy_dir: Path | None = None, locked: Collection[str] = (),
 ) -> tuple[dict[str, AgentDefinition], list[Any], list[Any]]:
     """(active definitions by name, load errors, skipped-hook warnings) for a session in ``cwd``;
     the user's own come from ``home`` (default: this process's home)."""
@@ -17,7 +36,8 @@ def session_definitions(
 
     objects = [d for d in extra if isinstance(d, AgentDefinition)] if isinstance(extra, list) else []
     flags = extra if isinstance(extra, (str, dict)) else None
-    result = load_definitions(cwd, home=home, flag_agents=flags, extra=objects)
+    result = load_definitions(cwd, home=home, flag_agents=flags, extra=objects, plugin_dirs=plugins,
+                              policy_dir=policy_dir, strict_plugin_only=locked)
     return with_guide(result.definitions, cwd), result.errors, result.warnings
 
 
@@ -40,9 +60,10 @@ def _settings_files(cwd: Path) -> list[Path]:
     return [cwd / d / n for d in (".claude", ".covey") for n in names if (cwd / d / n).exists()]
 
 
-def session_skills(cwd: Path, *, home: Path | None = None) -> tuple[dict[str, Any], list[Any]]:
+def session_skills(cwd: Path, *, home: Path | None = None, plugins: Iterable[Any] = (),
+                   managed_dir: str | Path | None = None, locked: Collection[str] = ()) -> tuple[dict[str, Any], list[Any]]:
     """(skills by name, load errors) for a session in ``cwd``; the user's own come from ``home``."""
     from covey.skills import discover_skills
 
-    scan = discover_skills(cwd, home=home)
+    scan = discover_skills(cwd, home=home, plugins=plugins, managed_dir=managed_dir, locked=locked)
     return scan.skills, scan.errors

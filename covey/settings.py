@@ -2,9 +2,12 @@
 
 Lowest to highest: ``~/.claude/settings.json``, ``~/.covey/settings.json``,
 ``.claude/settings.json``, ``.covey/settings.json``, ``.claude/settings.local.json``,
-``.covey/settings.local.json``, then ``extra``. Rule lists concatenate (each rule
-remembers its file); scalars are overridden; ``env``, ``modelPrices`` merge by key;
-``hooks`` concatenate per event.
+``.covey/settings.local.json``, then ``extra``, then the managed (policy) files, which
+nothing overrides (covey/settings_managed.py). Rule lists concatenate (each rule
+remembers its file); scalars are overridden; ``env``, ``modelPrices`` and
+``enabledPlugins`` merge by key; ``hooks`` concatenate per event. A managed
+``strictPluginOnlyCustomization`` locking ``hooks`` drops the hooks of the user,
+project and local files.
 
 Each file's hooks are validated as it is read, so a malformed hook fails the
 session before Ray starts, naming the file; what covey skips (an event or hook
@@ -23,6 +26,7 @@ from covey.errors import UserError
 from covey.hooks.read import HookWarning, read_hooks
 from covey.permissions.decisions import PermissionMode
 from covey.permissions.rules import Rule, parse_rule
+from covey.settings_managed import locked_surfaces, managed_files
 
 _FILES = (  # (label, base: "home" or "project", relative path), lowest precedence first
     ("userSettings", "home", ".claude/settings.json"),
@@ -66,6 +70,8 @@ class _Wire(BaseModel):
     model: str | None = None
     model_prices: dict[str, dict[str, float]] = Field(default={}, alias="modelPrices")
     hooks: dict[str, Any] = {}
+    enabled_plugins: dict[str, Any] = Field(default={}, alias="enabledPlugins")
+    strict_plugin_only: Any = Field(default=None, alias="strictPluginOnlyCustomization")
 
 
 class PermissionSettings(BaseModel):
@@ -99,16 +105,25 @@ class Settings(BaseModel):
     """Labels of the files read, lowest precedence first (plus ``cliArg``)."""
     warnings: list[HookWarning] = []
     """What the files hold that covey does not support and skipped, e.g. a ``PreCompact`` hook."""
+    enabled_plugins: dict[str, str] = {}
+    """Plugins ``enabledPlugins`` turns on (``name@marketplace``), each with the file that did."""
+    strict_plugin_only: list[str] = []
+    """The surfaces a managed ``strictPluginOnlyCustomization`` locks (skills, agents, hooks, mcp)."""
+    managed_dir: str | None = None
+    """The managed settings folder read (its ``.claude/agents`` and ``.claude/skills`` are managed too)."""
 
     @classmethod
     def load(cls, cwd: Path | str, *, home: Path | str | None = None, extra: dict[str, Any] | None = None,
-             sources: list[str] | None = None) -> Settings:
+             sources: list[str] | None = None, managed_dir: Path | str | None = None) -> Settings:
         """Read and merge every settings file that exists; a bad file is a :class:`UserError`.
         ``sources``: only these kinds of file (Claude Code's ``--setting-sources``:
-        ``user``, ``project``, ``local``); None: all of them."""
+        ``user``, ``project``, ``local``); None: all of them. ``managed_dir``: the managed
+        settings folder, always read (None: none)."""
         wanted = setting_labels(sources)
         bases = {"home": Path(home or Path.home()).resolve(), "project": Path(cwd).resolve()}
         settings, seen = cls(), set()
+        managed = [(path, _read(path)) for path in managed_files(Path(managed_dir))] if managed_dir else []
+        settings._lock(managed)
         for label, base, relative in _FILES:
             path = bases[base] / relative
             if label in wanted and path.exists() and path not in seen:  # home == cwd must not load a file twice
@@ -117,7 +132,19 @@ class Settings(BaseModel):
         if extra:
             where = "settings passed by the CLI / API"
             settings._merge(_validate(extra, where), "cliArg", root=bases["project"], where=where)
+        for path, wire in managed:
+            settings._merge(wire, f"policySettings:{path}", root=bases["project"], where=str(path))
+        settings.managed_dir = str(managed_dir) if managed_dir else None
         return settings
+
+    def _lock(self, managed: list[tuple[Path, _Wire]]) -> None:
+        """The surfaces the managed files lock (the last file that sets the key decides)."""
+        for path, wire in managed:
+            if wire.strict_plugin_only is not None:
+                locked, problem = locked_surfaces(wire.strict_plugin_only)
+                self.strict_plugin_only = sorted(locked)
+                if problem:
+                    self.warnings.append(HookWarning(str(path), "strictPluginOnlyCustomization", problem))
 
     def add_hooks(self, hooks: dict[str, Any], where: str) -> None:
         """Hooks from elsewhere than a file (a claude-agent-sdk client's), after the files'."""
@@ -135,11 +162,33 @@ class Settings(BaseModel):
         self.model = wire.model or self.model
         self.env.update(wire.env)
         self.model_prices.update(wire.model_prices)
+        self._merge_hooks(wire, source, where)
+        self._merge_plugins(wire, source, where)
+        self.sources.append(source)
+
+    def _merge_hooks(self, wire: _Wire, source: str, where: str) -> None:
+        if wire.hooks and "hooks" in self.strict_plugin_only and source.split(":")[0] in _LOCKABLE:
+            self.warnings.append(HookWarning(where, "hooks", "not loaded: the managed strictPluginOnlyCustomization "
+                                                             "locks hooks to plugins and managed settings"))
+            return
         hooks = read_hooks(wire.hooks, where)
         for event, matchers in hooks.kept.items():
             self.hooks.setdefault(event, []).extend(matchers)
         self.warnings.extend(hooks.warnings)
-        self.sources.append(source)
+
+    def _merge_plugins(self, wire: _Wire, source: str, where: str) -> None:
+        for plugin_id, value in wire.enabled_plugins.items():
+            if value is True or (isinstance(value, list) and value):
+                self.enabled_plugins[plugin_id] = where
+            else:
+                self.enabled_plugins.pop(plugin_id, None)
+        if wire.strict_plugin_only is not None and not source.startswith("policySettings"):
+            self.warnings.append(HookWarning(where, "strictPluginOnlyCustomization",
+                                             "only managed settings can set it; ignored"))
+
+
+_LOCKABLE = set(SETTING_SOURCES.values())
+"""The files a hooks lock applies to: user, project and local settings."""
 
 
 def _read(path: Path) -> _Wire:

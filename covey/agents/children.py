@@ -15,6 +15,7 @@ from covey.agents.system_prompt import system_blocks
 from covey.agents.resolve import child_effort, resolve_agent_model, resolve_tools
 from covey.agents.spec import AgentSpec
 from covey.agents.worktree import Worktree
+from covey.skills import skill_list_message
 
 DEFAULT_CHILD_MAX_TURNS = 100
 FALLBACK_PROMPT = "You are a sub-agent. Complete the task you are given fully, then report what you found and did."
@@ -43,6 +44,9 @@ async def child_spec(
     prelude = await runtime.context_for(cwd, omit=definition.omit_claude_md, env=env)
     if "Agent" in tools:
         prelude = [*prelude, agent_list_message(runtime.definitions)]
+    listing = skill_list_message(runtime.skills) if "Skill" in tools else None
+    if listing is not None:
+        prelude = [*prelude, listing]  # the skills it may load, as the main agent's listing
     mode = call.mode or definition.permission_mode
     permissions = parent.permissions.for_child(definition_mode=mode, cwd=Path(cwd)) if parent.permissions else None
     return AgentSpec(

@@ -25,6 +25,7 @@ from covey.model.base import Model
 from covey.skills import preload_skills
 from covey.tools.base import Tool, ToolContext, ToolServices
 from covey.tools.catalog import tool_catalog
+from covey.tools.skill import GRANT_SOURCE
 from covey.tools.processes import ProcessTracker
 from covey.tools.todo import clear_todos
 
@@ -76,6 +77,8 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
         async for event in loop.run(messages):
             yield event
     finally:
+        if hasattr(spec.permissions, "drop_rules"):
+            spec.permissions.drop_rules(GRANT_SOURCE)  # a skill's allowed-tools last for this run only
         hooks.remove(spec.agent_id)
         await release(ctx)
         if spec.worktree:

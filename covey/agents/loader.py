@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 from pydantic import ValidationError
 
@@ -20,6 +20,8 @@ from covey.agents.builtin import builtin_agents
 from covey.agents.definition import AgentDefinition, Source
 from covey.agents.markdown import agent_files, read_agent_file
 from covey.hooks.read import HookConfigError, HookWarning, read_hooks
+from covey.plugins.plugin import Plugin, read_plugin
+from covey.settings_managed import SURFACES
 
 # Keys a file may set: every field name and alias, except the two the loader owns
 # (a file must not promote itself to ``source: policy``).
@@ -65,30 +67,31 @@ def load_definitions(
     flag_agents: str | dict | list | None = None,
     extra: Iterable[AgentDefinition] = (),
     policy_dir: str | Path | None = None,
-    plugin_dirs: Iterable[str | Path] = (),
-    strict_plugin_only: bool = False,
+    plugin_dirs: Iterable[str | Path | Plugin] = (),
+    strict_plugin_only: bool | Collection[str] = False,
     coordinator: bool = False,
 ) -> LoadResult:
-    """Every active agent definition for a session in ``cwd``, and what failed to load."""
+    """Every active agent definition for a session in ``cwd``, and what failed to load.
+
+    ``plugin_dirs``: plugins (or their folders); ``policy_dir``: the managed agents folder;
+    ``strict_plugin_only``: the surfaces a managed ``strictPluginOnlyCustomization`` locks
+    (True: all of them)."""
     home_dir = Path(home) if home is not None else Path.home()
     project = Path(cwd)
+    locked = set(SURFACES) if strict_plugin_only is True else set(strict_plugin_only or ())
     result = LoadResult(definitions=builtin_agents(coordinator=coordinator))
     for plugin in plugin_dirs:
-        plugin = Path(plugin)
-        # A plugin's agents are in its agents/ folder; a folder that is no plugin is taken as
-        # an agents folder itself (never a plugin's root: its skills and commands are no agents).
-        if (plugin / "agents").is_dir() or not (plugin / ".claude-plugin").is_dir():
-            _load_dir(result, plugin / "agents" if (plugin / "agents").is_dir() else plugin, "plugin")
-    for base, source in ((home_dir, "user"), (project, "project")):
-        _load_dir(result, base / ".claude" / "agents", source)
-        _load_dir(result, base / ".covey" / "agents", source)
+        _load_plugin(result, plugin)
+    if "agents" not in locked:  # a locked surface loads from plugins and managed sources only
+        for base, source in ((home_dir, "user"), (project, "project")):
+            _load_dir(result, base / ".claude" / "agents", source)
+            _load_dir(result, base / ".covey" / "agents", source)
     _load_flags(result, flag_agents)
     for definition in extra:
         _add(result, definition.model_copy(update={"source": "flag"}))
     if policy_dir is not None:
         _load_dir(result, Path(policy_dir), "policy")
-    if strict_plugin_only:
-        _strip_untrusted(result)
+    _strip_untrusted(result, locked)
     return result
 
 
@@ -190,8 +193,45 @@ def _load_flag(result: LoadResult, spec: Any) -> None:
         result.errors.append(DefinitionError("--agents", None, f"expected a definition object, got {spec!r}"))
 
 
-def _strip_untrusted(result: LoadResult) -> None:
-    """Strict plugin-only policy: user and project agents still run, minus hooks and MCP servers."""
+def _strip_untrusted(result: LoadResult, locked: Collection[str]) -> None:
+    """Strict plugin-only policy: user and project agents run without hooks (``hooks`` locked)
+    and without MCP servers (``mcp`` locked)."""
+    update = {**({"hooks": {}} if "hooks" in locked else {}), **({"mcp_servers": []} if "mcp" in locked else {})}
+    if not update:
+        return
     for name, definition in result.definitions.items():
         if definition.source in ("user", "project"):
-            result.definitions[name] = definition.model_copy(update={"hooks": {}, "mcp_servers": []})
+            result.definitions[name] = definition.model_copy(update=update)
+
+
+_PLUGIN_IGNORED = {"hooks": {}, "mcp_servers": [], "permission_mode": None}
+"""Fields Claude Code ignores in a plugin's agents (a plugin may not grant itself these)."""
+
+
+def _load_plugin(result: LoadResult, plugin: Plugin | str | Path) -> None:
+    """A plugin's agents, named ``plugin:name``; a subfolder of its agents folder adds ``:folder``."""
+    if not isinstance(plugin, Plugin):
+        read = read_plugin(plugin, "--plugin-dir")
+        result.errors.extend(DefinitionError(p.path, None, p.message) for p in read.problems)
+        if read.plugin is None:
+            return
+        plugin = read.plugin
+    for root in plugin.agent_paths:
+        for path in [root] if root.is_file() else sorted(root.rglob("*.md")):
+            definition = _load_file(result, path, "plugin")
+            if definition is not None:
+                segments = path.parent.relative_to(root).parts if path != root else ()
+                _add(result, _plugin_agent(result, plugin.name, segments, definition))
+
+
+def _plugin_agent(result: LoadResult, plugin: str, segments: tuple[str, ...], definition: AgentDefinition,
+                  ) -> AgentDefinition:
+    name = ":".join((plugin, *segments, definition.name))
+    if definition.name.startswith(f"{plugin}:"):
+        name = definition.name
+    for field_name, empty in _PLUGIN_IGNORED.items():
+        if getattr(definition, field_name) not in (empty, None):
+            alias = AgentDefinition.model_fields[field_name].alias or field_name
+            result.warnings.append(HookWarning(str(definition.path), alias,
+                                               "ignored: a plugin's agents cannot set it (as in Claude Code)"))
+    return definition.model_copy(update={"name": name, **_PLUGIN_IGNORED})

@@ -66,6 +66,11 @@ class PermissionPolicy:
         self.rules[behavior].append(rule)
         return rule
 
+    def drop_rules(self, source_prefix: str) -> None:
+        """Remove the rules whose source starts with ``source_prefix`` (a skill's grant when its turn ends)."""
+        for behavior, rules in self.rules.items():
+            self.rules[behavior] = [rule for rule in rules if not rule.source.startswith(source_prefix)]
+
     def decide(self, tool_name: str, read_only: bool, subject: str | None, input: Mapping[str, Any] | None = None) -> Decision:
         """The rules' and mode's verdict, before anyone is asked."""
         call = {"tool_name": canonical_tool_name(tool_name), "subject": subject, "input": dict(input or {})}

@@ -31,7 +31,7 @@ LIVE_INTERVAL_S = 0.5
 
 SESSION_KEYS = (
     "model", "permission_mode", "max_turns", "allowed_tools", "disallowed_tools", "agents", "verbose",
-    "system_prompt", "append_system_prompt", "settings", "setting_sources", "additional_directories",
+    "system_prompt", "append_system_prompt", "settings", "setting_sources", "additional_directories", "plugin_dirs",
     "max_budget_usd", "fallback_model", "include_partial_messages", "tools", "resume", "continue_conversation", "session_id", "fork_session", "sdk_hooks",
 )
 """The ``covey_run`` options that are the Session's (the others are the run's: output format, live view...)."""

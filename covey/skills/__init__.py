@@ -1,7 +1,7 @@
-"""Skills: reusable instructions in ``SKILL.md`` folders (docs/definitions.md#hooks)."""
+"""Skills: ``SKILL.md`` folders and command files, as Claude Code reads them (docs/definitions.md#skills)."""
 
+from covey.skills.listing import skill_list_message
 from covey.skills.loader import (
-    Skill,
     SkillError,
     SkillScan,
     UnknownSkill,
@@ -10,6 +10,7 @@ from covey.skills.loader import (
     preload_skills,
     skill_message,
 )
+from covey.skills.skill import Skill, render, split_rules
 
 __all__ = [
     "Skill",
@@ -19,5 +20,8 @@ __all__ = [
     "discover_skills",
     "find_skill",
     "preload_skills",
+    "render",
+    "skill_list_message",
     "skill_message",
+    "split_rules",
 ]

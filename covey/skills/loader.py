@@ -1,8 +1,11 @@
-"""Skills: folders holding a ``SKILL.md`` (frontmatter ``name`` + ``description``, body = instructions).
+"""Finding the skills a session offers, as Claude Code finds them (docs/definitions.md#skills).
 
-Found in ``~/.claude/skills``, ``~/.covey/skills``, ``.claude/skills`` and
-``.covey/skills``, later beating earlier (project beats user), and in plugins
-as ``<plugin>:<name>``. A bad ``SKILL.md`` is reported with its path and skipped.
+Personal skills (``~/.claude/skills``, ``~/.covey/skills``) beat project ones
+(``.claude/skills``, ``.covey/skills``), and managed ones (``<managed>/.claude/skills``)
+beat both; a skill beats a command (``commands/*.md``) of the same name. A plugin's
+skills and commands are ``plugin:name``, so they never clash with the others. Under a
+managed ``strictPluginOnlyCustomization`` that locks ``skills``, personal and project
+skills and commands are not loaded. A bad file is reported with its path and skipped.
 """
 
 from __future__ import annotations
@@ -10,42 +13,20 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from covey.errors import UserError
 from covey.frontmatter import split_frontmatter
-
-SkillSource = Literal["plugin", "user", "project"]
+from covey.permissions.rules import parse_rule
+from covey.plugins.plugin import Plugin, read_plugin
+from covey.skills.skill import Skill, SkillFrontmatter, SkillKind, SkillSource, first_paragraph
 
 
 class UnknownSkill(UserError):
     """A skill name that resolves to no skill, or to several."""
-
-
-class Skill(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    """``name`` or, for a plugin's skill, ``plugin:name``."""
-    description: str
-    """When to use it (shown to the model next to the name)."""
-    path: Path
-    """The ``SKILL.md`` file; its body is read when the skill is used, so edits apply."""
-    source: SkillSource
-
-    async def instructions(self) -> str:
-        text = await asyncio.to_thread(self.path.read_text, encoding="utf-8")
-        return split_frontmatter(text)[1].strip()
-
-
-class _Frontmatter(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    name: str | None = Field(default=None, min_length=1)
-    description: str = Field(min_length=1)
 
 
 @dataclass(frozen=True)
@@ -63,40 +44,110 @@ class SkillScan:
     errors: list[SkillError] = field(default_factory=list)
 
 
-def discover_skills(cwd: Path | str, *, home: Path | str | None = None, plugin_dirs: Iterable[Path | str] = ()) -> SkillScan:
+@dataclass(frozen=True)
+class _Place:
+    source: SkillSource
+    kind: SkillKind
+    plugin: Plugin | None = None
+
+
+def discover_skills(
+    cwd: Path | str, *, home: Path | str | None = None, plugins: Iterable[Plugin] = (),
+    plugin_dirs: Iterable[Path | str] = (), managed_dir: Path | str | None = None, locked: Collection[str] = (),
+) -> SkillScan:
     """Every skill a session in ``cwd`` can use, lowest precedence loaded first."""
-    scan, home_dir, project = SkillScan(), Path(home) if home is not None else Path.home(), Path(cwd)
-    for plugin in map(Path, plugin_dirs):
-        _load_dir(scan, plugin / "skills", "plugin", prefix=f"{plugin.name}:")
-    for base, source in ((home_dir, "user"), (project, "project")):
-        for folder in (".claude", ".covey"):
-            _load_dir(scan, base / folder / "skills", source)
+    scan, home_dir, project = SkillScan(), Path(home) if home is not None else Path.home(), Path(cwd).resolve()
+    loader = _Loader(scan, project)
+    if "skills" not in locked:
+        for base, source in ((project, "project"), (home_dir, "user")):
+            for folder in (".claude", ".covey"):
+                loader.commands(base / folder / "commands", _Place(source, "command"))
+        for base, source in ((project, "project"), (home_dir, "user")):
+            for folder in (".claude", ".covey"):
+                loader.skills(base / folder / "skills", _Place(source, "skill"))
+    if managed_dir is not None:
+        loader.skills(Path(managed_dir) / ".claude" / "skills", _Place("policy", "skill"))
+    extra = [read_plugin(d, "--plugin-dir").plugin for d in plugin_dirs]
+    for plugin in [*plugins, *(p for p in extra if p is not None)]:
+        loader.plugin(plugin)
     return scan
 
 
-def _load_dir(scan: SkillScan, directory: Path, source: SkillSource, *, prefix: str = "") -> None:
-    if not directory.is_dir():
-        return
-    for path in sorted(directory.glob("*/SKILL.md")):
-        skill = _load_file(scan, path, source, prefix)
+class _Loader:
+    def __init__(self, scan: SkillScan, project: Path) -> None:
+        self.scan, self.project = scan, project
+
+    def skills(self, directory: Path, place: _Place) -> None:
+        if directory.is_dir():
+            for path in sorted(directory.glob("*/SKILL.md")):
+                self._add(path, place, path.parent.name)
+
+    def commands(self, directory: Path, place: _Place) -> None:
+        """``*.md`` files, subfolders included; a plugin's subfolders are name segments."""
+        files = [directory] if directory.is_file() else sorted(directory.rglob("*.md")) if directory.is_dir() else []
+        for path in files:
+            parts = path.relative_to(directory).with_suffix("").parts if path != directory else (path.stem,)
+            self._add(path, place, ":".join(parts) if place.plugin else path.stem)
+
+    def plugin(self, plugin: Plugin) -> None:
+        for path in plugin.command_paths:
+            self.commands(path, _Place("plugin", "command", plugin))
+        for directory in plugin.skill_dirs:
+            self.skills(directory, _Place("plugin", "skill", plugin))
+        if plugin.root_skill is not None:
+            self._add(plugin.root_skill, _Place("plugin", "skill", plugin), plugin.root.name)
+
+    def _add(self, path: Path, place: _Place, folder_name: str) -> None:
+        skill = self._load(path, place, folder_name)
         if skill is not None:
-            scan.skills[skill.name] = skill
+            self.scan.skills[skill.name] = skill
+
+    def _load(self, path: Path, place: _Place, folder_name: str) -> Skill | None:
+        try:
+            frontmatter, body = split_frontmatter(path.read_text(encoding="utf-8"))
+            meta = SkillFrontmatter.model_validate(yaml.safe_load(frontmatter or "") or {})
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            return self._error(path, f"cannot read: {exc}")
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"]) or "frontmatter"
+            return self._error(path, f"field {where!r}: {problem['msg']}")
+        plugin = place.plugin
+        return Skill(
+            name=_name(meta, place, folder_name), description=meta.description or first_paragraph(body), path=path,
+            source=place.source, label=meta.name, when_to_use=meta.when_to_use,
+            allowed_tools=self._rules(meta.allowed_tools, path, plugin), model_invocable=not meta.disable_model_invocation,
+            kind=place.kind, plugin=plugin.name if plugin else None, plugin_root=plugin.root if plugin else None,
+        )
+
+    def _rules(self, texts: list[str], path: Path, plugin: Plugin | None) -> list[str]:
+        """Each ``allowed-tools`` entry with Claude Code's variables filled in; a bad rule is reported and dropped."""
+        values = {"${CLAUDE_SKILL_DIR}": str(path.parent), "${CLAUDE_PROJECT_DIR}": str(self.project)}
+        if plugin is not None:
+            values["${CLAUDE_PLUGIN_ROOT}"] = str(plugin.root)
+        rules = []
+        for text in texts:
+            for variable, value in values.items():
+                text = text.replace(variable, value)
+            try:
+                parse_rule(text)
+            except UserError as exc:
+                self._error(path, f"allowed-tools: {text!r} is not a permission rule ({exc}); that entry skipped")
+                continue
+            rules.append(text)
+        return rules
+
+    def _error(self, path: Path, message: str) -> None:
+        self.scan.errors.append(SkillError(str(path), message))
 
 
-def _load_file(scan: SkillScan, path: Path, source: SkillSource, prefix: str) -> Skill | None:
-    try:
-        frontmatter, _ = split_frontmatter(path.read_text(encoding="utf-8"))
-        meta = _Frontmatter.model_validate(yaml.safe_load(frontmatter or "") or {})
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        scan.errors.append(SkillError(str(path), f"cannot read: {exc}"))
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"]) or "frontmatter"
-        scan.errors.append(SkillError(str(path), f"field {where!r}: {problem['msg']}"))
-    else:
-        name = prefix + (meta.name or path.parent.name)
-        return Skill(name=name, description=meta.description, path=path, source=source)
-    return None
+def _name(meta: SkillFrontmatter, place: _Place, folder_name: str) -> str:
+    """Folder or file name; in a plugin, ``plugin:`` + the frontmatter ``name`` (a skill's) or that name."""
+    if place.plugin is None:
+        return folder_name
+    prefix = f"{place.plugin.name}:"
+    last = meta.name if place.kind == "skill" and meta.name else folder_name
+    return last if last.startswith(prefix) else prefix + last
 
 
 def find_skill(name: str, skills: Mapping[str, Skill]) -> Skill:
@@ -117,6 +168,10 @@ def find_skill(name: str, skills: Mapping[str, Skill]) -> Skill:
 async def preload_skills(names: Sequence[str], skills: Mapping[str, Skill]) -> list[dict[str, Any]]:
     """One user message per skill, in the order named, to place before the task prompt."""
     found = [find_skill(name, skills) for name in names]  # every name checked before any read
+    for skill in found:
+        if not skill.model_invocable:
+            raise UnknownSkill(f"skill {skill.name!r} sets disable-model-invocation: only a person may invoke it, "
+                               f"so it cannot be preloaded ({skill.path})")
     bodies = await asyncio.gather(*(skill.instructions() for skill in found))
     return [{"role": "user", "content": skill_message(skill, body)} for skill, body in zip(found, bodies)]
 

@@ -19,5 +19,5 @@ def test_lists_definition_hooks_that_were_skipped(tmp_path):
     agents.mkdir(parents=True)
     (agents / "guard.md").write_text("---\nname: guard\ndescription: g\nhooks:\n  PreCompact: [{command: x}]\n---\nbody\n")
     text = list_agents_text(load_definitions(tmp_path, home=tmp_path / "home"))
-    assert "1 hook setting(s) skipped:" in text
+    assert "1 setting(s) skipped (hooks covey lacks, fields a plugin agent may not set):" in text
     assert f"{agents / 'guard.md'}: hooks.PreCompact: event not supported by covey; skipped" in text

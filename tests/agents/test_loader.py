@@ -101,9 +101,9 @@ def test_precedence_user_project_flag_policy(tmp_path):
 
 def test_plugin_is_below_user(tmp_path):
     write(tmp_path / "plugin/agents/linter.md", agent_md("plugin"))
-    assert load(tmp_path, plugin_dirs=[tmp_path / "plugin"]).definitions["linter"].source == "plugin"
-    write(tmp_path / "home/.covey/agents/linter.md", agent_md("user"))
-    assert load(tmp_path, plugin_dirs=[tmp_path / "plugin"]).definitions["linter"].source == "user"
+    assert load(tmp_path, plugin_dirs=[tmp_path / "plugin"]).definitions["plugin:linter"].source == "plugin"
+    write(tmp_path / "home/.covey/agents/linter.md", "---\nname: plugin:linter\ndescription: user\n---\nb\n")
+    assert load(tmp_path, plugin_dirs=[tmp_path / "plugin"]).definitions["plugin:linter"].source == "user"
 
 
 def test_api_definitions_and_flag_errors(tmp_path):
@@ -119,13 +119,24 @@ def test_strict_plugin_only_strips_hooks_and_mcp_from_user_and_project(tmp_path)
     hooks_md = "---\ndescription: x\nhooks:\n  PreToolUse:\n    - command: echo hi\nmcpServers: [slack]\n---\nbody\n"
     write(tmp_path / "project/.claude/agents/proj.md", hooks_md)
     write(tmp_path / "home/.claude/agents/usr.md", hooks_md)
-    write(tmp_path / "plugin/agents/plug.md", hooks_md)
-    loose = load(tmp_path, plugin_dirs=[tmp_path / "plugin"]).definitions
+    write(tmp_path / "policy/pol.md", hooks_md)
+    loose = load(tmp_path).definitions
     assert loose["proj"].hooks and loose["proj"].mcp_servers == ["slack"]
-    strict = load(tmp_path, plugin_dirs=[tmp_path / "plugin"], strict_plugin_only=True).definitions
+    strict = load(tmp_path, policy_dir=tmp_path / "policy", strict_plugin_only=["hooks", "mcp"]).definitions
     for name in ("proj", "usr"):
         assert strict[name].hooks == {} and strict[name].mcp_servers == [] and strict[name].prompt == "body"
-    assert strict["plug"].hooks and strict["plug"].mcp_servers == ["slack"]
+    assert strict["pol"].hooks and strict["pol"].mcp_servers == ["slack"]
+    only_hooks = load(tmp_path, strict_plugin_only=["hooks"]).definitions["proj"]
+    assert only_hooks.hooks == {} and only_hooks.mcp_servers == ["slack"]
+
+
+def test_strict_plugin_only_locking_agents_skips_user_and_project_agents(tmp_path):
+    write(tmp_path / "project/.claude/agents/proj.md", agent_md("project"))
+    write(tmp_path / "home/.claude/agents/usr.md", agent_md("user"))
+    write(tmp_path / "policy/pol.md", agent_md("policy"))
+    for locked in (["agents"], True):
+        definitions = load(tmp_path, policy_dir=tmp_path / "policy", strict_plugin_only=locked).definitions
+        assert "proj" not in definitions and "usr" not in definitions and definitions["pol"].source == "policy"
 
 
 def test_only_cwd_not_parents(tmp_path):

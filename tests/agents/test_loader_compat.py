@@ -105,7 +105,7 @@ def test_plugin_agents_keep_their_file_name_and_need_no_description(tmp_path):
     agents.mkdir(parents=True)
     (agents / "style.md").write_text("---\ntools: Read\n---\nCheck the style.\n")
     result = load_definitions(tmp_path, home=tmp_path / "home", plugin_dirs=[tmp_path / "plugin"])
-    style = result.definitions["style"]
+    style = result.definitions["plugin:lint:style"]  # plugin:subfolder:file, as Claude Code names it
     assert (style.source, style.description, style.prompt) == ("plugin", "", "Check the style.")
 
 
