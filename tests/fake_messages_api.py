@@ -157,6 +157,7 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("request-id", f"req_{uuid.uuid4().hex[:24]}")  # as the API sends one
             self.end_headers()
             for name, data in events:
                 chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()

@@ -29,6 +29,8 @@ async def test_streamed_text_reply(fake_api):
     message = await model_for(fake_api).create(REQUEST)
     assert message.content[0].text == "Hello there"
     assert message.stop_reason == "end_turn"
+    assert message.request_id.startswith("req_")  # the response's request-id header, kept beside the message
+    assert "request_id" not in message.model_dump()  # never sent back in a request's history
     sent = fake_api.requests[0]
     assert sent["stream"] is True
     assert sent["model"] == "claude-test-1" and sent["system"] == REQUEST.system
