@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -162,3 +164,32 @@ def test_git_branch_of_a_linked_worktree_reads_its_own_head(tmp_path):
 
 def test_git_branch_outside_a_repository_is_empty(tmp_path):
     assert git_branch(tmp_path) == ""
+
+
+# -- a Claude Code Stop hook reads it --------------------------------------------
+
+HOOKS = Path(__file__).parents[1] / "data" / "claude_files" / "hooks"
+
+
+def stop_hook(command: str) -> dict:
+    return {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}
+
+
+@pytest.mark.parametrize("script", ["last_assistant.py", "last_assistant.sh"])
+async def test_a_stop_hook_reading_transcript_path_finds_the_last_assistant_message(tmp_path, script):
+    """The issue's case: a Stop hook that reads ``transcript_path`` when the agent stops finds
+    the answer it stopped with (written before the hook runs), whichever way it parses."""
+    out = tmp_path / "seen.txt"
+    runner = f"{sys.executable} {HOOKS / script}" if script.endswith(".py") else f"sh {HOOKS / script}"
+    spec = make_spec(tmp_path, make_project(tmp_path), hooks=stop_hook(f"{runner} {out}"))
+    await run(spec)
+    assert out.read_text() == FINAL
+
+
+def test_the_hook_script_run_on_a_finished_transcript_prints_the_final_text(main_run):
+    spec = main_run[0]
+    path = transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)
+    payload = json.dumps({"session_id": spec.session_id, "transcript_path": str(path), "hook_event_name": "Stop"})
+    done = subprocess.run([sys.executable, str(HOOKS / "last_assistant.py")], input=payload, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.strip() == FINAL
