@@ -34,6 +34,8 @@ _SESSION = "the session (covey/session.py) would fill it from the registry's rec
 _THINKING = "covey does not count thinking tokens apart"
 GAPS: dict[str, dict[str, str]] = {
     # a kind's prefix -> path -> why covey differs there; nothing is invented to close a gap
+    "assistant": {"request_id": "the fake Messages API here sends no request-id header (covey's adapter keeps one a "
+                               "server sends, as Claude Code does; the read, write and subagent* runs had one)"},
     "system/init": {
         "memory_paths": "covey has no auto-memory directory",
         "messaging_socket_path": "covey has no messaging socket",

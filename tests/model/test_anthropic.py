@@ -29,12 +29,22 @@ async def test_streamed_text_reply(fake_api):
     message = await model_for(fake_api).create(REQUEST)
     assert message.content[0].text == "Hello there"
     assert message.stop_reason == "end_turn"
-    assert message.request_id.startswith("req_")  # the response's request-id header, kept beside the message
-    assert "request_id" not in message.model_dump()  # never sent back in a request's history
     sent = fake_api.requests[0]
     assert sent["stream"] is True
     assert sent["model"] == "claude-test-1" and sent["system"] == REQUEST.system
     assert sent["messages"] == REQUEST.messages
+
+
+async def test_the_responses_request_id_is_kept_beside_the_message():
+    with FakeMessagesAPI([{"text": "hi"}], request_ids=True) as api:
+        message = await model_for(api).create(REQUEST)
+    assert message.request_id.startswith("req_")  # Claude Code's requestId / request_id
+    assert "request_id" not in message.model_dump()  # never sent back in a request's history
+
+
+async def test_without_a_request_id_header_there_is_none(fake_api):
+    fake_api.replies.append({"text": "hi"})
+    assert (await model_for(fake_api).create(REQUEST)).request_id is None
 
 
 async def test_tool_use_input_is_assembled_from_deltas(fake_api):
