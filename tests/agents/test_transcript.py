@@ -4,7 +4,9 @@ fields Claude Code writes on each record, compact JSON, ISO timestamps, the uuid
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import uuid
@@ -193,3 +195,43 @@ def test_the_hook_script_run_on_a_finished_transcript_prints_the_final_text(main
     done = subprocess.run([sys.executable, str(HOOKS / "last_assistant.py")], input=payload, capture_output=True,
                           text=True, check=True)
     assert done.stdout.strip() == FINAL
+
+
+# -- Claude Code's own session reader reads it ----------------------------------
+
+
+def in_claude_code_layout(config_dir: Path, spec: AgentSpec, *, subagent: AgentSpec | None = None) -> None:
+    """Copy covey's transcripts where Claude Code keeps a session's: ``projects/<munged cwd>/<session>.jsonl``,
+    a sub-agent's in ``<session>/subagents/agent-<id>.jsonl``."""
+    project_dir = config_dir / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", os.path.realpath(spec.cwd))
+    project_dir.mkdir(parents=True)
+    shutil.copy(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id),
+                project_dir / f"{spec.session_id}.jsonl")
+    if subagent is not None:
+        (project_dir / spec.session_id / "subagents").mkdir(parents=True)
+        shutil.copy(transcript_path(subagent.transcript_dir, subagent.session_id, subagent.agent_id),
+                    project_dir / spec.session_id / "subagents" / f"{subagent.agent_id}.jsonl")
+
+
+async def test_the_claude_agent_sdks_session_reader_reads_covey_transcripts(tmp_path, monkeypatch):
+    import claude_agent_sdk as sdk
+
+    project = make_project(tmp_path)
+    main = make_spec(tmp_path, project)
+    child = make_spec(tmp_path, project, depth=1).model_copy(update={"session_id": main.session_id})
+    await run(main)
+    await run(child)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    in_claude_code_layout(tmp_path / "claude", main, subagent=child)
+
+    messages = sdk.get_session_messages(main.session_id, directory=str(project))
+    assert [m.type for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[-1].message["content"] == [{"type": "text", "text": FINAL}]
+    info = sdk.get_session_info(main.session_id, directory=str(project))
+    assert info.first_prompt == "What does hello.txt say?" and info.git_branch == "feature/transcripts"
+    assert info.cwd == str(project)
+    assert [s.session_id for s in sdk.list_sessions(directory=str(project))] == [main.session_id]
+    (agent_id,) = sdk.list_subagents(main.session_id, directory=str(project))
+    assert f"agent-{agent_id}" == child.agent_id  # Claude Code's file name drops the "agent-" covey's id keeps
+    sub = sdk.get_subagent_messages(main.session_id, agent_id, directory=str(project))
+    assert sub[-1].message["content"] == [{"type": "text", "text": FINAL}]
