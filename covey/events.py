@@ -130,6 +130,8 @@ class _Message(Event):
 
 class AssistantEvent(_Message):
     type: Literal["assistant"] = "assistant"
+    request_id: str | None = None
+    """The API response's request id (Claude Code's ``request_id``), when the model gave one."""
 
 
 class UserEvent(_Message):

@@ -273,14 +273,16 @@ def _history(record: SessionRecord, transcript: Path) -> tuple[list[dict[str, An
         raise ResumeError(f"Session {sid!r} cannot be resumed: its transcript {str(transcript)!r} is unreadable "
                           f"({_reason(e)}).", sid, str(transcript)) from None
     for index, entry in enumerate(records, 1):
-        owner = entry.get("sessionId") if isinstance(entry, dict) else None
+        if "sessionId" not in entry:
+            continue  # a record of no session (Claude Code's summary, say)
+        owner = entry["sessionId"]
         if owner != sid:
             raise ResumeError(f"Session {sid!r} cannot be resumed: record {index} of its transcript "
                               f"{str(transcript)!r} belongs to session {owner!r}.", sid, str(transcript))
     if not history:
         raise ResumeError(f"Session {sid!r} cannot be resumed: its transcript {str(transcript)!r} holds no "
                           f"complete message.", sid, str(transcript))
-    return history, records[-1].get("uuid")
+    return history, next((entry["uuid"] for entry in reversed(records) if entry.get("uuid")), None)
 
 
 # -- fork ------------------------------------------------------------------------

@@ -79,10 +79,14 @@ def _sse_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]
 class FakeMessagesAPI:
     """The fake server; use as a context manager (or through the ``fake_api`` fixture)."""
 
-    def __init__(self, replies: list[Reply] | None = None, *, retry_after_ms: int = 1) -> None:
+    def __init__(self, replies: list[Reply] | None = None, *, retry_after_ms: int = 1,
+                 request_ids: bool = False) -> None:
         self.replies: list[Reply] = list(replies or [])
         self.requests: list[dict[str, Any]] = []
         self.retry_after_ms = retry_after_ms
+        self.request_ids = request_ids
+        """Send a ``request-id`` header with each reply, as the real API does (the fake API
+        Claude Code's ``subagent_sync`` and ``max_turns`` runs were recorded against sent none)."""
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         # A short poll interval so ``shutdown`` (at each test's end) returns quickly.
@@ -157,6 +161,8 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
+            if api.request_ids:
+                self.send_header("request-id", f"req_{uuid.uuid4().hex[:24]}")
             self.end_headers()
             for name, data in events:
                 chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()

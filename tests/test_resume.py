@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from git import Repo
 
-from covey.agents.transcript import TranscriptWriter, read_transcript, rebuild_history
+from covey.agents.transcript import TranscriptWriter, read_transcript, rebuild_history, record_time_s
 from covey.resume import (
     ResumeError, SessionRecord, find_resume, fork_point, read_record, record_session, session_exists, touch_session,
     validate_session_id,
@@ -311,6 +311,56 @@ def test_a_fork_continues_the_same_history_under_its_own_id_and_resumes_by_that_
     assert again.record == fork.record and again.history == point.history
     assert {r["sessionId"] for r in read_transcript(fork.transcript)} == {new_id}
 
+
+
+# -- transcripts an older covey wrote ------------------------------------------------
+
+OLD = Path(__file__).parent / "data" / "claude_files" / "transcripts" / "covey-0.1-main.jsonl"
+"""Spaced JSON, ``timestamp`` in epoch seconds, a torn last line (its README says more)."""
+OLD_SESSION, OLD_AGENT, OLD_LAST = ("5b0e3c1a-7d2f-4e8b-9a61-0c4d2e8f1a37", "agent-0f3e9a7c5b2d4e61",
+                                    "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f")
+
+
+def _old_session(tdir: Path, project: Path) -> SessionRecord:
+    record = SessionRecord.new(tdir, session_id=OLD_SESSION, main_agent_id=OLD_AGENT, cwd=project, now_s=100.0)
+    Path(record.transcript).parent.mkdir(parents=True)
+    shutil.copy(OLD, record.transcript)
+    record_session(tdir, record)
+    return record
+
+
+def test_a_session_an_older_covey_wrote_resumes_with_its_whole_conversation(tdir, project):
+    _old_session(tdir, project)
+    point = find_resume(tdir, session_id=OLD_SESSION)
+    assert [m["role"] for m in point.history] == ["user", "assistant", "user", "assistant"]
+    assert point.history[1]["content"][1] == {"type": "tool_use", "id": "toolu_01", "name": "Read",
+                                              "input": {"file_path": "/srv/app/.env"}}
+    assert point.history[-1]["content"] == [{"type": "text", "text": "It listens on port 8123."}]
+    assert point.last_uuid == OLD_LAST
+    assert [record_time_s(r) for r in read_transcript(point.transcript)][:2] == [1764500000.25, 1764500001.75]
+
+
+def test_an_older_transcript_continues_in_claude_codes_format_chained_to_its_last_record(tdir, project):
+    point = find_resume(tdir, session_id=_old_session(tdir, project).session_id)
+    writer = TranscriptWriter.continuing(point.transcript, session_id=OLD_SESSION, agent_id=OLD_AGENT, cwd=project)
+    asyncio.run(writer.append("user", {"role": "user", "content": "And in production?"}))
+    writer.close()
+    lines = point.transcript.read_text().splitlines()
+    new = json.loads(lines[-1])
+    assert lines[-1] == json.dumps(new, separators=(",", ":")) and new["parentUuid"] == OLD_LAST
+    assert new["userType"] == "external" and new["timestamp"].endswith("Z") and record_time_s(new) > 1764500004.75
+    history = find_resume(tdir, session_id=OLD_SESSION).history  # old and new records read as one conversation
+    assert len(history) == 5 and history[-1]["content"] == [{"type": "text", "text": "And in production?"}]
+
+
+def test_a_fork_of_an_older_session_is_written_compact_keeping_its_records(tdir, project):
+    point = find_resume(tdir, session_id=_old_session(tdir, project).session_id)
+    fork = fork_point(point, str(uuid.uuid4()))
+    lines = fork.transcript.read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert all(line == json.dumps(r, separators=(",", ":")) for line, r in zip(lines, records))
+    assert [r["uuid"] for r in records][-1] == OLD_LAST and records[0]["timestamp"] == 1764500000.25
+    assert fork.history == point.history
 
 def test_a_fork_into_an_existing_session_is_refused(tdir, project):
     record = _session(tdir, project)

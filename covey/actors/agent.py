@@ -227,7 +227,8 @@ class AgentRunner:
         path = transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)
         # A resumed agent or a conversation's next turn continues its transcript's chain.
         open_writer = TranscriptWriter.continuing if spec.history and path.exists() else TranscriptWriter
-        writer = open_writer(path, session_id=spec.session_id, agent_id=spec.agent_id)
+        writer = open_writer(path, session_id=spec.session_id, agent_id=spec.agent_id, cwd=spec.cwd,
+                             sidechain=spec.depth > 0)
         services, report = None, None
         try:
             services = self._services(run, progress, writer)

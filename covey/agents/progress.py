@@ -52,7 +52,10 @@ class Progress:
         match event:
             case AssistantEvent(message=message):
                 self._count(message)
-                await writer.append("assistant", {"role": "assistant", "content": message.get("content", [])})
+                # The API's whole message, as Claude Code records it; the event's uuid and time,
+                # so its stream-json line and its record name the same message.
+                await writer.append("assistant", message, uuid=event.uuid, timestamp=event.timestamp,
+                                    requestId=event.request_id)
                 # A turn that calls tools is shown at once (the stall watchdog waits for tools in
                 # flight); one that only answers usually ends the run, whose report carries its
                 # figures: telling the registry first would delay that report behind the tell.
@@ -63,7 +66,8 @@ class Progress:
                     self._report_progress()
             case UserEvent(message=message):
                 self.in_flight = []
-                await writer.append("user", message)
+                await writer.append("user", message, uuid=event.uuid, timestamp=event.timestamp,
+                                    toolUseResult=event.tool_use_result)
                 self._report_progress()
             case ResultEvent():
                 self.last_result = event

@@ -1,9 +1,14 @@
-"""One append-only JSONL transcript per agent (docs/subagents.md#transcripts).
+"""One append-only JSONL transcript per agent, in Claude Code's record format (docs/subagents.md#transcripts).
 
-Each record is one message with a ``uuid`` and the ``parentUuid`` of the record
-before it, so a transcript is a chain that resume can rebuild. Appending is
-O(1): the writer keeps the last uuid and an open file, and writes in a thread
-so an actor's event loop never waits on the disk.
+Each line is one message as Claude Code writes it to ``~/.claude/projects/…/<session>.jsonl``:
+compact JSON with ``parentUuid``, ``isSidechain``, ``userType``, ``cwd``, ``sessionId``,
+``version``, ``gitBranch``, ``type``, ``message``, ``uuid`` and an ISO 8601 ``timestamp``, plus
+``requestId`` on assistant records, ``toolUseResult`` on user records that answer a call and
+``agentId`` on a sub-agent's, so hook scripts and tools written for Claude Code read covey's
+transcripts. The ``uuid``/``parentUuid`` chain is what resume rebuilds. Appending is O(1): the
+writer keeps the last uuid and an open file, and writes a long line in a thread so an actor's
+event loop never waits on the disk. Readers also take covey's older records (spaced JSON, the
+``timestamp`` in epoch seconds), which sessions under ``~/.covey/transcripts`` may still hold.
 """
 
 from __future__ import annotations
@@ -11,11 +16,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import tempfile
-import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+
+from covey.agents.transcript_read import (  # noqa: F401  (the readers, importable from here too)
+    COMPACT, copy_transcript, end_torn_line, last_uuid, read_transcript, rebuild_history, record_time_s,
+)
+from covey.events import CLAUDE_CODE_VERSION, now_iso
 
 DEFAULT_DIR = Path("~/.covey/transcripts")
 
@@ -30,26 +38,36 @@ INLINE_WRITE_CHARS = 64 * 1024
 
 
 class TranscriptWriter:
-    def __init__(self, path: Path, *, session_id: str, agent_id: str) -> None:
+    """Appends one agent's records. ``cwd`` and ``sidechain`` (a sub-agent's) are stamped on each
+    record as Claude Code does; the git branch is read once, from ``cwd``."""
+
+    def __init__(self, path: Path, *, session_id: str, agent_id: str, cwd: str | os.PathLike = "",
+                 sidechain: bool = False) -> None:
         self.path = path
         self.session_id = session_id
         self.agent_id = agent_id
         self.last_uuid: str | None = None
         self._file = None
-
-    async def append(self, type: str, message: dict[str, Any], **extra: Any) -> str:
-        record = {
-            "uuid": str(uuid.uuid4()),
-            "parentUuid": self.last_uuid,
-            "type": type,
-            "sessionId": self.session_id,
-            "agentId": self.agent_id,
-            "timestamp": time.time(),
-            "message": message,
-            **extra,
+        self._stamp = {
+            "isSidechain": sidechain, "userType": "external", "cwd": str(cwd), "sessionId": session_id,
+            "version": CLAUDE_CODE_VERSION, "gitBranch": git_branch(cwd) if cwd else "",
         }
+        if sidechain:  # Claude Code names the agent on a sub-agent's records only
+            self._stamp["agentId"] = agent_id
+
+    async def append(self, type: str, message: dict[str, Any], *, uuid: str | None = None,
+                     timestamp: str | None = None, **extra: Any) -> str:
+        """Write one record; ``uuid``/``timestamp`` default to new ones (an event's own keep the
+        stream-json line and the record the same message). ``extra`` keys set to None are left out."""
+        record = {
+            "parentUuid": self.last_uuid, **self._stamp, "type": type, "message": message,
+            "uuid": uuid or _new_uuid(), "timestamp": timestamp or now_iso(),
+            **{key: value for key, value in extra.items() if value is not None},
+        }
+        if _answers_tools(type, message) and self.last_uuid is not None:
+            record.setdefault("sourceToolAssistantUUID", self.last_uuid)
         self.last_uuid = record["uuid"]
-        line = json.dumps(record, default=str) + "\n"
+        line = json.dumps(record, separators=COMPACT, default=str) + "\n"
         if len(line) < INLINE_WRITE_CHARS:
             self._write(line)  # a small append costs microseconds; a thread hop costs more
         else:
@@ -69,98 +87,41 @@ class TranscriptWriter:
             self._file = None
 
     @classmethod
-    def continuing(cls, path: Path, *, session_id: str, agent_id: str) -> TranscriptWriter:
+    def continuing(cls, path: Path, *, session_id: str, agent_id: str, **stamp: Any) -> TranscriptWriter:
         """A writer that appends to an existing transcript (a resumed session): chained to its
         last complete record, and after its torn last line, if any, is ended, so that the next
         record starts on a line of its own instead of being glued to the fragment."""
-        writer = cls(path, session_id=session_id, agent_id=agent_id)
+        writer = cls(path, session_id=session_id, agent_id=agent_id, **stamp)
         writer.last_uuid = last_uuid(path)
         end_torn_line(path)
         return writer
 
 
-def read_transcript(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of a transcript, in order; a torn last line (a crash mid-write) is skipped."""
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
+def _new_uuid() -> str:
+    return str(uuid.uuid4())
+
+
+def _answers_tools(type: str, message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return type == "user" and isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") == "tool_result" for block in content)
+
+
+def git_branch(cwd: str | os.PathLike) -> str:
+    """The branch checked out where ``cwd`` is, as Claude Code records it: ``""`` outside a
+    repository, ``"HEAD"`` when detached. Read from the HEAD file (no git process per agent)."""
+    start = Path(cwd).absolute()
+    for directory in (start, *start.parents):
+        dot_git = directory / ".git"
+        try:
+            if dot_git.is_file():  # a linked worktree or submodule: "gitdir: <its git directory>"
+                head = directory / dot_git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip() / "HEAD"
+            elif dot_git.is_dir():
+                head = dot_git / "HEAD"
+            else:
                 continue
-
-
-def rebuild_history(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """The conversation a transcript records, as Messages API messages (for resume).
-
-    Consecutive records of one role are merged (a tool result and the notices
-    that joined it were one message); a dangling tool_use at the end (a run cut
-    off mid-call) is dropped so the history stays valid.
-    """
-    messages: list[dict[str, Any]] = []
-    for record in read_transcript(Path(path)):
-        message = record.get("message") or {}
-        role, content = message.get("role"), _blocks(message.get("content"))
-        if role not in ("user", "assistant") or not content:
-            continue
-        if messages and messages[-1]["role"] == role:
-            messages[-1]["content"] += content
-        else:
-            messages.append({"role": role, "content": content})
-    if messages and messages[-1]["role"] == "assistant":
-        kept = [b for b in messages[-1]["content"] if b.get("type") != "tool_use"]
-        messages[-1]["content"] = kept
-        if not kept:
-            messages.pop()
-    return messages
-
-
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    return [dict(block) for block in content or []]
-
-
-def last_uuid(path: str | os.PathLike) -> str | None:
-    """The ``uuid`` of a transcript's last complete record (None: none, or no file)."""
-    found = None
-    if os.path.exists(path):
-        for record in read_transcript(Path(path)):
-            found = record.get("uuid", found)
-    return found
-
-
-def end_torn_line(path: str | os.PathLike) -> bool:
-    """End a torn last line (a crash mid-write) with a newline; True if there was one.
-
-    The fragment stays on its own line, which ``read_transcript`` skips; nothing is cut away.
-    """
-    try:
-        with open(path, "rb+") as handle:
-            if handle.seek(0, os.SEEK_END) == 0:
-                return False
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) == b"\n":
-                return False
-            handle.write(b"\n")
-            return True
-    except FileNotFoundError:
-        return False
-
-
-def copy_transcript(source: str | os.PathLike, dest: str | os.PathLike, *, session_id: str) -> int:
-    """Copy a transcript's complete records to ``dest`` under another session id (a fork); the
-    count copied. ``uuid``/``parentUuid`` are kept, so the copy is the same chain. Written to a
-    temporary file and renamed: ``dest`` holds the whole copy or does not exist."""
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    count = 0
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            for record in read_transcript(Path(source)):
-                out.write(json.dumps({**record, "sessionId": session_id}, default=str) + "\n")
-                count += 1
-        os.replace(temp, dest)
-    finally:
-        Path(temp).unlink(missing_ok=True)
-    return count
+            ref = head.read_text(encoding="utf-8").strip()
+        except OSError:
+            return ""
+        return ref.removeprefix("ref: refs/heads/") if ref.startswith("ref: refs/heads/") else "HEAD"
+    return ""

@@ -140,7 +140,7 @@ class AgentLoop:
                 yield self._result("error_during_execution", f"Model API error: {exc}", "api_error",
                                    api_error_status=exc.status_code)
                 return
-            yield self._event(AssistantEvent, message=wire_message(message))
+            yield self._event(AssistantEvent, message=wire_message(message), request_id=message.request_id)
             match next_step(message):
                 case RunTools(calls):
                     denied = len(self.denials)

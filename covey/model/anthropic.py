@@ -160,7 +160,9 @@ class AnthropicModel:
             # A connection closed early (e.g. by a proxy) can end the body cleanly, cut short.
             raise _MidStreamFailure() from ConnectionError("the stream ended before message_stop")
         # covey's own Message (not the SDK's ParsedMessage): what the loop, transcripts and pickling use.
-        return Message.of(final)
+        message = Message.of(final)
+        message.request_id = stream.request_id
+        return message
 
     def _backoff_s(self, attempt: int) -> float:
         return min(self.retry_backoff_s * 2**attempt, _MAX_BACKOFF_S) * (1 - 0.25 * random.random())

@@ -73,6 +73,9 @@ class Message(BaseModel):
     stop_reason: str | None = None
     stop_sequence: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    request_id: str | None = Field(default=None, exclude=True)
+    """The API response's ``request-id`` header, when known: not part of the message (never
+    dumped), carried beside it to the event and the transcript record (Claude Code's ``requestId``)."""
 
     @classmethod
     def of(cls, message: Any) -> "Message":

@@ -229,11 +229,13 @@ def _message(request: ModelRequest, content: list[dict[str, Any]], stop_reason: 
     # Usage ≈ characters / 4, the usual rough token rate, so budgets and cost move.
     sent = len(json.dumps(request.to_api_kwargs(), default=str))
     received = sum(len(_block_text(block)) for block in content)
-    return Message.model_validate({
+    message = Message.model_validate({
         "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
         "model": request.model, "content": content, "stop_reason": stop_reason, "stop_sequence": None,
         "usage": {"input_tokens": max(1, sent // 4), "output_tokens": max(1, received // 4)},
     })
+    message.request_id = f"req_{uuid.uuid4().hex[:24]}"  # as a server would send one
+    return message
 
 
 async def _sleep(latency_s: float) -> None:

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from covey.agents.transcript import read_transcript
+from covey.agents.transcript import read_transcript, record_time_s
 
 PID = 1
 
@@ -84,6 +84,9 @@ def _span(name: str, cat: str, start: float, end: float, tid: int, origin: float
 
 
 def _transcript(path: str | None) -> list[dict[str, Any]]:
+    """The transcript's records, each with its ``timestamp`` in epoch seconds (records carry
+    Claude Code's ISO 8601 string, or an older covey's number); records with no time are left out."""
     if not path or not Path(path).exists():
         return []
-    return list(read_transcript(Path(path)))
+    timed = ((record_time_s(record), record) for record in read_transcript(Path(path)))
+    return [{**record, "timestamp": time_s} for time_s, record in timed if time_s is not None]

@@ -41,7 +41,7 @@ class FakeMailbox:
 
 
 class FakeWriter:
-    async def append(self, role: str, message: dict[str, Any]) -> None:
+    async def append(self, type: str, message: dict[str, Any], **fields: Any) -> None:
         pass
 
 

@@ -35,6 +35,18 @@ async def test_streamed_text_reply(fake_api):
     assert sent["messages"] == REQUEST.messages
 
 
+async def test_the_responses_request_id_is_kept_beside_the_message():
+    with FakeMessagesAPI([{"text": "hi"}], request_ids=True) as api:
+        message = await model_for(api).create(REQUEST)
+    assert message.request_id.startswith("req_")  # Claude Code's requestId / request_id
+    assert "request_id" not in message.model_dump()  # never sent back in a request's history
+
+
+async def test_without_a_request_id_header_there_is_none(fake_api):
+    fake_api.replies.append({"text": "hi"})
+    assert (await model_for(fake_api).create(REQUEST)).request_id is None
+
+
 async def test_tool_use_input_is_assembled_from_deltas(fake_api):
     tool_input = {"file_path": "README.md", "limit": [1, 2]}
     fake_api.replies.append({"content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": tool_input}]})

@@ -1,0 +1,237 @@
+"""Transcripts in Claude Code's record format, written by a real agent run (no Ray): the
+fields Claude Code writes on each record, compact JSON, ISO timestamps, the uuid chain."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from covey.actors.agent import AgentRunner
+from covey.agents.definition import AgentDefinition
+from covey.agents.spec import AgentSpec, RunSettings
+from covey.agents.transcript import TranscriptWriter, git_branch, transcript_path
+from covey.events import CLAUDE_CODE_VERSION, AssistantEvent
+from covey.model.scripted import ScriptedModel
+
+ISO_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+COMMON = {"parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "type", "message",
+          "uuid", "timestamp"}
+"""The keys Claude Code writes on every user and assistant record."""
+API_MESSAGE = {"id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage"}
+FINAL = "The file says HELLO_FILE_CONTENT_42."
+
+
+def read_model(project: Path) -> ScriptedModel:
+    """Reads hello.txt, then answers with what it found."""
+    return ScriptedModel.from_dict({"rules": [
+        {"when": {"last_tool_result_contains": "HELLO_FILE_CONTENT_42"}, "reply": {"text": FINAL}},
+        {"when": {}, "reply": {"text": "Reading it.", "tool_use": {"name": "Read", "input": {
+            "file_path": str(project / "hello.txt")}}}},
+    ]})
+
+
+def make_project(tmp_path: Path, branch: str = "feature/transcripts") -> Path:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / ".git" / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
+    (project / "hello.txt").write_text("line one\nHELLO_FILE_CONTENT_42\n")
+    return project
+
+
+def make_spec(tmp_path: Path, project: Path, *, depth: int = 0, hooks: dict | None = None) -> AgentSpec:
+    return AgentSpec(
+        session_id=str(uuid.uuid4()), agent_id=f"agent-{uuid.uuid4().hex[:16]}", definition=AgentDefinition(name="t"),
+        prompt="What does hello.txt say?", model=read_model(project), model_id="claude-test-1", cwd=str(project),
+        tool_names=["Read"], transcript_dir=str(tmp_path / "transcripts"), depth=depth,
+        settings=RunSettings(hooks=hooks, project_dir=str(project)),
+    )
+
+
+async def run(spec: AgentSpec) -> tuple[list[str], list[AssistantEvent]]:
+    """Run the agent to its end: its transcript's lines and the assistant events it streamed."""
+    runner = AgentRunner()
+    await runner.start(spec, follow=True)
+    events = [event async for event in runner.follow()]
+    assert events[-1].status == "completed", events[-1]
+    path = transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)
+    return path.read_text().splitlines(), [e for e in events if isinstance(e, AssistantEvent)]
+
+
+@pytest.fixture
+async def main_run(tmp_path):
+    spec = make_spec(tmp_path, make_project(tmp_path))
+    lines, events = await run(spec)
+    return spec, lines, [json.loads(line) for line in lines], events
+
+
+async def test_every_record_has_claude_codes_fields_and_value_types(main_run):
+    spec, _, records, _ = main_run
+    assert [r["type"] for r in records] == ["user", "assistant", "user", "assistant"]
+    for record in records:
+        assert COMMON <= record.keys(), record.keys()
+        assert record["isSidechain"] is False and "agentId" not in record  # the main agent's
+        assert record["userType"] == "external" and record["sessionId"] == spec.session_id
+        assert record["cwd"] == spec.cwd and record["gitBranch"] == "feature/transcripts"
+        assert record["version"] == CLAUDE_CODE_VERSION and re.fullmatch(r"\d+\.\d+\.\d+", record["version"])
+        assert ISO_MS.fullmatch(record["timestamp"]), record["timestamp"]
+        assert uuid.UUID(record["uuid"]).version == 4
+    prompt, _, results, _ = records
+    assert prompt["message"] == {"role": "user", "content": "What does hello.txt say?"}
+    assert results["message"]["content"][0]["type"] == "tool_result"
+
+
+async def test_an_assistant_record_holds_the_api_message_and_its_request_id(main_run):
+    _, _, records, _ = main_run
+    for record in (r for r in records if r["type"] == "assistant"):
+        message = record["message"]
+        assert API_MESSAGE <= message.keys() and message["type"] == "message" and message["role"] == "assistant"
+        assert message["id"].startswith("msg_") and message["model"] == "claude-test-1"
+        assert {"input_tokens", "output_tokens"} <= message["usage"].keys()
+        assert re.fullmatch(r"req_[A-Za-z0-9]+", record["requestId"])
+    assert records[1]["message"]["stop_reason"] == "tool_use" and records[-1]["message"]["stop_reason"] == "end_turn"
+    assert records[-1]["message"]["content"] == [{"type": "text", "text": FINAL}]
+
+
+async def test_a_tool_result_record_carries_the_structured_result_and_its_assistant(main_run):
+    spec, _, records, _ = main_run
+    call, results = records[1], records[2]
+    assert results["toolUseResult"]["type"] == "text"  # Claude Code's structured Read result
+    assert results["toolUseResult"]["file"]["filePath"] == str(Path(spec.cwd) / "hello.txt")
+    assert results["sourceToolAssistantUUID"] == call["uuid"]
+    assert "toolUseResult" not in records[0] and "sourceToolAssistantUUID" not in records[0]
+
+
+async def test_records_are_compact_json_lines_chained_by_uuid(main_run):
+    _, lines, records, _ = main_run
+    for line, record in zip(lines, records):
+        assert line == json.dumps(record, separators=(",", ":"))  # no spaces, as Claude Code writes
+    assert '"type":"assistant"' in lines[-1]
+    assert records[0]["parentUuid"] is None
+    assert all(later["parentUuid"] == earlier["uuid"] for earlier, later in zip(records, records[1:]))
+
+
+async def test_a_record_and_its_stream_json_line_name_the_same_message(main_run):
+    _, _, records, events = main_run
+    assistant = [r for r in records if r["type"] == "assistant"]
+    assert [(r["uuid"], r["timestamp"], r["requestId"]) for r in assistant] == [
+        (e.uuid, e.timestamp, e.request_id) for e in events]
+    assert all(e.wire()["request_id"] == r["requestId"] for e, r in zip(events, assistant))
+
+
+async def test_a_sub_agents_records_are_a_sidechain_named_by_its_agent_id(tmp_path):
+    spec = make_spec(tmp_path, make_project(tmp_path), depth=1)
+    lines, _ = await run(spec)
+    records = [json.loads(line) for line in lines]
+    assert records and all(r["isSidechain"] is True and r["agentId"] == spec.agent_id for r in records)
+    assert all(r["sessionId"] == spec.session_id for r in records)  # the session's id, as Claude Code's
+
+
+async def test_writer_leaves_out_unset_extra_fields_and_keeps_covey_ones(tmp_path):
+    writer = TranscriptWriter(tmp_path / "t.jsonl", session_id="s", agent_id="agent-a", cwd=tmp_path)
+    await writer.append("user", {"role": "user", "content": "hi"}, toolUseResult=None, coveyNote="kept")
+    writer.close()
+    record = json.loads((tmp_path / "t.jsonl").read_text())
+    assert "toolUseResult" not in record and record["coveyNote"] == "kept"
+    assert record["gitBranch"] == git_branch(tmp_path)
+
+
+# -- the git branch --------------------------------------------------------------
+
+
+def test_git_branch_reads_head_as_claude_code_records_it(tmp_path):
+    project = make_project(tmp_path, branch="main")
+    (project / "src").mkdir()
+    assert git_branch(project / "src") == "main"  # from a subdirectory: the repository's
+    (project / ".git" / "HEAD").write_text("3f2a9c0d1e2b3c4d5e6f708192a3b4c5d6e7f809\n")
+    assert git_branch(project) == "HEAD"  # detached
+
+
+def test_git_branch_of_a_linked_worktree_reads_its_own_head(tmp_path):
+    gitdir = tmp_path / "repo" / ".git" / "worktrees" / "wt"
+    gitdir.mkdir(parents=True)
+    (gitdir / "HEAD").write_text("ref: refs/heads/agent-branch\n")
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {gitdir}\n")
+    assert git_branch(worktree) == "agent-branch"
+
+
+def test_git_branch_outside_a_repository_is_empty(tmp_path):
+    assert git_branch(tmp_path) == ""
+
+
+# -- a Claude Code Stop hook reads it --------------------------------------------
+
+HOOKS = Path(__file__).parents[1] / "data" / "claude_files" / "hooks"
+
+
+def stop_hook(command: str) -> dict:
+    return {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}
+
+
+@pytest.mark.parametrize("script", ["last_assistant.py", "last_assistant.sh"])
+async def test_a_stop_hook_reading_transcript_path_finds_the_last_assistant_message(tmp_path, script):
+    """The issue's case: a Stop hook that reads ``transcript_path`` when the agent stops finds
+    the answer it stopped with (written before the hook runs), whichever way it parses."""
+    out = tmp_path / "seen.txt"
+    runner = f"{sys.executable} {HOOKS / script}" if script.endswith(".py") else f"sh {HOOKS / script}"
+    spec = make_spec(tmp_path, make_project(tmp_path), hooks=stop_hook(f"{runner} {out}"))
+    await run(spec)
+    assert out.read_text() == FINAL
+
+
+def test_the_hook_script_run_on_a_finished_transcript_prints_the_final_text(main_run):
+    spec = main_run[0]
+    path = transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)
+    payload = json.dumps({"session_id": spec.session_id, "transcript_path": str(path), "hook_event_name": "Stop"})
+    done = subprocess.run([sys.executable, str(HOOKS / "last_assistant.py")], input=payload, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.strip() == FINAL
+
+
+# -- Claude Code's own session reader reads it ----------------------------------
+
+
+def in_claude_code_layout(config_dir: Path, spec: AgentSpec, *, subagent: AgentSpec | None = None) -> None:
+    """Copy covey's transcripts where Claude Code keeps a session's: ``projects/<munged cwd>/<session>.jsonl``,
+    a sub-agent's in ``<session>/subagents/agent-<id>.jsonl``."""
+    project_dir = config_dir / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", os.path.realpath(spec.cwd))
+    project_dir.mkdir(parents=True)
+    shutil.copy(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id),
+                project_dir / f"{spec.session_id}.jsonl")
+    if subagent is not None:
+        (project_dir / spec.session_id / "subagents").mkdir(parents=True)
+        shutil.copy(transcript_path(subagent.transcript_dir, subagent.session_id, subagent.agent_id),
+                    project_dir / spec.session_id / "subagents" / f"{subagent.agent_id}.jsonl")
+
+
+async def test_the_claude_agent_sdks_session_reader_reads_covey_transcripts(tmp_path, monkeypatch):
+    import claude_agent_sdk as sdk
+
+    project = make_project(tmp_path)
+    main = make_spec(tmp_path, project)
+    child = make_spec(tmp_path, project, depth=1).model_copy(update={"session_id": main.session_id})
+    await run(main)
+    await run(child)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    in_claude_code_layout(tmp_path / "claude", main, subagent=child)
+
+    messages = sdk.get_session_messages(main.session_id, directory=str(project))
+    assert [m.type for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[-1].message["content"] == [{"type": "text", "text": FINAL}]
+    info = sdk.get_session_info(main.session_id, directory=str(project))
+    assert info.first_prompt == "What does hello.txt say?" and info.git_branch == "feature/transcripts"
+    assert info.cwd == str(project)
+    assert [s.session_id for s in sdk.list_sessions(directory=str(project))] == [main.session_id]
+    (agent_id,) = sdk.list_subagents(main.session_id, directory=str(project))
+    assert f"agent-{agent_id}" == child.agent_id  # Claude Code's file name drops the "agent-" covey's id keeps
+    sub = sdk.get_subagent_messages(main.session_id, agent_id, directory=str(project))
+    assert sub[-1].message["content"] == [{"type": "text", "text": FINAL}]

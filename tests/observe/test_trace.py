@@ -1,0 +1,42 @@
+"""The trace reads an agent's transcript times, in Claude Code's ISO format or an older covey's epoch seconds (no Ray)."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from covey.observe.trace import trace_events
+
+
+def _record(output_file: str) -> SimpleNamespace:
+    return SimpleNamespace(agent_type="general-purpose", member_name=None, agent_id="agent-a", description="probe",
+                           output_file=output_file, started_at=1764500000.0, ended_at=1764500010.0,
+                           status="completed", usage=SimpleNamespace(total=10), cost_usd=0.0)
+
+
+def _write(path, records) -> str:
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records))
+    return str(path)
+
+
+CALL = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}]}
+RESULT = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}]}
+
+
+def test_spans_take_their_times_from_iso_timestamps(tmp_path):
+    path = _write(tmp_path / "a.jsonl", [
+        {"type": "assistant", "timestamp": "2025-11-30T10:53:22.000Z", "message": CALL},  # 1764500002.0
+        {"type": "user", "timestamp": "2025-11-30T10:53:23.500Z", "message": RESULT},
+    ])
+    (tool,) = [e for e in trace_events([_record(path)]) if e.get("cat") == "tool"]
+    assert tool["name"] == "Read" and tool["dur"] == 1_500_000  # microseconds between the two records
+
+
+def test_an_older_transcripts_epoch_seconds_give_the_same_spans(tmp_path):
+    path = _write(tmp_path / "a.jsonl", [
+        {"type": "assistant", "timestamp": 1764500002.0, "message": CALL},
+        {"type": "user", "timestamp": 1764500003.5, "message": RESULT},
+        {"type": "summary", "summary": "no time: left out"},
+    ])
+    (tool,) = [e for e in trace_events([_record(path)]) if e.get("cat") == "tool"]
+    assert tool["dur"] == 1_500_000
