@@ -9,6 +9,7 @@ its worktree.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
@@ -77,6 +78,9 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
             messages = await _initial_messages(spec, hooks)
             if services.on_start is not None:
                 await services.on_start(messages)
+        if hooks.session_env:
+            # What SessionStart hooks wrote to CLAUDE_ENV_FILE: the agent's Bash calls run with it.
+            ctx.env = {**(ctx.env if ctx.env is not None else os.environ), **hooks.session_env}
         async for event in loop.run(messages):
             yield event
     finally:

@@ -22,6 +22,7 @@ import asyncio
 from covey.hooks.background import Background
 from covey.hooks.command import HookAnswer, read_answer, run_command
 from covey.hooks.conditions import if_matches
+from covey.hooks.env_file import exported, new_env_file
 from covey.hooks.config import (
     SESSION_END_BUDGET_S, TOOL_EVENTS, CallbackHook, CommandHook, Handler, HookConfig, HttpHook,
 )
@@ -77,6 +78,8 @@ class HookRegistry:
         self.mode_of = mode_of
         """The current permission mode, for payloads' ``permission_mode`` (None: left out)."""
         self.background = Background()
+        self.session_env: dict[str, str] = {}
+        """What SessionStart hooks wrote to ``CLAUDE_ENV_FILE``: variables for the agent's tools."""
         self._agents: dict[str, AgentInfo] = {}
         self._scopes: dict[str | None, HookConfig] = {None: parse_hooks(hooks, source)}
         """Hook config per scope: ``None`` is session-wide, else an agent id."""
@@ -206,7 +209,12 @@ class HookRegistry:
         """``source``: ``startup``, ``resume``, ``clear``, ``compact`` or ``fork`` (what the matcher filters)."""
         fields: dict[str, Any] = {"source": source}
         fields.update({k: v for k, v in (("model", model), ("agent_type", agent_type)) if v})
-        answers = await self._run("SessionStart", None, source, fields, cwd=cwd)
+        if not self.hooks_for("SessionStart", None, source):
+            return HookOutcome()
+        env_file = new_env_file()
+        answers = await self._run("SessionStart", None, source, fields, cwd=cwd,
+                                  extra_env={"CLAUDE_ENV_FILE": str(env_file)})
+        self.session_env = await exported(env_file, self.env if self.env is not None else os.environ)
         return combine("SessionStart", answers, text_is_context=True)
 
     async def run_subagent_start(self, agent_id: str, agent_type: str, *, cwd: Path | str | None = None) -> HookOutcome:
@@ -294,7 +302,7 @@ class HookRegistry:
     async def _run(
         self, event: str, agent_id: str | None, value: str | None, fields: dict[str, Any], *,
         session_id: str | None = None, cwd: Path | str | None = None, call: ToolCall | None = None,
-        timeout_s: float | None = None,
+        timeout_s: float | None = None, extra_env: Mapping[str, str] | None = None,
     ) -> list[HookAnswer]:
         workdir = Path(cwd) if cwd is not None else self.project_dir
         hooks = self.hooks_for(event, agent_id, value, call=call, cwd=workdir)
@@ -304,16 +312,19 @@ class HookRegistry:
         waited = []
         for hook in hooks:
             if isinstance(hook, CommandHook) and hook.background:
-                self.background.start(event, hook, self._run_one(hook, payload, workdir, None))
+                self.background.start(event, hook, self._run_one(hook, payload, workdir, None, extra_env))
             else:
-                waited.append(self._run_one(hook, payload, workdir, timeout_s))
+                waited.append(self._run_one(hook, payload, workdir, timeout_s, extra_env))
         return list(await asyncio.gather(*waited))
 
-    async def _run_one(self, hook: Handler, payload: dict[str, Any], workdir: Path, timeout_s: float | None) -> HookAnswer:
+    async def _run_one(
+        self, hook: Handler, payload: dict[str, Any], workdir: Path, timeout_s: float | None,
+        extra_env: Mapping[str, str] | None = None,
+    ) -> HookAnswer:
         limit = timeout_s or hook.timeout_for(payload["hook_event_name"])
         if isinstance(hook, CommandHook):
             return await run_command(hook, payload, cwd=workdir, project_dir=self.project_dir, env=self.env,
-                                     timeout_s=limit)
+                                     timeout_s=limit, extra_env=extra_env)
         if isinstance(hook, HttpHook):
             return await run_http(hook, payload, env=self.env if self.env is not None else os.environ, timeout_s=limit)
         return await self._run_callback(hook, payload, limit)

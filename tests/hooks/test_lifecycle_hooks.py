@@ -147,3 +147,10 @@ async def test_permission_request_does_not_run_when_no_prompt_would_be_shown(tmp
     policy = PermissionPolicy(mode="bypassPermissions", project_root=tmp_path)
     await _run(_spec(tmp_path, hooks, permissions=policy), {"tool_use": [{"name": "Bash", "input": {"command": "true"}}]})
     assert not out.exists()
+
+
+async def test_session_start_hooks_persist_variables_for_bash_through_claude_env_file(tmp_path):
+    writes = "echo 'export GREETING=hello-from-hook' >> \"$CLAUDE_ENV_FILE\""
+    hooks = {"SessionStart": [{"hooks": [{"type": "command", "command": writes}]}]}
+    model = await _run(_spec(tmp_path, hooks), {"tool_use": [{"name": "Bash", "input": {"command": "echo $GREETING"}}]})
+    assert "hello-from-hook" in _sent(model, 1)
