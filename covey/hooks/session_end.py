@@ -27,9 +27,10 @@ def fire_session_end(
     transcript_path: str | None, mode: str | None = None,
 ) -> None:
     """Run the session's SessionEnd hooks for ``reason`` and wait for them (within their budget)."""
-    if not hooks or "SessionEnd" not in hooks:
+    groups = _without_callbacks((hooks or {}).get("SessionEnd") or [])
+    if not groups:
         return
-    registry = HookRegistry(hooks, project_dir=project_dir, env=env, session_id=session_id,
+    registry = HookRegistry({"SessionEnd": groups}, project_dir=project_dir, env=env, session_id=session_id,
                             transcript_path=transcript_path, mode_of=lambda: mode)
 
     def run() -> None:
@@ -41,3 +42,16 @@ def fire_session_end(
     worker = threading.Thread(target=run, name="covey-session-end", daemon=True)
     worker.start()
     worker.join()
+
+
+def _without_callbacks(groups: list[Any]) -> list[Any]:
+    """An SDK client's callbacks cannot run once its last turn is over: only commands and http hooks run."""
+    kept = []
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            handlers = [h for h in group["hooks"] if not (isinstance(h, dict) and h.get("type") == "callback")]
+            if handlers:
+                kept.append({**group, "hooks": handlers})
+        elif not (isinstance(group, dict) and group.get("type") == "callback"):
+            kept.append(group)
+    return kept
