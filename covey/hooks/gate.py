@@ -35,6 +35,9 @@ def hook_gate(registry: HookRegistry, inner_gate: Gate | None = None) -> Gate:
         if outcome.blocked or outcome.stop:
             why = outcome.reason or outcome.stop_reason or "no reason given"
             return ToolResult.error(f"{tool.name} was blocked by a PreToolUse hook: {why}")
+        if outcome.additional_context and ctx.tool_use_id:
+            # Claude Code puts a PreToolUse hook's context next to the call's result.
+            registry.pre_tool_context[ctx.tool_use_id] = outcome.additional_context
         if outcome.updated_input is not None:
             # A hook may send only the fields it changes; the rest stay as the model sent them.
             try:
@@ -139,6 +142,8 @@ def hook_after(registry: HookRegistry) -> After:
             outcome = await registry.run_post_tool_use(ctx.agent_id, tool.name, wire, response, **common)
             label = "PostToolUse"
         notes = _notes(label, outcome)
+        if before := registry.pre_tool_context.pop(ctx.tool_use_id or "", None):
+            notes.insert(0, before)
         if late := registry.background.take():
             notes.append(late)  # what background hooks said since: the model reads it with this result
         if not notes:

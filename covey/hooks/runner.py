@@ -78,6 +78,8 @@ class HookRegistry:
         self.mode_of = mode_of
         """The current permission mode, for payloads' ``permission_mode`` (None: left out)."""
         self.background = Background()
+        self.pre_tool_context: dict[str, str] = {}
+        """A PreToolUse hook's ``additionalContext`` per tool_use id, until the call's result carries it."""
         self.session_env: dict[str, str] = {}
         """What SessionStart hooks wrote to ``CLAUDE_ENV_FILE``: variables for the agent's tools."""
         self._agents: dict[str, AgentInfo] = {}
