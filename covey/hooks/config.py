@@ -21,9 +21,6 @@ EVENTS: tuple[str, ...] = get_args(HookEvent)
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
 """Events about one tool call: their matcher is a tool name, and only they evaluate a handler's ``if``."""
 
-UNMATCHED_EVENTS = frozenset({"UserPromptSubmit", "Stop"})
-"""Events without matcher support: Claude Code ignores a matcher written on them."""
-
 CLAUDE_CODE_ONLY_EVENTS = (
     "UserPromptExpansion", "PermissionDenied", "PostToolBatch", "MessageDisplay", "TaskCreated", "TaskCompleted",
     "StopFailure", "TeammateIdle", "InstructionsLoaded", "ConfigChange", "CwdChanged", "DirectoryAdded",

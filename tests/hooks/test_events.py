@@ -180,3 +180,10 @@ async def test_notification_matches_its_type(tmp_path, caplog):
     payload = read_json(out)["payload"]
     assert payload["notification_type"] == "permission_prompt" and payload["title"] == "Permission needed"
     assert "idle!" not in caplog.text
+
+
+async def test_a_matcher_on_an_event_without_matcher_support_is_ignored(tmp_path):
+    out = tmp_path / "stop.json"
+    registry = _registry(tmp_path, _on("Stop", "Bash", dump_stdin(tmp_path, "d", out)))
+    await registry.run_stop("main", subagent=False, last_message="done")
+    assert read_json(out)["payload"]["last_assistant_message"] == "done"
