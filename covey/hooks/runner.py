@@ -10,14 +10,13 @@ Code's payload for each event and combine what the hooks answered.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Mapping
-
-import asyncio
 
 from covey.hooks.background import Background
 from covey.hooks.command import HookAnswer, read_answer, run_command
