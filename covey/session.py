@@ -33,6 +33,7 @@ from covey.agents.transcript import DEFAULT_DIR as DEFAULT_TRANSCRIPT_DIR, trans
 from covey.errors import AgentUnavailable, CoveyError, UserError
 from covey.events import Event, PermissionPrompt, ResultEvent, SystemInit, TaskNotification, UserEvent
 from covey.hooks.callback import HookCallbackPrompt, sdk_hook_settings
+from covey.hooks.session_end import fire_session_end
 from covey.ids import AgentId, new_session_id
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.model.effort import effort_from_env
@@ -221,6 +222,8 @@ class Session:
         """Keep the main agent's actor between turns (a conversation); ``release_main`` gives it back."""
         self._held_main: AgentHandle | None = None
         self.kept_worktrees: list[dict[str, Any]] = []
+        self._ended = False
+        """SessionEnd hooks ran (``close`` may be called more than once)."""
         """Worktrees that agents stopped by ``stop`` kept (they had changes): path and branch."""
 
     # -- the run ------------------------------------------------------------------
@@ -532,6 +535,8 @@ class Session:
             prompt=prompt or "",
             history=history,
             next_prompt=prompt if history else None,
+            # A resumed session's first turn fires SessionStart as "resume" (or "fork"); a fresh one "startup".
+            session_source=("fork" if self.options.fork_session else "resume") if self.resumed and self.turns == 0 else None,
             model=self.options.model,
             model_id=self.model_id,
             effort=effort_from_env(self.env),
@@ -546,7 +551,7 @@ class Session:
             settings=RunSettings(
                 model_prices=self.settings.model_prices, can_ask=self.asker is not None,
                 partial_messages=self.options.include_partial_messages,
-                hooks=self.settings.hooks, project_dir=str(self.cwd),
+                hooks=self.settings.hooks, project_dir=str(self.cwd), session_transcript=self._transcript(),
                 # Only an explicit env travels: without one, agents keep their actor's own, as
                 # before (a node's PATH and HOME are its own).
                 env=self.options.env,
@@ -563,6 +568,10 @@ class Session:
 
         path = transcript_path(self.options.transcript_dir, self.session_id, self.main_agent_id)
         return rebuild_history(path) if path.exists() else None
+
+    def _transcript(self) -> str:
+        """The main agent's transcript: what every hook payload calls ``transcript_path``."""
+        return str(transcript_path(self.options.transcript_dir, self.session_id, self.main_agent_id))
 
     def _main_prompt(self) -> str:
         prompt = MAIN_PROMPT if self.options.system_prompt is None else self.options.system_prompt
@@ -637,10 +646,15 @@ class Session:
         await registry.configure(self.limits)
         return registry, mailbox
 
-    def close(self) -> None:
-        """Kill every actor this session started (pooled agents die with the registry that
+    def close(self, reason: str = "other") -> None:
+        """Run the SessionEnd hooks (``reason``: Claude Code's, ``other`` for a run that simply
+        ended), then kill every actor this session started (pooled agents die with the registry that
         owns them; a served session's borrowed ones are ended by the service's pool), then
         Ray if covey started it."""
+        if self.turns and not self._ended:
+            self._ended = True
+            fire_session_end(self.settings.hooks, reason=reason, project_dir=self.cwd, env=self.options.env,
+                             session_id=self.session_id, transcript_path=self._transcript(), mode=self.policy.mode)
         if self._lender is not None and self.runtime is not None:
             # The kit's actors are the pool's: it kills or reuses them with what this session held.
             self._lender.end_session(self.session_id, reuse_kit=not (self.runtime.teams or self._lost_actor))

@@ -21,8 +21,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     )),
     ("the model and the events", ("covey.model", "covey.events")),
     ("configuration: permissions, settings, hook, skill and plugin files", (
-        "covey.permissions", "covey.settings", "covey.settings_managed", "covey.hooks.config", "covey.hooks.read",
-        "covey.skills", "covey.plugins",
+        "covey.permissions", "covey.settings", "covey.settings_managed", "covey.hooks.config", "covey.hooks.conditions",
+        "covey.hooks.read", "covey.skills", "covey.plugins",
     )),
     ("coordination state: mailbox, teams, running-task records, and the Ray shells of the first two", (
         "covey.teams", "covey.registry.records", "covey.registry.answers", "covey.registry.core",

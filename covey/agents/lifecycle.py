@@ -9,6 +9,7 @@ its worktree.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
@@ -19,6 +20,7 @@ from covey.agents.worktree import finish_worktree_record
 from covey.errors import PromptBlocked
 from covey.events import Event
 from covey.hooks import HookRegistry, hook_after, hook_gate
+from covey.hooks.gate import permission_request_hook
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.gate import PermissionGate
 from covey.model.base import Model
@@ -64,19 +66,26 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
     try:
         loop = _build_loop(spec, services, ctx, hooks)
         if spec.history and spec.next_prompt is not None:
+            context = await _session_start(spec, hooks, spec.session_source) if spec.session_source else []
             turn = await _next_turn(spec, hooks)
             if services.on_start is not None:
-                await services.on_start([turn])
-            messages = [*spec.history, turn]
+                await services.on_start([*context, turn])
+            messages = [*spec.history, *context, turn]
         elif spec.history:
+            if spec.depth > 0:  # a resumed sub-agent: its launch context is in its history already
+                await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)
             messages = spec.history
         else:
             messages = await _initial_messages(spec, hooks)
             if services.on_start is not None:
                 await services.on_start(messages)
+        if hooks.session_env:
+            # What SessionStart hooks wrote to CLAUDE_ENV_FILE: the agent's Bash calls run with it.
+            ctx.env = {**(ctx.env if ctx.env is not None else os.environ), **hooks.session_env}
         async for event in loop.run(messages):
             yield event
     finally:
+        await hooks.background.settle()
         if hasattr(spec.permissions, "drop_rules"):
             spec.permissions.drop_rules(GRANT_SOURCE)  # a skill's allowed-tools last for this run only
         hooks.remove(spec.agent_id)
@@ -100,12 +109,18 @@ def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
 
 
 def _hooks(spec: AgentSpec, services: AgentServices) -> HookRegistry:
-    """Settings hooks for everyone, plus this definition's, scoped to this agent (step 9)."""
+    """Settings hooks for everyone, plus this definition's, scoped to this agent (step 9).
+
+    Payloads carry the session's transcript as ``transcript_path``; a sub-agent's own is its
+    ``agent_transcript_path`` (SubagentStop), and its ``agent_id`` / ``agent_type`` name it."""
+    own = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
     hooks = HookRegistry(
         spec.settings.hooks, project_dir=spec.settings.project_dir or spec.cwd, env=spec.settings.env,
-        callback=services.hook_caller,
-        session_id=spec.session_id, transcript_path=str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)),
+        callback=services.hook_caller, session_id=spec.session_id,
+        transcript_path=spec.settings.session_transcript or own,
+        mode_of=lambda: getattr(spec.permissions, "mode", None),
     )
+    hooks.describe(spec.agent_id, agent_type=spec.definition.name, subagent=spec.depth > 0, transcript_path=own)
     if spec.definition.hooks:
         hooks.register(spec.agent_id, spec.definition.hooks, source=spec.definition.path or f"agent {spec.definition.name!r}")
     return hooks
@@ -113,7 +128,9 @@ def _hooks(spec: AgentSpec, services: AgentServices) -> HookRegistry:
 
 def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hooks: HookRegistry) -> AgentLoop:
     asker = hooks.notifying(services.asker, spec.agent_id)
-    inner = PermissionGate(spec.permissions, asker) if spec.permissions is not None else None
+    inner = None
+    if spec.permissions is not None:
+        inner = PermissionGate(spec.permissions, asker, on_request=permission_request_hook(hooks, spec.permissions))
     executor = ToolExecutor(available_tools(spec, services), ctx, gate=hook_gate(hooks, inner), after=hook_after(hooks))
     config = LoopConfig(
         model_id=spec.model_id, system=spec.system, max_turns=spec.max_turns, effort=spec.effort,
@@ -153,9 +170,26 @@ async def _initial_messages(spec: AgentSpec, hooks: HookRegistry) -> list[dict[s
     preloaded = await preload_skills(spec.definition.skills, skills) if spec.definition.skills else []
     prompt = spec.prompt
     if spec.depth == 0:
-        await hooks.run_session_start(cwd=spec.cwd)
+        context = await _session_start(spec, hooks, spec.session_source or "startup")
         prompt = await _submitted(prompt, spec, hooks)
-    return [*spec.prelude, *preloaded, {"role": "user", "content": prompt}]
+    else:
+        outcome = await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)
+        context = _reminder("SubagentStart", outcome.additional_context)
+    return [*spec.prelude, *preloaded, *context, {"role": "user", "content": prompt}]
+
+
+async def _session_start(spec: AgentSpec, hooks: HookRegistry, source: str) -> list[dict[str, Any]]:
+    """SessionStart hooks (matched on ``source``): what they say goes before the first prompt."""
+    outcome = await hooks.run_session_start(source=source, cwd=spec.cwd, model=spec.model_id)
+    return _reminder("SessionStart", outcome.additional_context)
+
+
+def _reminder(event: str, context: str | None) -> list[dict[str, Any]]:
+    """A hook's context as Claude Code puts it in front of the model: a system reminder naming the event."""
+    if not context:
+        return []
+    text = f"<system-reminder>\n{event} hook additional context: {context}\n</system-reminder>"
+    return [{"role": "user", "content": [{"type": "text", "text": text}]}]
 
 
 async def _next_turn(spec: AgentSpec, hooks: HookRegistry) -> dict[str, Any]:
@@ -168,8 +202,9 @@ async def _submitted(prompt: str, spec: AgentSpec, hooks: HookRegistry) -> str:
     outcome = await hooks.run_user_prompt_submit(prompt, agent_id=spec.agent_id, cwd=spec.cwd)
     if outcome.blocked:
         raise PromptBlocked(outcome.reason or "a UserPromptSubmit hook blocked the prompt")
-    if outcome.additional_context:
-        prompt = f"{prompt}\n\n<system-reminder>\n{outcome.additional_context}\n</system-reminder>"
+    # What background hooks said since the last turn comes with this prompt.
+    for context in filter(None, (outcome.additional_context, hooks.background.take())):
+        prompt = f"{prompt}\n\n<system-reminder>\n{context}\n</system-reminder>"
     return prompt
 
 

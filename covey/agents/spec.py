@@ -27,6 +27,9 @@ class RunSettings(BaseModel):
     """The settings files' hooks (a ``HookConfig``), run for every agent of the session."""
     project_dir: str | None = None
     """The session's project root, as hooks see it (``CLAUDE_PROJECT_DIR``)."""
+    session_transcript: str | None = None
+    """The main agent's transcript: every hook payload's ``transcript_path``, in sub-agents too
+    (theirs is ``agent_transcript_path``), as in Claude Code. None: the agent's own."""
     partial_messages: bool = False
     """The main agent's replies also stream as raw stream events (``--include-partial-messages``)."""
     env: dict[str, str] | None = None
@@ -88,6 +91,9 @@ class AgentSpec(BaseModel):
     next_prompt: str | None = None
     """The main agent's next turn in a conversation: the user message after ``history``
     (it goes through UserPromptSubmit hooks and into the transcript like a first prompt)."""
+    session_source: str | None = None
+    """The main agent's SessionStart source for this run: ``resume`` / ``fork`` for a resumed
+    session's first turn; None: ``startup`` for a fresh run, no SessionStart for a later turn."""
     worktree: Worktree | None = None
     """The git worktree this agent works in (isolation: worktree), removed or kept at its end."""
     runtime: Any = None

@@ -1,9 +1,9 @@
-"""Hooks: shell commands run at points of an agent's life, answered like Claude Code's (docs/definitions.md#hooks)."""
+"""Hooks: commands (or HTTP endpoints) run at points of an agent's life, answered like Claude Code's (docs/definitions.md#hooks)."""
 
 from covey.hooks.command import HookAnswer
-from covey.hooks.config import EVENTS, CommandHook, HookConfig, HookMatcher
-from covey.hooks.gate import hook_after, hook_gate
-from covey.hooks.outcomes import HookOutcome, PreToolOutcome
+from covey.hooks.config import EVENTS, CommandHook, HookConfig, HookMatcher, HttpHook
+from covey.hooks.gate import hook_after, hook_gate, permission_request_hook
+from covey.hooks.outcomes import HookOutcome, PreToolOutcome, RequestVerdict
 from covey.hooks.read import HookConfigError, HookWarning, ParsedHooks, parse_hooks, read_hooks
 from covey.hooks.runner import HookRegistry
 
@@ -17,10 +17,13 @@ __all__ = [
     "HookOutcome",
     "HookRegistry",
     "HookWarning",
+    "HttpHook",
     "ParsedHooks",
     "PreToolOutcome",
+    "RequestVerdict",
     "hook_after",
     "hook_gate",
     "parse_hooks",
+    "permission_request_hook",
     "read_hooks",
 ]

@@ -41,6 +41,10 @@ class HookAnswer:
     """Plain (non-JSON) stdout of a successful hook."""
     error: str | None = None
     """A non-blocking failure, for the log."""
+    request_decision: dict[str, Any] | None = None
+    """A PermissionRequest hook's ``hookSpecificOutput.decision`` (``behavior`` allow / deny ...)."""
+    system_message: str | None = None
+    """``systemMessage``: a warning for the person (logged: covey has no transcript view)."""
 
 
 class _WireSpecific(BaseModel):
@@ -51,6 +55,7 @@ class _WireSpecific(BaseModel):
     permission_decision_reason: str | None = Field(default=None, alias="permissionDecisionReason")
     updated_input: dict[str, Any] | None = Field(default=None, alias="updatedInput")
     additional_context: str | None = Field(default=None, alias="additionalContext")
+    decision: dict[str, Any] | None = None
 
 
 class _WireAnswer(BaseModel):
@@ -60,37 +65,51 @@ class _WireAnswer(BaseModel):
     reason: str | None = None
     continue_: bool = Field(default=True, alias="continue")
     stop_reason: str | None = Field(default=None, alias="stopReason")
+    system_message: str | None = Field(default=None, alias="systemMessage")
     specific: _WireSpecific = Field(default_factory=_WireSpecific, alias="hookSpecificOutput")
 
 
 async def run_command(
     hook: CommandHook, payload: dict[str, Any], *, cwd: Path, project_dir: Path, env: Mapping[str, str] | None = None,
+    timeout_s: float | None = None, extra_env: Mapping[str, str] | None = None,
 ) -> HookAnswer:
-    """Run ``hook`` with ``env`` (the run's environment; None: this process's) plus ``CLAUDE_PROJECT_DIR``."""
+    """Run ``hook`` with ``env`` (the run's environment; None: this process's) plus ``CLAUDE_PROJECT_DIR``
+    and ``extra_env``; ``timeout_s``: the event's limit (default: the hook's own or Claude Code's)."""
+    limit = timeout_s or hook.timeout_for(str(payload.get("hook_event_name", "")))
+    base = {**(os.environ if env is None else env), **(extra_env or {})}
     try:
-        code, out, err = await _execute(hook, payload, cwd, project_dir, os.environ if env is None else env)
+        code, out, err = await _execute(hook, payload, cwd, project_dir, base, limit)
     except asyncio.TimeoutError:
-        return HookAnswer(hook.command, error=f"timed out after {hook.timeout_s:g}s and was killed")
+        return HookAnswer(hook.command, error=f"timed out after {limit:g}s and was killed")
     except OSError as exc:
         return HookAnswer(hook.command, error=f"could not start: {exc}")
     return read_answer(hook.command, code, out, err)
 
 
 async def _execute(
-    hook: CommandHook, payload: dict[str, Any], cwd: Path, project_dir: Path, env: Mapping[str, str],
+    hook: CommandHook, payload: dict[str, Any], cwd: Path, project_dir: Path, env: Mapping[str, str], timeout_s: float,
 ) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_shell(
-        hook.command, cwd=cwd, env={**env, "CLAUDE_PROJECT_DIR": str(project_dir)}, start_new_session=True,  # own group: a kill reaches its children
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )
+    pipes = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.PIPE}
+    # Own process group (start_new_session): a kill reaches the hook's children too.
+    options = {"cwd": cwd, "env": {**env, "CLAUDE_PROJECT_DIR": str(project_dir)}, "start_new_session": True, **pipes}
+    if hook.args is not None:
+        # Exec form: no shell, so each argument arrives as written, placeholders replaced as plain text.
+        program, *args = (_placeholders(part, project_dir) for part in (hook.command, *hook.args))
+        proc = await asyncio.create_subprocess_exec(program, *args, **options)
+    else:
+        proc = await asyncio.create_subprocess_shell(hook.command, **options)
     stdin = json.dumps(payload, default=str).encode()
     try:
-        out, err = await asyncio.wait_for(proc.communicate(stdin), hook.timeout_s)
+        out, err = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
     except BaseException:  # timeout or cancellation: nothing the hook started may outlive it
         _kill_group(proc.pid)
         await proc.wait()
         raise
     return proc.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def _placeholders(text: str, project_dir: Path) -> str:
+    return text.replace("${CLAUDE_PROJECT_DIR}", str(project_dir)).replace("$CLAUDE_PROJECT_DIR", str(project_dir))
 
 
 def _kill_group(pid: int) -> None:
@@ -131,4 +150,6 @@ def _from_json(command: str, wire: _WireAnswer) -> HookAnswer:
         permission_decision=decision,  # type: ignore[arg-type]
         updated_input=wire.specific.updated_input,
         additional_context=wire.specific.additional_context,
+        request_decision=wire.specific.decision,
+        system_message=wire.system_message,
     )

@@ -1,4 +1,4 @@
-"""Hook configuration models: the events covey runs, matcher groups and command handlers.
+"""Hook configuration models: the events covey runs, matcher groups and their handlers.
 
 Reading them from a settings file or a definition's frontmatter is ``covey.hooks.read``.
 """
@@ -13,22 +13,64 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from covey.tool_names import names_of
 
 HookEvent = Literal[
-    "PreToolUse", "PostToolUse", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit", "Notification",
+    "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit",
+    "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionStart", "SessionEnd", "PreCompact", "Setup",
 ]
 EVENTS: tuple[str, ...] = get_args(HookEvent)
 
+TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
+"""Events about one tool call: their matcher is a tool name, and only they evaluate a handler's ``if``."""
+
+CLAUDE_CODE_ONLY_EVENTS = (
+    "UserPromptExpansion", "PermissionDenied", "PostToolBatch", "MessageDisplay", "TaskCreated", "TaskCompleted",
+    "StopFailure", "TeammateIdle", "InstructionsLoaded", "ConfigChange", "CwdChanged", "DirectoryAdded",
+    "FileChanged", "WorktreeCreate", "WorktreeRemove", "PostCompact", "PreModelSwitch", "PostModelSwitch",
+    "Elicitation", "ElicitationResult",
+)
+"""Claude Code events covey has no occasion to fire (skipped with a warning that says so)."""
+
+DEFAULT_TIMEOUT_S = 600.0
+"""Claude Code's default for command and http hooks."""
+SHORT_TIMEOUT_S = {"UserPromptSubmit": 30.0}
+"""Events whose hooks default to a shorter timeout (a stuck one stalls every prompt)."""
+SESSION_END_BUDGET_S = 1.5
+"""SessionEnd hooks share this budget unless a hook sets a longer ``timeout`` (at most 60 s)."""
 
 
-class CommandHook(BaseModel):
-    """One shell command run for an event."""
+class _Handler(BaseModel):
+    """What every handler type shares (Claude Code's common handler fields)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    timeout_s: float | None = Field(default=None, alias="timeout", gt=0)
+    """Seconds before the hook is cancelled; None: the event's default (``timeout_for``)."""
+    if_rule: str | None = Field(default=None, alias="if")
+    """A permission rule (``Bash(git *)``): the hook runs only for tool calls it matches;
+    on an event that is not about a tool call it never runs, as in Claude Code."""
+    status_message: str | None = Field(default=None, alias="statusMessage")
+    """Claude Code's spinner text while the hook runs (covey shows no spinner: kept, unused)."""
+
+    def timeout_for(self, event: str) -> float:
+        return self.timeout_s if self.timeout_s is not None else SHORT_TIMEOUT_S.get(event, DEFAULT_TIMEOUT_S)
+
+
+class CommandHook(_Handler):
+    """One shell command run for an event."""
 
     type: Literal["command"] = "command"
     command: str = Field(min_length=1)
     """The shell command; it reads the event's JSON payload on stdin."""
-    timeout_s: float = Field(default=60.0, alias="timeout", gt=0)
-    """Seconds before the command's process group is killed."""
+    args: list[str] | None = None
+    """Exec form: ``command`` is the program and these its arguments, no shell involved
+    (``${CLAUDE_PROJECT_DIR}`` is replaced in each as plain text)."""
+    run_async: bool = Field(default=False, alias="async")
+    """Run in the background: the action goes on at once, and what the hook says later
+    (``additionalContext``) reaches the model with its next request."""
+    async_rewake: bool = Field(default=False, alias="asyncRewake")
+    """In the background too; its exit-2 stderr reaches the model with its next request
+    (covey does not wake an idle agent for it, as Claude Code does)."""
+    shell: Literal["bash", "powershell"] | None = None
+    """Claude Code's shell choice: ``bash`` is the POSIX shell covey runs; ``powershell`` is refused on read."""
 
     @field_validator("command")
     @classmethod
@@ -37,52 +79,90 @@ class CommandHook(BaseModel):
             raise ValueError("must not be empty")
         return value
 
+    @property
+    def background(self) -> bool:
+        return self.run_async or self.async_rewake
 
-class CallbackHook(BaseModel):
+    @property
+    def key(self) -> str:
+        """What makes two handlers the same one (Claude Code runs a duplicate once)."""
+        return f"command:{self.command}" + (f":{self.args}" if self.args is not None else "")
+
+
+class HttpHook(_Handler):
+    """The event's JSON payload POSTed to a URL; the response body answers like a command's stdout."""
+
+    type: Literal["http"] = "http"
+    url: str = Field(min_length=1, pattern=r"^https?://")
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra headers; ``$VAR`` / ``${VAR}`` in a value is replaced for the names in ``allowedEnvVars`` only."""
+    allowed_env_vars: list[str] = Field(default_factory=list, alias="allowedEnvVars")
+
+    @property
+    def command(self) -> str:
+        """What logs and warnings call it."""
+        return f"POST {self.url}"
+
+    @property
+    def key(self) -> str:
+        return f"http:{self.url}"
+
+
+class CallbackHook(_Handler):
     """A claude-agent-sdk hook: the SDK client runs its Python callback (``hook_callback``
     over the control protocol) and answers as a command hook prints its JSON."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
     type: Literal["callback"] = "callback"
     callback_id: str = Field(min_length=1)
-    timeout_s: float = Field(default=60.0, alias="timeout", gt=0)
+
+    def timeout_for(self, event: str) -> float:
+        return self.timeout_s if self.timeout_s is not None else 60.0  # the SDK's HookMatcher default
 
     @property
     def command(self) -> str:
         """What logs and warnings call it (a command hook's command)."""
         return f"SDK hook callback {self.callback_id}"
 
+    @property
+    def key(self) -> str:
+        return f"callback:{self.callback_id}"
 
-Handler = Annotated[Union[CommandHook, CallbackHook], Field(discriminator="type")]
+
+Handler = Annotated[Union[CommandHook, HttpHook, CallbackHook], Field(discriminator="type")]
+
+_EXACT = re.compile(r"[A-Za-z0-9_\- ,|]*")
 
 
 class HookMatcher(BaseModel):
-    """A matcher group: which tools it applies to, and the commands it runs."""
+    """A matcher group: what it applies to (a tool, a session source, an agent type...), and its handlers."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     matcher: str = ""
-    """Tool-name pattern (regex, whole name); ``""`` or ``*`` matches everything."""
+    """``""`` or ``*``: everything. Only letters, digits, ``_ - , |`` and spaces: exact names
+    separated by ``|`` or ``,``. Anything else: a regular expression, unanchored (Claude Code's rules)."""
     hooks: list[Handler] = Field(default_factory=list)
 
     @field_validator("matcher")
     @classmethod
     def _valid_regex(cls, value: str) -> str:
         # An invalid pattern fails loading, not the first tool call.
-        if value not in ("", "*"):
+        if value.strip() != "*" and not _EXACT.fullmatch(value):
             try:
                 re.compile(value)
             except re.error as exc:
                 raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
         return value
 
-    def matches(self, tool_name: str | None) -> bool:
-        """Events without a tool (Stop, SessionStart, ...) ignore the matcher."""
-        if tool_name is None or self.matcher in ("", "*"):
+    def matches(self, value: str | None, *, tool: bool = False) -> bool:
+        """``value``: what the event matches on (None: an event without matcher support)."""
+        if value is None or self.matcher.strip() in ("", "*"):
             return True
-        names = names_of(tool_name)  # a matcher written for ``Task`` fires for ``Agent``
-        return any(re.fullmatch(self.matcher, name) for name in names)
+        names = names_of(value) if tool else (value,)  # a matcher written for ``Task`` fires for ``Agent``
+        if _EXACT.fullmatch(self.matcher):
+            wanted = {part.strip() for part in re.split(r"[|,]", self.matcher) if part.strip()}
+            return any(name in wanted for name in names)
+        return any(re.search(self.matcher, name) for name in names)
 
 
 HookConfig = dict[str, list[HookMatcher]]

@@ -1,21 +1,28 @@
-"""PreToolUse / PostToolUse hooks as the ToolExecutor's ``gate`` and ``after``.
+"""Tool-call hooks as the ToolExecutor's ``gate`` and ``after``, and PermissionRequest hooks
+as the permission gate's ``on_request``.
 
-Hooks run before the permission gate, as in Claude Code: a hook can block a
-call the rules would allow, rewrite its input, or settle the permission itself
-(``allow`` skips the permission check, ``ask`` forces a person's approval).
+Hooks run before the permission gate, as in Claude Code: a PreToolUse hook can
+block a call the rules would allow, rewrite its input, or settle the permission
+itself (``allow`` skips the permission check, ``ask`` forces a person's approval).
+When a person would be asked, PermissionRequest hooks may answer for them. After
+the call, PostToolUse hooks see a success and PostToolUseFailure hooks a failure.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from pydantic import ValidationError
 
-from covey.hooks.outcomes import PreToolOutcome
+from covey.hooks.outcomes import HookOutcome, PreToolOutcome, RequestVerdict
 from covey.hooks.runner import HookRegistry
 from covey.loop.execute import After, Gate
-from covey.permissions.decisions import Ask, Deny
+from covey.permissions.decisions import Allow, Ask, Deny
+from covey.permissions.rules import suggest_rule
 from covey.tools.base import Tool, ToolContext, ToolResult
+
+OnRequest = Callable[[Tool, Any, ToolContext, Ask], Awaitable["tuple[Allow | Deny, Any] | None"]]
+"""Before a person is asked: a decision and the input to run with, or None to ask."""
 
 
 def hook_gate(registry: HookRegistry, inner_gate: Gate | None = None) -> Gate:
@@ -23,11 +30,14 @@ def hook_gate(registry: HookRegistry, inner_gate: Gate | None = None) -> Gate:
         wire = input.model_dump(by_alias=True, exclude_none=True)
         outcome = await registry.run_pre_tool_use(
             ctx.agent_id, tool.name, wire, cwd=ctx.cwd, tool_use_id=ctx.tool_use_id,
-            session_id=ctx.services.session_id,
+            session_id=ctx.services.session_id, subject=tool.permission_subject(input, ctx),
         )
         if outcome.blocked or outcome.stop:
             why = outcome.reason or outcome.stop_reason or "no reason given"
             return ToolResult.error(f"{tool.name} was blocked by a PreToolUse hook: {why}")
+        if outcome.additional_context and ctx.tool_use_id:
+            # Claude Code puts a PreToolUse hook's context next to the call's result.
+            registry.pre_tool_context[ctx.tool_use_id] = outcome.additional_context
         if outcome.updated_input is not None:
             # A hook may send only the fields it changes; the rest stay as the model sent them.
             try:
@@ -53,27 +63,100 @@ async def _ask(outcome: PreToolOutcome, inner: Any, tool: Tool, input: Any, ctx:
     subject = tool.permission_subject(input, ctx)
     question = outcome.reason or f"A hook asks for approval: allow {tool.name}?"
     ask = Ask(tool_name=tool.name, subject=subject, input=wire, message=question, reason="PreToolUse hook")
-    decision = await inner.policy.resolve(ask, agent_id=ctx.agent_id, tool_use_id=ctx.tool_use_id, asker=getattr(inner, "asker", None))
+    decision: Any = ask
+    if (on_request := getattr(inner, "on_request", None)) is not None and (answered := await on_request(tool, input, ctx, ask)):
+        decision, input = answered
+    decision = await inner.policy.resolve(decision, agent_id=ctx.agent_id, tool_use_id=ctx.tool_use_id, asker=getattr(inner, "asker", None))
     if isinstance(decision, Deny):
         getattr(inner, "denials", []).append({"tool_name": tool.name, "tool_use_id": ctx.tool_use_id, "tool_input": wire})
         return ToolResult.error(decision.message)
     return input
 
 
+def permission_request_hook(registry: HookRegistry, policy: Any) -> OnRequest:
+    """PermissionRequest hooks, run when the policy would ask a person (or deny for want of one)."""
+
+    async def on_request(tool: Tool, input: Any, ctx: ToolContext, ask: Ask) -> tuple[Allow | Deny, Any] | None:
+        wire = input.model_dump(by_alias=True, exclude_none=True)
+        suggestion = {"type": "addRules", "rules": [_rule_entry(suggest_rule(tool.name, ask.subject))],
+                      "behavior": "allow", "destination": "session"}
+        verdict = await registry.run_permission_request(
+            ctx.agent_id, tool.name, wire, subject=ask.subject, suggestions=[suggestion], cwd=ctx.cwd)
+        if verdict is None:
+            return None
+        if verdict.behavior == "deny":
+            message = verdict.message or f"Permission to use {tool.name} was denied by a PermissionRequest hook."
+            return Deny(tool_name=tool.name, subject=ask.subject, input=wire, message=message, source="hook",
+                        reason="PermissionRequest hook"), input
+        return _allowed(verdict, policy, tool, input, ctx, ask)
+
+    return on_request
+
+
+def _allowed(verdict: RequestVerdict, policy: Any, tool: Tool, input: Any, ctx: ToolContext, ask: Ask) -> tuple[Allow | Deny, Any]:
+    _apply_updates(verdict.updated_permissions or [], policy)
+    if verdict.updated_input is not None:
+        try:
+            input = tool.input_model.model_validate(verdict.updated_input)
+        except ValidationError as exc:
+            return Deny(tool_name=tool.name, subject=ask.subject, input=ask.input, source="hook",
+                        message=f"A PermissionRequest hook changed the {tool.name} input into an invalid one: {exc}",
+                        reason="PermissionRequest hook"), input
+        # The changed input is checked against the deny rules again, as in Claude Code.
+        again = policy.decide(tool.name, tool.read_only, tool.permission_subject(input, ctx),
+                              input.model_dump(by_alias=True, exclude_none=True))
+        if isinstance(again, Deny):
+            return again, input
+    wire = input.model_dump(by_alias=True, exclude_none=True)
+    return Allow(tool_name=tool.name, subject=ask.subject, input=wire, source="hook", reason="PermissionRequest hook"), input
+
+
+def _apply_updates(updates: list[Any], policy: Any) -> None:
+    """``addRules`` and ``setMode`` take effect for this session (covey writes no settings file)."""
+    for update in updates:
+        if not isinstance(update, dict):
+            continue
+        if update.get("type") == "addRules" and update.get("behavior") in ("allow", "deny", "ask"):
+            for rule in update.get("rules") or []:
+                text = rule.get("toolName", "") + (f"({rule['ruleContent']})" if rule.get("ruleContent") else "")
+                policy.add_rule(update["behavior"], text, source="session")
+        elif update.get("type") == "setMode" and isinstance(update.get("mode"), str):
+            policy.mode = "default" if update["mode"] == "manual" else update["mode"]
+
+
+def _rule_entry(rule: str) -> dict[str, str]:
+    name, paren, rest = rule.partition("(")
+    return {"toolName": name, **({"ruleContent": rest[:-1]} if paren else {})}
+
+
 def hook_after(registry: HookRegistry) -> After:
     async def after(tool: Tool, input: Any, result: ToolResult, ctx: ToolContext) -> ToolResult:
-        outcome = await registry.run_post_tool_use(
-            ctx.agent_id, tool.name, input.model_dump(by_alias=True, exclude_none=True),
-            {"content": result.content, "is_error": result.is_error}, cwd=ctx.cwd,
-            tool_use_id=ctx.tool_use_id, session_id=ctx.services.session_id,
-        )
-        notes = []
-        if outcome.blocked:
-            notes.append(f"PostToolUse hook feedback: {outcome.reason or 'the hook blocked this result'}")
-        if outcome.additional_context:
-            notes.append(outcome.additional_context)
+        wire = input.model_dump(by_alias=True, exclude_none=True)
+        common = {"cwd": ctx.cwd, "tool_use_id": ctx.tool_use_id, "session_id": ctx.services.session_id,
+                  "subject": tool.permission_subject(input, ctx)}
+        if result.is_error:
+            outcome = await registry.run_post_tool_use_failure(ctx.agent_id, tool.name, wire, result.content, **common)
+            label = "PostToolUseFailure"
+        else:
+            response = {"content": result.content, "is_error": result.is_error}
+            outcome = await registry.run_post_tool_use(ctx.agent_id, tool.name, wire, response, **common)
+            label = "PostToolUse"
+        notes = _notes(label, outcome)
+        if before := registry.pre_tool_context.pop(ctx.tool_use_id or "", None):
+            notes.insert(0, before)
+        if late := registry.background.take():
+            notes.append(late)  # what background hooks said since: the model reads it with this result
         if not notes:
             return result
         return result.model_copy(update={"content": "\n\n".join([result.content, *notes])})
 
     return after
+
+
+def _notes(label: str, outcome: HookOutcome) -> list[str]:
+    notes = []
+    if outcome.blocked:
+        notes.append(f"{label} hook feedback: {outcome.reason or 'the hook blocked this result'}")
+    if outcome.additional_context:
+        notes.append(outcome.additional_context)
+    return notes

@@ -40,6 +40,8 @@ def combine(event: str, answers: Sequence[HookAnswer], *, text_is_context: bool 
     for answer in answers:
         if answer.error:
             log.warning("%s hook %r failed (non-blocking): %s", event, answer.command, answer.error)
+        if answer.system_message:
+            log.warning("%s hook %r: %s", event, answer.command, answer.system_message)
     contexts = [a.additional_context or (a.text if text_is_context else None) for a in answers]
     return HookOutcome(
         blocked=any(a.blocked for a in answers),
@@ -67,3 +69,44 @@ def combine_pre_tool(answers: Sequence[HookAnswer]) -> PreToolOutcome:
 def _join(parts: Any) -> str | None:
     texts = [p.strip() for p in parts if p and p.strip()]
     return "\n".join(texts) or None
+
+
+@dataclass(frozen=True)
+class RequestVerdict:
+    """What PermissionRequest hooks decided on the person's behalf (``hookSpecificOutput.decision``)."""
+
+    behavior: str
+    """``allow`` or ``deny``."""
+    updated_input: dict[str, Any] | None = None
+    """For allow: the whole input to run with instead."""
+    updated_permissions: list[dict[str, Any]] | None = None
+    """For allow: permission updates (``addRules``, ``setMode`` ...) to apply."""
+    message: str | None = None
+    """For deny: what the model reads."""
+    interrupt: bool = False
+    """For deny: stop the agent too."""
+
+
+def combine_permission_request(answers: Sequence[HookAnswer]) -> RequestVerdict | None:
+    """Any deny wins; else an allow (the first); else None: the person is asked as usual.
+    Exit 2 does nothing here, as in Claude Code: only the ``decision`` object decides."""
+    combine("PermissionRequest", answers)
+    verdicts = [_verdict(a.request_decision) for a in answers if a.request_decision]
+    verdicts = [v for v in verdicts if v is not None]
+    denied = [v for v in verdicts if v.behavior == "deny"]
+    return (denied or verdicts or [None])[0]
+
+
+def _verdict(decision: dict[str, Any]) -> RequestVerdict | None:
+    behavior = decision.get("behavior")
+    if behavior not in ("allow", "deny"):
+        log.warning("PermissionRequest hook answered an unknown decision behavior %r; ignored", behavior)
+        return None
+    updated = decision.get("updatedInput")
+    permissions = decision.get("updatedPermissions")
+    return RequestVerdict(
+        behavior=behavior, message=decision.get("message") if isinstance(decision.get("message"), str) else None,
+        updated_input=updated if behavior == "allow" and isinstance(updated, dict) else None,
+        updated_permissions=permissions if behavior == "allow" and isinstance(permissions, list) else None,
+        interrupt=behavior == "deny" and decision.get("interrupt") is True,
+    )

@@ -8,12 +8,13 @@ An agent definition's frontmatter may drop the inner list::
 
     PreToolUse: [{matcher: Bash, command: "..."}]
 
-What covey does not model is skipped with a warning, as Claude Code skips what
-it does not know: an event covey lacks (``PreCompact``, ``SessionEnd``...), a
-handler ``type`` other than ``command`` (``prompt``, ``agent``, ``http``), a
-field it has no use for (``async``, ``statusMessage``, ``if``...). An entry
-covey does model but that is malformed (wrong type, blank ``command``, bad
-matcher regex) is a :class:`HookConfigError`.
+What covey does not run is skipped with a warning and the rest of the block
+still loads: an event covey never fires (``TeammateIdle``, ``FileChanged``...)
+or does not know, a handler ``type`` it cannot run (``prompt``, ``agent``,
+``mcp_tool``), a field it has no use for (``once`` outside a skill, any
+unknown key). An entry covey does run but that is malformed (wrong type, blank
+``command``, bad matcher regex, an ``http`` hook without a URL) is a
+:class:`HookConfigError` naming the file and field.
 """
 
 from __future__ import annotations
@@ -25,13 +26,31 @@ from typing import Any, NoReturn
 from pydantic import BaseModel, ValidationError
 
 from covey.errors import UserError
-from covey.hooks.config import EVENTS, CallbackHook, CommandHook, HookConfig, HookMatcher
+from covey.hooks.conditions import valid_if
+from covey.hooks.config import (
+    CLAUDE_CODE_ONLY_EVENTS, EVENTS, CallbackHook, CommandHook, HookConfig, HookMatcher, HttpHook,
+)
 
 log = logging.getLogger(__name__)
 
 _GROUP_KEYS = ("matcher", "hooks")
-_HANDLER_KEYS = {key for name, info in CommandHook.model_fields.items() for key in (name, info.alias) if key}
-_CALLBACK_KEYS = {key for name, info in CallbackHook.model_fields.items() for key in (name, info.alias) if key}
+
+def _keys(model: type[BaseModel]) -> set[str]:
+    return {key for name, info in model.model_fields.items() for key in (name, info.alias) if key}
+
+
+_MODELS: dict[str, tuple[type[BaseModel], set[str]]] = {
+    "command": (CommandHook, _keys(CommandHook)), "http": (HttpHook, _keys(HttpHook)),
+    "callback": (CallbackHook, _keys(CallbackHook)),
+}
+_NOT_RUN = {
+    "prompt": "a prompt hook asks a model for a decision; covey does not run prompt hooks",
+    "agent": "an agent hook runs a verifier agent; covey does not run agent hooks",
+    "mcp_tool": "an mcp_tool hook calls an MCP server's tool; covey does not run mcp_tool hooks",
+}
+_IGNORED = {
+    "once": "honoured only for hooks in skill frontmatter; ignored here, as Claude Code ignores it",
+}
 
 
 @dataclass(frozen=True)
@@ -94,8 +113,10 @@ class _Reader:
         for event, groups in raw.items():
             if event in EVENTS:
                 self._event(event, groups)
+            elif event in CLAUDE_CODE_ONLY_EVENTS:
+                self._skip(f"hooks.{event}", "a Claude Code event covey never fires; skipped")
             else:
-                self._skip(f"hooks.{event}", f"event not supported by covey; skipped{_did_you_mean(event)}")
+                self._skip(f"hooks.{event}", f"unknown event; skipped{_did_you_mean(event)}")
         return self.out
 
     def _event(self, event: str, groups: Any) -> None:
@@ -122,24 +143,32 @@ class _Reader:
         kept = {k: group[k] for k in _GROUP_KEYS if k in group} | {"hooks": [h for _, h in read]}
         return self._matcher(group.get("matcher", ""), read, where), kept
 
-    def _matcher(self, pattern: Any, handlers: list[tuple[CommandHook, dict]], where: str) -> HookMatcher:
+    def _matcher(self, pattern: Any, handlers: list[tuple[BaseModel, dict]], where: str) -> HookMatcher:
         hooks = [hook for hook, _ in handlers]
         return self._validate(HookMatcher, {"matcher": pattern, "hooks": hooks}, where)
 
-    def _handler(self, raw: Any, where: str) -> tuple[CommandHook, dict[str, Any]] | None:
+    def _handler(self, raw: Any, where: str) -> tuple[BaseModel, dict[str, Any]] | None:
         if not isinstance(raw, dict):
             self._fail(where, "must be an object with 'type' and 'command'")
         kind = raw.get("type", "command")
         if not isinstance(kind, str):
             self._fail(f"{where}.type", f"must be a string, not {type(kind).__name__}")
-        if kind not in ("command", "callback"):
-            self._skip(f"{where}.type", f"hook type {kind!r} not supported by covey (only 'command'); hook skipped")
+        if kind not in _MODELS:
+            why = _NOT_RUN.get(kind, "unknown hook type")
+            self._skip(f"{where}.type", f"hook type {kind!r} not supported by covey ({why}); hook skipped")
+            return None
+        if raw.get("shell") == "powershell":
+            self._skip(f"{where}.shell", "covey runs hooks with the POSIX shell, not PowerShell; hook skipped")
             return None
         # "callback": a claude-agent-sdk client's hook (its hookCallbackIds), run over the control protocol.
-        model, keys = (CommandHook, _HANDLER_KEYS) if kind == "command" else (CallbackHook, _CALLBACK_KEYS)
+        model, keys = _MODELS[kind]
         for key in [k for k in raw if k not in keys]:
-            self._skip(f"{where}.{key}", "field not supported by covey; skipped (the hook runs without it)")
+            message = _IGNORED.get(key, "field not supported by covey; skipped (the hook runs without it)")
+            self._skip(f"{where}.{key}", message)
         kept = {k: v for k, v in raw.items() if k in keys}
+        if isinstance(kept.get("if"), str) and (why := valid_if(kept["if"])):
+            self._skip(f"{where}.if", f"not a permission rule ({why}); hook skipped")
+            return None
         return self._validate(model, kept, where), kept
 
     def _validate(self, model: type[BaseModel], data: dict[str, Any], where: str) -> Any:

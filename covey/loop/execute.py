@@ -94,14 +94,23 @@ class ToolExecutor:
                 if isinstance(gated, ToolResult):
                     return gated
                 parsed = gated
-            result = await tool.run(parsed, ctx)
-            if self.after is not None:
+            result = await _run(tool, parsed, ctx)
+            if self.after is not None:  # a failed call too: PostToolUseFailure hooks see it
                 result = await self.after(tool, parsed, result, ctx)
             return result
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # a tool never raises into the loop
+        except Exception as exc:  # a gate or hook never raises into the loop either
             return ToolResult.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+
+
+async def _run(tool: Tool, input: Any, ctx: ToolContext) -> ToolResult:
+    try:
+        return await tool.run(input, ctx)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # a tool never raises into the loop
+        return ToolResult.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
 
 
 def tool_result_block(tool_use_id: str, result: ToolResult, *, as_blocks: bool = False) -> dict[str, Any]:

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from covey.permissions.decisions import Deny
+from covey.permissions.decisions import Ask, Deny
 from covey.tools.base import Tool, ToolContext, ToolResult
 
 
 class PermissionGate:
-    def __init__(self, policy: Any, asker: Any = None) -> None:
+    def __init__(self, policy: Any, asker: Any = None, on_request: Any = None) -> None:
         self.policy = policy
         self.asker = asker
+        self.on_request = on_request
+        """``async (tool, input, ctx, ask) -> (decision, input) | None``: PermissionRequest hooks,
+        which may answer before a person is asked (``covey.hooks.gate.permission_request_hook``)."""
         self.denials: list[dict[str, Any]] = []
 
     async def __call__(self, tool: Tool, input: Any, ctx: ToolContext) -> Any:
@@ -25,6 +28,8 @@ class PermissionGate:
         wire = input.model_dump(by_alias=True, exclude_none=True)
         needs_no_approval = tool.read_only or tool.coordination
         decision = self.policy.decide(tool.name, needs_no_approval, subject, wire)
+        if isinstance(decision, Ask) and self.on_request is not None and (answered := await self.on_request(tool, input, ctx, decision)):
+            decision, input = answered
         decision = await self.policy.resolve(decision, agent_id=ctx.agent_id, tool_use_id=ctx.tool_use_id, asker=self.asker)
         if isinstance(decision, Deny):
             self.denials.append({"tool_name": tool.name, "tool_use_id": ctx.tool_use_id, "tool_input": wire})

@@ -212,10 +212,12 @@ _BASH_THEN_DONE = """\
 
 @pytest.mark.ray  # covey -p starts a private Ray
 def test_hook_events_covey_lacks_are_skipped_with_a_warning_and_the_rest_run(tmp_path):
-    marker = tmp_path / "pre-tool-use.txt"
+    marker, ended = tmp_path / "pre-tool-use.txt", tmp_path / "session-end.json"
     settings = _project(tmp_path, {
+        "TeammateIdle": [{"hooks": [{"type": "command", "command": "true"}]}],
+        "FileChanged": [{"hooks": [{"type": "command", "command": "true"}]}],
         "PreCompact": [{"hooks": [{"type": "command", "command": "true"}]}],
-        "SessionEnd": [{"hooks": [{"type": "command", "command": "true"}]}],
+        "SessionEnd": [{"matcher": "other", "hooks": [{"type": "command", "command": f"cat > {ended}"}]}],
         "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": f"echo fired > {marker}"}]}],
     })
     done = covey("-p", "go", "--model", _script(tmp_path, _BASH_THEN_DONE), "--allowed-tools", "Bash",
@@ -223,8 +225,11 @@ def test_hook_events_covey_lacks_are_skipped_with_a_warning_and_the_rest_run(tmp
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["result"] == "all done"
     assert marker.read_text().strip() == "fired"
-    for event in ("PreCompact", "SessionEnd"):
-        assert f"covey: {settings}: hooks.{event}: event not supported by covey; skipped" in done.stderr.splitlines()
+    for event in ("TeammateIdle", "FileChanged"):
+        assert f"covey: {settings}: hooks.{event}: a Claude Code event covey never fires; skipped" in done.stderr.splitlines()
+    assert "PreCompact" not in done.stderr  # accepted: it fires once covey compacts
+    payload = json.loads(ended.read_text())  # the session's end fired SessionEnd
+    assert payload["hook_event_name"] == "SessionEnd" and payload["reason"] == "other"
 
 
 @pytest.mark.parametrize("output_format", ["json", "stream-json"])

@@ -11,7 +11,10 @@ def test_settings_shape_is_parsed():
     }, "settings")
     (group,) = config["PreToolUse"]
     assert group.matcher == "Edit|Write" and group.hooks[0].command == "fmt" and group.hooks[0].timeout_s == 5
-    assert config["Stop"][0].matcher == "" and config["Stop"][0].hooks[0].timeout_s == 60
+    assert config["Stop"][0].matcher == "" and config["Stop"][0].hooks[0].timeout_s is None
+    # Claude Code's defaults: 600 s, 30 s on UserPromptSubmit.
+    assert config["Stop"][0].hooks[0].timeout_for("Stop") == 600
+    assert config["Stop"][0].hooks[0].timeout_for("UserPromptSubmit") == 30
 
 
 def test_short_frontmatter_shape_is_parsed():
@@ -45,7 +48,11 @@ def test_malformed_config_is_an_error_naming_the_source_and_field(raw, field):
     ("Edit|Write", "Edit", True),
     ("Edit|Write", "Write", True),
     ("Edit|Write", "Read", False),
-    ("Edit", "NotebookEdit", False),  # whole-name match, not a substring
+    ("Edit", "NotebookEdit", False),  # exact names: not a substring
+    ("Edit.*", "NotebookEdit", True),  # a regular expression is unanchored, as in Claude Code
+    ("^Edit$", "NotebookEdit", False),
+    ("Edit, Write", "Write", True),  # a comma separates exact names too
+    ("code-reviewer", "code-reviewer", True),
     ("*", "Bash", True),
     ("", "Bash", True),
     ("mcp__.*", "mcp__slack__post", True),
@@ -56,4 +63,4 @@ def test_malformed_config_is_an_error_naming_the_source_and_field(raw, field):
     ("Bash", None, True),  # tool-less events ignore the matcher
 ])
 def test_matcher(matcher, tool, expected):
-    assert HookMatcher(matcher=matcher).matches(tool) is expected
+    assert HookMatcher(matcher=matcher).matches(tool, tool=True) is expected

@@ -107,3 +107,39 @@ async def test_post_tool_use_additional_context_is_appended(tmp_path):
     hooks = {"PostToolUse": [{"hooks": [{"type": "command", "command": answer(tmp_path, "ctx", reply)}]}]}
     block, _ = await _call(tmp_path, hooks)
     assert block["content"] == "hi\n\nformatted"
+
+
+async def test_pre_tool_use_additional_context_comes_with_the_result(tmp_path):
+    hook = answer(tmp_path, "ctx", _specific(additionalContext="this repo uses tabs"))
+    block, tool = await _call(tmp_path, pre("Echo", hook))
+    assert block["content"] == "hi\n\nthis repo uses tabs" and len(tool.seen) == 1
+
+
+async def test_a_hooks_ask_goes_through_permission_request_hooks_first(tmp_path):
+    from covey.hooks import permission_request_hook
+
+    ask = answer(tmp_path, "ask", _specific(permissionDecision="ask"))
+    allow = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}
+    hooks = {**pre("Echo", ask), "PermissionRequest": [{"hooks": [{"type": "command", "command": answer(tmp_path, "ok", allow)}]}]}
+    policy = _policy(tmp_path, "default")  # nobody to ask
+    registry = HookRegistry(hooks, project_dir=tmp_path)
+    gate = PermissionGate(policy, on_request=permission_request_hook(registry, policy))
+    tool = Echo()
+    executor = ToolExecutor([tool], ToolContext(agent_id="a", cwd=tmp_path), gate=hook_gate(registry, gate))
+    block = await executor.run_one(ToolUseBlock(type="tool_use", id="toolu_1", name="Echo", input={"text": "hi"}))
+    assert block["content"] == "hi" and len(tool.seen) == 1
+
+
+async def test_permission_request_allow_can_add_a_session_rule(tmp_path):
+    from covey.hooks import permission_request_hook
+
+    update = {"type": "addRules", "rules": [{"toolName": "Echo"}], "behavior": "allow", "destination": "session"}
+    allow = {"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                                    "decision": {"behavior": "allow", "updatedPermissions": [update]}}}
+    hooks = {"PermissionRequest": [{"hooks": [{"type": "command", "command": answer(tmp_path, "ok", allow)}]}]}
+    policy = _policy(tmp_path, "default")
+    registry = HookRegistry(hooks, project_dir=tmp_path)
+    gate = PermissionGate(policy, on_request=permission_request_hook(registry, policy))
+    block, _ = await _call(tmp_path, {}, inner=gate)
+    assert block["content"] == "hi"
+    assert [r.text for r in policy.rules["allow"]] == ["Echo"]  # later calls are allowed by the rule

@@ -12,51 +12,76 @@ def _command(command: str, **extra) -> dict:
     return {"type": "command", "command": command, **extra}
 
 
-def test_unknown_events_are_skipped_with_a_warning_naming_file_and_event(tmp_path):
+def test_events_covey_never_fires_and_unknown_ones_are_skipped_with_a_warning(tmp_path):
     raw = {
-        "PreCompact": [{"hooks": [_command("compact")]}],
+        "TeammateIdle": [{"hooks": [_command("idle")]}],
         "PreToolUse": [{"matcher": "Bash", "hooks": [_command("guard")]}],
+        "Bogus": "not even a list",
         "SessionEnd": [{"hooks": [_command("bye")]}],
-        "Stop": [{"hooks": [_command("check")]}],
+        "PreCompact": [{"matcher": "auto", "hooks": [_command("compact")]}],
     }
     parsed = read_hooks(raw, SOURCE)
     assert [str(w) for w in parsed.warnings] == [
-        f"{SOURCE}: hooks.PreCompact: event not supported by covey; skipped",
-        f"{SOURCE}: hooks.SessionEnd: event not supported by covey; skipped",
+        f"{SOURCE}: hooks.TeammateIdle: a Claude Code event covey never fires; skipped",
+        f"{SOURCE}: hooks.Bogus: unknown event; skipped",
     ]
-    assert sorted(parsed.config) == ["PreToolUse", "Stop"]
+    assert sorted(parsed.config) == ["PreCompact", "PreToolUse", "SessionEnd"]
     registry = HookRegistry(raw, project_dir=tmp_path, source=SOURCE)
     assert [h.command for h in registry.hooks_for("PreToolUse", "agent-a", "Bash")] == ["guard"]
-    assert [h.command for h in registry.hooks_for("Stop", "agent-a")] == ["check"]
+    assert [h.command for h in registry.hooks_for("SessionEnd", None, "other")] == ["bye"]
 
 
-def test_an_unknown_handler_field_is_skipped_and_the_handler_kept():
-    raw = {"PreToolUse": [{"matcher": "Bash", "hooks": [_command("guard", timeout=5, statusMessage="Checking", once=True)]}]}
+def test_handler_fields_covey_runs_are_read_and_unknown_ones_skipped():
+    raw = {"PreToolUse": [{"matcher": "Bash", "hooks": [_command(
+        "guard", timeout=5, statusMessage="Checking", once=True, colour="red", **{"if": "Bash(git *)", "async": True})]}]}
     parsed = read_hooks(raw, SOURCE)
     assert [(w.field, w.message) for w in parsed.warnings] == [
-        ("hooks.PreToolUse[0].hooks[0].statusMessage", "field not supported by covey; skipped (the hook runs without it)"),
-        ("hooks.PreToolUse[0].hooks[0].once", "field not supported by covey; skipped (the hook runs without it)"),
+        ("hooks.PreToolUse[0].hooks[0].once",
+         "honoured only for hooks in skill frontmatter; ignored here, as Claude Code ignores it"),
+        ("hooks.PreToolUse[0].hooks[0].colour", "field not supported by covey; skipped (the hook runs without it)"),
     ]
     (hook,) = parsed.config["PreToolUse"][0].hooks
-    assert hook.command == "guard" and hook.timeout_s == 5
+    assert hook.command == "guard" and hook.timeout_s == 5 and hook.if_rule == "Bash(git *)"
+    assert hook.run_async and hook.status_message == "Checking"
 
 
 def test_an_unknown_field_of_a_short_frontmatter_entry_is_skipped():
-    parsed = read_hooks({"PreToolUse": [{"matcher": "Bash", "command": "guard", "async": True}]}, "a.md")
-    assert [w.field for w in parsed.warnings] == ["hooks.PreToolUse[0].async"]
+    parsed = read_hooks({"PreToolUse": [{"matcher": "Bash", "command": "guard", "blocking": True}]}, "a.md")
+    assert [w.field for w in parsed.warnings] == ["hooks.PreToolUse[0].blocking"]
     assert parsed.config["PreToolUse"][0].hooks[0].command == "guard"
 
 
-def test_a_hook_type_covey_does_not_run_is_skipped_and_its_siblings_run():
-    raw = {"Stop": [{"hooks": [{"type": "prompt", "prompt": "Done?"}, _command("check"), {"type": "http", "url": "x"}]}]}
+def test_unknown_keys_at_every_level_never_sink_the_block():
+    raw = {"Stop": [{"matcher": "", "description": "x", "hooks": [_command("check", extra={"a": 1})], "id": 3}]}
     parsed = read_hooks(raw, SOURCE)
-    assert [w.field for w in parsed.warnings] == ["hooks.Stop[0].hooks[0].type", "hooks.Stop[0].hooks[2].type"]
-    assert "'prompt' not supported by covey" in parsed.warnings[0].message
+    assert [w.field for w in parsed.warnings] == [
+        "hooks.Stop[0].description", "hooks.Stop[0].id", "hooks.Stop[0].hooks[0].extra"]
     assert [h.command for h in parsed.config["Stop"][0].hooks] == ["check"]
 
 
+def test_hook_types_covey_does_not_run_are_skipped_and_their_siblings_run():
+    raw = {"Stop": [{"hooks": [
+        {"type": "prompt", "prompt": "Done?"}, _command("check"), {"type": "http", "url": "http://127.0.0.1:9/h"},
+        {"type": "agent", "prompt": "Verify"}, {"type": "mcp_tool", "server": "s", "tool": "t"},
+        _command("pwsh", shell="powershell"),
+    ]}]}
+    parsed = read_hooks(raw, SOURCE)
+    assert [w.field for w in parsed.warnings] == [
+        "hooks.Stop[0].hooks[0].type", "hooks.Stop[0].hooks[3].type", "hooks.Stop[0].hooks[4].type",
+        "hooks.Stop[0].hooks[5].shell"]
+    assert "'prompt' not supported by covey" in parsed.warnings[0].message
+    assert [h.command for h in parsed.config["Stop"][0].hooks] == ["check", "POST http://127.0.0.1:9/h"]
+
+
+def test_an_if_that_is_no_permission_rule_skips_the_hook_with_a_warning():
+    raw = {"PreToolUse": [{"hooks": [_command("bad", **{"if": "Bash(git *"}), _command("good")]}]}
+    parsed = read_hooks(raw, SOURCE)
+    assert [w.field for w in parsed.warnings] == ["hooks.PreToolUse[0].hooks[0].if"]
+    assert [h.command for h in parsed.config["PreToolUse"][0].hooks] == ["good"]
+
+
 def test_kept_is_the_input_minus_what_was_skipped_and_rereads_without_warnings():
-    raw = {"PreCompact": [], "PreToolUse": [{"matcher": "Bash", "if": "Bash(git *)", "hooks": [_command("guard", blocking=True)]}]}
+    raw = {"TeammateIdle": [], "PreToolUse": [{"matcher": "Bash", "if": "Bash(git *)", "hooks": [_command("guard", blocking=True)]}]}
     parsed = read_hooks(raw, SOURCE)
     assert parsed.kept == {"PreToolUse": [{"matcher": "Bash", "hooks": [_command("guard")]}]}
     again = read_hooks(parsed.kept, SOURCE)
@@ -72,7 +97,7 @@ def test_parse_hooks_logs_its_warnings(caplog):
     with caplog.at_level(logging.WARNING):
         config = parse_hooks({"TeammateIdle": [], "Notification": []}, SOURCE)
     assert list(config) == ["Notification"]
-    assert f"{SOURCE}: hooks.TeammateIdle: event not supported by covey; skipped" in caplog.text
+    assert f"{SOURCE}: hooks.TeammateIdle: a Claude Code event covey never fires; skipped" in caplog.text
 
 
 def test_a_config_error_keeps_its_fields_through_pickling():
