@@ -17,6 +17,7 @@ from covey.permissions.decisions import (
     nobody_to_ask, not_pre_approved, refused_by_person,
 )
 from covey.permissions.modes import STICKY_MODES
+from covey.permissions.readonly import is_read_only
 from covey.permissions.rules import EDIT_TOOLS, PathContext, Rule, parse_rule, suggest_rule
 from covey.tool_names import canonical_tool_name
 
@@ -57,19 +58,19 @@ class PermissionPolicy:
         perms = settings.permissions
         return cls(
             mode=mode or perms.default_mode or "default",
-            allow=[*perms.allow, *_cli_rules(cli_allow)], deny=[*perms.deny, *_cli_rules(cli_deny)],
-            ask=[*perms.ask, *_cli_rules(cli_ask)], **kwargs,
+            allow=[*perms.allow, *_cli_rules(cli_allow, "allow")], deny=[*perms.deny, *_cli_rules(cli_deny, "deny")],
+            ask=[*perms.ask, *_cli_rules(cli_ask, "ask")], **kwargs,
         )
 
     def add_rule(self, behavior: Behavior, text: str, *, source: str = "session") -> Rule:
-        rule = parse_rule(text, source=source)
+        rule = parse_rule(text, source=source, behavior=behavior)
         self.rules[behavior].append(rule)
         return rule
 
     def decide(self, tool_name: str, read_only: bool, subject: str | None, input: Mapping[str, Any] | None = None) -> Decision:
         """The rules' and mode's verdict, before anyone is asked."""
         call = {"tool_name": canonical_tool_name(tool_name), "subject": subject, "input": dict(input or {})}
-        decision = self._decide(call, read_only)
+        decision = self._decide(call, read_only or self._read_only_command(call["tool_name"], subject))
         if self.mode == "dontAsk" and isinstance(decision, Ask):
             decision = not_pre_approved(decision, suggest_rule(tool_name, subject))
         if not isinstance(decision, Ask):
@@ -136,10 +137,18 @@ class PermissionPolicy:
             return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
         return self._by_mode(call, read_only)
 
+    def _read_only_command(self, tool_name: str, subject: str | None) -> bool:
+        """A Bash command Claude Code would run without asking in every mode (``ls``, ``cat``, ``git status``)."""
+        if tool_name != "Bash" or subject is None:
+            return False
+        roots = (self.where.project_root, *self.additional_directories)
+        return is_read_only(subject, cwd=self.where.cwd, roots=roots)
+
     def _by_mode(self, call: dict[str, Any], read_only: bool) -> Decision:
         source = f"mode:{self.mode}"
         if read_only:
-            return Allow(**call, source=source, reason="read-only tool")
+            reason = "read-only command" if call["tool_name"] == "Bash" else "read-only tool"
+            return Allow(**call, source=source, reason=reason)
         if self.mode == "acceptEdits" and call["tool_name"] in EDIT_TOOLS and self._inside_project(call["subject"]):
             return Allow(**call, source=source, reason="file edit inside the project")
         message = f"Allow {describe_call(call['tool_name'], call['subject'])}?"
@@ -178,8 +187,8 @@ class PermissionPolicy:
         self.decisions.append(LoggedDecision(decision.tool_name, decision.subject, decision))
 
 
-def _cli_rules(texts: Iterable[str]) -> list[Rule]:
-    return [parse_rule(text, source="cliArg") for text in texts]
+def _cli_rules(texts: Iterable[str], behavior: Behavior) -> list[Rule]:
+    return [parse_rule(text, source="cliArg", behavior=behavior) for text in texts]
 
 
 _PLAN_MESSAGE = (

@@ -110,12 +110,15 @@ def test_unreadable_file_names_the_path(dirs):
     assert "settings.json" in str(err.value)
 
 
-def test_malformed_rule_names_the_rule_and_its_file(dirs):
+def test_malformed_rule_is_skipped_with_a_warning_naming_the_rule_and_its_file(dirs):
+    # Claude Code skips an invalid rule ("Invalid permission rule ... was skipped") and loads the rest:
+    # one bad rule must not sink the session.
     home, project = dirs
-    path = write(project / ".claude/settings.local.json", {"permissions": {"allow": ["Bash(ls"]}})
-    with pytest.raises(UserError) as err:
-        Settings.load(project, home=home)
-    assert "'Bash(ls'" in str(err.value) and f"localSettings:{path.resolve()}" in str(err.value)
+    path = write(project / ".claude/settings.local.json", {"permissions": {"allow": ["Bash(ls", "Read"]}})
+    settings = Settings.load(project, home=home)
+    assert [r.text for r in settings.permissions.allow] == ["Read"]
+    (warning,) = [str(w) for w in settings.warnings]
+    assert "'Bash(ls'" in warning and str(path.resolve()) in warning and "permissions.allow[0]" in warning
 
 
 def test_bad_extra_settings_are_blamed_on_the_cli(dirs):
