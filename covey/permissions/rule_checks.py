@@ -27,7 +27,7 @@ def rule_problem(tool: str, content: str | None, behavior: str | None) -> str | 
                 "after a literal mcp__<server>__ prefix")
     if tool.startswith("mcp__"):
         return "MCP rules do not support patterns in parentheses" if content is not None else None
-    if "_" not in tool and not tool[:1].isupper():
+    if "_" not in tool and tool[:1] != tool[:1].upper():
         return f"tool names start with an uppercase letter: use {tool[:1].upper() + tool[1:]!r}"
     if content is None:
         return None

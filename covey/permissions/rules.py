@@ -68,7 +68,7 @@ class Rule(BaseModel):
     def applies_to(self, tool_name: str) -> bool:
         """Whether this rule is about ``tool_name`` at all, ignoring content."""
         tool_name = canonical_tool_name(tool_name)
-        if self.tool.startswith("mcp__") and self.content is None:
+        if self.tool.startswith("mcp__") and "*" not in self.tool and self.content is None:
             server, _, tool = self.tool[len("mcp__"):].partition("__")
             if tool == "":  # `mcp__server`: the whole server
                 return tool_name.startswith(f"mcp__{server}__")

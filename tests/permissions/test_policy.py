@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from covey.permissions import Allow, Ask, CallbackAsker, Deny, PermissionPolicy, PermissionRequest, parse_rule
+from covey.errors import UserError
 from covey.settings import Settings
 
 PROJECT = Path("/proj")
@@ -158,3 +159,36 @@ def test_child_overlay_keeps_sticky_modes_and_scopes_session_rules():
     assert isinstance(child.decide("Bash", False, "make", {}), Ask)
     assert isinstance(child.decide("Bash", False, "npm test", {}), Allow)
     assert isinstance(child.decide("Bash", False, "ls", {}), Allow)
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan", "dontAsk", "auto", "bubble"])
+def test_a_read_only_command_with_no_rule_runs_in_every_mode(mode):
+    decision = policy(mode).decide("Bash", False, "cat README.md", {"command": "cat README.md"})
+    assert isinstance(decision, Allow) and decision.reason == "read-only command"
+
+
+def test_a_command_that_writes_still_asks():
+    for command in ("cat x > y", "rm -rf build", "sed -i s/a/b/ f", "find . -delete", "ls && touch x"):
+        assert isinstance(policy().decide("Bash", False, command, {}), Ask), command
+    assert isinstance(policy("plan").decide("Bash", False, "cat x > y", {}), Deny)
+
+
+def test_ask_and_deny_rules_still_apply_to_read_only_commands():
+    assert isinstance(policy(ask=["Bash(cat *)"]).decide("Bash", False, "cat README.md", {}), Ask)
+    assert isinstance(policy(deny=["Bash(git log *)"]).decide("Bash", False, "git log -1", {}), Deny)
+
+
+def test_read_only_cd_stays_inside_the_project_and_added_directories():
+    p = PermissionPolicy(project_root=PROJECT, cwd=PROJECT / "app", additional_directories=[Path("/data")])
+    assert isinstance(p.decide("Bash", False, "cd .. && ls", {}), Allow)
+    assert isinstance(p.decide("Bash", False, "cd /data && ls", {}), Allow)
+    assert isinstance(p.decide("Bash", False, "cd /etc && ls", {}), Ask)
+
+
+def test_an_invalid_rule_from_the_command_line_is_refused_with_its_reason():
+    with pytest.raises(UserError, match="must be at the end"):
+        PermissionPolicy.from_settings(Settings(), cli_allow=["Bash(git:* push)"], project_root=PROJECT)
+    with pytest.raises(UserError, match="not supported in allow rules"):
+        PermissionPolicy.from_settings(Settings(), cli_allow=["mcp__*"], project_root=PROJECT)
+    p = PermissionPolicy.from_settings(Settings(), cli_deny=["mcp__*"], project_root=PROJECT)
+    assert isinstance(p.decide("mcp__github__delete_repo", False, None, {}), Deny)
