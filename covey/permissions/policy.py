@@ -17,7 +17,7 @@ from covey.permissions.decisions import (
     nobody_to_ask, not_pre_approved, refused_by_person,
 )
 from covey.permissions.modes import STICKY_MODES
-from covey.permissions.readonly import is_read_only
+from covey.permissions.readonly import is_filesystem_edit, is_read_only
 from covey.permissions.rules import EDIT_TOOLS, PathContext, Rule, parse_rule, suggest_rule
 from covey.tool_names import canonical_tool_name
 
@@ -141,8 +141,11 @@ class PermissionPolicy:
         """A Bash command Claude Code would run without asking in every mode (``ls``, ``cat``, ``git status``)."""
         if tool_name != "Bash" or subject is None:
             return False
-        roots = (self.where.project_root, *self.additional_directories)
-        return is_read_only(subject, cwd=self.where.cwd, roots=roots)
+        return is_read_only(subject, cwd=self.where.cwd, roots=self._roots())
+
+    def _roots(self) -> tuple[Path, ...]:
+        """The working directories: the project and ``--add-dir``'s (the cwd is always one)."""
+        return (self.where.project_root, *self.additional_directories)
 
     def _by_mode(self, call: dict[str, Any], read_only: bool) -> Decision:
         source = f"mode:{self.mode}"
@@ -151,6 +154,9 @@ class PermissionPolicy:
             return Allow(**call, source=source, reason=reason)
         if self.mode == "acceptEdits" and call["tool_name"] in EDIT_TOOLS and self._inside_project(call["subject"]):
             return Allow(**call, source=source, reason="file edit inside the project")
+        if self.mode == "acceptEdits" and call["tool_name"] == "Bash" and call["subject"] is not None and \
+                is_filesystem_edit(call["subject"], cwd=self.where.cwd, roots=self._roots()):
+            return Allow(**call, source=source, reason="filesystem command inside the project")
         message = f"Allow {describe_call(call['tool_name'], call['subject'])}?"
         return Ask(**call, message=message, source=source, reason="no rule allows it")
 

@@ -56,6 +56,35 @@ def is_read_only(command: str, *, cwd: Path, roots: Iterable[Path] = ()) -> bool
     return not (moved and any(words[0] == "git" for words in parts))
 
 
+FILESYSTEM_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp"})
+"""What ``acceptEdits`` also accepts, as Claude Code does, when every path is in a working directory."""
+
+
+def is_filesystem_edit(command: str, *, cwd: Path, roots: Iterable[Path] = ()) -> bool:
+    """Whether ``command`` is read-only parts and ``mkdir`` / ``touch`` / ``mv`` / ``cp`` of paths
+    inside the working directories (no glob, variable or ``cd`` that could move a path elsewhere)."""
+    if len(command) > MAX_LENGTH or _REFUSED.search(command) or "$" in command:
+        return False
+    parts = _parts(command)
+    if not parts or _GLOB.search(_QUOTED.sub("", command)):
+        return False
+    here = Path(os.path.normpath(cwd))
+    directories = [here, *(Path(os.path.normpath(r)) for r in roots)]
+    edits = [words for words in parts if words[0] in FILESYSTEM_COMMANDS]
+    reads = " ; ".join(shlex.join(words) for words in parts if words[0] not in FILESYSTEM_COMMANDS)
+    if not edits or any(words[0] == "cd" for words in parts):
+        return False
+    return all(_inside(words[1:], here, directories) for words in edits) and (
+        not reads or is_read_only(reads, cwd=cwd, roots=roots))
+
+
+def _inside(args: list[str], here: Path, directories: list[Path]) -> bool:
+    operands = [a.partition("=")[2] if a.startswith("--target-directory=") else a
+                for a in args if not a.startswith("-") or a.startswith("--target-directory=")]
+    paths = [Path(os.path.normpath(here / os.path.expanduser(a))) for a in operands]
+    return bool(paths) and all(any(p.is_relative_to(d) for d in directories) for p in paths)
+
+
 def _parts(command: str) -> list[list[str]] | None:
     """The simple commands of ``command`` as word lists, redirections to nowhere removed; None if
     it writes somewhere or cannot be split."""

@@ -192,3 +192,9 @@ def test_an_invalid_rule_from_the_command_line_is_refused_with_its_reason():
         PermissionPolicy.from_settings(Settings(), cli_allow=["mcp__*"], project_root=PROJECT)
     p = PermissionPolicy.from_settings(Settings(), cli_deny=["mcp__*"], project_root=PROJECT)
     assert isinstance(p.decide("mcp__github__delete_repo", False, None, {}), Deny)
+
+
+def test_accept_edits_accepts_mkdir_touch_mv_cp_inside_the_project_only():
+    assert isinstance(policy("acceptEdits").decide("Bash", False, "mkdir -p build", {}), Allow)
+    assert isinstance(policy("acceptEdits").decide("Bash", False, "cp a /etc/a", {}), Ask)
+    assert isinstance(policy("default").decide("Bash", False, "mkdir -p build", {}), Ask)

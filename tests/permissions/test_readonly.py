@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from covey.permissions.readonly import MAX_LENGTH, is_read_only
+from covey.permissions.readonly import MAX_LENGTH, is_filesystem_edit, is_read_only
 
 CWD = Path("/proj/app")
 ROOTS = [Path("/proj"), Path("/shared/data")]
@@ -100,3 +100,14 @@ def test_cd_into_the_current_directory_keeps_git_read_only():
 def test_a_command_longer_than_the_limit_is_always_asked_about():
     assert read_only("echo " + "a" * 100)
     assert not read_only("echo " + "a" * MAX_LENGTH)
+
+
+@pytest.mark.parametrize("command, accepted", [
+    ("mkdir -p build/out", True), ("touch notes.txt", True), ("mv a.txt b.txt", True), ("cp -r src ../backup", True),
+    ("cp a /shared/data/a", True), ("mkdir build && ls build", True),
+    ("cp -r src /tmp/x", False), ("cp a ../../b", False), ("cp --target-directory=/etc a", False), ("cp -t /etc a", False),
+    ("mkdir x && rm -rf y", False), ("mkdir *", False), ("mkdir $X", False), ("cd src && mkdir y", False),
+    ("mv a b > log", False), ("ls", False), ("rm a", False), ("mkdir", False),
+])
+def test_accept_edits_also_accepts_filesystem_commands_inside_the_working_directories(command, accepted):
+    assert is_filesystem_edit(command, cwd=CWD, roots=ROOTS) is accepted
