@@ -41,3 +41,13 @@ def test_set_permission_mode_takes_bubble_and_refuses_an_unknown_mode(tmp_path):
         session.set_permission_mode("yolo")
     with pytest.raises(UserError, match="'yolo'"):
         _session(tmp_path, permission_mode="yolo")
+
+
+def test_permission_rule_warnings_reach_the_session_warnings_the_cli_prints(tmp_path):
+    settings = tmp_path / "proj" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"permissions": {"allow": ["Bash(mv git-*:*)", "Bash(ls"], "deny": ["Write(~/.ssh/**)"]}}')
+    warnings = _session(tmp_path).warnings
+    assert len(warnings) == 3 and all(str(settings) in w for w in warnings)
+    assert "Bash(mv git-*:*)" in warnings[0] and "'Bash(ls' skipped" in warnings[1]
+    assert "Write(~/.ssh/**) is not matched by file permission checks" in warnings[2]
