@@ -16,6 +16,7 @@ from covey.permissions.decisions import (
     Allow, Ask, Decision, Deny, PermissionMode, PermissionRequest, describe_call,
     nobody_to_ask, not_pre_approved, refused_by_person,
 )
+from covey.permissions.bash_files import bash_files
 from covey.permissions.modes import STICKY_MODES
 from covey.permissions.readonly import is_filesystem_edit, is_read_only
 from covey.permissions.rules import EDIT_TOOLS, PathContext, Rule, parse_rule, suggest_rule
@@ -122,7 +123,7 @@ class PermissionPolicy:
 
     def _decide(self, call: dict[str, Any], read_only: bool) -> Decision:
         name, subject = call["tool_name"], call["subject"]
-        if denied := self._first("deny", name, subject):
+        if denied := self._first("deny", name, subject) or self._file_denial(name, subject):
             return self._deny_by_rule(call, denied)
         # Plan mode outranks allow rules: a pre-approved edit must not run while planning.
         if self.mode == "plan" and not read_only:
@@ -136,6 +137,20 @@ class PermissionPolicy:
         if allowed := self._first("allow", name, subject):
             return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
         return self._by_mode(call, read_only)
+
+    def _file_denial(self, tool_name: str, subject: str | None) -> Rule | None:
+        """Claude Code's deny rules for files reach further than their tool: a ``Read`` deny rule also
+        stops ``Edit`` / ``Write`` on that path and the files Bash's ``cat``, ``head``... read; an
+        ``Edit`` deny rule the target of an output redirection."""
+        if subject is None:
+            return None
+        if tool_name in ("Edit", "Write"):
+            return self._first("deny", "Read", subject)
+        if tool_name != "Bash" or not any(r.tool in ("Read", "Edit") and r.content for r in self.rules["deny"]):
+            return None
+        reads, writes = bash_files(subject, self.where.cwd)
+        found = (*(self._first("deny", "Read", str(p)) for p in reads), *(self._first("deny", "Edit", str(p)) for p in writes))
+        return next((rule for rule in found if rule is not None), None)
 
     def _read_only_command(self, tool_name: str, subject: str | None) -> bool:
         """A Bash command Claude Code would run without asking in every mode (``ls``, ``cat``, ``git status``)."""

@@ -198,3 +198,23 @@ def test_accept_edits_accepts_mkdir_touch_mv_cp_inside_the_project_only():
     assert isinstance(policy("acceptEdits").decide("Bash", False, "mkdir -p build", {}), Allow)
     assert isinstance(policy("acceptEdits").decide("Bash", False, "cp a /etc/a", {}), Ask)
     assert isinstance(policy("default").decide("Bash", False, "mkdir -p build", {}), Ask)
+
+
+def test_read_and_edit_deny_rules_reach_the_files_a_bash_command_reads_and_writes():
+    p = policy(deny=["Read(./.env)", "Edit(/dist/**)"])
+    for command in ("cat .env", "head -n 3 .env", "timeout 5 tail .env", "grep KEY .env", "cat < .env", "ls && cat ./sub/../.env"):
+        decision = p.decide("Bash", False, command, {})
+        assert isinstance(decision, Deny) and decision.rule == "Read(./.env)", command
+    for command in ("echo x > dist/a.js", "ls >> /proj/dist/log"):
+        decision = p.decide("Bash", False, command, {})
+        assert isinstance(decision, Deny) and decision.rule == "Edit(/dist/**)", command
+    assert isinstance(p.decide("Bash", False, "cat README.md", {}), Allow)
+    assert isinstance(p.decide("Bash", False, "grep .env notes.txt", {}), Allow)  # .env is grep's pattern here
+    assert isinstance(p.decide("Bash", False, "python read_env.py", {}), Ask)  # a script's own reads are out of reach
+
+
+def test_a_read_deny_rule_also_stops_edit_and_write_on_its_path():
+    p = policy(deny=["Read(./.env)"], allow=["Edit"])
+    assert isinstance(p.decide("Write", False, "/proj/.env", {}), Deny)
+    assert isinstance(p.decide("Edit", False, "/proj/.env", {}), Deny)
+    assert isinstance(p.decide("Edit", False, "/proj/a.py", {}), Allow)
