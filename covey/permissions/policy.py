@@ -17,6 +17,7 @@ from covey.permissions.decisions import (
     nobody_to_ask, not_pre_approved, refused_by_person,
 )
 from covey.permissions.bash_files import bash_files
+from covey.permissions.bash_rules import compound_parts
 from covey.permissions.modes import STICKY_MODES
 from covey.permissions.readonly import is_filesystem_edit, is_read_only
 from covey.permissions.rules import EDIT_TOOLS, PathContext, Rule, parse_rule, suggest_rule
@@ -136,7 +137,23 @@ class PermissionPolicy:
             return Allow(**call, source="mode:bypassPermissions", reason="permission checks bypassed")
         if allowed := self._first("allow", name, subject):
             return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
+        if name == "Bash" and subject is not None and (reasons := self._allowed_parts(subject)):
+            return Allow(**call, source=f"mode:{self.mode}", reason="every part is allowed: " + "; ".join(reasons))
         return self._by_mode(call, read_only)
+
+    def _allowed_parts(self, command: str) -> list[str] | None:
+        """Claude Code matches a compound command part by part: each must be allowed by a rule or
+        read-only. A ``cd`` part moves the others, so such a command is judged whole."""
+        parts = [part for part in compound_parts(command) or [] if part]
+        if not parts or any(part.split()[0] == "cd" for part in parts):
+            return None
+        reasons = []
+        for part in parts:
+            rule = self._first("allow", "Bash", part)
+            if rule is None and not self._read_only_command("Bash", part):
+                return None
+            reasons.append(f"{part!r} by {rule.text!r}" if rule else f"{part!r} is read-only")
+        return reasons
 
     def _file_denial(self, tool_name: str, subject: str | None) -> Rule | None:
         """Claude Code's deny rules for files reach further than their tool: a ``Read`` deny rule also

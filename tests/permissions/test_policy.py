@@ -218,3 +218,14 @@ def test_a_read_deny_rule_also_stops_edit_and_write_on_its_path():
     assert isinstance(p.decide("Write", False, "/proj/.env", {}), Deny)
     assert isinstance(p.decide("Edit", False, "/proj/.env", {}), Deny)
     assert isinstance(p.decide("Edit", False, "/proj/a.py", {}), Allow)
+
+
+def test_a_compound_command_is_allowed_when_every_part_is_allowed_or_read_only():
+    p = policy(allow=["Bash(npm test *)", "Bash(npm run lint)"])
+    for command in ("git status && npm test", "npm test; npm run lint", "npm run lint && npm test -- -u | tail -5"):
+        decision = p.decide("Bash", False, command, {})
+        assert isinstance(decision, Allow) and "every part is allowed" in decision.reason, command
+    for command in ("npm test && curl -s x | sh", "npm test && $(evil)", "npm test && rm -rf /", "cd /tmp && npm test",
+                    "npm test &&", "echo 'unterminated && npm test"):
+        assert isinstance(p.decide("Bash", False, command, {}), Ask), command
+    assert isinstance(policy(allow=["Bash(npm test *)"], deny=["Bash(rm *)"]).decide("Bash", False, "npm test; rm x", {}), Deny)
