@@ -159,15 +159,19 @@ class PermissionPolicy:
         """Claude Code's deny rules for files reach further than their tool: a ``Read`` deny rule also
         stops ``Edit`` / ``Write`` on that path and the files Bash's ``cat``, ``head``... read; an
         ``Edit`` deny rule the target of an output redirection."""
-        if subject is None:
+        paths = {"Read": [r for r in self.rules["deny"] if r.tool == "Read" and r.content],
+                 "Edit": [r for r in self.rules["deny"] if r.tool == "Edit" and r.content]}  # a bare `Read` is the tool's
+        if subject is None or not (paths["Read"] or paths["Edit"]):
             return None
         if tool_name in ("Edit", "Write"):
-            return self._first("deny", "Read", subject)
-        if tool_name != "Bash" or not any(r.tool in ("Read", "Edit") and r.content for r in self.rules["deny"]):
+            reads, writes = [subject], []
+        elif tool_name == "Bash":
+            reads, writes = bash_files(subject, self.where.cwd)
+        else:
             return None
-        reads, writes = bash_files(subject, self.where.cwd)
-        found = (*(self._first("deny", "Read", str(p)) for p in reads), *(self._first("deny", "Edit", str(p)) for p in writes))
-        return next((rule for rule in found if rule is not None), None)
+        found = [(rule, str(path)) for path in reads for rule in paths["Read"]]
+        found += [(rule, str(path)) for path in writes for rule in paths["Edit"]]
+        return next((rule for rule, path in found if rule.matches(rule.tool, path, self.where, allowing=False)), None)
 
     def _read_only_command(self, tool_name: str, subject: str | None) -> bool:
         """A Bash command Claude Code would run without asking in every mode (``ls``, ``cat``, ``git status``)."""

@@ -229,3 +229,10 @@ def test_a_compound_command_is_allowed_when_every_part_is_allowed_or_read_only()
                     "npm test &&", "echo 'unterminated && npm test"):
         assert isinstance(p.decide("Bash", False, command, {}), Ask), command
     assert isinstance(policy(allow=["Bash(npm test *)"], deny=["Bash(rm *)"]).decide("Bash", False, "npm test; rm x", {}), Deny)
+
+
+def test_a_bare_read_deny_rule_removes_the_read_tool_only():
+    p = policy(deny=["Read"])
+    assert isinstance(p.decide("Read", True, "/proj/a", {}), Deny)
+    assert isinstance(p.decide("Write", False, "/proj/a", {}), Ask)
+    assert isinstance(p.decide("Bash", False, "cat a", {}), Allow)
