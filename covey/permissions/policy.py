@@ -19,6 +19,7 @@ from covey.permissions.decisions import (
 from covey.permissions.bash_files import bash_files
 from covey.permissions.bash_rules import compound_parts
 from covey.permissions.modes import STICKY_MODES
+from covey.permissions.param_rules import matches_parameter
 from covey.permissions.readonly import is_filesystem_edit, is_read_only
 from covey.permissions.rules import EDIT_TOOLS, PathContext, Rule, parse_rule, suggest_rule
 from covey.tool_names import canonical_tool_name
@@ -124,13 +125,13 @@ class PermissionPolicy:
 
     def _decide(self, call: dict[str, Any], read_only: bool) -> Decision:
         name, subject = call["tool_name"], call["subject"]
-        if denied := self._first("deny", name, subject) or self._file_denial(name, subject):
+        if denied := self._first("deny", name, subject, call["input"]) or self._file_denial(name, subject):
             return self._deny_by_rule(call, denied)
         # Plan mode outranks allow rules: a pre-approved edit must not run while planning.
         if self.mode == "plan" and not read_only:
             message = _PLAN_MESSAGE.format(call=describe_call(name, subject))
             return Deny(**call, message=message, source="mode:plan", reason="plan mode is read-only")
-        if asked := self._first("ask", name, subject):
+        if asked := self._first("ask", name, subject, call["input"]):
             question = f"Allow {describe_call(name, subject)}?"
             return Ask(**call, message=question, rule=asked.text, source=asked.source, reason=f"ask rule {asked.text!r}")
         if self.mode == "bypassPermissions":
@@ -203,9 +204,12 @@ class PermissionPolicy:
         message = f"Permission to use {call_text} was denied by the rule {rule.text!r} from {rule.source}{also}."
         return Deny(**call, message=message, rule=rule.text, source=rule.source, reason=f"deny rule {rule.text!r}{also}")
 
-    def _first(self, behavior: Behavior, tool_name: str, subject: str | None) -> Rule | None:
+    def _first(self, behavior: Behavior, tool_name: str, subject: str | None,
+               input: Mapping[str, Any] | None = None) -> Rule | None:
+        """The first rule that covers the call; ``input``: deny and ask rules may also match a parameter."""
         allowing = behavior == "allow"
-        matching = (r for r in self.rules[behavior] if r.matches(tool_name, subject, self.where, allowing=allowing))
+        matching = (r for r in self.rules[behavior] if r.matches(tool_name, subject, self.where, allowing=allowing)
+                    or (input is not None and r.applies_to(tool_name) and matches_parameter(r.tool, r.content, input)))
         return next(matching, None)
 
     def _inside_project(self, subject: str | None) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from covey.permissions.bash_rules import is_legacy_prefix
+from covey.permissions.param_rules import primary_field_warning
 
 FILE_PATTERN_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "NotebookRead", "NotebookEdit"})
 UNCONSULTED_PATH_TOOLS = {"Write": "Edit", "NotebookEdit": "Edit", "MultiEdit": "Edit", "Glob": "Read"}
@@ -50,6 +51,8 @@ def rule_warnings(tool: str, content: str | None, behavior: str, source: str) ->
         return [f"{text} is not matched by file permission checks: only {instead}(path) rules are. "
                 f"Use {instead}({content}) instead ({instead} rules cover every file-"
                 f"{'editing' if instead == 'Edit' else 'reading'} tool); this rule is never consulted"]
+    if ignored := primary_field_warning(tool, content):
+        return [ignored]
     if tool != "Bash" or behavior != "allow":
         return []
     if is_legacy_prefix(content) and _UNESCAPED_STAR.search(content[:-2]):

@@ -236,3 +236,22 @@ def test_a_bare_read_deny_rule_removes_the_read_tool_only():
     assert isinstance(p.decide("Read", True, "/proj/a", {}), Deny)
     assert isinstance(p.decide("Write", False, "/proj/a", {}), Ask)
     assert isinstance(p.decide("Bash", False, "cat a", {}), Allow)
+
+
+def test_deny_and_ask_rules_match_an_input_parameter():
+    p = policy(deny=["Agent(model:opus)", "Bash(run_in_background:true)"], ask=["Agent(isolation:*)"])
+    assert isinstance(p.decide("Agent", False, "Explore", {"subagent_type": "Explore", "model": "opus"}), Deny)
+    assert isinstance(p.decide("Agent", False, "Explore", {"subagent_type": "Explore", "model": "haiku"}), Ask)
+    assert isinstance(p.decide("Agent", False, "Explore", {"subagent_type": "Explore", "isolation": "worktree"}), Ask)
+    assert isinstance(p.decide("Bash", False, "ls", {"command": "ls", "run_in_background": True}), Deny)
+    assert isinstance(p.decide("Bash", False, "ls", {"command": "ls"}), Allow)  # an omitted parameter never matches
+    allow = policy(allow=["Agent(model:opus)"])  # allow rules keep each tool's own syntax
+    assert not isinstance(allow.decide("Agent", False, "Explore", {"subagent_type": "Explore", "model": "opus"}), Allow)
+
+
+def test_a_rule_on_a_tools_primary_field_is_ignored_with_a_warning():
+    from covey.permissions.rule_checks import rule_warnings
+    p = policy(deny=["Bash(command:rm *)"])
+    assert isinstance(p.decide("Bash", False, "rm -rf x", {"command": "rm -rf x"}), Ask)
+    (warning,) = rule_warnings("Bash", "command:rm *", "deny", "projectSettings")
+    assert "primary field 'command'" in warning and "Bash(rm *)" in warning
