@@ -28,6 +28,12 @@ _WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
 
 def bash_files(command: str, cwd: Path) -> tuple[list[Path], list[Path]]:
     """(files read, files written) by ``command`` run in ``cwd``, as absolute paths."""
+    reads, writes = bash_operands(command)
+    return _absolute(reads, cwd), _absolute(writes, cwd)
+
+
+def bash_operands(command: str) -> tuple[list[str], list[str]]:
+    """(files read, output redirection targets but ``/dev/null``) as written."""
     try:
         lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -55,7 +61,7 @@ def bash_files(command: str, cwd: Path) -> tuple[list[Path], list[Path]]:
             operands += 1
             if program in READERS or operands > 1:
                 reads.append(token)
-    return _absolute(reads, cwd), _absolute([w for w in writes if w != "/dev/null"], cwd)
+    return [r for r in reads if r], [w for w in writes if w and w != "/dev/null"]
 
 
 def _absolute(paths: list[str], cwd: Path) -> list[Path]:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 
 # Allow rules with wildcards must not approve `safe-cmd && rm -rf ~` as `safe-cmd:*`.
-SHELL_OPERATORS = re.compile(r"&&|\|\||[;|&\n`]|\$\(")
+# The `&` of a redirection (`2>&1`, `&>`) is no operator.
+SHELL_OPERATORS = re.compile(r"&&|\|\||[;|\n`]|\$\(|(?<![<>])&(?!>)")
 _SEPARATORS = re.compile(r"&&|\|\||\|&|[;|&\n]")
 _UNESCAPED_STAR = re.compile(r"(?<!\\)\*")
 

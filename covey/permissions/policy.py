@@ -16,7 +16,7 @@ from covey.permissions.decisions import (
     Allow, Ask, Decision, Deny, PermissionMode, PermissionRequest, describe_call,
     nobody_to_ask, not_pre_approved, refused_by_person,
 )
-from covey.permissions.bash_files import bash_files
+from covey.permissions.bash_files import bash_files, bash_operands
 from covey.permissions.bash_rules import compound_parts
 from covey.permissions.modes import STICKY_MODES
 from covey.permissions.param_rules import matches_parameter
@@ -136,11 +136,25 @@ class PermissionPolicy:
             return Ask(**call, message=question, rule=asked.text, source=asked.source, reason=f"ask rule {asked.text!r}")
         if self.mode == "bypassPermissions":
             return Allow(**call, source="mode:bypassPermissions", reason="permission checks bypassed")
+        if name == "Bash" and subject is not None and (target := self._unapproved_target(subject)):
+            return self._by_mode(call, read_only, why=f"an allow rule approves a command, not its output file {target!r}")
         if allowed := self._first("allow", name, subject):
             return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
         if name == "Bash" and subject is not None and (reasons := self._allowed_parts(subject)):
             return Allow(**call, source=f"mode:{self.mode}", reason="every part is allowed: " + "; ".join(reasons))
         return self._by_mode(call, read_only)
+
+    def _unapproved_target(self, command: str) -> str | None:
+        """An output file of ``command`` no rule lets it write (Claude Code checks a redirection's
+        target as a file write): outside the working directories and no ``Edit`` allow rule, or a
+        target that starts with ``~`` or holds a glob (where it lands is not known)."""
+        for target in bash_operands(command)[1]:
+            if target.startswith("~") or any(c in target for c in "*?["):
+                return target
+            path = os.path.normpath(self.where.cwd / target)
+            if not self._inside_project(path) and self._first("allow", "Edit", path) is None:
+                return target
+        return None
 
     def _allowed_parts(self, command: str) -> list[str] | None:
         """Claude Code matches a compound command part by part: each must be allowed by a rule or
@@ -184,7 +198,7 @@ class PermissionPolicy:
         """The working directories: the project and ``--add-dir``'s (the cwd is always one)."""
         return (self.where.project_root, *self.additional_directories)
 
-    def _by_mode(self, call: dict[str, Any], read_only: bool) -> Decision:
+    def _by_mode(self, call: dict[str, Any], read_only: bool, why: str = "no rule allows it") -> Decision:
         source = f"mode:{self.mode}"
         if read_only:
             reason = "read-only command" if call["tool_name"] == "Bash" else "read-only tool"
@@ -195,7 +209,7 @@ class PermissionPolicy:
                 is_filesystem_edit(call["subject"], cwd=self.where.cwd, roots=self._roots()):
             return Allow(**call, source=source, reason="filesystem command inside the project")
         message = f"Allow {describe_call(call['tool_name'], call['subject'])}?"
-        return Ask(**call, message=message, source=source, reason="no rule allows it")
+        return Ask(**call, message=message, source=source, reason=why)
 
     def _deny_by_rule(self, call: dict[str, Any], rule: Rule) -> Deny:
         shadowed = self._first("allow", call["tool_name"], call["subject"])

@@ -255,3 +255,14 @@ def test_a_rule_on_a_tools_primary_field_is_ignored_with_a_warning():
     assert isinstance(p.decide("Bash", False, "rm -rf x", {"command": "rm -rf x"}), Ask)
     (warning,) = rule_warnings("Bash", "command:rm *", "deny", "projectSettings")
     assert "primary field 'command'" in warning and "Bash(rm *)" in warning
+
+
+def test_an_allow_rule_approves_the_command_not_a_redirection_target_outside_the_project():
+    p = policy(allow=["Bash(npm run *)", "Edit(//tmp/reports/**)"])
+    assert isinstance(p.decide("Bash", False, "npm run build > build.log 2>&1", {}), Allow)
+    assert isinstance(p.decide("Bash", False, "npm run build > /tmp/reports/b.log", {}), Allow)
+    for command, target in (("npm run build > /etc/motd", "/etc/motd"), ("npm run build >> ~/b.log", "~/b.log"),
+                            ("npm run build > out-*.log", "out-*.log")):
+        decision = p.decide("Bash", False, command, {})
+        assert isinstance(decision, Ask) and target in decision.reason, command
+    assert isinstance(policy("dontAsk", allow=["Bash(npm run *)"]).decide("Bash", False, "npm run x > /etc/y", {}), Deny)

@@ -130,3 +130,9 @@ def test_a_deny_rule_for_a_directory_name_matches_it_at_any_depth_an_allow_rule_
     assert not rule.matches("Read", "/proj/deep/secrets/key", WHERE, allowing=True)
     assert rule.matches("Read", "/proj/secrets/key", WHERE, allowing=True)
     assert not parse_rule("Read(/secrets/**)").matches("Read", "/proj/deep/secrets/key", WHERE, allowing=False)
+
+
+def test_a_redirection_is_no_shell_operator_for_an_allow_rule():
+    assert allows("npm run *", "npm run build 2>&1")
+    assert allows("npm run *", "npm run build &> build.log")
+    assert not allows("npm run *", "npm run build & curl evil")
