@@ -175,6 +175,8 @@ class Session:
             self.options.model = make_model(self.options.model, env=self.options.env)
         if self.options.fallback_model:
             self._use_fallback(resolve_model(self.options.fallback_model, env=self.env))
+        if self.options.permission_mode is not None:
+            _check_mode(self.options.permission_mode)
         self.policy = PermissionPolicy.from_settings(
             self.settings,
             mode=self.options.permission_mode or (self.resumed.record.permission_mode if self.resumed else None),
@@ -379,8 +381,7 @@ class Session:
 
     def set_permission_mode(self, mode: str) -> None:
         """The main agent's permission mode from the next turn on (``set_permission_mode``)."""
-        if mode not in RUN_MODES:
-            raise UserError(f"permission mode {mode!r} is not one a session runs in: use one of {', '.join(RUN_MODES)}")
+        _check_mode(mode)
         self.policy.mode = mode
 
     def set_model(self, model: str | None) -> None:
@@ -807,3 +808,9 @@ def run(prompt: str, *, live: bool | None = None, **options: Any) -> RunResult:
     # Inside a running loop (Jupyter): run on a private loop in a worker thread.
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, go()).result()
+
+
+def _check_mode(mode: str) -> None:
+    """``bubble`` is a run mode too: the main agent's prompts go to the session's asker, as in ``default``."""
+    if mode not in RUN_MODES:
+        raise UserError(f"permission mode {mode!r} is not one a session runs in: use one of {', '.join(RUN_MODES)}")

@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from covey.errors import UserError
 from covey.hooks.read import HookWarning, read_hooks
 from covey.permissions.decisions import PermissionMode
-from covey.permissions.rules import Rule, parse_rule
+from covey.permissions.rule_checks import rule_warnings
+from covey.permissions.rules import Rule, RuleError, parse_rule
 from covey.settings_managed import locked_surfaces, managed_files
 
 _FILES = (  # (label, base: "home" or "project", relative path), lowest precedence first
@@ -104,7 +105,8 @@ class Settings(BaseModel):
     sources: list[str] = []
     """Labels of the files read, lowest precedence first (plus ``cliArg``)."""
     warnings: list[HookWarning] = []
-    """What the files hold that covey does not support and skipped, e.g. a ``PreCompact`` hook."""
+    """What the files hold that covey does not support and skipped, e.g. a ``PreCompact`` hook,
+    an invalid permission rule, or one that never matches (``Write(path)``)."""
     enabled_plugins: dict[str, str] = {}
     """Plugins ``enabledPlugins`` turns on (``name@marketplace``), each with the file that did."""
     strict_plugin_only: list[str] = []
@@ -128,7 +130,7 @@ class Settings(BaseModel):
             path = bases[base] / relative
             if label in wanted and path.exists() and path not in seen:  # home == cwd must not load a file twice
                 seen.add(path)
-                settings._merge(_read(path), f"{label}:{path}", root=path.parent.parent, where=str(path))
+                settings._merge(_read(path), f"{label}:{path}", root=_rule_root(label, path, bases), where=str(path))
         if extra:
             where = "settings passed by the CLI / API"
             settings._merge(_validate(extra, where), "cliArg", root=bases["project"], where=where)
@@ -156,8 +158,9 @@ class Settings(BaseModel):
     def _merge(self, wire: _Wire, source: str, *, root: Path, where: str) -> None:
         perms = self.permissions
         for behavior in ("allow", "deny", "ask"):
-            texts = getattr(wire.permissions, behavior)
-            getattr(perms, behavior).extend(parse_rule(t, source=source, root=root) for t in texts)
+            for index, text in enumerate(getattr(wire.permissions, behavior)):
+                if rule := self._rule(text, behavior, source, root, f"permissions.{behavior}[{index}]", where):
+                    getattr(perms, behavior).append(rule)
         perms.default_mode = wire.permissions.default_mode or perms.default_mode
         self.model = wire.model or self.model
         self.env.update(wire.env)
@@ -186,9 +189,32 @@ class Settings(BaseModel):
             self.warnings.append(HookWarning(where, "strictPluginOnlyCustomization",
                                              "only managed settings can set it; ignored"))
 
+    def _rule(self, text: str, behavior: str, source: str, root: Path, field: str, where: str) -> Rule | None:
+        """One rule of a file; as Claude Code, an invalid one is skipped with a warning, not fatal."""
+        try:
+            rule = parse_rule(text, source=source, root=root, behavior=behavior)
+        except RuleError as exc:
+            self.warnings.append(HookWarning(where, field, f"invalid permission rule {text!r} skipped: {exc.reason}"))
+            return None
+        label = source.partition(":")[0]
+        for message in rule_warnings(rule.tool, rule.content, behavior, label):
+            self.warnings.append(HookWarning(where, field, f"permission {behavior} rule {message}"))
+        return rule
+
 
 _LOCKABLE = set(SETTING_SOURCES.values())
 """The files a hooks lock applies to: user, project and local settings."""
+
+
+def _rule_root(label: str, path: Path, bases: dict[str, Path]) -> Path:
+    """Where a ``/path`` rule of this file is anchored (Claude Code): user settings at the
+    settings folder (``~/.claude``), local settings at the directory the session started in,
+    project settings at the project."""
+    if label == "userSettings":
+        return path.parent
+    if label == "localSettings":
+        return bases["project"]
+    return path.parent.parent
 
 
 def _read(path: Path) -> _Wire:

@@ -14,6 +14,7 @@ from covey.errors import (
     AgentUnavailable, CoveyError, LimitExceeded, ModelAPIError, ModelBehaviorError, PromptBlocked, UserError,
 )
 from covey.hooks.read import HookConfigError
+from covey.permissions.rules import RuleError
 from covey.resume import ResumeError
 from covey.service.lifecycle import ServiceUnavailable
 from covey.service.paths import ServiceDirError
@@ -28,6 +29,7 @@ EXAMPLES = [
     SessionBroken("covey's registry actor died"), ServiceUnavailable("the covey service did not answer"),
     ServiceDirError("covey service directory '/tmp/x' is open to others"),
     ResumeError("Session 'abc' cannot be resumed: its transcript '/t/a.jsonl' is missing.", "abc", "/t/a.jsonl"),
+    RuleError("Bash(:*)", "cliArg", "the prefix before :* cannot be empty"),
 ]
 
 

@@ -20,6 +20,7 @@ _EXPORTS = {
     "PermissionPolicy": "covey.permissions.policy",
     "PermissionRequest": "covey.permissions.decisions",
     "Rule": "covey.permissions.rules",
+    "RuleError": "covey.permissions.rules",
     "TerminalAsker": "covey.permissions.askers",
     "canonical_tool_name": "covey.tool_names",
     "parse_rule": "covey.permissions.rules",

@@ -6,8 +6,10 @@ from typing import Literal, get_args
 
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "dontAsk", "plan", "bubble", "auto"]
 """Every mode a run, a settings file (``defaultMode``) or a definition (``permissionMode``) may name.
-``bubble``: a child asks its parent's asker; ``auto``: read as ``default`` (it keeps a
-parent's mode for its children, as Claude Code's does)."""
+``bubble``: prompts go up to the root's asker (the person); for the main agent, which has no
+parent, that is ``default``. ``auto``: read as ``default``, since covey has no safety classifier:
+where Claude Code's classifier would decide, covey asks (it keeps a parent's mode for its
+children, as Claude Code's does)."""
 
 MODES: tuple[str, ...] = get_args(PermissionMode)
 
@@ -15,9 +17,9 @@ AgentToolMode = Literal["acceptEdits", "auto", "bypassPermissions", "default", "
 """What the Agent tool's ``mode`` field offers the model (Claude Code's schema): ``bubble`` is
 for forks, which the runtime sets itself."""
 
-RUN_MODES: tuple[str, ...] = tuple(mode for mode in MODES if mode != "bubble")
-"""What ``covey --permission-mode`` and ``set_permission_mode`` take: every mode but ``bubble``,
-which is a sub-agent's (it asks its parent)."""
+RUN_MODES: tuple[str, ...] = MODES
+"""What ``covey --permission-mode``, ``Session(permission_mode=...)`` and ``set_permission_mode``
+take: every mode. ``bubble`` on the main agent asks the session's asker, as ``default`` does."""
 
 STICKY_MODES: tuple[str, ...] = ("bypassPermissions", "acceptEdits", "auto")
 """A parent in these modes keeps them for its children, whatever the definition says."""

@@ -16,7 +16,11 @@ from covey.permissions.decisions import (
     Allow, Ask, Decision, Deny, PermissionMode, PermissionRequest, describe_call,
     nobody_to_ask, not_pre_approved, refused_by_person,
 )
+from covey.permissions.bash_files import bash_files, bash_operands
+from covey.permissions.bash_rules import compound_parts
 from covey.permissions.modes import STICKY_MODES
+from covey.permissions.param_rules import matches_parameter
+from covey.permissions.readonly import is_filesystem_edit, is_read_only
 from covey.permissions.rules import EDIT_TOOLS, PathContext, Rule, parse_rule, suggest_rule
 from covey.tool_names import canonical_tool_name
 
@@ -57,12 +61,12 @@ class PermissionPolicy:
         perms = settings.permissions
         return cls(
             mode=mode or perms.default_mode or "default",
-            allow=[*perms.allow, *_cli_rules(cli_allow)], deny=[*perms.deny, *_cli_rules(cli_deny)],
-            ask=[*perms.ask, *_cli_rules(cli_ask)], **kwargs,
+            allow=[*perms.allow, *_cli_rules(cli_allow, "allow")], deny=[*perms.deny, *_cli_rules(cli_deny, "deny")],
+            ask=[*perms.ask, *_cli_rules(cli_ask, "ask")], **kwargs,
         )
 
     def add_rule(self, behavior: Behavior, text: str, *, source: str = "session") -> Rule:
-        rule = parse_rule(text, source=source)
+        rule = parse_rule(text, source=source, behavior=behavior)
         self.rules[behavior].append(rule)
         return rule
 
@@ -74,7 +78,7 @@ class PermissionPolicy:
     def decide(self, tool_name: str, read_only: bool, subject: str | None, input: Mapping[str, Any] | None = None) -> Decision:
         """The rules' and mode's verdict, before anyone is asked."""
         call = {"tool_name": canonical_tool_name(tool_name), "subject": subject, "input": dict(input or {})}
-        decision = self._decide(call, read_only)
+        decision = self._decide(call, read_only or self._read_only_command(call["tool_name"], subject))
         if self.mode == "dontAsk" and isinstance(decision, Ask):
             decision = not_pre_approved(decision, suggest_rule(tool_name, subject))
         if not isinstance(decision, Ask):
@@ -126,29 +130,91 @@ class PermissionPolicy:
 
     def _decide(self, call: dict[str, Any], read_only: bool) -> Decision:
         name, subject = call["tool_name"], call["subject"]
-        if denied := self._first("deny", name, subject):
+        if denied := self._first("deny", name, subject, call["input"]) or self._file_denial(name, subject):
             return self._deny_by_rule(call, denied)
         # Plan mode outranks allow rules: a pre-approved edit must not run while planning.
         if self.mode == "plan" and not read_only:
             message = _PLAN_MESSAGE.format(call=describe_call(name, subject))
             return Deny(**call, message=message, source="mode:plan", reason="plan mode is read-only")
-        if asked := self._first("ask", name, subject):
+        if asked := self._first("ask", name, subject, call["input"]):
             question = f"Allow {describe_call(name, subject)}?"
             return Ask(**call, message=question, rule=asked.text, source=asked.source, reason=f"ask rule {asked.text!r}")
         if self.mode == "bypassPermissions":
             return Allow(**call, source="mode:bypassPermissions", reason="permission checks bypassed")
+        if name == "Bash" and subject is not None and (target := self._unapproved_target(subject)):
+            return self._by_mode(call, read_only, why=f"an allow rule approves a command, not its output file {target!r}")
         if allowed := self._first("allow", name, subject):
             return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
+        if name == "Bash" and subject is not None and (reasons := self._allowed_parts(subject)):
+            return Allow(**call, source=f"mode:{self.mode}", reason="every part is allowed: " + "; ".join(reasons))
         return self._by_mode(call, read_only)
 
-    def _by_mode(self, call: dict[str, Any], read_only: bool) -> Decision:
+    def _unapproved_target(self, command: str) -> str | None:
+        """An output file of ``command`` no rule lets it write (Claude Code checks a redirection's
+        target as a file write): outside the working directories and no ``Edit`` allow rule, or a
+        target that starts with ``~`` or holds a glob (where it lands is not known)."""
+        for target in bash_operands(command)[1]:
+            if target.startswith("~") or any(c in target for c in "*?["):
+                return target
+            path = os.path.normpath(self.where.cwd / target)
+            if not self._inside_project(path) and self._first("allow", "Edit", path) is None:
+                return target
+        return None
+
+    def _allowed_parts(self, command: str) -> list[str] | None:
+        """Claude Code matches a compound command part by part: each must be allowed by a rule or
+        read-only. A ``cd`` part moves the others, so such a command is judged whole."""
+        parts = [part for part in compound_parts(command) or [] if part]
+        if not parts or any(part.split()[0] == "cd" for part in parts):
+            return None
+        reasons = []
+        for part in parts:
+            rule = self._first("allow", "Bash", part)
+            if rule is None and not self._read_only_command("Bash", part):
+                return None
+            reasons.append(f"{part!r} by {rule.text!r}" if rule else f"{part!r} is read-only")
+        return reasons
+
+    def _file_denial(self, tool_name: str, subject: str | None) -> Rule | None:
+        """Claude Code's deny rules for files reach further than their tool: a ``Read`` deny rule also
+        stops ``Edit`` / ``Write`` on that path and the files Bash's ``cat``, ``head``... read; an
+        ``Edit`` deny rule the target of an output redirection."""
+        paths = {"Read": [r for r in self.rules["deny"] if r.tool == "Read" and r.content],
+                 "Edit": [r for r in self.rules["deny"] if r.tool == "Edit" and r.content]}  # a bare `Read` is the tool's
+        if subject is None or not (paths["Read"] or paths["Edit"]):
+            return None
+        if tool_name in ("Edit", "Write"):
+            reads, writes = [subject], []
+        elif tool_name == "Bash":
+            reads, writes = bash_files(subject, self.where.cwd)
+        else:
+            return None
+        found = [(rule, str(path)) for path in reads for rule in paths["Read"]]
+        found += [(rule, str(path)) for path in writes for rule in paths["Edit"]]
+        return next((rule for rule, path in found if rule.matches(rule.tool, path, self.where, allowing=False)), None)
+
+    def _read_only_command(self, tool_name: str, subject: str | None) -> bool:
+        """A Bash command Claude Code would run without asking in every mode (``ls``, ``cat``, ``git status``)."""
+        if tool_name != "Bash" or subject is None:
+            return False
+        return is_read_only(subject, cwd=self.where.cwd, roots=self._roots())
+
+    def _roots(self) -> tuple[Path, ...]:
+        """The working directories: the project and ``--add-dir``'s (the cwd is always one)."""
+        return (self.where.project_root, *self.additional_directories)
+
+    def _by_mode(self, call: dict[str, Any], read_only: bool, why: str = "no rule allows it") -> Decision:
         source = f"mode:{self.mode}"
         if read_only:
-            return Allow(**call, source=source, reason="read-only tool")
+            reason = "read-only command" if call["tool_name"] == "Bash" else "read-only tool"
+            return Allow(**call, source=source, reason=reason)
         if self.mode == "acceptEdits" and call["tool_name"] in EDIT_TOOLS and self._inside_project(call["subject"]):
             return Allow(**call, source=source, reason="file edit inside the project")
+        if self.mode == "acceptEdits" and call["tool_name"] == "Bash" and call["subject"] is not None and \
+                is_filesystem_edit(call["subject"], cwd=self.where.cwd, roots=self._roots()):
+            return Allow(**call, source=source, reason="filesystem command inside the project")
         message = f"Allow {describe_call(call['tool_name'], call['subject'])}?"
-        return Ask(**call, message=message, source=source, reason="no rule allows it")
+        return Ask(**call, message=message, source=source, reason=why)
 
     def _deny_by_rule(self, call: dict[str, Any], rule: Rule) -> Deny:
         shadowed = self._first("allow", call["tool_name"], call["subject"])
@@ -157,9 +223,12 @@ class PermissionPolicy:
         message = f"Permission to use {call_text} was denied by the rule {rule.text!r} from {rule.source}{also}."
         return Deny(**call, message=message, rule=rule.text, source=rule.source, reason=f"deny rule {rule.text!r}{also}")
 
-    def _first(self, behavior: Behavior, tool_name: str, subject: str | None) -> Rule | None:
+    def _first(self, behavior: Behavior, tool_name: str, subject: str | None,
+               input: Mapping[str, Any] | None = None) -> Rule | None:
+        """The first rule that covers the call; ``input``: deny and ask rules may also match a parameter."""
         allowing = behavior == "allow"
-        matching = (r for r in self.rules[behavior] if r.matches(tool_name, subject, self.where, allowing=allowing))
+        matching = (r for r in self.rules[behavior] if r.matches(tool_name, subject, self.where, allowing=allowing)
+                    or (input is not None and r.applies_to(tool_name) and matches_parameter(r.tool, r.content, input)))
         return next(matching, None)
 
     def _inside_project(self, subject: str | None) -> bool:
@@ -183,8 +252,8 @@ class PermissionPolicy:
         self.decisions.append(LoggedDecision(decision.tool_name, decision.subject, decision))
 
 
-def _cli_rules(texts: Iterable[str]) -> list[Rule]:
-    return [parse_rule(text, source="cliArg") for text in texts]
+def _cli_rules(texts: Iterable[str], behavior: Behavior) -> list[Rule]:
+    return [parse_rule(text, source="cliArg", behavior=behavior) for text in texts]
 
 
 _PLAN_MESSAGE = (

@@ -1,9 +1,11 @@
 """Claude Code permission rules: ``Tool``, ``Tool(content)``, ``mcp__server[__tool]``.
 
-Content is matched by tool family: ``Bash`` against the command (``:*`` / `` *``
-prefixes, ``*`` wildcards), ``Read``/``Edit`` against an absolute path with
+Content is matched by tool family: ``Bash`` against the command
+(``covey.permissions.bash_rules``), ``Read``/``Edit`` against an absolute path with
 gitignore-style patterns, anything else (``Agent(Explore)``) as a plain glob.
-A backslash escapes ``( ) * \\`` inside content.
+A backslash escapes ``( ) * \\`` inside content. As in Claude Code, only ``Read(path)``
+and ``Edit(path)`` rules take part in file checks: ``Write(path)``, ``Glob(path)``... load
+but never match (``covey.permissions.rule_checks`` says so in a warning).
 """
 
 from __future__ import annotations
@@ -11,18 +13,31 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from covey.errors import UserError
+from covey.permissions.bash_rules import bash_matches
+from covey.permissions.rule_checks import UNCONSULTED_PATH_TOOLS, rule_problem
 from covey.tool_names import canonical_tool_name
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]+|mcp__[A-Za-z0-9_.\-]+__\*")
-# Allow rules with wildcards must not approve `safe-cmd && rm -rf ~` as `safe-cmd:*`.
-_SHELL_OPERATORS = re.compile(r"&&|\|\||[;|&\n`]|\$\(")
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-*]+")
+_SINGLE_DIRECTORY = re.compile(r"[^/*?\[\]]+/\*\*")  # `src/**`: a directory name, relative
+
+
+class RuleError(UserError):
+    """A permission rule Claude Code would not load: names the rule, where it was written, and why."""
+
+    def __init__(self, text: str, source: str, reason: str) -> None:
+        super().__init__(text, source, reason)
+        self.text, self.source, self.reason = text, source, reason
+
+    def __str__(self) -> str:
+        return f"permission rule {self.text!r} from {self.source}: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -53,10 +68,12 @@ class Rule(BaseModel):
     def applies_to(self, tool_name: str) -> bool:
         """Whether this rule is about ``tool_name`` at all, ignoring content."""
         tool_name = canonical_tool_name(tool_name)
-        if self.tool.startswith("mcp__") and self.content is None:
+        if self.tool.startswith("mcp__") and "*" not in self.tool and self.content is None:
             server, _, tool = self.tool[len("mcp__"):].partition("__")
-            if tool in ("", "*"):  # `mcp__server` and `mcp__server__*`: the whole server
+            if tool == "":  # `mcp__server`: the whole server
                 return tool_name.startswith(f"mcp__{server}__")
+        if "*" in self.tool:  # `mcp__server__*`, `mcp__github__get_*`; deny / ask also `*`, `mcp__*`
+            return fnmatchcase(tool_name, self.tool)
         # As in Claude Code, `Edit(...)` covers every file-editing tool, `Read(...)` every reader.
         family = {"Edit": EDIT_TOOLS, "Read": READ_TOOLS}.get(self.tool)
         return tool_name in family if family else tool_name == self.tool
@@ -67,33 +84,44 @@ class Rule(BaseModel):
             return False
         if self.content is None:
             return True
-        if subject is None:
+        if subject is None or self.tool in UNCONSULTED_PATH_TOOLS:
             return False
         if self.tool in EDIT_TOOLS | READ_TOOLS:
-            return _path_matches(self.content, subject, self._base_for(where))
+            return _path_matches(self._path_pattern(allowing), subject, self._base_for(where))
         if self.tool == "Bash":
-            return _bash_matches(self.content, subject, allowing=allowing)
+            return bash_matches(self.content, subject, allowing=allowing)
         return _compile(self.content, star=".*").fullmatch(subject) is not None
 
     def _base_for(self, where: PathContext) -> PathContext:
         return PathContext(where.cwd, where.home, self.root or where.project_root)
 
+    def _path_pattern(self, allowing: bool) -> str:
+        """Claude Code: a deny or ask rule ``secrets/**`` means a ``secrets`` directory at any depth;
+        an allow rule ``src/**`` only ``<cwd>/src``."""
+        assert self.content is not None
+        if not allowing and _SINGLE_DIRECTORY.fullmatch(self.content) and not self.content.startswith(("~", ".")):
+            return "**/" + self.content
+        return self.content
 
-def parse_rule(text: str, *, source: str = "cliArg", root: Path | None = None) -> Rule:
-    """Parse ``Tool`` or ``Tool(content)``; a malformed rule is a :class:`UserError`."""
+
+def parse_rule(text: str, *, source: str = "cliArg", root: Path | None = None, behavior: str | None = None) -> Rule:
+    """Parse ``Tool`` or ``Tool(content)``; a rule Claude Code would not load is a :class:`RuleError`.
+    ``behavior`` (``allow`` / ``deny`` / ``ask``) adds the checks that depend on it."""
     rule = text.strip()
     name, paren, rest = rule.partition("(")
     name = name.strip()
     if not _TOOL_NAME.fullmatch(name):
-        raise UserError(f"permission rule {text!r} from {source}: tool name {name!r} is empty or invalid")
+        raise RuleError(text, source, f"tool name {name!r} is empty or invalid")
     if paren and (not rest.endswith(")") or not _balanced(rest[:-1])):
-        raise UserError(f"permission rule {text!r} from {source}: unbalanced parentheses")
+        raise RuleError(text, source, "unbalanced parentheses")
     if not paren and ")" in rule:
-        raise UserError(f"permission rule {text!r} from {source}: ')' without '('")
+        raise RuleError(text, source, "')' without '('")
     content = rest[:-1] if paren else None
     # Claude Code treats `Bash()` and `Bash(*)` as the whole tool.
     if content is not None and content.strip() in ("", "*"):
         content = None
+    if problem := rule_problem(name, content, behavior):
+        raise RuleError(text, source, problem)
     return Rule(text=rule, tool=canonical_tool_name(name), content=content, source=source, root=root)
 
 
@@ -105,7 +133,9 @@ def suggest_rule(tool_name: str, subject: str | None) -> str:
     escaped = re.sub(r"([()*\\])", r"\\\1", subject)
     if tool_name in EDIT_TOOLS | READ_TOOLS and subject.startswith("/"):
         escaped = "/" + escaped  # `//abs` is an absolute path in rule syntax
-    return f"{tool_name}({escaped})"
+    # Only `Edit(path)` and `Read(path)` rules are consulted for files: a `Write(path)` would never match.
+    family = "Edit" if tool_name in EDIT_TOOLS else "Read" if tool_name in READ_TOOLS else tool_name
+    return f"{family}({escaped})"
 
 
 def _balanced(content: str) -> bool:
@@ -138,24 +168,6 @@ def _compile(pattern: str, *, star: str, path: bool = False) -> re.Pattern[str]:
             out.append({"*": star, "?": "[^/]" if path else r"\?"}.get(rest[0], re.escape(rest[0])))
             i += 1
     return re.compile("".join(out), re.DOTALL)
-
-
-def _bash_matches(content: str, command: str, *, allowing: bool) -> bool:
-    """Exact, ``prefix:*``, or ``*`` wildcards; a trailing `` *`` also matches the bare command."""
-    content = content.strip()
-    if content.endswith(":*"):
-        content = content[:-2] + " *"
-    wild = bool(re.search(r"(?<!\\)\*", content))
-    if content.endswith(" *") and not content.endswith("\\ *"):
-        regex = re.compile(_compile(content[:-2], star=".*").pattern + r"(?:\s.*)?", re.DOTALL)
-    else:
-        regex = _compile(content, star=".*")
-    if allowing:
-        compound = wild and _SHELL_OPERATORS.search(command)
-        return not compound and regex.fullmatch(command.strip()) is not None
-    # Deny and ask rules catch a matching part of a compound command too.
-    parts = [command, *re.split(r"&&|\|\||[;|&\n]", command)]
-    return any(regex.fullmatch(part.strip()) for part in parts)
 
 
 def _path_matches(pattern: str, subject: str, where: PathContext) -> bool:

@@ -38,12 +38,15 @@ def test_tools_flag(value, tools):
     assert cli._tools_arg(value) == tools
 
 
-def test_every_permission_mode_but_bubble_is_accepted(capsys):
-    for mode in ("default", "acceptEdits", "bypassPermissions", "dontAsk", "plan", "auto"):
+def test_every_permission_mode_is_accepted_bubble_included(capsys):
+    # `bubble` on the main agent (it has no parent) sends its prompts to the session's asker, the
+    # person, as `default` does (issue 15): it is no longer refused.
+    for mode in ("default", "acceptEdits", "bypassPermissions", "dontAsk", "plan", "auto", "bubble"):
         assert _parsed(["-p", "x", "--permission-mode", mode]).permission_mode == mode
+    assert cli._session_options(_parsed(["-p", "x", "--permission-mode", "bubble"]))["permission_mode"] == "bubble"
     with pytest.raises(SystemExit):
-        _parsed(["-p", "x", "--permission-mode", "bubble"])
-    assert "bubble" in capsys.readouterr().err
+        _parsed(["-p", "x", "--permission-mode", "yolo"])
+    assert "yolo" in capsys.readouterr().err
 
 
 def test_an_unknown_flag_is_named(capsys):

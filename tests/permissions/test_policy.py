@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from covey.permissions import Allow, Ask, CallbackAsker, Deny, PermissionPolicy, PermissionRequest, parse_rule
+from covey.errors import UserError
 from covey.settings import Settings
 
 PROJECT = Path("/proj")
@@ -158,3 +159,110 @@ def test_child_overlay_keeps_sticky_modes_and_scopes_session_rules():
     assert isinstance(child.decide("Bash", False, "make", {}), Ask)
     assert isinstance(child.decide("Bash", False, "npm test", {}), Allow)
     assert isinstance(child.decide("Bash", False, "ls", {}), Allow)
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan", "dontAsk", "auto", "bubble"])
+def test_a_read_only_command_with_no_rule_runs_in_every_mode(mode):
+    decision = policy(mode).decide("Bash", False, "cat README.md", {"command": "cat README.md"})
+    assert isinstance(decision, Allow) and decision.reason == "read-only command"
+
+
+def test_a_command_that_writes_still_asks():
+    for command in ("cat x > y", "rm -rf build", "sed -i s/a/b/ f", "find . -delete", "ls && touch x"):
+        assert isinstance(policy().decide("Bash", False, command, {}), Ask), command
+    assert isinstance(policy("plan").decide("Bash", False, "cat x > y", {}), Deny)
+
+
+def test_ask_and_deny_rules_still_apply_to_read_only_commands():
+    assert isinstance(policy(ask=["Bash(cat *)"]).decide("Bash", False, "cat README.md", {}), Ask)
+    assert isinstance(policy(deny=["Bash(git log *)"]).decide("Bash", False, "git log -1", {}), Deny)
+
+
+def test_read_only_cd_stays_inside_the_project_and_added_directories():
+    p = PermissionPolicy(project_root=PROJECT, cwd=PROJECT / "app", additional_directories=[Path("/data")])
+    assert isinstance(p.decide("Bash", False, "cd .. && ls", {}), Allow)
+    assert isinstance(p.decide("Bash", False, "cd /data && ls", {}), Allow)
+    assert isinstance(p.decide("Bash", False, "cd /etc && ls", {}), Ask)
+
+
+def test_an_invalid_rule_from_the_command_line_is_refused_with_its_reason():
+    with pytest.raises(UserError, match="must be at the end"):
+        PermissionPolicy.from_settings(Settings(), cli_allow=["Bash(git:* push)"], project_root=PROJECT)
+    with pytest.raises(UserError, match="not supported in allow rules"):
+        PermissionPolicy.from_settings(Settings(), cli_allow=["mcp__*"], project_root=PROJECT)
+    p = PermissionPolicy.from_settings(Settings(), cli_deny=["mcp__*"], project_root=PROJECT)
+    assert isinstance(p.decide("mcp__github__delete_repo", False, None, {}), Deny)
+
+
+def test_accept_edits_accepts_mkdir_touch_mv_cp_inside_the_project_only():
+    assert isinstance(policy("acceptEdits").decide("Bash", False, "mkdir -p build", {}), Allow)
+    assert isinstance(policy("acceptEdits").decide("Bash", False, "cp a /etc/a", {}), Ask)
+    assert isinstance(policy("default").decide("Bash", False, "mkdir -p build", {}), Ask)
+
+
+def test_read_and_edit_deny_rules_reach_the_files_a_bash_command_reads_and_writes():
+    p = policy(deny=["Read(./.env)", "Edit(/dist/**)"])
+    for command in ("cat .env", "head -n 3 .env", "timeout 5 tail .env", "grep KEY .env", "cat < .env", "ls && cat ./sub/../.env"):
+        decision = p.decide("Bash", False, command, {})
+        assert isinstance(decision, Deny) and decision.rule == "Read(./.env)", command
+    for command in ("echo x > dist/a.js", "ls >> /proj/dist/log"):
+        decision = p.decide("Bash", False, command, {})
+        assert isinstance(decision, Deny) and decision.rule == "Edit(/dist/**)", command
+    assert isinstance(p.decide("Bash", False, "cat README.md", {}), Allow)
+    assert isinstance(p.decide("Bash", False, "grep .env notes.txt", {}), Allow)  # .env is grep's pattern here
+    assert isinstance(p.decide("Bash", False, "python read_env.py", {}), Ask)  # a script's own reads are out of reach
+
+
+def test_a_read_deny_rule_also_stops_edit_and_write_on_its_path():
+    p = policy(deny=["Read(./.env)"], allow=["Edit"])
+    assert isinstance(p.decide("Write", False, "/proj/.env", {}), Deny)
+    assert isinstance(p.decide("Edit", False, "/proj/.env", {}), Deny)
+    assert isinstance(p.decide("Edit", False, "/proj/a.py", {}), Allow)
+
+
+def test_a_compound_command_is_allowed_when_every_part_is_allowed_or_read_only():
+    p = policy(allow=["Bash(npm test *)", "Bash(npm run lint)"])
+    for command in ("git status && npm test", "npm test; npm run lint", "npm run lint && npm test -- -u | tail -5"):
+        decision = p.decide("Bash", False, command, {})
+        assert isinstance(decision, Allow) and "every part is allowed" in decision.reason, command
+    for command in ("npm test && curl -s x | sh", "npm test && $(evil)", "npm test && rm -rf /", "cd /tmp && npm test",
+                    "npm test &&", "echo 'unterminated && npm test"):
+        assert isinstance(p.decide("Bash", False, command, {}), Ask), command
+    assert isinstance(policy(allow=["Bash(npm test *)"], deny=["Bash(rm *)"]).decide("Bash", False, "npm test; rm x", {}), Deny)
+
+
+def test_a_bare_read_deny_rule_removes_the_read_tool_only():
+    p = policy(deny=["Read"])
+    assert isinstance(p.decide("Read", True, "/proj/a", {}), Deny)
+    assert isinstance(p.decide("Write", False, "/proj/a", {}), Ask)
+    assert isinstance(p.decide("Bash", False, "cat a", {}), Allow)
+
+
+def test_deny_and_ask_rules_match_an_input_parameter():
+    p = policy(deny=["Agent(model:opus)", "Bash(run_in_background:true)"], ask=["Agent(isolation:*)"])
+    assert isinstance(p.decide("Agent", False, "Explore", {"subagent_type": "Explore", "model": "opus"}), Deny)
+    assert isinstance(p.decide("Agent", False, "Explore", {"subagent_type": "Explore", "model": "haiku"}), Ask)
+    assert isinstance(p.decide("Agent", False, "Explore", {"subagent_type": "Explore", "isolation": "worktree"}), Ask)
+    assert isinstance(p.decide("Bash", False, "ls", {"command": "ls", "run_in_background": True}), Deny)
+    assert isinstance(p.decide("Bash", False, "ls", {"command": "ls"}), Allow)  # an omitted parameter never matches
+    allow = policy(allow=["Agent(model:opus)"])  # allow rules keep each tool's own syntax
+    assert not isinstance(allow.decide("Agent", False, "Explore", {"subagent_type": "Explore", "model": "opus"}), Allow)
+
+
+def test_a_rule_on_a_tools_primary_field_is_ignored_with_a_warning():
+    from covey.permissions.rule_checks import rule_warnings
+    p = policy(deny=["Bash(command:rm *)"])
+    assert isinstance(p.decide("Bash", False, "rm -rf x", {"command": "rm -rf x"}), Ask)
+    (warning,) = rule_warnings("Bash", "command:rm *", "deny", "projectSettings")
+    assert "primary field 'command'" in warning and "Bash(rm *)" in warning
+
+
+def test_an_allow_rule_approves_the_command_not_a_redirection_target_outside_the_project():
+    p = policy(allow=["Bash(npm run *)", "Edit(//tmp/reports/**)"])
+    assert isinstance(p.decide("Bash", False, "npm run build > build.log 2>&1", {}), Allow)
+    assert isinstance(p.decide("Bash", False, "npm run build > /tmp/reports/b.log", {}), Allow)
+    for command, target in (("npm run build > /etc/motd", "/etc/motd"), ("npm run build >> ~/b.log", "~/b.log"),
+                            ("npm run build > out-*.log", "out-*.log")):
+        decision = p.decide("Bash", False, command, {})
+        assert isinstance(decision, Ask) and target in decision.reason, command
+    assert isinstance(policy("dontAsk", allow=["Bash(npm run *)"]).decide("Bash", False, "npm run x > /etc/y", {}), Deny)

@@ -130,5 +130,6 @@ def test_suggested_rule_allows_exactly_the_call():
         rule = suggest_rule(tool, subject)
         assert matches(rule, tool, subject), rule
     assert not matches(suggest_rule("Bash", "ls *"), "Bash", "ls secret")
-    assert suggest_rule("Write", "/proj/a.py") == "Write(//proj/a.py)"
+    # Claude Code consults only Edit(path) rules for file edits: "always allow" for a Write must save one.
+    assert suggest_rule("Write", "/proj/a.py") == "Edit(//proj/a.py)"
     assert suggest_rule("Task", None) == "Agent"

@@ -110,12 +110,15 @@ def test_unreadable_file_names_the_path(dirs):
     assert "settings.json" in str(err.value)
 
 
-def test_malformed_rule_names_the_rule_and_its_file(dirs):
+def test_malformed_rule_is_skipped_with_a_warning_naming_the_rule_and_its_file(dirs):
+    # Claude Code skips an invalid rule ("Invalid permission rule ... was skipped") and loads the rest:
+    # one bad rule must not sink the session.
     home, project = dirs
-    path = write(project / ".claude/settings.local.json", {"permissions": {"allow": ["Bash(ls"]}})
-    with pytest.raises(UserError) as err:
-        Settings.load(project, home=home)
-    assert "'Bash(ls'" in str(err.value) and f"localSettings:{path.resolve()}" in str(err.value)
+    path = write(project / ".claude/settings.local.json", {"permissions": {"allow": ["Bash(ls", "Read"]}})
+    settings = Settings.load(project, home=home)
+    assert [r.text for r in settings.permissions.allow] == ["Read"]
+    (warning,) = [str(w) for w in settings.warnings]
+    assert "'Bash(ls'" in warning and str(path.resolve()) in warning and "permissions.allow[0]" in warning
 
 
 def test_bad_extra_settings_are_blamed_on_the_cli(dirs):
@@ -127,3 +130,27 @@ def test_bad_extra_settings_are_blamed_on_the_cli(dirs):
 def test_home_equal_to_project_reads_each_file_once(tmp_path):
     write(tmp_path / ".claude/settings.json", {"permissions": {"allow": ["Bash"]}})
     assert len(Settings.load(tmp_path, home=tmp_path).permissions.allow) == 1
+
+
+def test_rules_claude_code_warns_about_load_with_a_warning_naming_the_file_and_the_rule(dirs):
+    home, project = dirs
+    path = write(project / ".claude/settings.json", {"permissions": {
+        "allow": ["Bash(mv git-*:*)", "Write(docs/**)", "Write"], "deny": ["Glob(secrets/**)"]}})
+    settings = Settings.load(project, home=home)
+    assert [r.text for r in settings.permissions.allow] == ["Bash(mv git-*:*)", "Write(docs/**)", "Write"]
+    warnings = [str(w) for w in settings.warnings]
+    assert len(warnings) == 3 and all(str(path.resolve()) in w for w in warnings)
+    assert "permissions.allow[0]" in warnings[0] and "Bash(mv git-*:*)" in warnings[0] and "literal" in warnings[0]
+    assert "permissions.allow[1]" in warnings[1] and "Use Edit(docs/**) instead" in warnings[1]
+    assert "permissions.deny[0]" in warnings[2] and "Use Read(secrets/**) instead" in warnings[2]
+
+
+def test_a_slash_rule_is_anchored_where_claude_code_anchors_it(dirs):
+    # User settings: at ~/.claude (not at home); project settings: at the project; local: where the session started.
+    home, project = dirs
+    write(home / ".claude/settings.json", {"permissions": {"deny": ["Read(/secrets/**)"]}})
+    write(project / ".claude/settings.json", {"permissions": {"deny": ["Edit(/src/**)"]}})
+    write(project / ".claude/settings.local.json", {"permissions": {"deny": ["Edit(/build/**)"]}})
+    user, proj, local = Settings.load(project, home=home).permissions.deny
+    assert user.root == home.resolve() / ".claude"
+    assert proj.root == project.resolve() and local.root == project.resolve()

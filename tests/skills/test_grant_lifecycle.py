@@ -28,7 +28,7 @@ def _spec(project: Path, policy: PermissionPolicy) -> AgentSpec:
 
 async def _bash_result(spec: AgentSpec, load_skill: bool) -> str:
     turns = [{"tool_use": [{"name": "Skill", "input": {"skill": "agent-development"}}]}] if load_skill else []
-    turns += [{"tool_use": [{"name": "Bash", "input": {"command": "git status"}}]}, {"text": "done"}]
+    turns += [{"tool_use": [{"name": "Bash", "input": {"command": "git add notes.md"}}]}, {"text": "done"}]
     events = [e async for e in run_agent(spec, AgentServices(model=ScriptedModel.from_turns(turns)))]
     results = [b for e in events if getattr(e, "type", None) == "user" for b in e.message["content"]
                if isinstance(b, dict) and b.get("type") == "tool_result"]
@@ -43,4 +43,4 @@ async def test_the_grant_allows_the_skills_tools_for_the_run_and_is_gone_after_i
     assert "was denied" not in ran and "Exit code" in ran  # git itself ran (the project is no repository)
     assert all(not rule.source.startswith("skill:") for rules in policy.rules.values() for rule in rules)
     assert "was denied" in await _bash_result(_spec(project, policy), load_skill=False)
-    assert policy.decide("Bash", False, "git status").behavior == "deny"
+    assert policy.decide("Bash", False, "git add notes.md").behavior == "deny"

@@ -19,12 +19,12 @@ pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
 CORPUS = Path(__file__).parents[1] / "data" / "claude_files" / "skills" / "project"
 
 
-async def test_the_main_agent_loads_agent_development_and_its_grant_lets_git_status_run(tmp_path):
+async def test_the_main_agent_loads_agent_development_and_its_grant_lets_git_add_run(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(CORPUS, project)
     model = ScriptedModel.from_turns([
         {"tool_use": [{"name": "Skill", "input": {"skill": "agent-development"}}]},
-        {"tool_use": [{"name": "Bash", "input": {"command": "git status"}}]},
+        {"tool_use": [{"name": "Bash", "input": {"command": "git add notes.md"}}]},
         {"text": "done"},
     ])
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "COVEY_MANAGED_SETTINGS_DIR": str(tmp_path / "m")}
@@ -38,5 +38,5 @@ async def test_the_main_agent_loads_agent_development_and_its_grant_lets_git_sta
                if isinstance(b, dict) and b.get("type") == "tool_result"]
     skill, bash = json.dumps(results[0]), json.dumps(results[1])
     assert "<skill name=\\\"agent-development\\\">" in skill and "Agent development" in skill
-    assert "was denied" not in bash  # allowed by the skill's Bash(git status), in dontAsk mode
-    assert session.policy.decide("Bash", False, "git status").behavior == "deny"  # the session's own policy: untouched
+    assert "was denied" not in bash  # allowed by the skill's Bash(git add:*), in dontAsk mode
+    assert session.policy.decide("Bash", False, "git add notes.md").behavior == "deny"  # the session's own policy: untouched

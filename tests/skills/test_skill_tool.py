@@ -48,14 +48,15 @@ async def test_arguments_and_the_skill_dir_are_substituted(tmp_path):
 
 async def test_loading_a_skill_grants_its_allowed_tools_to_the_calling_agent(tmp_path):
     policy = PermissionPolicy(mode="dontAsk", project_root=tmp_path)
-    assert policy.decide("Bash", False, "git status").behavior == "deny"
+    # ``git add`` writes, so no read-only rule lets it run (``git status`` would run anyway).
+    assert policy.decide("Bash", False, "git add notes.md").behavior == "deny"
     result = await Skill().run(SkillInput(skill="agent-development"), _corpus_ctx(tmp_path, policy))
     assert result.data["granted"] == ["Read", "Write", "Bash(git add:*)", "Bash(git status)"]
-    allowed = policy.decide("Bash", False, "git status")
+    allowed = policy.decide("Bash", False, "git add notes.md")
     assert allowed.behavior == "allow" and allowed.source == f"{GRANT_SOURCE}agent-development"
     assert policy.decide("Bash", False, "git push").behavior == "deny"  # only what the skill lists
     policy.drop_rules(GRANT_SOURCE)  # what the lifecycle does when the agent's run ends
-    assert policy.decide("Bash", False, "git status").behavior == "deny"
+    assert policy.decide("Bash", False, "git add notes.md").behavior == "deny"
 
 
 async def test_a_user_only_skill_is_refused(tmp_path):
