@@ -244,6 +244,7 @@ class Session:
             session_id=self.session_id, cwd=str(self.cwd), model=self.model_id, tools=self.tool_names(),
             permissionMode=self.policy.mode, agents=sorted(self.definitions), skills=sorted(self.skills),
             slash_commands=sorted(self.skills),
+            plugins=[plugin.init_entry() for plugin in self.plugins.plugins.values()],
             apiKeySource=_api_key_source(self.env, self.options.model),
             additional_directories=[str(Path(d).resolve()) for d in self.options.additional_directories],
         )

@@ -56,6 +56,12 @@ class Plugin(BaseModel):
     """Its hooks, validated, ``${CLAUDE_PLUGIN_ROOT}`` expanded."""
     hook_sources: list[str] = Field(default_factory=list)
     """Where its hooks came from (files, or ``plugin.json``)."""
+    plugin_id: str = ""
+    """``name@marketplace`` for an enabled plugin, ``name@inline`` for a ``--plugin-dir`` one."""
+
+    def init_entry(self) -> dict[str, str]:
+        """The plugin as Claude Code's ``system/init`` event lists it."""
+        return {"name": self.name, "path": str(self.root), "source": self.plugin_id or f"{self.name}@inline"}
 
 
 @dataclass

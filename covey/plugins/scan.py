@@ -40,11 +40,11 @@ def load_plugins(
             scan.problems.append(PluginProblem(where, f"plugin {plugin_id!r} is enabled but not installed: "
                                                       f"{found_in}; run `claude plugin install {plugin_id}`"))
             continue
-        _add(scan, read_plugin(root, origin, plugin_id.partition("@")[0]))
+        _add(scan, read_plugin(root, origin, plugin_id.partition("@")[0]), plugin_id)
     return scan
 
 
-def _add(scan: PluginScan, read: PluginRead) -> None:
+def _add(scan: PluginScan, read: PluginRead, plugin_id: str = "") -> None:
     """The first plugin of a name stays: ``--plugin-dir`` ones are read first, so they win."""
     scan.problems.extend(read.problems)
     plugin = read.plugin
@@ -55,4 +55,4 @@ def _add(scan: PluginScan, read: PluginRead) -> None:
         scan.problems.append(PluginProblem(str(plugin.root), f"plugin {plugin.name!r} is already loaded from "
                                                              f"{kept.root} ({kept.origin}); this copy not loaded"))
         return
-    scan.plugins[plugin.name] = plugin
+    scan.plugins[plugin.name] = plugin.model_copy(update={"plugin_id": plugin_id}) if plugin_id else plugin

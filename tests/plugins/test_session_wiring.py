@@ -59,6 +59,7 @@ def test_enabled_plugins_load_and_a_missing_one_is_a_warning_naming_the_settings
     session = _session(tmp_path)
     assert "review-kit:security-reviewer" in session.definitions
     assert any(w.startswith(f"{settings_file}: plugin 'ghost@tools' is enabled but not installed") for w in session.warnings)
+    assert session.init_event().wire()["plugins"] == [{"name": "review-kit", "path": str(root), "source": "review-kit@tools"}]
 
 
 def test_a_managed_agents_lock_keeps_project_agents_out_of_the_session(tmp_path):
@@ -67,7 +68,7 @@ def test_a_managed_agents_lock_keeps_project_agents_out_of_the_session(tmp_path)
     project = tmp_path / "project"
     shutil.copytree(CORPUS / "skills" / "project", project)
     (project / ".claude/agents").mkdir()
-    (project / ".claude/agents/mine.md").write_text("---\ndescription: mine\n---\nb\n")
+    (project / ".claude/agents/mine.md").write_text("---\nname: mine\ndescription: mine\n---\nb\n")
     session = _session(tmp_path, plugin_dirs=[str(CORPUS / "plugins" / "review-kit")])
     assert "mine" not in session.definitions and "agent-development" not in session.skills
     assert "review-kit:security-reviewer" in session.definitions and "review-kit:ship" in session.skills
@@ -87,3 +88,10 @@ async def test_a_plugin_hook_runs_its_script_with_the_plugin_root(tmp_path):
     model = ScriptedModel.from_turns([{"tool_use": [{"name": "Bash", "input": {"command": "echo hi"}}]}, {"text": "ok"}])
     [_ async for _ in run_agent(spec, AgentServices(model=model))]
     assert log.read_text().strip() == str((CORPUS / "plugins" / "review-kit").resolve())
+
+
+def test_system_init_lists_the_loaded_plugins_as_claude_code_does(tmp_path):
+    plugin = CORPUS / "plugins" / "review-kit"
+    init = _session(tmp_path, plugin_dirs=[str(plugin)]).init_event().wire()
+    assert init["plugins"] == [{"name": "review-kit", "path": str(plugin), "source": "review-kit@inline"}]
+    assert _session(tmp_path).init_event().wire()["plugins"] == []
