@@ -17,6 +17,7 @@ def agents_report(cwd: str, agents_json: str | None, plugin_dirs: Iterable[str],
     from covey.settings import Settings
     from covey.settings_managed import managed_dir
 
+    cwd = str(Path(cwd).resolve())  # every path it shows absolute, as the plugins' and skills' are
     home = Path(env["HOME"]) if env.get("HOME") else None
     settings = Settings.load(cwd, home=home, managed_dir=managed_dir(env))
     scan = session_plugins(Path(cwd), settings, plugin_dirs=plugin_dirs, home=home, env=env)
