@@ -155,7 +155,7 @@ def test_every_spawn_is_async_and_a_call_without_a_type_starts_a_worker():
 
 
 def test_agent_permission_rules_see_the_worker_type():
-    tool, call = AgentTool(background=False), None
+    tool = AgentTool(background=False)
     call = tool.input_model(description="d", prompt="p")
     ctx = SimpleNamespace(services=SimpleNamespace(runtime=_runtime(True)))
     assert tool.permission_subject(call, ctx) == "worker"
