@@ -11,7 +11,9 @@ from covey.agents.loader import LoadResult
 
 
 def agents_report(cwd: str, agents_json: str | None, plugin_dirs: Iterable[str], env: Mapping[str, str]) -> str:
-    """Everything a session in ``cwd`` would load, as ``covey agents`` shows it."""
+    """Everything a session in ``cwd`` would load, as ``covey agents`` shows it (in coordinator
+    mode, when ``env`` turns it on, with ``worker`` in place of the built-ins)."""
+    from covey.agents.coordinator import coordinator_mode
     from covey.agents.loader import load_definitions
     from covey.session_defs import managed_agents_dir, session_plugins, session_skills
     from covey.settings import Settings
@@ -22,17 +24,25 @@ def agents_report(cwd: str, agents_json: str | None, plugin_dirs: Iterable[str],
     settings = Settings.load(cwd, home=home, managed_dir=managed_dir(env))
     scan = session_plugins(Path(cwd), settings, plugin_dirs=plugin_dirs, home=home, env=env)
     plugins, locked = list(scan.plugins.values()), settings.strict_plugin_only
+    coordinator = coordinator_mode(env)
     result = load_definitions(cwd, home=home, flag_agents=agents_json, plugin_dirs=plugins,
-                              policy_dir=managed_agents_dir(settings), strict_plugin_only=locked)
+                              policy_dir=managed_agents_dir(settings), strict_plugin_only=locked,
+                              coordinator=coordinator)
     skills, skill_errors = session_skills(Path(cwd), home=home, plugins=plugins,
                                           managed_dir=settings.managed_dir, locked=locked)
     sections = [list_agents_text(result), skills_text(skills, skill_errors), plugins_text(plugins, result, skills)]
+    if coordinator:
+        sections.insert(0, COORDINATOR_NOTE)
     problems = [str(p) for p in scan.problems] + [str(w) for w in settings.warnings]
     if locked:
         problems.insert(0, f"managed strictPluginOnlyCustomization locks: {', '.join(locked)}")
     if problems:
         sections.append("\n".join([f"{len(problems)} plugin and settings note(s):", *(f"  {p}" for p in problems)]))
     return "\n\n".join(section for section in sections if section)
+
+
+COORDINATOR_NOTE = ("Coordinator mode is on (COVEY_COORDINATOR_MODE or CLAUDE_CODE_COORDINATOR_MODE): "
+                    "the worker type replaces the built-in types; your own types stay.")
 
 
 def list_agents_text(load_result: LoadResult) -> str:

@@ -97,8 +97,18 @@ class SessionRuntime:
 
     @property
     def teams(self) -> bool:
-        """Whether the session has teams (SendMessage then reaches any agent, even a finished one)."""
+        """Whether the session has teams (rosters, task boards, named teammates)."""
         return self.tools.teams
+
+    @property
+    def messaging(self) -> bool:
+        """Whether SendMessage reaches any agent, even a finished one (resumed): with teams, and in
+        coordinator mode (the coordinator continues its workers)."""
+        return self.tools.messaging
+
+    @property
+    def coordinator(self) -> bool:
+        return self.tools.coordinator
 
     async def context_for(self, cwd: str, *, omit: bool, env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         """The project context for an agent starting in ``cwd`` (``run_agent``'s step 4);

@@ -26,6 +26,9 @@ from covey.actors.pool import default_pool_size
 from covey.actors.shared_pool import SharedPoolHandle, pool_name
 from covey.actors.warmup import model_modules
 from covey.agents.context import agent_list_message, project_context
+from covey.agents.coordinator import (
+    coordinator_mode, coordinator_prompt, coordinator_tools, worker_tools, workers_message,
+)
 from covey.agents.definition import AgentDefinition
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.spec import AgentSpec, RunSettings
@@ -105,6 +108,10 @@ class SessionOptions(BaseModel):
     (default ``COVEY_SHARED_FS=1``)."""
     teams: bool | None = None
     """Team tools (TeamCreate, SendMessage, Task*) and named teammates (default ``COVEY_ENABLE_TEAMS=1``)."""
+    coordinator: bool | None = None
+    """Coordinator mode (docs/coordinator.md): the main agent directs ``worker`` agents, every spawn
+    is async, and it continues a worker with SendMessage (default ``COVEY_COORDINATOR_MODE=1`` or
+    Claude Code's ``CLAUDE_CODE_COORDINATOR_MODE=1``)."""
     system_prompt: str | None = None
     """The main agent's system prompt in place of covey's (``--system-prompt``; "" for none)."""
     append_system_prompt: str | None = None
@@ -193,7 +200,7 @@ class Session:
         plugins, locked = list(self.plugins.plugins.values()), self.settings.strict_plugin_only
         self.definitions, self.definition_errors, skipped_hooks = session_definitions(
             self.cwd, self.options.agents, home=self.home, plugins=plugins,
-            policy_dir=managed_agents_dir(self.settings), locked=locked,
+            policy_dir=managed_agents_dir(self.settings), locked=locked, coordinator=self.options.coordinator,
         )
         self.skills, self.skill_errors = session_skills(self.cwd, home=self.home, plugins=plugins,
                                                         managed_dir=self.settings.managed_dir, locked=locked)
@@ -234,6 +241,8 @@ class Session:
         """Every tool minus those removed whole by a bare ``--disallowed-tools`` name."""
         removed = {name for name in self.options.disallowed_tools if "(" not in name}
         names = [name for name in tool_names(self._tool_options()) if name not in removed]
+        if self.options.coordinator:  # the coordinator directs workers; they do the work
+            names = coordinator_tools(names)
         if self.options.tools is None:
             return names
         wanted = {canonical_tool_name(name) for name in self.options.tools}
@@ -576,7 +585,8 @@ class Session:
         return str(transcript_path(self.options.transcript_dir, self.session_id, self.main_agent_id))
 
     def _main_prompt(self) -> str:
-        prompt = MAIN_PROMPT if self.options.system_prompt is None else self.options.system_prompt
+        default = coordinator_prompt() if self.options.coordinator else MAIN_PROMPT
+        prompt = default if self.options.system_prompt is None else self.options.system_prompt
         if self.options.append_system_prompt:
             prompt = f"{prompt}\n\n{self.options.append_system_prompt}" if prompt else self.options.append_system_prompt
         return prompt
@@ -586,11 +596,18 @@ class Session:
         snapshot = runtime.project_context.get(cwd) if runtime is not None else None
         context = snapshot if snapshot is not None else project_context(cwd, omit=False)
         listing = skill_list_message(self.skills) if "Skill" in self.tool_names() else None
-        return [*context, agent_list_message(self.definitions), *([listing] if listing else [])]
+        workers = [self._workers_message()] if self.options.coordinator else []
+        return [*context, agent_list_message(self.definitions), *workers, *([listing] if listing else [])]
+
+    def _workers_message(self) -> dict[str, Any]:
+        """What the coordinator is told its workers can use (their tools, in the background)."""
+        available = tool_names(self._tool_options())
+        return workers_message(worker_tools(self.definitions, available, max_depth=self.limits.max_depth))
 
     def _tool_options(self) -> ToolOptions:
         background_disabled = _env_flag(self.env, "COVEY_DISABLE_BACKGROUND_TASKS")
-        return ToolOptions(background_disabled=background_disabled, teams=self.options.teams)
+        return ToolOptions(background_disabled=background_disabled, teams=self.options.teams,
+                           coordinator=self.options.coordinator)
 
     # -- session actors -------------------------------------------------------------
 
@@ -739,6 +756,7 @@ def _env_defaults(options: SessionOptions, env: dict[str, str], home: Path | Non
     defaults: dict[str, Any] = {
         "shared_fs": _env_flag(env, "COVEY_SHARED_FS") if options.shared_fs is None else options.shared_fs,
         "teams": _env_flag(env, "COVEY_ENABLE_TEAMS") if options.teams is None else options.teams,
+        "coordinator": coordinator_mode(env) if options.coordinator is None else options.coordinator,
         "pool_size": default_pool_size(env) if options.pool_size is None else options.pool_size,
         "service": _env_flag(env, "COVEY_SERVICE") if options.service is None else options.service,
     }

@@ -28,16 +28,17 @@ def managed_agents_dir(settings: Any) -> Path | None:
 
 def session_definitions(
     cwd: Path, extra: Any, *, home: Path | None = None, plugins: Iterable[Any] = (),
-    policy_dir: Path | None = None, locked: Collection[str] = (),
+    policy_dir: Path | None = None, locked: Collection[str] = (), coordinator: bool = False,
 ) -> tuple[dict[str, AgentDefinition], list[Any], list[Any]]:
     """(active definitions by name, load errors, skipped-hook warnings) for a session in ``cwd``;
-    the user's own come from ``home`` (default: this process's home)."""
+    the user's own come from ``home`` (default: this process's home). In coordinator mode the
+    ``worker`` type replaces the built-ins; the user's, project's and plugins' own stay."""
     from covey.agents.loader import load_definitions
 
     objects = [d for d in extra if isinstance(d, AgentDefinition)] if isinstance(extra, list) else []
     flags = extra if isinstance(extra, (str, dict)) else None
     result = load_definitions(cwd, home=home, flag_agents=flags, extra=objects, plugin_dirs=plugins,
-                              policy_dir=policy_dir, strict_plugin_only=locked)
+                              policy_dir=policy_dir, strict_plugin_only=locked, coordinator=coordinator)
     return with_guide(result.definitions, cwd), result.errors, result.warnings
 
 

@@ -318,7 +318,7 @@ def _resumable(spec: AgentSpec, services: AgentServices) -> bool:
     """Whether mail that came during the last turn may resume this agent once it ends: in a
     session with teams (SendMessage reaches anyone), or once it launched background work
     (their notices come to it). The registry's ``_resume_if_mail_waits`` asks the same."""
-    teams = spec.runtime is not None and spec.runtime.teams
+    teams = spec.runtime is not None and spec.runtime.messaging
     return bool(teams or (services.inbox is not None and services.inbox.owns_background()))
 
 

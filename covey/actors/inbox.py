@@ -184,6 +184,6 @@ def inbox_for(spec: Any, emit: Callable[[Any], None] | None) -> RuntimeInbox | N
 def _addressed(spec: Any) -> bool:
     """Whether mail can reach an agent that has launched nothing: the main agent (notices
     of orphaned descendants come to it, docs/subagents.md#what-the-parent-gets-back), a resumed one (it was woken by mail),
-    and anyone in a session with teams (SendMessage reaches any agent by name or id).
-    Otherwise only its own background children write to it, and it knows when it has some."""
-    return spec.depth == 0 or bool(spec.history) or spec.runtime.teams
+    and anyone in a session with teams or in coordinator mode (SendMessage reaches any agent by
+    name or id). Otherwise only its own background children write to it, and it knows when it has some."""
+    return spec.depth == 0 or bool(spec.history) or spec.runtime.messaging

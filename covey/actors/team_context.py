@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from covey.actors.team import start_team_actors
+from covey.agents.coordinator import COORDINATOR_NAME
 from covey.agents.spec import AgentSpec
 from covey.teams.context import Recipient, Team, TeamContext
 
@@ -17,7 +18,7 @@ LEAD_NAME = "team-lead"
 
 def team_context_for(spec: AgentSpec) -> TeamContext | None:
     runtime = spec.runtime
-    if runtime is None or not runtime.teams:
+    if runtime is None or not runtime.messaging:
         return None
     team = spec.team
 
@@ -39,12 +40,22 @@ def team_context_for(spec: AgentSpec) -> TeamContext | None:
         return await runtime.registry.resume(agent_id)
 
     context = TeamContext(
-        mailbox=runtime.mailbox, me=team.member if team is not None else LEAD_NAME, my_agent_id=spec.agent_id,
+        mailbox=runtime.mailbox, me=_my_name(spec), my_agent_id=spec.agent_id,
         make_team=make_team, drop_team=drop_team, find_agent=find_agent, after_send=after_send,
     )
     if team is not None:
         context.join(Team(name=team.name, roster=team.roster, board=team.board))
     return context
+
+
+def _my_name(spec: AgentSpec) -> str:
+    """Who this agent's messages are from: a teammate's name; with teams, ``team-lead`` for the
+    others; in coordinator mode (no teams) ``coordinator`` for the main agent, else its type."""
+    if spec.team is not None:
+        return spec.team.member
+    if spec.runtime.teams or not spec.runtime.coordinator:
+        return LEAD_NAME
+    return COORDINATOR_NAME if spec.depth == 0 else spec.definition.name
 
 
 def team_handles(context: Any, team_name: str) -> Team | None:

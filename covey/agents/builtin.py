@@ -103,9 +103,18 @@ def _standard() -> dict[str, AgentDefinition]:
 
 WORKER = AgentDefinition(
     name="worker",
-    description="A coordinator's worker: carries out one assigned task with the full tool set.",
+    description=(
+        "A coordinator's worker: carries out one assigned task (research, implementation or "
+        "verification) on its own and reports back. Runs in the background; continue it with SendMessage."
+    ),
     prompt=_prompt("worker"),
+    # A worker reports through its final message (a task notification), as Claude Code's do:
+    # messaging is the coordinator's tool, not the worker's.
+    disallowed_tools=["SendMessage"],
     model="inherit",
+    # No terminal of its own: its permission prompts go up to the person at the root.
+    permission_mode="bubble",
+    max_turns=500,
 )
 
 BUILTIN_AGENTS: dict[str, AgentDefinition] = _standard()

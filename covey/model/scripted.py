@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from collections import deque
 from pathlib import Path
@@ -107,6 +108,34 @@ class ToolCall(BaseModel):
 
     name: str
     input: dict[str, Any] = Field(default_factory=dict)
+    input_from: dict[str, str] = Field(default_factory=dict)
+    """Input fields taken from the conversation, ``{field: regex}``: the regex's last match in the
+    messages' text (its first group, if it has one). For what a script cannot know in advance,
+    such as the agent id in a launch receipt that a later SendMessage must name."""
+
+    @field_validator("input_from")
+    @classmethod
+    def _compiles(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, pattern in value.items():
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{name}: not a regular expression ({exc})") from None
+        return value
+
+    def input_for(self, request: ModelRequest) -> dict[str, Any]:
+        if not self.input_from:
+            return self.input
+        text = "\n".join(_message_text(m) for m in request.messages)
+        filled = dict(self.input)
+        for name, pattern in self.input_from.items():
+            matches = list(re.finditer(pattern, text))
+            if not matches:
+                raise ModelAPIError(f"scripted model: {self.name} input {name!r}: nothing in the conversation "
+                                    f"matches {pattern!r}")
+            last = matches[-1]
+            filled[name] = last.group(1) if last.re.groups else last.group(0)
+        return filled
 
 
 class Reply(BaseModel):
@@ -127,7 +156,7 @@ class Reply(BaseModel):
     def to_message(self, request: ModelRequest) -> Message:
         content: list[dict[str, Any]] = [{"type": "text", "text": self.text}] if self.text else []
         content += [
-            {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex}", "name": call.name, "input": call.input}
+            {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex}", "name": call.name, "input": call.input_for(request)}
             for call in self.tool_use
         ]
         stop_reason = self.stop_reason or ("tool_use" if self.tool_use else "end_turn")

@@ -76,7 +76,7 @@ class Supervisor:
         self.actors: dict[str, Any] = {}
         self.specs: dict[str, Any] = {}
         """Launched agents' specs without their runtime, kept while the agent may be resumed
-        (to the end of the session with teams, where SendMessage reaches finished agents)."""
+        (to the end of the session with teams or in coordinator mode, where SendMessage reaches finished agents)."""
         self.runtime: Any = None
         """The newest session runtime: resumed agents get it."""
         self.runtimes: dict[str, Any] = {}
@@ -352,8 +352,8 @@ class Supervisor:
         await self._notify(agent_id, released, report)
         await self._resume_if_mail_waits(agent_id)
         record = self.core.records.get(agent_id)
-        if not self._teams() and (record is None or not record.live):
-            self.specs.pop(agent_id, None)  # nothing can resume it: only SendMessage does, with teams
+        if not self._messaging() and (record is None or not record.live):
+            self.specs.pop(agent_id, None)  # nothing can resume it: only SendMessage does (teams, coordinator mode)
 
     async def _notify(self, agent_id: str, released: list[Any], report: FinalReport) -> None:
         """Deliver the ended agent's one notification (a sync child's report went to its caller).
@@ -395,13 +395,14 @@ class Supervisor:
         record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
         if record is None or record.status != "completed" or spec is None or spec.team:
             return
-        if not self._teams() and not any(child.background for child in self.core.children(agent_id)):
+        if not self._messaging() and not any(child.background for child in self.core.children(agent_id)):
             return  # nobody could have written to it (the inbox rule: ``inbox_for``)
         if await self.mailbox.pending(agent_id) > 0:
             await self.resume(agent_id)
 
-    def _teams(self) -> bool:
-        return self.runtime is not None and self.runtime.teams
+    def _messaging(self) -> bool:
+        """Whether SendMessage may resume a finished agent: with teams, and in coordinator mode."""
+        return self.runtime is not None and self.runtime.messaging
 
     async def _release_team_tasks(self, agent_id: str) -> list[Any]:
         """A teammate that ended gives back its unfinished tasks (docs/teams.md) and leaves the roster."""

@@ -13,6 +13,7 @@ import time
 from typing import Any, ClassVar
 
 from covey.agents.children import child_spec
+from covey.agents.coordinator import WORKER_TYPE
 from covey.agents.worktree import Worktree, check_isolation, create_worktree, finish_worktree
 from covey.agents.reports import SUMMARIES, completed_text, launched_text
 from covey.agents.spec import TeamSeat
@@ -52,7 +53,7 @@ class AgentTool(Tool):
         self.input_model = agent_input_model(background=background, teams=teams, remote=remote)
 
     def permission_subject(self, input: Any, ctx: ToolContext | None = None) -> str | None:
-        return input.subagent_type or "general-purpose"
+        return input.subagent_type or default_agent_type(ctx.services.runtime if ctx is not None else None)
 
     def tool_use_result(self, result: ToolResult) -> Any:
         """Claude Code's structured result of the call: the launch or the sync child's end."""
@@ -71,6 +72,11 @@ class AgentTool(Tool):
             return ToolResult.error(str(exc))
 
 
+def default_agent_type(runtime: Any) -> str:
+    """The type of a call that names none: ``worker`` in coordinator mode, else ``general-purpose``."""
+    return WORKER_TYPE if getattr(runtime, "coordinator", False) else "general-purpose"
+
+
 def _unavailable_route(input: Any, runtime: Any) -> str | None:
     if getattr(input, "name", None) and getattr(input, "team_name", None) and not runtime.teams:
         return "Teammates are not available in this session (teams are not enabled)."
@@ -84,16 +90,17 @@ class Launch:
 
     def __init__(self, call: Any, ctx: ToolContext, parent: Any, runtime: Any) -> None:
         self.call, self.ctx, self.parent, self.runtime = call, ctx, parent, runtime
-        self.agent_type = call.subagent_type or "general-purpose"
+        self.agent_type = call.subagent_type or default_agent_type(runtime)
         self.definition = runtime.definitions.get(self.agent_type)
         self.agent_id = AgentId.new()
         self.run_id = f"run-{new_uuid()[:13]}"
         """Claude Code's ``run_id`` of the task (this run of it), in its task events."""
         self.member = getattr(call, "name", None) if getattr(call, "team_name", None) else None
-        # Teammates always run in the background: the lead keeps working while they do.
+        # Teammates always run in the background: the lead keeps working while they do; so does
+        # every spawn in coordinator mode (docs/coordinator.md).
         self.background = bool(self.member) or bool(getattr(call, "run_in_background", None)) or bool(
             self.definition and self.definition.background
-        )
+        ) or runtime.coordinator
 
     async def go(self) -> ToolResult:
         if self.member:

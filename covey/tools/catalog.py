@@ -7,7 +7,7 @@ from covey.tools.agent import AgentTool
 from covey.tools.base import Tool
 from covey.tools.options import ToolOptions
 from covey.tools.skill import Skill
-from covey.tools.team_tools import team_tools
+from covey.tools.team_tools import SendMessage, team_tools
 
 
 def tool_catalog(options: ToolOptions | None = None) -> list[Tool]:
@@ -17,7 +17,11 @@ def tool_catalog(options: ToolOptions | None = None) -> list[Tool]:
     tools.append(Skill())
     if options.teams:
         tools.extend(team_tools())
-    tools.append(AgentTool(background=not options.background_disabled, teams=options.teams, remote=options.remote))
+    elif options.coordinator:
+        tools.append(SendMessage())  # the coordinator continues its workers without teams
+    # In coordinator mode every spawn is async: the schema has no run_in_background.
+    background = not (options.background_disabled or options.coordinator)
+    tools.append(AgentTool(background=background, teams=options.teams, remote=options.remote))
     return tools
 
 

@@ -14,3 +14,11 @@ class ToolOptions(BaseModel):
     """Team tools (TeamCreate, SendMessage, Task*) and the Agent tool's ``name``/``team_name``."""
     remote: bool = False
     """A remote backend is configured: the Agent tool offers ``isolation: "remote"``."""
+    coordinator: bool = False
+    """Coordinator mode: every spawn is async (the Agent tool's schema has no ``run_in_background``),
+    a call without ``subagent_type`` starts a ``worker``, and SendMessage exists without teams."""
+
+    @property
+    def messaging(self) -> bool:
+        """SendMessage reaches any agent of the session, a finished one too (it is resumed)."""
+        return self.teams or self.coordinator

@@ -12,7 +12,11 @@ def test_worker_replaces_everything_in_coordinator_mode():
     agents = builtin_agents(coordinator=True)
     assert list(agents) == ["worker"]
     worker = agents["worker"]
-    assert worker.tools == ["*"] and worker.disallowed_tools == [] and worker.model == "inherit"
+    assert worker.tools == ["*"] and worker.model == "inherit"
+    # As Claude Code's: it reports through its notification (no SendMessage of its own), asks
+    # through the root (bubble), and may take long tasks.
+    assert worker.disallowed_tools == ["SendMessage"]
+    assert worker.permission_mode == "bubble" and worker.max_turns == 500
 
 
 def test_general_purpose_is_completion_oriented_on_default_model():

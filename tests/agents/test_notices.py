@@ -58,7 +58,7 @@ class _Registry:
 
 
 def _runtime(registry: _Registry, mailbox: Mailbox) -> SimpleNamespace:
-    return SimpleNamespace(registry=registry, mailbox=mailbox, teams=False, session_id="s", tools=ToolOptions(), tool_names=[], skills={},
+    return SimpleNamespace(registry=registry, mailbox=mailbox, teams=False, messaging=False, coordinator=False, session_id="s", tools=ToolOptions(), tool_names=[], skills={},
                            project_context={}, limits=None, definitions={}, root=None, transcript_dir=None)
 
 
@@ -134,9 +134,12 @@ async def test_an_agent_that_mail_may_still_resume_leaves_its_notice_to_the_regi
     report = await _deliver_notice(_child_spec(tmp_path, runtime), FinalReport(status="completed", text="done"),
                                    SimpleNamespace(path=tmp_path / "t.jsonl"), resumable=True)
     assert report.delivered_at is None and not mailbox.puts
-    runtime.teams = True
     runtime.project_context = {str(tmp_path): []}
-    runner = AgentRunner()
-    await runner.start(_child_spec(tmp_path, runtime))
-    assert (await runner.wait()).delivered_at is None
-    assert not [mail for _, mail in mailbox.puts if isinstance(mail, TaskNotice)]
+    for switch in ("teams", "coordinator"):  # either lets SendMessage reach a finished agent
+        setattr(runtime, switch, True)
+        runtime.messaging = True
+        runner = AgentRunner()
+        await runner.start(_child_spec(tmp_path, runtime))
+        assert (await runner.wait()).delivered_at is None, switch
+        assert not [mail for _, mail in mailbox.puts if isinstance(mail, TaskNotice)], switch
+        setattr(runtime, switch, False)

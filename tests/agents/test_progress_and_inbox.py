@@ -46,8 +46,9 @@ class FakeWriter:
 
 
 def _spec(*, depth: int = 1, teams: bool = False, history: list | None = None, stall_ms: int = 600_000,
-          budget_usd: float | None = None) -> AgentSpec:
+          budget_usd: float | None = None, coordinator: bool = False) -> AgentSpec:
     runtime = SimpleNamespace(registry=FakeRegistry(), mailbox=FakeMailbox(), teams=teams, session_id="s",
+                              messaging=teams or coordinator, coordinator=coordinator,
                               limits=Limits(stall_ms=stall_ms, budget_usd=budget_usd))
     return AgentSpec(
         session_id="s", agent_id="agent-1", definition=AgentDefinition(name="general-purpose", prompt="p"),
@@ -150,7 +151,8 @@ async def test_a_child_that_launched_nothing_does_not_ask_the_mailbox():
     assert spec.runtime.mailbox.drains == 1
 
 
-async def test_the_main_agent_a_resumed_one_and_team_sessions_always_look():
-    for spec in (_spec(depth=0), _spec(history=[{"role": "user", "content": "x"}]), _spec(teams=True)):
+async def test_the_main_agent_a_resumed_one_and_team_and_coordinator_sessions_always_look():
+    for spec in (_spec(depth=0), _spec(history=[{"role": "user", "content": "x"}]), _spec(teams=True),
+                 _spec(coordinator=True)):
         await inbox_for(spec, None).drain()
         assert spec.runtime.mailbox.drains == 1

@@ -182,3 +182,23 @@ async def test_pickles_with_its_state():
     assert (await copy.create(request("y"))).content[0].text == "then"  # rule use counts travel
     # the request log does not: a copy in another actor logs its own requests only
     assert [r.messages[-1]["content"] for r in copy.requests] == ["y"] and len(model.requests) == 1
+
+
+async def test_input_from_fills_a_field_from_the_last_match_in_the_conversation():
+    """For what a script cannot know in advance: the id of an agent it started."""
+    call = {"name": "SendMessage", "input": {"message": "more"},
+            "input_from": {"to": r"launched: 'fix'\.\nagentId: (agent-[0-9a-f]+)", "whole": r"agent-b\w+"}}
+    model = ScriptedModel.from_dict({"rules": [{"reply": {"tool_use": call}}]})
+    receipts = ["Async agent launched: 'fix'.\nagentId: agent-a1 (internal id)",
+                "Async agent launched: 'check'.\nagentId: agent-b2", "Async agent launched: 'fix'.\nagentId: agent-c3"]
+    message = await model.create(request(*receipts))
+    assert message.content[0].input == {"message": "more", "to": "agent-c3", "whole": "agent-b2"}
+    with pytest.raises(ModelAPIError, match="SendMessage input 'to': nothing in the conversation matches"):
+        await model.create(request("no receipts here"))
+
+
+def test_input_from_with_a_bad_regex_names_the_field(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("rules:\n  - reply: {tool_use: {name: SendMessage, input_from: {to: '(agent-'}}}\n")
+    with pytest.raises(UserError, match=r"bad.yaml.*input_from.*to: not a regular expression"):
+        ScriptedModel.from_file(path)

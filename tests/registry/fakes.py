@@ -102,8 +102,9 @@ class FakeClock:
         self.now_s += seconds
 
 
-def runtime(teams: bool = False) -> SessionRuntime:
-    return SessionRuntime(session_id="s", registry=None, mailbox=None, tools=ToolOptions(teams=teams),
+def runtime(teams: bool = False, coordinator: bool = False) -> SessionRuntime:
+    return SessionRuntime(session_id="s", registry=None, mailbox=None,
+                          tools=ToolOptions(teams=teams, coordinator=coordinator),
                           definitions={"x": AgentDefinition(name="x", description="d")})
 
 

@@ -161,9 +161,11 @@ async def test_the_runtime_is_put_once_per_key_and_a_key_not_held_asks_for_it(su
 
 # --- resume -----------------------------------------------------------------
 
-async def test_a_finished_agent_with_a_transcript_is_resumed_under_the_same_id(sup):
+@pytest.mark.parametrize("switch", ["teams", "coordinator"])
+async def test_a_finished_agent_with_a_transcript_is_resumed_under_the_same_id(sup, switch):
     sup.core.limits.max_concurrent = 8
-    await _launch(sup, runtime=runtime(teams=True))  # with teams its spec is kept for SendMessage
+    # With teams, and in coordinator mode (a worker continued), its spec is kept for SendMessage.
+    await _launch(sup, runtime=runtime(**{switch: True}))
     sup.pool.taken[0].end()
     await settle()
     assert await sup.resume("child") is None  # no transcript to rebuild it from
