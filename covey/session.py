@@ -27,6 +27,7 @@ from covey.actors.shared_pool import SharedPoolHandle, pool_name
 from covey.actors.warmup import model_modules
 from covey.agents.context import agent_list_message, project_context
 from covey.agents.definition import AgentDefinition
+from covey.agents.fork import fork_enabled
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.spec import AgentSpec, RunSettings
 from covey.agents.transcript import DEFAULT_DIR as DEFAULT_TRANSCRIPT_DIR, transcript_path
@@ -590,7 +591,8 @@ class Session:
 
     def _tool_options(self) -> ToolOptions:
         background_disabled = _env_flag(self.env, "COVEY_DISABLE_BACKGROUND_TASKS")
-        return ToolOptions(background_disabled=background_disabled, teams=self.options.teams)
+        fork = fork_enabled(self.env, self.settings.fork_subagent, self.settings.env)
+        return ToolOptions(background_disabled=background_disabled, teams=self.options.teams, fork=fork)
 
     # -- session actors -------------------------------------------------------------
 

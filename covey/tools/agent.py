@@ -13,6 +13,7 @@ import time
 from typing import Any, ClassVar
 
 from covey.agents.children import child_spec
+from covey.agents.fork import FORK_AGENT, FORK_REFUSAL, FORK_TYPE, fork_spec, in_fork_child
 from covey.agents.worktree import Worktree, check_isolation, create_worktree, finish_worktree
 from covey.agents.reports import SUMMARIES, completed_text, launched_text
 from covey.agents.spec import TeamSeat
@@ -37,6 +38,18 @@ With run_in_background the call returns at once and the result arrives later as 
 <task-notification>; without it, the agent's report is the result of this call. The agent \
 types you can choose from are listed in a separate message."""
 
+WHEN_TO_FORK = """
+
+Forking is on. Leave out subagent_type and the agent you launch is a fork of you: it starts \
+from this conversation (your instructions, tools, the files you have read), works in the \
+background, and its report arrives as a <task-notification>. Fork when a piece of work needs \
+what you already know and would fill your context with output you need not keep: a search, \
+a test run, an investigation, one part of a change. Give each fork one directive, short \
+because it knows the background; forks launched in one message run in parallel and share \
+your prompt cache, so they are cheap. Name a subagent_type instead when the task wants a \
+fresh view or a specialist. Do not read a fork's output file or guess its result before its \
+notification comes. A fork cannot fork again."""
+
 
 class AgentTool(Tool):
     name: ClassVar[str] = "Agent"
@@ -47,12 +60,16 @@ class AgentTool(Tool):
     result_as_blocks: ClassVar[bool] = True
     """Claude Code sends the Agent tool's tool_result content as a list of text blocks."""
 
-    def __init__(self, *, background: bool = True, teams: bool = False, remote: bool = False) -> None:
+    def __init__(self, *, background: bool = True, teams: bool = False, remote: bool = False,
+                 fork: bool = False) -> None:
         self.background_allowed = background
-        self.input_model = agent_input_model(background=background, teams=teams, remote=remote)
+        self.fork = fork
+        self.input_model = agent_input_model(background=background, teams=teams, remote=remote, fork=fork)
+        if fork:  # static per configuration, like the schema: the cached prefix must not move
+            self.description = DESCRIPTION + WHEN_TO_FORK
 
     def permission_subject(self, input: Any, ctx: ToolContext | None = None) -> str | None:
-        return input.subagent_type or "general-purpose"
+        return input.subagent_type or (FORK_TYPE if self.fork else "general-purpose")
 
     def tool_use_result(self, result: ToolResult) -> Any:
         """Claude Code's structured result of the call: the launch or the sync child's end."""
@@ -65,10 +82,27 @@ class AgentTool(Tool):
             return ToolResult.error("The Agent tool needs a covey session (no registry is reachable from here).")
         if routed := _unavailable_route(input, runtime):
             return ToolResult.error(routed)
+        forking = self.fork and not input.subagent_type and not _names_teammate(input)
+        if forking and (refused := _fork_refused(parent, ctx)):
+            return ToolResult.error(refused)
         try:
-            return await Launch(input, ctx, parent, runtime).go()
+            return await Launch(input, ctx, parent, runtime, fork=forking).go()
         except CoveyError as exc:
             return ToolResult.error(str(exc))
+
+
+def _names_teammate(input: Any) -> bool:
+    return bool(getattr(input, "name", None) and getattr(input, "team_name", None))
+
+
+def _fork_refused(parent: Any, ctx: ToolContext) -> str | None:
+    """Route 3's guard (docs/subagents.md#fork-children): no fork inside a fork, checked by the
+    caller's query source and, should that have been lost, by the boilerplate in its history."""
+    if ctx.services.cache_safe is None:
+        return "Forking needs the calling agent's conversation, which is not available here."
+    if in_fork_child(parent, ctx.services.cache_safe().messages):
+        return FORK_REFUSAL
+    return None
 
 
 def _unavailable_route(input: Any, runtime: Any) -> str | None:
@@ -82,10 +116,11 @@ def _unavailable_route(input: Any, runtime: Any) -> str | None:
 class Launch:
     """One Agent call from reservation to its result."""
 
-    def __init__(self, call: Any, ctx: ToolContext, parent: Any, runtime: Any) -> None:
+    def __init__(self, call: Any, ctx: ToolContext, parent: Any, runtime: Any, *, fork: bool = False) -> None:
         self.call, self.ctx, self.parent, self.runtime = call, ctx, parent, runtime
-        self.agent_type = call.subagent_type or "general-purpose"
-        self.definition = runtime.definitions.get(self.agent_type)
+        self.fork = fork
+        self.agent_type = FORK_TYPE if fork else call.subagent_type or "general-purpose"
+        self.definition = FORK_AGENT if fork else runtime.definitions.get(self.agent_type)
         self.agent_id = AgentId.new()
         self.run_id = f"run-{new_uuid()[:13]}"
         """Claude Code's ``run_id`` of the task (this run of it), in its task events."""
@@ -114,7 +149,10 @@ class Launch:
 
     async def _launch(self, worktree: Worktree | None) -> ToolResult:
         spec = None
-        if self.definition is not None:
+        if self.fork:
+            spec = fork_spec(self.parent, self.ctx.services.cache_safe(), self.call, agent_id=self.agent_id,
+                             tool_use_id=self.ctx.tool_use_id, worktree=worktree)
+        elif self.definition is not None:
             spec = await child_spec(
                 self.parent, self.definition, self.call, agent_id=self.agent_id, tool_use_id=self.ctx.tool_use_id,
                 background=self.background, available_tools=self.runtime.tool_names,

@@ -17,7 +17,8 @@ def tool_catalog(options: ToolOptions | None = None) -> list[Tool]:
     tools.append(Skill())
     if options.teams:
         tools.extend(team_tools())
-    tools.append(AgentTool(background=not options.background_disabled, teams=options.teams, remote=options.remote))
+    tools.append(AgentTool(background=not options.background_disabled, teams=options.teams, remote=options.remote,
+                           fork=options.fork))
     return tools
 
 
