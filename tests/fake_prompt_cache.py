@@ -58,7 +58,7 @@ class PromptCache:
     def __init__(self) -> None:
         self.entries: set[str] = set()
         self.log: list[dict[str, Any]] = []
-        """Per request: its breakpoints and the usage it was given (in arrival order)."""
+        """Per request: its body, its breakpoints and the usage it was given (in the order served)."""
         self._lock = threading.Lock()
 
     def usage(self, body: dict[str, Any]) -> dict[str, int]:
@@ -69,5 +69,5 @@ class PromptCache:
             self.entries.update(mark["hash"] for mark in marks)
             usage = {"cache_read_input_tokens": read, "cache_creation_input_tokens": max(0, written - read),
                      "input_tokens": total - max(written, read)}
-            self.log.append({"breakpoints": marks, "usage": usage})
+            self.log.append({"body": body, "breakpoints": marks, "usage": usage})
         return usage
