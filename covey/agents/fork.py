@@ -125,7 +125,7 @@ def fork_spec(
     """The fork's spec: its parent's prompt bytes, tools array, model, effort and thinking; the
     history it inherits; ``bubble`` permissions; always in the background."""
     runtime = parent.runtime
-    cwd = str(Path(worktree.cwd)) if worktree is not None else parent.cwd
+    cwd = str(Path(worktree.cwd if worktree is not None else getattr(call, "cwd", None) or parent.cwd))
     permissions = parent.permissions.for_child(definition_mode="bubble", cwd=Path(cwd)) if parent.permissions else None
     can_ask = bool(runtime is not None and runtime.can_ask)
     return AgentSpec(

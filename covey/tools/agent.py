@@ -38,17 +38,20 @@ With run_in_background the call returns at once and the result arrives later as 
 <task-notification>; without it, the agent's report is the result of this call. The agent \
 types you can choose from are listed in a separate message."""
 
-WHEN_TO_FORK = """
+DESCRIPTION_FORKING = """Launch an agent to work on a task in the background: the call returns at \
+once and the agent's report arrives later as a <task-notification>; do not guess it, and do \
+not read the agent's output file to get it. Use several in one message to run independent \
+tasks in parallel. With a subagent_type you get an agent of that type: its own conversation, \
+tools and model; it sees none of your conversation, so give it a complete, self-contained \
+prompt. The agent types you can choose from are listed in a separate message.
 
-Forking is on. Leave out subagent_type and the agent you launch is a fork of you: it starts \
-from this conversation (your instructions, tools, the files you have read), works in the \
-background, and its report arrives as a <task-notification>. Fork when a piece of work needs \
-what you already know and would fill your context with output you need not keep: a search, \
-a test run, an investigation, one part of a change. Give each fork one directive, short \
-because it knows the background; forks launched in one message run in parallel and share \
-your prompt cache, so they are cheap. Name a subagent_type instead when the task wants a \
-fresh view or a specialist. Do not read a fork's output file or guess its result before its \
-notification comes. A fork cannot fork again."""
+Without a subagent_type the agent is a fork of you: it starts from this conversation (your \
+instructions, your tools, the files you have read), so its prompt is a short directive. Fork \
+when a piece of work needs what you already know and would fill your context with output you \
+need not keep: a search, a test run, an investigation, one part of a change. Give each fork \
+one directive. Forks launched in one message run in parallel and share your prompt cache, \
+so they cost little. Choose a subagent_type instead when the task wants a fresh view or a \
+specialist. A fork cannot fork again."""
 
 
 class AgentTool(Tool):
@@ -66,7 +69,7 @@ class AgentTool(Tool):
         self.fork = fork
         self.input_model = agent_input_model(background=background, teams=teams, remote=remote, fork=fork)
         if fork:  # static per configuration, like the schema: the cached prefix must not move
-            self.description = DESCRIPTION + WHEN_TO_FORK
+            self.description = DESCRIPTION_FORKING
 
     def permission_subject(self, input: Any, ctx: ToolContext | None = None) -> str | None:
         return input.subagent_type or (FORK_TYPE if self.fork else "general-purpose")
@@ -129,6 +132,8 @@ class Launch:
         self.background = bool(self.member) or bool(getattr(call, "run_in_background", None)) or bool(
             self.definition and self.definition.background
         )
+        if runtime.tools.fork:  # forking on: every spawn is async (run_in_background left the schema)
+            self.background = True
 
     async def go(self) -> ToolResult:
         if self.member:

@@ -31,8 +31,10 @@ _FIELDS: dict[str, tuple[Any, Any]] = {
 }
 
 
-_FORK_TYPE_FIELD = (Optional[str], Field(default=None, description=(
-    "Which agent type to use (see the agent list). Omit it to fork yourself: the fork starts from this conversation.")))
+_FORK_FIELDS: dict[str, tuple[Any, Any]] = {
+    "prompt": (str, Field(description="The task. A fork knows this conversation: give it one directive. An agent of a named type sees none of it: give it everything it needs.")),
+    "subagent_type": (Optional[str], Field(default=None, description="Which agent type to use (see the agent list). Omit it to fork yourself: the fork starts from this conversation.")),
+}
 
 
 @lru_cache(maxsize=None)
@@ -42,7 +44,7 @@ def agent_input_model(*, background: bool = True, teams: bool = False, remote: b
     With forking on, every fork runs in the background: ``run_in_background`` is gone."""
     fields = dict(_FIELDS)
     if fork:
-        fields["subagent_type"] = _FORK_TYPE_FIELD
+        fields.update(_FORK_FIELDS)
     if not background or fork:
         fields.pop("run_in_background")
     if not teams:

@@ -89,7 +89,8 @@ def test_with_forking_on_the_schema_has_no_run_in_background_and_the_prompt_says
     assert "run_in_background" not in forking.schema()["input_schema"]["properties"]
     assert "run_in_background" in plain.schema()["input_schema"]["properties"]
     assert "Omit it to fork" in forking.schema()["input_schema"]["properties"]["subagent_type"]["description"]
-    assert "Forking is on" in forking.description and "Forking is on" not in plain.description
+    assert "is a fork of you" in forking.description and "fork" not in plain.description
+    assert "run_in_background" not in forking.description
     # static per configuration: the cached prefix does not move between two builds
     assert json.dumps(AgentTool(fork=True).schema()) == json.dumps(forking.schema())
     assert agent_input_model(fork=True) is agent_input_model(fork=True)

@@ -74,7 +74,7 @@ async def test_five_forks_share_one_prefix_byte_for_byte_and_read_it_from_the_ca
     main_tools = next(b for b in api.requests if TAG not in json.dumps(b["messages"]))["tools"]
     assert firsts[0]["body"]["tools"] == main_tools  # the parent's array, the Agent tool kept
     agent = next(t for t in main_tools if t["name"] == "Agent")
-    assert "run_in_background" not in agent["input_schema"]["properties"] and "Forking is on" in agent["description"]
+    assert "run_in_background" not in agent["input_schema"]["properties"] and "is a fork of you" in agent["description"]
     for entry, (_, directive) in zip(firsts, prefixes):
         marks = entry["breakpoints"]
         assert marks[2]["where"] == f"messages[{directive - 1}].user"  # the breakpoint ends the inherited prefix
@@ -88,7 +88,7 @@ async def test_five_forks_share_one_prefix_byte_for_byte_and_read_it_from_the_ca
     assert len([e for e in result.events if isinstance(e, TaskNotification)]) == 5
 
 
-async def test_a_fork_cannot_fork_and_its_permission_prompt_reaches_the_root(tmp_path):
+async def test_a_fork_cannot_fork_its_prompt_reaches_the_root_and_a_named_child_runs_in_the_background(tmp_path):
     asked = []
 
     def on_permission(request):
@@ -100,9 +100,12 @@ async def test_a_fork_cannot_fork_and_its_permission_prompt_reaches_the_root(tmp
         rule(_fork("FORK_AGAIN"), {"tool_use": fork_call("GRANDCHILD")}),
         rule({**_fork("BASH_TASK"), "last_tool_result_contains": "(no output)"}, {"text": "BASH_RAN"}),
         rule(_fork("BASH_TASK"), {"tool_use": {"name": "Bash", "input": {"command": "rm -f does-not-exist"}}}),
+        rule({"system_lacks": "You are covey"}, {"text": "NAMED_DONE"}),
         rule({**MAIN, "last_message_contains": "<task-notification>"}, {"text": "collected"}),
         rule({**MAIN, "last_tool_result_contains": "Async agent launched"}, {"text": "waiting"}),
-        rule(MAIN, {"tool_use": [fork_call("FORK_AGAIN"), fork_call("BASH_TASK")]}),
+        rule(MAIN, {"tool_use": [fork_call("FORK_AGAIN"), fork_call("BASH_TASK"),
+                                 {"name": "Agent", "input": {"description": "named", "prompt": "NAMED_TASK",
+                                                             "subagent_type": "general-purpose"}}]}),
         prompt_cache=True,
     ) as api:
         result, records = await _run(tmp_path, api, settings={"forkSubagent": True}, on_permission=on_permission)
@@ -113,5 +116,7 @@ async def test_a_fork_cannot_fork_and_its_permission_prompt_reaches_the_root(tmp
     assert not any("GRANDCHILD" in json.dumps(b["messages"][-1]) for b in api.requests if TAG in json.dumps(b["messages"]))
     assert asked == [("Bash", "rm -f does-not-exist")]  # the fork's prompt came up to the session
     reports = {n.summary for n in result.events if isinstance(n, TaskNotification)}
-    assert {"REFUSED_AS_EXPECTED", "BASH_RAN"} <= reports
-    assert sorted(r.agent_type for r in records.values() if r.role == "subagent") == ["fork", "fork"]
+    assert {"REFUSED_AS_EXPECTED", "BASH_RAN", "NAMED_DONE"} <= reports
+    children = sorted((r.agent_type, r.background) for r in records.values() if r.role == "subagent")
+    # forking on: every spawn is async, the named one too (run_in_background left the schema)
+    assert children == [("fork", True), ("fork", True), ("general-purpose", True)]
