@@ -74,18 +74,20 @@ def _truthy(value: str | None) -> bool:
 
 
 def in_fork_child(spec: Any, messages: list[dict[str, Any]]) -> bool:
-    """Both guards: the agent's query source, and (in case it was lost) the boilerplate in its history."""
+    """Both guards: the agent's query source, and (in case it was lost) a user message of its
+    history that opens with the boilerplate (a report quoting the tag further in is not one)."""
     if getattr(spec, "query_source", None) == FORK_QUERY_SOURCE:
         return True
     marker = f"<{FORK_TAG}>"
-    return any(marker in _user_text(message) for message in messages if message.get("role") == "user")
+    return any(text.startswith(marker) for message in messages if message.get("role") == "user"
+               for text in _texts(message))
 
 
-def _user_text(message: dict[str, Any]) -> str:
+def _texts(message: dict[str, Any]) -> list[str]:
     content = message.get("content")
     if isinstance(content, str):
-        return content
-    return "".join(block.get("text", "") for block in content or [] if block.get("type") == "text")
+        return [content]
+    return [block.get("text", "") for block in content or [] if block.get("type") == "text"]
 
 
 def without_incomplete_tool_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

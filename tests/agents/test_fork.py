@@ -126,7 +126,8 @@ def test_the_guard_sees_the_query_source_and_falls_back_to_the_boilerplate_in_th
     assert not in_fork_child(_parent(tmp_path), _history())
     # the tag inside a tool input (the parent's own Agent call quoting it) is not a fork's history
     quoted = {"role": "assistant", "content": [{"type": "text", "text": "<fork-boilerplate>"}]}
-    assert not in_fork_child(_parent(tmp_path), [quoted])
+    reported = {"role": "user", "content": [{"type": "text", "text": "<task-notification>a fork said <fork-boilerplate>"}]}
+    assert not in_fork_child(_parent(tmp_path), [quoted, reported])
 
 
 @pytest.mark.parametrize("how", ["query_source", "history"])
