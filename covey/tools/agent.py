@@ -109,7 +109,7 @@ def _fork_refused(parent: Any, ctx: ToolContext) -> str | None:
 
 
 def _unavailable_route(input: Any, runtime: Any) -> str | None:
-    if getattr(input, "name", None) and getattr(input, "team_name", None) and not runtime.teams:
+    if _names_teammate(input) and not runtime.teams:
         return "Teammates are not available in this session (teams are not enabled)."
     if input.isolation == "remote":
         return "Remote isolation is not available: no remote backend is configured."

@@ -98,6 +98,23 @@ def test_with_forking_on_the_schema_has_no_run_in_background_and_the_prompt_says
     assert "run_in_background" not in agent.schema()["input_schema"]["properties"]
 
 
+def test_permission_rules_name_a_fork_agent_fork(tmp_path):
+    """``Agent(fork)`` in a deny rule refuses forks; the legacy default type stays for plain calls."""
+    forking, plain = AgentTool(fork=True), AgentTool()
+    assert forking.permission_subject(forking.input_model(description="d", prompt="p")) == "fork"
+    assert forking.permission_subject(forking.input_model(description="d", prompt="p", subagent_type="Explore")) == "Explore"
+    assert plain.permission_subject(plain.input_model(description="d", prompt="p")) == "general-purpose"
+    policy = PermissionPolicy(mode="default", deny=[_rule("Agent(fork)")], project_root=tmp_path)
+    assert type(policy.decide("Agent", True, "fork", {})).__name__ == "Deny"
+    assert type(policy.decide("Agent", True, "Explore", {})).__name__ != "Deny"
+
+
+def _rule(text: str):
+    from covey.permissions.rules import parse_rule
+
+    return parse_rule(text, source="test", behavior="deny")
+
+
 # -- the history a fork inherits ------------------------------------------------------
 
 
