@@ -1,7 +1,7 @@
 """``fork``: a parent with a ~50,000-token history launches 10 forks, then 10 plain children.
 
 Every request goes over HTTP to the tests' fake Messages API, whose prompt-cache model
-(tests/fake_prompt_cache.py: tokens ≈ characters / 4) says what each request would read
+(covey/model/prompt_cache.py: tokens ≈ characters / 4) says what each request would read
 from the cache and write to it. Figures, per child's first request: its prompt tokens
 without caching (the whole request), and with it (read, written, uncached), priced at
 Sonnet's rates; and the wall time from the parent's reply that launches the 10 to the
@@ -26,7 +26,7 @@ from covey.model.base import ModelRequest
 from covey.model.pricing import PriceTable
 from covey.model.scripted import ScriptedModel
 from tests.fake_messages_api import FakeMessagesAPI
-from tests.fake_prompt_cache import total_tokens
+from covey.model.prompt_cache import total_tokens
 
 N = 10
 HISTORY_TOKENS = 50_000

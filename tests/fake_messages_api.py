@@ -13,7 +13,7 @@ queue is down to one, so a "persistent" error needs a single entry). A reply is:
 - a callable ``(request_body) -> reply`` to answer based on the request.
 
 With ``prompt_cache=True`` every reply's usage comes from a prompt-cache model
-(tests/fake_prompt_cache.py): cache reads and writes by the request's breakpoints.
+(covey/model/prompt_cache.py): cache reads and writes by the request's breakpoints.
 
 Error replies carry ``retry-after-ms`` (``retry_after_ms``, default 1) so the SDK's
 own retry backoff stays short in tests.
@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from tests.fake_prompt_cache import PromptCache
+from covey.model.prompt_cache import PromptCache
 
 Reply = dict[str, Any] | tuple | Callable[[dict[str, Any]], Any]
 

@@ -13,7 +13,7 @@ from covey.loop.run import with_breakpoints
 from covey.model.scripted import ScriptedModel
 from covey.tools.agent_schema import agent_input_model
 from tests.agents.test_fork import _history, _params, _parent
-from tests.fake_prompt_cache import PromptCache, breakpoints
+from covey.model.prompt_cache import PromptCache, breakpoints
 
 CACHE = {"type": "ephemeral"}
 

@@ -182,3 +182,29 @@ async def test_pickles_with_its_state():
     assert (await copy.create(request("y"))).content[0].text == "then"  # rule use counts travel
     # the request log does not: a copy in another actor logs its own requests only
     assert [r.messages[-1]["content"] for r in copy.requests] == ["y"] and len(model.requests) == 1
+
+
+async def test_with_a_prompt_cache_directory_copies_in_other_actors_read_what_the_first_wrote(tmp_path):
+    """``prompt_cache``: usage splits input tokens by the request's breakpoints, across pickled copies."""
+    import pickle
+
+    from covey.loop.run import with_breakpoints
+    from covey.model.base import ModelRequest
+
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("prompt_cache: cache\nrules:\n  - reply: {text: done}\n")
+    first = ScriptedModel.from_file(rules)
+    assert first.prompt_cache == str(tmp_path / "cache")
+    shared = [{"role": "user", "content": "a long shared history " * 200}]
+
+    def request(directive: str) -> ModelRequest:
+        messages = with_breakpoints([*shared, {"role": "user", "content": directive}], inherited=1)
+        return ModelRequest(model="m", system=[{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
+                            messages=messages)
+
+    one = (await first.create(request("one"))).usage
+    two = (await pickle.loads(pickle.dumps(first)).create(request("two"))).usage
+    assert one.cache_read_input_tokens == 0 and one.cache_creation_input_tokens > 1000
+    assert two.cache_read_input_tokens > 1000 and two.cache_creation_input_tokens < 20
+    plain = (await ScriptedModel.from_dict({"rules": [{"reply": {"text": "x"}}]}).create(request("one"))).usage
+    assert plain.cache_read_input_tokens is None and plain.input_tokens > 1000  # off: the old estimate

@@ -1,4 +1,6 @@
-"""A prompt-cache model for the fake Messages API: what the real API's usage says about caching.
+"""A prompt-cache model: what the real API's usage would say about caching, offline.
+
+The tests' fake Messages API and the scripted model (``prompt_cache`` in a rule file) use it.
 
 A request is read in the API's cache order (tools, system, messages), one content block at
 a time. Each block with ``cache_control`` is a breakpoint: the hash of everything up to it
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from pathlib import Path
 from typing import Any, Iterator
 
 
@@ -52,8 +55,15 @@ def total_tokens(body: dict[str, Any]) -> int:
                for where, block in prefix_items(body))
 
 
+def _usage(marks: list[dict[str, Any]], total: int, cached: set[str]) -> dict[str, int]:
+    read = max((mark["tokens"] for mark in marks if mark["hash"] in cached), default=0)
+    written = marks[-1]["tokens"] if marks else 0
+    return {"cache_read_input_tokens": read, "cache_creation_input_tokens": max(0, written - read),
+            "input_tokens": total - max(written, read)}
+
+
 class PromptCache:
-    """The cache entries one fake server has written, shared by all requests to it."""
+    """Cache entries in memory, shared by every request to one server (the tests' fake API)."""
 
     def __init__(self) -> None:
         self.entries: set[str] = set()
@@ -64,10 +74,24 @@ class PromptCache:
     def usage(self, body: dict[str, Any]) -> dict[str, int]:
         marks, total = breakpoints(body), total_tokens(body)
         with self._lock:
-            read = max((mark["tokens"] for mark in marks if mark["hash"] in self.entries), default=0)
-            written = marks[-1]["tokens"] if marks else 0
+            usage = _usage(marks, total, self.entries & {mark["hash"] for mark in marks})
             self.entries.update(mark["hash"] for mark in marks)
-            usage = {"cache_read_input_tokens": read, "cache_creation_input_tokens": max(0, written - read),
-                     "input_tokens": total - max(written, read)}
             self.log.append({"body": body, "breakpoints": marks, "usage": usage})
         return usage
+
+
+class DirectoryCache:
+    """Cache entries as empty files in a directory: every agent actor on the machine shares them
+    (the scripted model's copies, one per actor, keep no state in common). Two requests that
+    race may both write an entry, as two concurrent requests may with the real API."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def usage(self, body: dict[str, Any]) -> dict[str, int]:
+        marks, total = breakpoints(body), total_tokens(body)
+        self.path.mkdir(parents=True, exist_ok=True)
+        cached = {mark["hash"] for mark in marks if (self.path / mark["hash"]).exists()}
+        for mark in marks:
+            (self.path / mark["hash"]).touch()
+        return _usage(marks, total, cached)
