@@ -21,7 +21,7 @@ from typing import Any
 from benchmarks.common import log, machine, prepare_env, start_ray
 
 CASES = [
-    "cli", "sdk", "startup", "cli_fanout", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "task_claims", "mailbox", "leaks", "memory",
+    "cli", "sdk", "startup", "cli_fanout", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "task_claims", "mailbox", "leaks", "memory", "fork",
 ]
 CLI_CASES = ("cli", "sdk", "startup", "cli_fanout")
 """Cases that run the real ``covey`` command, each run with a private Ray: before this process starts one."""

@@ -44,6 +44,8 @@ def _rows(cases: dict[str, Any]) -> list[tuple[str, Any, str]]:
         *_team_rows(c),
         ("memory: most warm agents / USS MiB p50", _mem(c), "≥ 200 / ≤ 45"),
         ("leaks: spawns / actors, procs, fds delta", _leaks(c), "0"),
+        ("fork: 10 forks' first requests, USD without / with cache", _fork_usd(c), ""),
+        ("fork: launch to last reply s, 10 forks / 10 plain", _fork_wall(c), ""),
     ]
     return rows
 
@@ -127,6 +129,18 @@ def _team_rows(c: dict) -> list[tuple[str, Any, str]]:
 def _mem(c: dict) -> str | None:
     best = _get(c, "memory", "max_agents")
     return f"{best} / {_get(c, 'memory', 'uss_mib_at_max', 'p50')}" if best else None
+
+
+def _fork_usd(c: dict) -> str | None:
+    totals = _get(c, "fork", "forks", "first_requests_total")
+    return f"{totals['usd_without_cache']} / {totals['usd_with_cache']}" if totals else None
+
+
+def _fork_wall(c: dict) -> str | None:
+    forks, plain = _get(c, "fork", "forks"), _get(c, "fork", "plain")
+    if not forks or not plain:
+        return None
+    return f"{forks['launch_to_last_child_reply_s']} / {plain['launch_to_last_child_reply_s']}"
 
 
 def _leaks(c: dict) -> str | None:

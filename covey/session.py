@@ -30,6 +30,7 @@ from covey.agents.coordinator import (
     coordinator_mode, coordinator_prompt, coordinator_tools, worker_tools, workers_message,
 )
 from covey.agents.definition import AgentDefinition
+from covey.agents.fork import fork_enabled
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.spec import AgentSpec, RunSettings
 from covey.agents.transcript import DEFAULT_DIR as DEFAULT_TRANSCRIPT_DIR, transcript_path
@@ -606,8 +607,10 @@ class Session:
 
     def _tool_options(self) -> ToolOptions:
         background_disabled = _env_flag(self.env, "COVEY_DISABLE_BACKGROUND_TASKS")
+        # Claude Code turns forking off in coordinator mode: every spawn there is a worker.
+        fork = not self.options.coordinator and fork_enabled(self.env, self.settings.fork_subagent, self.settings.env)
         return ToolOptions(background_disabled=background_disabled, teams=self.options.teams,
-                           coordinator=self.options.coordinator)
+                           coordinator=self.options.coordinator, fork=fork)
 
     # -- session actors -------------------------------------------------------------
 

@@ -73,6 +73,7 @@ class _Wire(BaseModel):
     hooks: dict[str, Any] = {}
     enabled_plugins: dict[str, Any] = Field(default={}, alias="enabledPlugins")
     strict_plugin_only: Any = Field(default=None, alias="strictPluginOnlyCustomization")
+    fork_subagent: bool | None = Field(default=None, alias="forkSubagent")
 
 
 class PermissionSettings(BaseModel):
@@ -113,6 +114,8 @@ class Settings(BaseModel):
     """The surfaces a managed ``strictPluginOnlyCustomization`` locks (skills, agents, hooks, mcp)."""
     managed_dir: str | None = None
     """The managed settings folder read (its ``.claude/agents`` and ``.claude/skills`` are managed too)."""
+    fork_subagent: bool | None = Field(default=None, alias="forkSubagent")
+    """covey's ``forkSubagent`` key: forking on or off, over the env switches (None: they decide)."""
 
     @classmethod
     def load(cls, cwd: Path | str, *, home: Path | str | None = None, extra: dict[str, Any] | None = None,
@@ -163,6 +166,7 @@ class Settings(BaseModel):
                     getattr(perms, behavior).append(rule)
         perms.default_mode = wire.permissions.default_mode or perms.default_mode
         self.model = wire.model or self.model
+        self.fork_subagent = wire.fork_subagent if wire.fork_subagent is not None else self.fork_subagent
         self.env.update(wire.env)
         self.model_prices.update(wire.model_prices)
         self._merge_hooks(wire, source, where)

@@ -12,6 +12,9 @@ queue is down to one, so a "persistent" error needs a single entry). A reply is:
 - ``("truncate",)``: HTTP 200, ``message_start``, then the body ends cleanly (no ``message_stop``);
 - a callable ``(request_body) -> reply`` to answer based on the request.
 
+With ``prompt_cache=True`` every reply's usage comes from a prompt-cache model
+(covey/model/prompt_cache.py): cache reads and writes by the request's breakpoints.
+
 Error replies carry ``retry-after-ms`` (``retry_after_ms``, default 1) so the SDK's
 own retry backoff stays short in tests.
 """
@@ -25,6 +28,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator
 
 import pytest
+
+from covey.model.prompt_cache import PromptCache
 
 Reply = dict[str, Any] | tuple | Callable[[dict[str, Any]], Any]
 
@@ -80,8 +85,10 @@ class FakeMessagesAPI:
     """The fake server; use as a context manager (or through the ``fake_api`` fixture)."""
 
     def __init__(self, replies: list[Reply] | None = None, *, retry_after_ms: int = 1,
-                 request_ids: bool = False) -> None:
+                 request_ids: bool = False, prompt_cache: bool = False) -> None:
         self.replies: list[Reply] = list(replies or [])
+        self.cache = PromptCache() if prompt_cache else None
+        """The prompt-cache model whose figures replace each reply's input token counts."""
         self.requests: list[dict[str, Any]] = []
         self.retry_after_ms = retry_after_ms
         self.request_ids = request_ids
@@ -110,9 +117,13 @@ class FakeMessagesAPI:
         with self._lock:
             self.requests.append(body)
             if not self.replies:
-                return {"text": "ok"}
-            reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        return reply(body) if callable(reply) else reply
+                reply: Reply = {"text": "ok"}
+            else:
+                reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        reply = reply(body) if callable(reply) else reply
+        if self.cache is not None and isinstance(reply, dict):
+            reply = {**reply, "usage": {**reply.get("usage", {}), **self.cache.usage(body)}}
+        return reply
 
 
 def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:

@@ -27,6 +27,7 @@ def _kernel_env() -> dict[str, str]:
 def test_the_notebooks_are_there():
     assert [p.name for p in NOTEBOOKS] == [
         "01-quickstart.ipynb", "02-teams.ipynb", "03-definitions-and-permissions.ipynb", "04-cluster.ipynb",
+        "05-fork-and-caching.ipynb",
     ]
 
 
@@ -53,6 +54,7 @@ def test_notebook_runs_top_to_bottom(path: Path):
         "02-teams": "The crew finished every task.",
         "03-definitions-and-permissions": "files left: ['notes.md']",
         "04-cluster": "ray running: False",
+        "05-fork-and-caching": "the forks have reported",
     }[path.stem]
     assert expected in outputs, outputs[-3000:]
     if path.stem in ("01-quickstart", "02-teams"):

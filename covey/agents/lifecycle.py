@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
+from covey.agents.fork import CacheSafeParams
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import transcript_path
 from covey.agents.worktree import finish_worktree_record
@@ -65,6 +66,7 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
     hooks = _hooks(spec, services)
     try:
         loop = _build_loop(spec, services, ctx, hooks)
+        ctx.services.cache_safe = _cache_safe(spec, loop, ctx)
         if spec.history and spec.next_prompt is not None:
             context = await _session_start(spec, hooks, spec.session_source) if spec.session_source else []
             turn = await _next_turn(spec, hooks)
@@ -100,6 +102,7 @@ def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
     return ToolContext(
         agent_id=spec.agent_id,
         cwd=Path(spec.cwd),
+        read_files=dict(spec.read_files),
         processes=ProcessTracker(),
         env=spec.settings.env,
         services=ToolServices(runtime=runtime, spec=spec, session_id=spec.session_id, skills=skills,
@@ -139,6 +142,7 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
         mail_before_first_turn=bool(spec.history) or bool(spec.team),
         # Claude Code streams the main agent's replies only.
         partial_messages=spec.settings.partial_messages and spec.depth == 0,
+        thinking=spec.thinking, tools=spec.exact_tools, inherited=len(spec.inherited or []),
     )
     loop = AgentLoop(
         model=services.model, config=config, executor=executor, session_id=spec.session_id,
@@ -148,6 +152,17 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
     if inner is not None:
         inner.denials = loop.denials
     return loop
+
+
+def _cache_safe(spec: AgentSpec, loop: AgentLoop, ctx: ToolContext) -> Callable[[], CacheSafeParams]:
+    """What a fork of this agent starts from: its last request as sent, and its read-file cache."""
+
+    def params() -> CacheSafeParams:
+        system, tools, messages = loop.cache_safe_params()
+        return CacheSafeParams(system=system, tools=tools, messages=messages, thinking=spec.thinking,
+                               read_files=dict(ctx.read_files))
+
+    return params
 
 
 def _stop_check(spec: AgentSpec, hooks: HookRegistry) -> Callable[[str], Awaitable[str | None]]:
@@ -175,7 +190,7 @@ async def _initial_messages(spec: AgentSpec, hooks: HookRegistry) -> list[dict[s
     else:
         outcome = await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)
         context = _reminder("SubagentStart", outcome.additional_context)
-    return [*spec.prelude, *preloaded, *context, {"role": "user", "content": prompt}]
+    return [*(spec.inherited or []), *spec.prelude, *preloaded, *context, {"role": "user", "content": prompt}]
 
 
 async def _session_start(spec: AgentSpec, hooks: HookRegistry, source: str) -> list[dict[str, Any]]:

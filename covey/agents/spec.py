@@ -96,6 +96,16 @@ class AgentSpec(BaseModel):
     session's first turn; None: ``startup`` for a fresh run, no SessionStart for a later turn."""
     worktree: Worktree | None = None
     """The git worktree this agent works in (isolation: worktree), removed or kept at its end."""
+    thinking: dict[str, Any] | None = None
+    """Extended thinking for its requests: none for children; a fork's is its parent's (same request bytes)."""
+    exact_tools: list[dict[str, Any]] | None = None
+    """A fork's tools array, its parent's byte for byte (sent as is; ``tool_names`` still runs them)."""
+    inherited: list[dict[str, Any]] | None = None
+    """A fork's copy of its parent's history, placed before its prompt; its end is a cache breakpoint."""
+    read_files: dict[str, float] = Field(default_factory=dict)
+    """The read-file cache it starts with: a fork's is a copy of its parent's, a fresh agent's empty."""
+    query_source: str | None = None
+    """Who is asking (``agent:builtin:fork`` for a fork): the fork guard reads it."""
     runtime: Any = None
     """The session's actors (a SessionRuntime); None for an agent run outside a session."""
     settings: RunSettings = Field(default_factory=RunSettings)

@@ -60,6 +60,11 @@ class LoopConfig:
     """Text appended after every batch of tool results (Verification's critical reminder)."""
     partial_messages: bool = False
     """Yield each raw stream event of a reply as a ``StreamEvent`` while it arrives."""
+    tools: list[dict[str, Any]] | None = None
+    """The tools array to send as is (a fork's: its parent's bytes); None: the executor's tools' schemas."""
+    inherited: int = 0
+    """How many first messages a fork inherited: the last of them carries a cache breakpoint, so
+    sibling forks read the prefix the first one wrote (docs/subagents.md#caching)."""
 
 
 @dataclass
@@ -115,6 +120,20 @@ class AgentLoop:
         self.stats = LoopStats()
         self.denials: list[dict[str, Any]] = []
         self.last_stop_reason: str | None = None
+        self.sent_tools: list[dict[str, Any]] | None = None
+        """The tools array of the last request, without its breakpoint (what a fork inherits)."""
+
+    def cache_safe_params(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+        """System blocks, tools array and messages as the last request sent them, before its
+        breakpoints (SPEC 5 step 13): a fork re-adds them in the same places, so its prefix
+        is that request's byte for byte."""
+        tools = self.sent_tools if self.sent_tools is not None else self._tools()
+        return list(self.config.system), list(tools), list(self.messages)
+
+    def _tools(self) -> list[dict[str, Any]]:
+        if self.config.tools is not None:
+            return self.config.tools
+        return [tool.schema() for tool in self.executor.tools.values()]
 
     async def run(self, messages: list[dict[str, Any]]) -> AsyncIterator[Event]:
         self.messages.extend(messages)
@@ -185,11 +204,12 @@ class AgentLoop:
                 reply.cancel()
 
     async def _request(self, on_stream: Any = None) -> Message:
+        self.sent_tools = self._tools()
         request = ModelRequest(
             model=self.config.model_id,
             system=_with_breakpoint(self.config.system),
-            messages=_with_tail_breakpoint(self.messages),
-            tools=_with_breakpoint([tool.schema() for tool in self.executor.tools.values()]),
+            messages=with_breakpoints(self.messages, self.config.inherited),
+            tools=_with_breakpoint(self.sent_tools),
             max_tokens=self.config.max_tokens,
             thinking=self.config.thinking,
             effort=request_effort(self.config.model_id, self.config.effort),
@@ -321,12 +341,12 @@ def _with_breakpoint(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*items[:-1], {**items[-1], "cache_control": CACHE}]
 
 
-def _with_tail_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Cache the conversation up to its tail without writing the marker into history."""
-    if not messages:
-        return []
-    last = messages[-1]
-    blocks = _as_blocks(last["content"])
-    if not blocks:
-        return list(messages)
-    return [*messages[:-1], {**last, "content": _with_breakpoint(blocks)}]
+def with_breakpoints(messages: list[dict[str, Any]], inherited: int = 0) -> list[dict[str, Any]]:
+    """A copy with a breakpoint on the conversation's tail and, for a fork, on the end of what it
+    inherited (the prefix its siblings share): with system and tools, at most the API's four.
+    The markers never go into the history itself."""
+    marked = list(messages)
+    for index in {len(marked) - 1, inherited - 1}:
+        if 0 <= index < len(marked) and (blocks := _as_blocks(marked[index]["content"])):
+            marked[index] = {**marked[index], "content": _with_breakpoint(blocks)}
+    return marked

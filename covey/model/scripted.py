@@ -183,6 +183,9 @@ class Script(BaseModel):
 
     latency_s: float = Field(default=0.0, ge=0)
     rules: list[Rule]
+    prompt_cache: str | None = None
+    """A directory for prompt-cache entries: usage then counts cache reads and writes by the
+    requests' breakpoints (covey/model/prompt_cache.py), shared by every agent on the machine."""
 
 
 Turn = Reply | Message | BaseException | dict[str, Any]
@@ -191,9 +194,11 @@ Turn = Reply | Message | BaseException | dict[str, Any]
 class ScriptedModel:
     """``await create(request)`` answers from queued turns first, then from the rules."""
 
-    def __init__(self, rules: Iterable[Rule] = (), *, latency_s: float = 0.0, turns: Iterable[Turn] = ()) -> None:
+    def __init__(self, rules: Iterable[Rule] = (), *, latency_s: float = 0.0, turns: Iterable[Turn] = (),
+                 prompt_cache: str | None = None) -> None:
         self.rules = list(rules)
         self.latency_s = latency_s
+        self.prompt_cache = prompt_cache
         self.turns: deque[Turn] = deque(turns)
         self.requests: list[ModelRequest] = []
         self._uses = [0] * len(self.rules)
@@ -214,7 +219,7 @@ class ScriptedModel:
             script = Script.model_validate(data)
         except ValidationError as exc:
             raise UserError(f"{source}: invalid scripted model: {_describe(exc)}") from exc
-        return cls(script.rules, latency_s=script.latency_s)
+        return cls(script.rules, latency_s=script.latency_s, prompt_cache=script.prompt_cache)
 
     @classmethod
     def from_file(cls, path: str | Path) -> "ScriptedModel":
@@ -223,17 +228,30 @@ class ScriptedModel:
             data = yaml.safe_load(Path(path).read_text())
         except (OSError, yaml.YAMLError) as exc:
             raise UserError(f"{str(path)!r}: cannot read scripted model: {exc}") from exc
-        return cls.from_dict(data, source=repr(str(path)))
+        model = cls.from_dict(data, source=repr(str(path)))
+        if model.prompt_cache is not None:  # a relative directory is the rule file's neighbour
+            model.prompt_cache = str(Path(path).parent / Path(model.prompt_cache).expanduser())
+        return model
 
     async def create(self, request: ModelRequest) -> Message:
         self.requests.append(request)
         if self.turns:
-            return await self._answer_turn(self.turns.popleft(), request)
+            return self._cached(await self._answer_turn(self.turns.popleft(), request), request)
         index = self._match(request)
         rule = self.rules[index]
         self._uses[index] += 1
         await _sleep(rule.latency_s if rule.latency_s is not None else self.latency_s)
-        return rule.reply.to_message(request)
+        return self._cached(rule.reply.to_message(request), request)
+
+    def _cached(self, message: Message, request: ModelRequest) -> Message:
+        """The reply's input tokens split as a prompt cache would serve the request (``prompt_cache``)."""
+        if self.prompt_cache is None:
+            return message
+        from covey.model.prompt_cache import DirectoryCache
+
+        usage = DirectoryCache(self.prompt_cache).usage(json.loads(json.dumps(request.to_api_kwargs(), default=str)))
+        message.usage = message.usage.model_copy(update=usage)
+        return message
 
     async def _answer_turn(self, turn: Turn, request: ModelRequest) -> Message:
         await _sleep(self.latency_s)

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from covey.agents.children import child_spec
 from covey.agents.coordinator import WORKER_TYPE
+from covey.agents.fork import FORK_AGENT, FORK_REFUSAL, FORK_TYPE, fork_spec, in_fork_child
 from covey.agents.worktree import Worktree, check_isolation, create_worktree, finish_worktree
 from covey.agents.reports import SUMMARIES, completed_text, launched_text
 from covey.agents.spec import TeamSeat
@@ -38,6 +39,21 @@ With run_in_background the call returns at once and the result arrives later as 
 <task-notification>; without it, the agent's report is the result of this call. The agent \
 types you can choose from are listed in a separate message."""
 
+DESCRIPTION_FORKING = """Launch an agent to work on a task in the background: the call returns at \
+once and the agent's report arrives later as a <task-notification>; do not guess it, and do \
+not read the agent's output file to get it. Use several in one message to run independent \
+tasks in parallel. With a subagent_type you get an agent of that type: its own conversation, \
+tools and model; it sees none of your conversation, so give it a complete, self-contained \
+prompt. The agent types you can choose from are listed in a separate message.
+
+Without a subagent_type the agent is a fork of you: it starts from this conversation (your \
+instructions, your tools, the files you have read), so its prompt is a short directive. Fork \
+when a piece of work needs what you already know and would fill your context with output you \
+need not keep: a search, a test run, an investigation, one part of a change. Give each fork \
+one directive. Forks launched in one message run in parallel and share your prompt cache, \
+so they cost little. Choose a subagent_type instead when the task wants a fresh view or a \
+specialist. A fork cannot fork again."""
+
 
 class AgentTool(Tool):
     name: ClassVar[str] = "Agent"
@@ -48,12 +64,17 @@ class AgentTool(Tool):
     result_as_blocks: ClassVar[bool] = True
     """Claude Code sends the Agent tool's tool_result content as a list of text blocks."""
 
-    def __init__(self, *, background: bool = True, teams: bool = False, remote: bool = False) -> None:
+    def __init__(self, *, background: bool = True, teams: bool = False, remote: bool = False,
+                 fork: bool = False) -> None:
         self.background_allowed = background
-        self.input_model = agent_input_model(background=background, teams=teams, remote=remote)
+        self.fork = fork
+        self.input_model = agent_input_model(background=background, teams=teams, remote=remote, fork=fork)
+        if fork:  # static per configuration, like the schema: the cached prefix must not move
+            self.description = DESCRIPTION_FORKING
 
     def permission_subject(self, input: Any, ctx: ToolContext | None = None) -> str | None:
-        return input.subagent_type or default_agent_type(ctx.services.runtime if ctx is not None else None)
+        runtime = ctx.services.runtime if ctx is not None else None
+        return input.subagent_type or (FORK_TYPE if self.fork else default_agent_type(runtime))
 
     def tool_use_result(self, result: ToolResult) -> Any:
         """Claude Code's structured result of the call: the launch or the sync child's end."""
@@ -66,8 +87,11 @@ class AgentTool(Tool):
             return ToolResult.error("The Agent tool needs a covey session (no registry is reachable from here).")
         if routed := _unavailable_route(input, runtime):
             return ToolResult.error(routed)
+        forking = self.fork and not input.subagent_type and not _names_teammate(input)
+        if forking and (refused := _fork_refused(parent, ctx)):
+            return ToolResult.error(refused)
         try:
-            return await Launch(input, ctx, parent, runtime).go()
+            return await Launch(input, ctx, parent, runtime, fork=forking).go()
         except CoveyError as exc:
             return ToolResult.error(str(exc))
 
@@ -77,8 +101,22 @@ def default_agent_type(runtime: Any) -> str:
     return WORKER_TYPE if getattr(runtime, "coordinator", False) else "general-purpose"
 
 
+def _names_teammate(input: Any) -> bool:
+    return bool(getattr(input, "name", None) and getattr(input, "team_name", None))
+
+
+def _fork_refused(parent: Any, ctx: ToolContext) -> str | None:
+    """Route 3's guard (docs/subagents.md#fork-children): no fork inside a fork, checked by the
+    caller's query source and, should that have been lost, by the boilerplate in its history."""
+    if ctx.services.cache_safe is None:
+        return "Forking needs the calling agent's conversation, which is not available here."
+    if in_fork_child(parent, ctx.services.cache_safe().messages):
+        return FORK_REFUSAL
+    return None
+
+
 def _unavailable_route(input: Any, runtime: Any) -> str | None:
-    if getattr(input, "name", None) and getattr(input, "team_name", None) and not runtime.teams:
+    if _names_teammate(input) and not runtime.teams:
         return "Teammates are not available in this session (teams are not enabled)."
     if input.isolation == "remote":
         return "Remote isolation is not available: no remote backend is configured."
@@ -88,10 +126,11 @@ def _unavailable_route(input: Any, runtime: Any) -> str | None:
 class Launch:
     """One Agent call from reservation to its result."""
 
-    def __init__(self, call: Any, ctx: ToolContext, parent: Any, runtime: Any) -> None:
+    def __init__(self, call: Any, ctx: ToolContext, parent: Any, runtime: Any, *, fork: bool = False) -> None:
         self.call, self.ctx, self.parent, self.runtime = call, ctx, parent, runtime
-        self.agent_type = call.subagent_type or default_agent_type(runtime)
-        self.definition = runtime.definitions.get(self.agent_type)
+        self.fork = fork
+        self.agent_type = FORK_TYPE if fork else call.subagent_type or default_agent_type(runtime)
+        self.definition = FORK_AGENT if fork else runtime.definitions.get(self.agent_type)
         self.agent_id = AgentId.new()
         self.run_id = f"run-{new_uuid()[:13]}"
         """Claude Code's ``run_id`` of the task (this run of it), in its task events."""
@@ -101,6 +140,8 @@ class Launch:
         self.background = bool(self.member) or bool(getattr(call, "run_in_background", None)) or bool(
             self.definition and self.definition.background
         ) or runtime.coordinator
+        if runtime.tools.fork:  # forking on: every spawn is async (run_in_background left the schema)
+            self.background = True
 
     async def go(self) -> ToolResult:
         if self.member:
@@ -121,7 +162,10 @@ class Launch:
 
     async def _launch(self, worktree: Worktree | None) -> ToolResult:
         spec = None
-        if self.definition is not None:
+        if self.fork:
+            spec = fork_spec(self.parent, self.ctx.services.cache_safe(), self.call, agent_id=self.agent_id,
+                             tool_use_id=self.ctx.tool_use_id, worktree=worktree)
+        elif self.definition is not None:
             spec = await child_spec(
                 self.parent, self.definition, self.call, agent_id=self.agent_id, tool_use_id=self.ctx.tool_use_id,
                 background=self.background, available_tools=self.runtime.tool_names,

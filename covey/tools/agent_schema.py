@@ -31,18 +31,28 @@ _FIELDS: dict[str, tuple[Any, Any]] = {
 }
 
 
+_FORK_FIELDS: dict[str, tuple[Any, Any]] = {
+    "prompt": (str, Field(description="The task. A fork knows this conversation: give it one directive. An agent of a named type sees none of it: give it everything it needs.")),
+    "subagent_type": (Optional[str], Field(default=None, description="Which agent type to use (see the agent list). Omit it to fork yourself: the fork starts from this conversation.")),
+}
+
+
 @lru_cache(maxsize=None)
-def agent_input_model(*, background: bool = True, teams: bool = False, remote: bool = False) -> type[ToolInput]:
-    """The input model for one configuration (cached: the schema bytes stay identical)."""
+def agent_input_model(*, background: bool = True, teams: bool = False, remote: bool = False,
+                      fork: bool = False) -> type[ToolInput]:
+    """The input model for one configuration (cached: the schema bytes stay identical).
+    With forking on, every fork runs in the background: ``run_in_background`` is gone."""
     fields = dict(_FIELDS)
-    if not background:
+    if fork:
+        fields.update(_FORK_FIELDS)
+    if not background or fork:
         fields.pop("run_in_background")
     if not teams:
         fields.pop("name")
         fields.pop("team_name")
     isolation = Literal["worktree", "remote"] if remote else Literal["worktree"]
     fields["isolation"] = (Optional[isolation], fields["isolation"][1])
-    name = f"AgentInput{'B' if background else ''}{'T' if teams else ''}{'R' if remote else ''}"
+    name = f"AgentInput{'B' if background else ''}{'T' if teams else ''}{'R' if remote else ''}{'F' if fork else ''}"
     return create_model(name, __base__=ToolInput, **fields)
 
 

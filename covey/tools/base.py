@@ -55,6 +55,8 @@ class ToolServices:
     """This agent's place in a team (a ``TeamContext``), for the team tools."""
     inbox: Any = None
     """This agent's inbox: the Agent tool tells it a background child will notify it."""
+    cache_safe: Callable[[], Any] | None = None
+    """This agent's last request as sent, and its read-file cache (a ``CacheSafeParams``): what a fork copies."""
 
 
 @dataclass

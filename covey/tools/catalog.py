@@ -19,9 +19,9 @@ def tool_catalog(options: ToolOptions | None = None) -> list[Tool]:
         tools.extend(team_tools())
     elif options.coordinator:
         tools.append(SendMessage())  # the coordinator continues its workers without teams
-    # In coordinator mode every spawn is async: the schema has no run_in_background.
+    # In coordinator mode, and with forking on, every spawn is async: the schema has no run_in_background.
     background = not (options.background_disabled or options.coordinator)
-    tools.append(AgentTool(background=background, teams=options.teams, remote=options.remote))
+    tools.append(AgentTool(background=background, teams=options.teams, remote=options.remote, fork=options.fork))
     return tools
 
 

@@ -12,6 +12,9 @@ class ToolOptions(BaseModel):
     """``COVEY_DISABLE_BACKGROUND_TASKS``: the Agent tool's schema has no ``run_in_background``."""
     teams: bool = False
     """Team tools (TeamCreate, SendMessage, Task*) and the Agent tool's ``name``/``team_name``."""
+    fork: bool = False
+    """Forking is on (docs/subagents.md#fork-children): an Agent call without ``subagent_type`` forks,
+    and ``run_in_background`` leaves the schema (every fork runs in the background)."""
     remote: bool = False
     """A remote backend is configured: the Agent tool offers ``isolation: "remote"``."""
     coordinator: bool = False

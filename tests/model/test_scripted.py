@@ -202,3 +202,29 @@ def test_input_from_with_a_bad_regex_names_the_field(tmp_path):
     path.write_text("rules:\n  - reply: {tool_use: {name: SendMessage, input_from: {to: '(agent-'}}}\n")
     with pytest.raises(UserError, match=r"bad.yaml.*input_from.*to: not a regular expression"):
         ScriptedModel.from_file(path)
+
+
+async def test_with_a_prompt_cache_directory_copies_in_other_actors_read_what_the_first_wrote(tmp_path):
+    """``prompt_cache``: usage splits input tokens by the request's breakpoints, across pickled copies."""
+    import pickle
+
+    from covey.loop.run import with_breakpoints
+    from covey.model.base import ModelRequest
+
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("prompt_cache: cache\nrules:\n  - reply: {text: done}\n")
+    first = ScriptedModel.from_file(rules)
+    assert first.prompt_cache == str(tmp_path / "cache")
+    shared = [{"role": "user", "content": "a long shared history " * 200}]
+
+    def request(directive: str) -> ModelRequest:
+        messages = with_breakpoints([*shared, {"role": "user", "content": directive}], inherited=1)
+        return ModelRequest(model="m", system=[{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
+                            messages=messages)
+
+    one = (await first.create(request("one"))).usage
+    two = (await pickle.loads(pickle.dumps(first)).create(request("two"))).usage
+    assert one.cache_read_input_tokens == 0 and one.cache_creation_input_tokens > 1000
+    assert two.cache_read_input_tokens > 1000 and two.cache_creation_input_tokens < 20
+    plain = (await ScriptedModel.from_dict({"rules": [{"reply": {"text": "x"}}]}).create(request("one"))).usage
+    assert plain.cache_read_input_tokens is None and plain.input_tokens > 1000  # off: the old estimate

@@ -16,8 +16,9 @@ from covey.model.scripted import ScriptedModel
 from tests.fake_messages_api import FakeMessagesAPI
 
 
-def served(*rules: dict[str, Any], usage: dict[str, int] | None = None) -> FakeMessagesAPI:
-    """``usage``: what every reply reports (default: the fake API's own small figures)."""
+def served(*rules: dict[str, Any], usage: dict[str, int] | None = None, prompt_cache: bool = False) -> FakeMessagesAPI:
+    """``usage``: what every reply reports (default: the fake API's own small figures);
+    ``prompt_cache``: input token counts from the fake's prompt-cache model instead."""
     script = ScriptedModel.from_dict({"rules": list(rules)})
 
     def answer(body: dict[str, Any]) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def served(*rules: dict[str, Any], usage: dict[str, int] | None = None) -> FakeM
         reply = {"content": [block.to_dict() for block in message.content], "stop_reason": message.stop_reason}
         return {**reply, "usage": usage} if usage else reply
 
-    return FakeMessagesAPI(replies=[answer])
+    return FakeMessagesAPI(replies=[answer], prompt_cache=prompt_cache)
 
 
 def model_for(api: FakeMessagesAPI) -> AnthropicModel:
