@@ -319,7 +319,9 @@ def _service_command(args: argparse.Namespace) -> int:
 
 
 def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").lower() in ("1", "true", "yes", "on")
+    from covey.flags import env_flag
+
+    return env_flag(os.environ, name)
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -31,6 +31,7 @@ from covey.agents.coordinator import (
 )
 from covey.agents.definition import AgentDefinition
 from covey.agents.fork import fork_enabled
+from covey.flags import env_flag
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.spec import AgentSpec, RunSettings
 from covey.agents.transcript import DEFAULT_DIR as DEFAULT_TRANSCRIPT_DIR, transcript_path
@@ -606,7 +607,7 @@ class Session:
         return workers_message(worker_tools(self.definitions, available, max_depth=self.limits.max_depth))
 
     def _tool_options(self) -> ToolOptions:
-        background_disabled = _env_flag(self.env, "COVEY_DISABLE_BACKGROUND_TASKS")
+        background_disabled = env_flag(self.env, "COVEY_DISABLE_BACKGROUND_TASKS")
         # Claude Code turns forking off in coordinator mode: every spawn there is a worker.
         fork = not self.options.coordinator and fork_enabled(self.env, self.settings.fork_subagent, self.settings.env)
         return ToolOptions(background_disabled=background_disabled, teams=self.options.teams,
@@ -750,18 +751,14 @@ def _failure(report: FinalReport, session_id: str, agent_id: str) -> ResultEvent
     )
 
 
-def _env_flag(env: dict[str, str], name: str) -> bool:
-    return env.get(name, "").lower() in ("1", "true", "yes", "on")
-
-
 def _env_defaults(options: SessionOptions, env: dict[str, str], home: Path | None) -> dict[str, Any]:
     """The options left unset, as the run's environment sets them: ``start`` reads them from the options."""
     defaults: dict[str, Any] = {
-        "shared_fs": _env_flag(env, "COVEY_SHARED_FS") if options.shared_fs is None else options.shared_fs,
-        "teams": _env_flag(env, "COVEY_ENABLE_TEAMS") if options.teams is None else options.teams,
+        "shared_fs": env_flag(env, "COVEY_SHARED_FS") if options.shared_fs is None else options.shared_fs,
+        "teams": env_flag(env, "COVEY_ENABLE_TEAMS") if options.teams is None else options.teams,
         "coordinator": coordinator_mode(env) if options.coordinator is None else options.coordinator,
         "pool_size": default_pool_size(env) if options.pool_size is None else options.pool_size,
-        "service": _env_flag(env, "COVEY_SERVICE") if options.service is None else options.service,
+        "service": env_flag(env, "COVEY_SERVICE") if options.service is None else options.service,
     }
     if options.transcript_dir is None and home is not None:
         defaults["transcript_dir"] = str(home / DEFAULT_TRANSCRIPT_DIR.relative_to("~"))

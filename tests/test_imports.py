@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1] / "covey"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("words: errors, ids and the names written once", (
-        "covey.errors", "covey.ids", "covey.lazy", "covey.frames", "covey.frontmatter", "covey.tool_names",
+        "covey.errors", "covey.ids", "covey.lazy", "covey.frames", "covey.frontmatter", "covey.tool_names", "covey.flags",
         "covey.permissions.modes", "covey.tools.options", "covey.registry.limits", "covey.local_rays",
     )),
     ("the model and the events", ("covey.model", "covey.events")),

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from covey.agents.definition import AgentDefinition
+from covey.flags import env_flag
 
 INSTRUCTION_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "AGENTS.md", "COVEY.md")
 KILL_SWITCH_ENV = "COVEY_DISABLE_OMIT_CLAUDE_MD"
@@ -37,11 +38,7 @@ def project_context(cwd: str | Path, *, omit: bool, env: Mapping[str, str] | Non
 def omitted(omit: bool, env: Mapping[str, str] | None = None) -> bool:
     """Whether a definition's ``omitClaudeMd`` applies (the kill switch in ``env``, default
     this process's environment, turns it off)."""
-    return omit and not _truthy((os.environ if env is None else env).get(KILL_SWITCH_ENV))
-
-
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+    return omit and not env_flag(os.environ if env is None else env, KILL_SWITCH_ENV)
 
 
 def _instructions(cwd: Path) -> str | None:

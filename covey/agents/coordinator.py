@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping
 
 from covey.agents.definition import AgentDefinition
 from covey.agents.resolve import resolve_tools
+from covey.flags import truthy
 
 COORDINATOR_ENV = ("COVEY_COORDINATOR_MODE", "CLAUDE_CODE_COORDINATOR_MODE")
 """Variables that turn coordinator mode on; the first one set decides (covey's beats Claude Code's)."""
@@ -29,14 +30,11 @@ COORDINATOR_NAME = "coordinator"
 WORKER_TYPE = "worker"
 """The Agent tool's type when a call names none, in coordinator mode."""
 
-_TRUTHY = ("1", "true", "yes", "on")
-
-
 def coordinator_mode(env: Mapping[str, str] | None = None) -> bool:
     """Whether the run's environment (None: this process's) turns coordinator mode on."""
     env = os.environ if env is None else env
     value = next((env[name] for name in COORDINATOR_ENV if (env.get(name) or "").strip()), "")
-    return value.strip().lower() in _TRUTHY
+    return truthy(value)
 
 
 def coordinator_prompt() -> str:

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from covey.agents.coordinator import coordinator_mode
 from covey.agents.definition import AgentDefinition
 from covey.agents.spec import AgentSpec
 from covey.agents.worktree import Worktree
+from covey.flags import truthy
 
 FORK_TYPE = "fork"
 FORK_QUERY_SOURCE = "agent:builtin:fork"
@@ -25,8 +27,6 @@ FORK_TAG = "fork-boilerplate"
 FORK_REFUSAL = "Fork is not available inside a forked worker. Do the work yourself, or name a subagent_type."
 FORK_ENV = ("COVEY_FORK_SUBAGENT", "CLAUDE_CODE_FORK_SUBAGENT")
 """The switches, covey's and Claude Code's (an experimental variable of Claude Code 2.1.117+)."""
-COORDINATOR_ENV = ("COVEY_COORDINATOR_MODE", "CLAUDE_CODE_COORDINATOR_MODE")
-"""Coordinator mode owns delegation: forking is off under it, as in Claude Code."""
 
 FORK_AGENT = AgentDefinition(
     name=FORK_TYPE,
@@ -62,15 +62,11 @@ def fork_enabled(env: Mapping[str, str], setting: bool | None = None, settings_e
     """Settings' ``forkSubagent`` if set, else either switch in the run's env or settings' ``env``;
     never in coordinator mode."""
     sources = [env, settings_env or {}]
-    if any(_truthy(source.get(name)) for source in sources for name in COORDINATOR_ENV):
+    if any(coordinator_mode(source) for source in sources):  # coordinator mode owns delegation
         return False
     if setting is not None:
         return setting
-    return any(_truthy(source.get(name)) for source in sources for name in FORK_ENV)
-
-
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+    return any(truthy(source.get(name)) for source in sources for name in FORK_ENV)
 
 
 def in_fork_child(spec: Any, messages: list[dict[str, Any]]) -> bool:
