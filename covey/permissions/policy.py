@@ -132,8 +132,11 @@ class PermissionPolicy:
         name, subject = call["tool_name"], call["subject"]
         if denied := self._first("deny", name, subject, call["input"]) or self._file_denial(name, subject):
             return self._deny_by_rule(call, denied)
+        if name == "ExitPlanMode" and self.mode != "plan":  # nothing to approve: the tool says so
+            return Allow(**call, source=f"mode:{self.mode}", reason="not in plan mode")
         # Plan mode outranks allow rules: a pre-approved edit must not run while planning.
-        if self.mode == "plan" and not read_only:
+        # ExitPlanMode goes on to be asked: the person's answer is the plan's approval.
+        if self.mode == "plan" and not read_only and name != "ExitPlanMode":
             message = _PLAN_MESSAGE.format(call=describe_call(name, subject))
             return Deny(**call, message=message, source="mode:plan", reason="plan mode is read-only")
         if asked := self._first("ask", name, subject, call["input"]):
