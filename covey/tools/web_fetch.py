@@ -133,12 +133,21 @@ async def _page(response: Any, url: str) -> dict[str, Any] | ToolResult:
         return ToolResult.error(f"{url} is {kind}, not text or HTML; download it with curl in Bash instead.")
     text = bytes(body).decode(response.encoding or "utf-8", errors="replace")
     if "html" in kind:
-        from markdownify import markdownify
-
-        text = markdownify(text, heading_style="ATX", strip=["script", "style"])
+        text = html_to_markdown(text)
     if len(text) > MAX_MARKDOWN_CHARS:
         text = text[:MAX_MARKDOWN_CHARS] + "\n\n[Content truncated due to length...]"
     return {"markdown": text, "bytes": len(body), "code": response.status_code, "codeText": response.reason_phrase}
+
+
+def html_to_markdown(html: str) -> str:
+    """The page's readable part as markdown: scripts, styles and the like go whole, not only their tags."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
+    soup = BeautifulSoup(html, "html.parser")
+    for hidden in soup(["script", "style", "noscript", "template", "head"]):
+        hidden.decompose()
+    return MarkdownConverter(heading_style="ATX").convert_soup(soup).strip()
 
 
 def _redirect_text(url: str, page: dict[str, Any], prompt: str) -> str:
