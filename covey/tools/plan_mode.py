@@ -1,7 +1,8 @@
 """ExitPlanMode: in plan mode the agent presents its plan; the person's approval ends plan mode.
 
 The approval is the permission prompt itself (the policy always asks for this tool in plan
-mode): approved, the agent's mode becomes ``default`` and the agent goes on to
+mode): approved, the agent's mode becomes ``default``, or the mode the answer chose (an SDK
+``setMode`` update such as ``acceptEdits``, a PermissionRequest hook's), and the agent goes on to
 implement; refused, the call is denied and the agent stays in plan mode.
 """
 
@@ -43,9 +44,11 @@ class ExitPlanMode(Tool):
 
     async def run(self, input: ExitPlanModeInput, ctx: ToolContext) -> ToolResult:
         policy = getattr(ctx.services.spec, "permissions", None)
-        if policy is None or policy.mode != "plan":
+        if policy is None or not (policy.mode == "plan" or getattr(policy, "leaving_plan", False)):
             return ToolResult.error(NOT_IN_PLAN_MODE)
-        policy.mode = "default"  # the permission prompt before this call was the plan's approval
+        policy.leaving_plan = False
+        if policy.mode == "plan":  # the approval (the prompt before this call) chose no mode of its own
+            policy.mode = "default"
         text = "User has approved your plan. You can now start coding. Start with updating your todo list if applicable"
         if input.plan:
             text += f"\n\n## Approved Plan:\n{input.plan}"

@@ -67,3 +67,18 @@ async def test_bad_input_is_an_error(tmp_path):
     policy, executor, asked = setup(tmp_path, "plan", True)
     block = await call(executor, allowedPrompts=[{"tool": "Write", "prompt": "x"}])
     assert block["is_error"] and "Invalid input" in block["content"] and policy.mode == "plan" and asked == []
+
+
+async def test_an_approval_that_chooses_accept_edits_keeps_it(tmp_path):
+    from covey.permissions.decisions import Allow
+    from covey.service.asker import from_response
+
+    answer = from_response({"behavior": "allow", "updatedPermissions": [
+        {"type": "setMode", "mode": "acceptEdits", "destination": "session"}]})
+    assert isinstance(answer, Allow) and answer.set_mode == "acceptEdits"
+    policy, executor, asked = setup(tmp_path, "plan", answer)
+    block = await call(executor, plan="edit a.py")
+    assert "is_error" not in block and block["content"].startswith("User has approved your plan.")
+    assert policy.mode == "acceptEdits"
+    again = await call(executor, plan="edit a.py")  # the plan was approved: there is no plan mode to leave
+    assert again["is_error"] and again["content"] == NOT_IN_PLAN_MODE
