@@ -133,3 +133,8 @@ def test_permission_rules_name_the_domain(tmp_path):
     assert isinstance(policy.decide("WebFetch", False, "domain:evil.example"), Deny)
     asked = policy.decide("WebFetch", False, "domain:other.example")
     assert isinstance(asked, Ask)
+
+
+def test_in_plan_mode_a_fetch_is_asked_not_refused(tmp_path):
+    policy = PermissionPolicy(mode="plan", project_root=tmp_path)
+    assert isinstance(policy.decide("WebFetch", False, "domain:example.com"), Ask)
