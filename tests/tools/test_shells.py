@@ -95,3 +95,9 @@ async def test_the_agents_end_kills_running_background_shells(ctx):
     await ctx.processes.kill_all(grace_s=0.2)
     assert await until(lambda: not live_members(pgid))
     assert ctx.processes.background == {} and ctx.processes.take_notices() == []
+
+
+def test_killshell_is_the_old_name_of_taskstop():
+    from covey.tool_names import canonical_tool_name
+
+    assert canonical_tool_name("KillShell") == "TaskStop"
