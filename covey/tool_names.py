@@ -6,7 +6,7 @@ rules, hook matchers and definitions' tool lists written for it still work.
 
 from __future__ import annotations
 
-LEGACY_NAMES: dict[str, str] = {"Task": "Agent"}
+LEGACY_NAMES: dict[str, str] = {"Task": "Agent", "KillShell": "TaskStop"}
 """Old name -> current name."""
 
 

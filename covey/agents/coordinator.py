@@ -20,9 +20,9 @@ from covey.flags import truthy
 COORDINATOR_ENV = ("COVEY_COORDINATOR_MODE", "CLAUDE_CODE_COORDINATOR_MODE")
 """Variables that turn coordinator mode on; the first one set decides (covey's beats Claude Code's)."""
 
-COORDINATOR_TOOLS = frozenset({"Agent", "SendMessage"})
-"""The coordinator's own tools: it starts and continues workers, the workers do the work.
-(Claude Code's coordinator also has TaskStop and SyntheticOutput, tools covey does not have.)"""
+COORDINATOR_TOOLS = frozenset({"Agent", "SendMessage", "TaskStop"})
+"""The coordinator's own tools: it starts, continues and stops workers, the workers do the work.
+(Claude Code's coordinator also has SyntheticOutput, a tool covey does not have.)"""
 
 COORDINATOR_NAME = "coordinator"
 """Who a worker's follow-up messages say they are from."""

@@ -106,7 +106,7 @@ def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
         processes=ProcessTracker(),
         env=spec.settings.env,
         services=ToolServices(runtime=runtime, spec=spec, session_id=spec.session_id, skills=skills,
-                              team=services.team, inbox=services.inbox),
+                              team=services.team, inbox=services.inbox, model=services.model),
         emit=services.emit,
     )
 

@@ -13,15 +13,17 @@ INHERIT = "inherit"
 SUBAGENT_MODEL_ENV = ("COVEY_SUBAGENT_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL")
 """Variables that set every sub-agent's model, the first set one winning."""
 
-GLOBAL_DENIED = frozenset({"TeamCreate", "TeamDelete"})
-"""Tools no sub-agent may have: creating and deleting teams is the lead's job."""
+GLOBAL_DENIED = frozenset({"TeamCreate", "TeamDelete", "TaskOutput", "TaskStop", "ExitPlanMode"})
+"""Tools no sub-agent may have: creating and deleting teams is the lead's job; as in Claude Code,
+waiting on or stopping background tasks and leaving plan mode are too (a child's own background
+shells are readable with Read and stopped when it ends)."""
 
 CUSTOM_AGENT_DENIED = GLOBAL_DENIED | frozenset()
 """The default deny set for custom (non built-in) agents. It equals the global set
 today; it is kept separate so custom agents can be tightened without touching built-ins."""
 
 ASYNC_ALLOWED = frozenset({
-    "Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "NotebookEdit", "Skill",
+    "Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "NotebookEdit", "WebFetch", "Skill",
     "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "Agent",
 })  # fmt: skip
 """A background agent has no terminal, so only tools that need none are offered to it."""

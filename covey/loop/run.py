@@ -246,7 +246,10 @@ class AgentLoop:
         return await self.stop_check(text) if self.stop_check is not None else None
 
     async def _drain(self) -> list[str]:
-        return await self.inbox.drain() if self.inbox is not None else []
+        # Background shells that ended since the last turn notify too (Claude Code's <task-notification>).
+        processes = self.executor.ctx.processes
+        shells = processes.take_notices() if processes is not None else []
+        return [*shells, *(await self.inbox.drain() if self.inbox is not None else [])]
 
     async def _await_background(self) -> list[str]:
         """After a final answer: wait for owned background work; its notices start a new turn."""

@@ -36,6 +36,9 @@ class Allow(_Decision):
     behavior: Literal["allow"] = "allow"
     add_allow_rules: list[str] = Field(default_factory=list)
     """Rules to add to this session's allow list (what "always allow" returns)."""
+    set_mode: PermissionMode | None = None
+    """A mode the answer switches the agent to (an SDK answer's ``setMode`` update: a plan
+    approved into ``acceptEdits``)."""
 
 
 class Deny(_Decision):

@@ -51,6 +51,8 @@ class PermissionPolicy:
         self.where = PathContext(Path(cwd or project_root), Path(home or Path.home()), Path(project_root))
         self.asker = asker
         self.decisions: deque[LoggedDecision] = deque(maxlen=log_size)
+        self.leaving_plan = False
+        """An ExitPlanMode call was decided in plan mode (its approval ends plan mode)."""
 
     @classmethod
     def from_settings(
@@ -132,8 +134,15 @@ class PermissionPolicy:
         name, subject = call["tool_name"], call["subject"]
         if denied := self._first("deny", name, subject, call["input"]) or self._file_denial(name, subject):
             return self._deny_by_rule(call, denied)
+        if name == "ExitPlanMode":
+            # Whether this call leaves plan mode: the approving answer may switch the mode itself.
+            self.leaving_plan = self.mode == "plan"
+            if not self.leaving_plan:  # nothing to approve: the tool says so
+                return Allow(**call, source=f"mode:{self.mode}", reason="not in plan mode")
         # Plan mode outranks allow rules: a pre-approved edit must not run while planning.
-        if self.mode == "plan" and not read_only:
+        # ExitPlanMode goes on to be asked (the person's answer is the plan's approval), and so
+        # does WebFetch: it changes nothing here, as Claude Code lets it run while planning.
+        if self.mode == "plan" and not read_only and name not in ("ExitPlanMode", "WebFetch"):
             message = _PLAN_MESSAGE.format(call=describe_call(name, subject))
             return Deny(**call, message=message, source="mode:plan", reason="plan mode is read-only")
         if asked := self._first("ask", name, subject, call["input"]):
@@ -246,6 +255,8 @@ class PermissionPolicy:
             return refused_by_person(ask)
         for text in getattr(answer, "add_allow_rules", []):
             self.add_rule("allow", text, source="session")
+        if getattr(answer, "set_mode", None):
+            self.mode = answer.set_mode
         return answer.model_copy(update={"tool_name": ask.tool_name, "subject": ask.subject, "input": ask.input})
 
     def _log(self, decision: Decision) -> None:

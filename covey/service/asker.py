@@ -15,6 +15,7 @@ from typing import Any, Awaitable, Callable
 
 from covey.permissions.askers import Answer
 from covey.permissions.decisions import Allow, Deny, PermissionRequest
+from covey.permissions.modes import MODES
 from covey.permissions.rules import suggest_rule
 from covey.service import protocol
 
@@ -94,8 +95,11 @@ def from_response(response: dict[str, Any]) -> Answer:
         rules = [_rule_text(value) for update in response.get("updatedPermissions") or []
                  if update.get("type") == "addRules" and update.get("behavior", "allow") == "allow"
                  for value in update.get("rules", [])]
-        if rules:
-            return Allow(source="user", reason="always allowed at the terminal", add_allow_rules=rules)
+        modes = [update["mode"] for update in response.get("updatedPermissions") or []
+                 if update.get("type") == "setMode" and update.get("mode") in MODES]
+        if rules or modes:
+            return Allow(source="user", reason="always allowed at the terminal", add_allow_rules=rules,
+                         set_mode=modes[-1] if modes else None)
         return True
     message = response.get("message") or ""
     return Deny(message=message, source="user", reason="denied by the client") if message else False

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from covey.tools.processes import ProcessTracker
 
@@ -34,6 +34,8 @@ class ToolResult(BaseModel):
     content: str
     is_error: bool = False
     data: Any = None
+    blocks: list[dict[str, Any]] = Field(default_factory=list)
+    """Content blocks after the text (Read's images): Messages API ``image`` / ``text`` blocks."""
 
     @classmethod
     def error(cls, message: str) -> "ToolResult":
@@ -57,6 +59,8 @@ class ToolServices:
     """This agent's inbox: the Agent tool tells it a background child will notify it."""
     cache_safe: Callable[[], Any] | None = None
     """This agent's last request as sent, and its read-file cache (a ``CacheSafeParams``): what a fork copies."""
+    model: Any = None
+    """The session's model (a ``covey.model.Model``): WebFetch asks a small model about a page through it."""
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import secrets
 import tempfile
-import uuid
 from pathlib import Path
 from typing import Annotated
 
@@ -33,7 +33,8 @@ class BashInput(ToolInput):
         None, description="A few words saying what the command does."
     )
     run_in_background: bool | SkipJsonSchema[None] = Field(
-        None, description="Start the command and return at once with a shell id and output file."
+        None, description="Start the command and return at once with a task id and the file its output goes to; "
+        "you are notified when it ends. Stop it with TaskStop."
     )
     dangerously_disable_sandbox: bool | SkipJsonSchema[None] = Field(
         None, alias="dangerouslyDisableSandbox",
@@ -59,7 +60,7 @@ class Bash(Tool):
         if ctx.abort.is_set():
             return ToolResult.error("Command not run: the agent was interrupted.")
         if input.run_in_background:
-            return await _start_background(input.command, ctx)
+            return await _start_background(input, ctx)
         timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
         process = await _spawn(input.command, ctx, stdout=asyncio.subprocess.PIPE)
         reader = asyncio.ensure_future(_read_capped(process))
@@ -128,17 +129,23 @@ def _join(output: str, note: str) -> str:
     return f"{output.rstrip()}\n{note}" if output.strip() else note
 
 
-async def _start_background(command: str, ctx: ToolContext) -> ToolResult:
-    shell_id = f"shell-{uuid.uuid4().hex[:8]}"
-    log_dir = Path(tempfile.gettempdir()) / "covey" / ctx.agent_id
+async def _start_background(input: BashInput, ctx: ToolContext) -> ToolResult:
+    """Claude Code's background shell: an id like ``b3k9x0qz1``, output in ``tasks/<id>.output``."""
+    shell_id = "b" + "".join(secrets.choice(_ID_CHARS) for _ in range(8))
+    log_dir = Path(tempfile.gettempdir()) / "covey" / ctx.agent_id / "tasks"
     log_dir.mkdir(parents=True, exist_ok=True)
-    output_path = log_dir / f"{shell_id}.log"
+    output_path = log_dir / f"{shell_id}.output"
     with open(output_path, "wb") as log:  # the child keeps its own copy of the fd
-        process = await _spawn(command, ctx, stdout=log)
-    ctx.processes.background[shell_id] = BackgroundShell(shell_id, command, output_path, process)
+        process = await _spawn(input.command, ctx, stdout=log)
+    ctx.processes.start_background(BackgroundShell(
+        shell_id, input.command, output_path, process, description=input.description or "",
+        tool_use_id=ctx.tool_use_id))
     return ToolResult(
-        content=f"Started in the background as {shell_id} (pid {process.pid}). "
-        f"Its output is written to {output_path}; Read that file to check on it. "
+        content=f"Command running in background with ID: {shell_id}. Output is being written to: {output_path}. "
+        "You will be notified when it completes. To check interim output, use Read on that file path. "
         "It is killed when this agent ends.",
-        data={"shell_id": shell_id, "output_path": str(output_path)},
+        data={"backgroundTaskId": shell_id, "outputFile": str(output_path)},
     )
+
+
+_ID_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz"

@@ -20,12 +20,22 @@ KILL_GRACE_S = 1.0
 
 @dataclass
 class BackgroundShell:
-    """A shell started with ``run_in_background``: where its output goes."""
+    """A shell started with ``run_in_background``: where its output goes, and how it ended."""
 
     shell_id: str
     command: str
     output_path: Path
     process: asyncio.subprocess.Process
+    description: str = ""
+    tool_use_id: str | None = None
+    status: str = "running"
+    """``running``, then ``completed`` (exit 0), ``failed`` or ``killed`` (TaskStop, the agent's end)."""
+    exit_code: int | None = None
+    watcher: asyncio.Task | None = None
+
+    @property
+    def label(self) -> str:
+        return self.description or self.command
 
 
 @dataclass
@@ -34,6 +44,8 @@ class ProcessTracker:
 
     _groups: dict[int, asyncio.subprocess.Process] = field(default_factory=dict)
     background: dict[str, BackgroundShell] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+    """``<task-notification>`` texts of background shells that ended on their own, not yet read."""
 
     def track(self, process: asyncio.subprocess.Process) -> None:
         """Remember a process started in its own session (its pid is its group id)."""
@@ -60,9 +72,35 @@ class ProcessTracker:
         _signal_group(pgid, signal.SIGKILL)
         await process.wait()
 
+    def start_background(self, shell: BackgroundShell) -> None:
+        """Remember a background shell and watch for its end (which notifies the agent)."""
+        self.background[shell.shell_id] = shell
+        shell.watcher = asyncio.ensure_future(self._watch(shell))
+
+    async def _watch(self, shell: BackgroundShell) -> None:
+        code = await shell.process.wait()
+        if shell.status == "running":
+            shell.status, shell.exit_code = ("completed" if code == 0 else "failed"), code
+            self.notices.append(shell_notice(shell))
+
+    async def stop(self, shell: BackgroundShell) -> None:
+        """Kill a background shell (TaskStop): it ends ``killed``, without a notification."""
+        if shell.status == "running":
+            shell.status = "killed"
+        await self.kill(shell.process.pid)
+
+    def take_notices(self) -> list[str]:
+        taken, self.notices = self.notices, []
+        return taken
+
     async def kill_all(self, grace_s: float = KILL_GRACE_S) -> None:
         """Kill every live group this tracker started; calling it again is harmless."""
+        for shell in self.background.values():
+            shell.status = "killed" if shell.status == "running" else shell.status
+            if shell.watcher is not None:
+                shell.watcher.cancel()
         self.background.clear()
+        self.notices.clear()
         await asyncio.gather(*(self.kill(pgid, grace_s) for pgid in list(self._groups)))
 
     def _prune(self) -> None:
@@ -89,3 +127,21 @@ def _signal_group(pgid: int, sig: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def shell_notice(shell: BackgroundShell) -> str:
+    """What the agent reads when a background shell ended on its own, as Claude Code words it."""
+    how = "completed" if shell.status == "completed" else "failed"
+    return "\n".join([
+        "<system-reminder>",
+        "This is an automated background-task event from the covey runtime. It is not user input and grants no approval.",
+        "<task-notification>",
+        f"<task-id>{shell.shell_id}</task-id>",
+        f"<tool-use-id>{shell.tool_use_id or ''}</tool-use-id>",
+        f"<output-file>{shell.output_path}</output-file>",
+        f"<status>{shell.status}</status>",
+        f'<summary>Background command "{shell.label}" {how} (exit code {shell.exit_code})</summary>',
+        "</task-notification>",
+        f"Read the output file to retrieve the result: {shell.output_path}",
+        "</system-reminder>",
+    ])

@@ -12,13 +12,14 @@ from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from covey.tools.read_media import MediaError, image_block, load_notebook, media_kind, notebook_blocks, pdf_text
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 MAX_WHOLE_FILE_BYTES = 256 * 1024
 _SNIFF_BYTES = 8192
 _JS_MAX_INT = 9007199254740991  # Claude Code's schema bound; kept so the schemas match
-_UNSUPPORTED = {".pdf", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".ico", ".tiff"}
+_UNSUPPORTED = {".bmp", ".ico", ".tiff"}
 
 
 def abs_path(ctx: ToolContext, path: str) -> Path:
@@ -56,7 +57,7 @@ class ReadInput(ToolInput):
         None, description=f"Maximum number of lines to return (default {DEFAULT_LIMIT})."
     )
     pages: str | SkipJsonSchema[None] = Field(
-        None, description="Page range of a PDF, e.g. '1-5' (PDFs are not supported yet)."
+        None, description="Page range of a PDF, e.g. '1-5' (at most 20 pages a call; needed over 10 pages)."
     )
     allow_large: bool | SkipJsonSchema[None] = Field(
         None, description="Read a file over 256 KiB whole instead of in parts."
@@ -66,10 +67,12 @@ class ReadInput(ToolInput):
 class Read(Tool):
     name = "Read"
     description = (
-        "Read a text file. Lines come numbered like `cat -n` (number, tab, text); the numbers "
+        "Read a file. Text comes numbered like `cat -n` (number, tab, text); the numbers "
         f"are not part of the file. Returns up to {DEFAULT_LIMIT} lines from `offset` (1-based); "
         f"lines longer than {MAX_LINE_CHARS} characters are cut. Files over 256 KiB must be read "
-        "in parts with offset/limit. Read a file before you Edit or overwrite it."
+        "in parts with offset/limit. Images (PNG, JPEG, GIF, WebP) are shown to you; PDFs give their "
+        "text page by page (`pages`, e.g. '1-5'); notebooks (.ipynb) their cells with outputs. "
+        "Read a file before you Edit or overwrite it."
     )
     input_model = ReadInput
     read_only = True
@@ -79,6 +82,8 @@ class Read(Tool):
 
     async def run(self, input: ReadInput, ctx: ToolContext) -> ToolResult:
         path = abs_path(ctx, input.file_path)
+        if (kind := media_kind(path)) and path.is_file():
+            return await asyncio.to_thread(_read_media, ctx, path, kind, input)
         problem = await asyncio.to_thread(_check_readable, path, input)
         if problem:
             return ToolResult.error(problem)
@@ -92,6 +97,8 @@ class Read(Tool):
 
     def tool_use_result(self, result: ToolResult) -> Any:
         """Claude Code's structured Read result: the file part it read."""
+        if result.data and "type" in result.data:
+            return result.data
         return {"type": "text", "file": result.data} if result.data else None
 
 
@@ -101,8 +108,10 @@ def _check_readable(path: Path, input: ReadInput) -> str | None:
         return f"File does not exist: {path}"
     if path.is_dir():
         return f"{path} is a directory. Use Glob to find files in it, or Bash `ls` to list it."
-    if path.suffix.lower() in _UNSUPPORTED or input.pages:
-        return f"{path}: images and PDFs are not supported yet; Read handles text files only."
+    if path.suffix.lower() in _UNSUPPORTED:
+        return f"{path}: Read shows PNG, JPEG, GIF and WebP images; convert this one to PNG first."
+    if input.pages:
+        return f"{path} is not a PDF: `pages` is for PDFs only; use offset and limit."
     with open(path, "rb") as f:
         if b"\0" in f.read(_SNIFF_BYTES):
             return f"{path} is a binary file; Read handles text files only."
@@ -115,6 +124,27 @@ def _check_readable(path: Path, input: ReadInput) -> str | None:
             "limit=500), use Grep to find the part you need, or pass allow_large=true."
         )
     return None
+
+
+def _read_media(ctx: ToolContext, path: Path, kind: str, input: ReadInput) -> ToolResult:
+    """An image as an image block, a PDF's pages as text, a notebook's cells with their outputs."""
+    if input.pages and kind != "pdf":
+        return ToolResult.error(f"{path} is not a PDF: `pages` is for PDFs only.")
+    mtime = path.stat().st_mtime
+    try:
+        if kind == "image":
+            block = image_block(path)
+            result = ToolResult(content="", blocks=[block], data={"type": "image", "file": {"filePath": str(path)}})
+        elif kind == "pdf":
+            text, total = pdf_text(path, input.pages)
+            result = ToolResult(content=text, data={"type": "pdf", "file": {"filePath": str(path), "totalPages": total}})
+        else:
+            text, images = notebook_blocks(load_notebook(path))
+            result = ToolResult(content=text, blocks=images, data={"type": "notebook", "file": {"filePath": str(path)}})
+    except MediaError as exc:
+        return ToolResult.error(str(exc))
+    record_read(ctx, path, mtime)  # NotebookEdit, like Edit, needs the version the agent saw
+    return result
 
 
 def _read_lines(path: Path, start: int, limit: int) -> tuple[list[str], int, float]:

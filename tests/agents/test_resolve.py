@@ -50,7 +50,14 @@ def test_depth_limit_withholds_agent():
 def test_async_agents_get_only_the_async_set():
     result = tools(custom(), background=True)
     assert result == [t for t in ALL if t in ASYNC_ALLOWED or t.startswith("mcp__")]
-    assert "WebFetch" not in result
+    assert "WebFetch" in result and "TeamCreate" not in result  # Claude Code's async set has WebFetch
+
+
+def test_waiting_on_stopping_tasks_and_leaving_plan_mode_are_for_the_main_agent_only():
+    available = [*ALL, "TaskOutput", "TaskStop", "ExitPlanMode"]
+    for definition in (BUILTIN_AGENTS["general-purpose"], custom()):
+        kept = resolve_tools(definition, available, depth=1, max_depth=3, background=False)
+        assert not {"TaskOutput", "TaskStop", "ExitPlanMode"} & set(kept)
 
 
 def test_disallowed_then_intersect_keeping_order():

@@ -40,7 +40,7 @@ def test_covey_p_runs_the_three_worker_flow_and_answers_after_the_last_notificat
                  env={"HOME": str(tmp_path / "home"), "COVEY_COORDINATOR_MODE": "1"})
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
-    assert events[0]["tools"] == ["SendMessage", "Agent"] and events[0]["agents"] == ["reviewer", "worker"]
+    assert events[0]["tools"] == ["TaskStop", "SendMessage", "Agent"] and events[0]["agents"] == ["reviewer", "worker"]
     started = [e for e in events if e.get("subtype") == "task_started"]
     notified = [e["task_id"] for e in events if e.get("subtype") == "task_notification"]
     assert len(started) == 3 and len(notified) == 4 and notified[1] == notified[3]  # the implementer, twice

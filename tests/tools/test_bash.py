@@ -81,7 +81,7 @@ async def test_already_aborted_runs_nothing(ctx, tmp_path):
 async def test_background_writes_to_file_and_dies_at_cleanup(ctx):
     result = await bash(ctx, "echo hello; sleep 30", run_in_background=True)
     assert not result.is_error
-    shell = ctx.processes.background[result.data["shell_id"]]
+    shell = ctx.processes.background[result.data["backgroundTaskId"]]
     assert str(shell.output_path) in result.content
     await asyncio.sleep(0.3)
     assert shell.output_path.read_text() == "hello\n"
@@ -120,7 +120,7 @@ async def test_background_commands_run_with_the_runs_env(tmp_path, monkeypatch):
     monkeypatch.delenv("FOO", raising=False)
     ctx = _env_ctx(tmp_path, FOO="bar")
     result = await bash(ctx, 'echo "$FOO"', run_in_background=True)
-    shell = ctx.processes.background[result.data["shell_id"]]
+    shell = ctx.processes.background[result.data["backgroundTaskId"]]
     await shell.process.wait()
     assert shell.output_path.read_text() == "bar\n"
 

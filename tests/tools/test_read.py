@@ -46,11 +46,11 @@ async def test_large_file_needs_a_range_or_allow_large(ctx, tmp_path):
 
 async def test_binary_image_missing_and_directory_are_errors(ctx, tmp_path):
     (tmp_path / "b.bin").write_bytes(b"ab\0cd")
-    (tmp_path / "p.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0")
+    (tmp_path / "p.png").write_bytes(b"not a png at all")
     binary = await read(ctx, file_path="b.bin")
     assert binary.is_error and "binary" in binary.content
     image = await read(ctx, file_path="p.png")
-    assert image.is_error and "not supported yet" in image.content
+    assert image.is_error and "is not a PNG, JPEG, GIF or WebP image" in image.content
     missing = await read(ctx, file_path="nope.txt")
     assert missing.is_error and str(tmp_path / "nope.txt") in missing.content
     directory = await read(ctx, file_path=".")

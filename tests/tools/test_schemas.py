@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from covey.tools import core_tools
+from covey.tools.catalog import tool_catalog
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "data" / "tool-schemas.json").read_text())
 
@@ -34,3 +35,18 @@ def test_core_tools_order_and_read_only_flags():
     tools = core_tools()
     assert [t.name for t in tools] == ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite"]
     assert {t.name for t in tools if t.read_only} == {"Read", "Glob", "Grep"}
+
+
+@pytest.mark.parametrize("tool", [t for t in tool_catalog() if t.name in ("NotebookEdit", "TaskStop")], ids=lambda t: t.name)
+def test_everyday_tools_match_claude_code_where_the_reference_lists_them(tool):
+    ours, theirs = tool.schema()["input_schema"], REFERENCE[tool.name]
+    assert _types(ours) == _types(theirs)
+    assert sorted(ours.get("required", [])) == sorted(theirs["required"])
+    for name, prop in theirs["properties"].items():
+        assert ours["properties"][name].get("enum") == prop.get("enum"), name
+
+
+def test_the_catalog_offers_the_everyday_tools():
+    names = [t.name for t in tool_catalog()]
+    assert {"NotebookEdit", "WebFetch", "TaskOutput", "TaskStop", "ExitPlanMode"} <= set(names)
+    assert "WebSearch" not in names  # no search provider: not offered (docs/tools.md)
