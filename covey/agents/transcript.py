@@ -55,12 +55,13 @@ class TranscriptWriter:
         if sidechain:  # Claude Code names the agent on a sub-agent's records only
             self._stamp["agentId"] = agent_id
 
-    async def append(self, type: str, message: dict[str, Any], *, uuid: str | None = None,
+    async def append(self, type: str, message: dict[str, Any] | None, *, uuid: str | None = None,
                      timestamp: str | None = None, **extra: Any) -> str:
         """Write one record; ``uuid``/``timestamp`` default to new ones (an event's own keep the
         stream-json line and the record the same message). ``extra`` keys set to None are left out."""
         record = {
-            "parentUuid": self.last_uuid, **self._stamp, "type": type, "message": message,
+            "parentUuid": self.last_uuid, **self._stamp, "type": type,
+            **({"message": message} if message is not None else {}),
             "uuid": uuid or _new_uuid(), "timestamp": timestamp or now_iso(),
             **{key: value for key, value in extra.items() if value is not None},
         }
@@ -73,6 +74,25 @@ class TranscriptWriter:
         else:
             await asyncio.to_thread(self._write, line)
         return record["uuid"]
+
+    async def append_compaction(self, *, trigger: str, pre_tokens: int, summary: dict[str, Any],
+                                attachments: list[dict[str, Any]], uuid: str | None = None,
+                                timestamp: str | None = None) -> str:
+        """A compaction as Claude Code records one: a ``system``/``compact_boundary`` record that
+        starts a new chain (``parentUuid`` null, ``logicalParentUuid`` the record before), the summary
+        as a user record marked ``isCompactSummary``, then what came back with it (meta). Resume
+        starts from the last boundary (``rebuild_history``)."""
+        logical = self.last_uuid
+        self.last_uuid = None
+        boundary = await self.append(
+            "system", None, uuid=uuid, timestamp=timestamp, subtype="compact_boundary",
+            content="Conversation compacted", isMeta=False, level="info", logicalParentUuid=logical,
+            compactMetadata={"trigger": trigger, "preTokens": pre_tokens},
+        )
+        await self.append("user", summary, isCompactSummary=True, isVisibleInTranscriptOnly=True)
+        if attachments:
+            await self.append("user", {"role": "user", "content": attachments}, isMeta=True)
+        return boundary
 
     def _write(self, line: str) -> None:
         if self._file is None:
