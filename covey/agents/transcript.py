@@ -121,8 +121,8 @@ def _new_uuid() -> str:
     return str(uuid.uuid4())
 
 
-def _answers_tools(type: str, message: dict[str, Any]) -> bool:
-    content = message.get("content")
+def _answers_tools(type: str, message: dict[str, Any] | None) -> bool:
+    content = message.get("content") if message is not None else None
     return type == "user" and isinstance(content, list) and any(
         isinstance(block, dict) and block.get("type") == "tool_result" for block in content)
 
