@@ -49,10 +49,13 @@ DEFAULT_LIMITS: dict[str, ModelLimits] = {
     "claude-3-7-sonnet": _limits(200_000, 32_000, 64_000),
     "claude-haiku-4": _limits(200_000, 32_000, 64_000),
     "claude-sonnet-4": _limits(200_000, 32_000, 64_000),
-    "claude-opus-4": _limits(200_000, 32_000, 32_000),
-    "claude-opus-4-5": _limits(200_000, 32_000, 64_000),
+    "claude-opus-4": _limits(200_000, 32_000, 64_000),
+    "claude-opus-4-1": _limits(200_000, 32_000, 32_000),
+    "claude-opus-4-2": _limits(200_000, 32_000, 32_000),  # claude-opus-4-20250514
     "claude-opus-4-6": _limits(200_000, 64_000, 128_000),
+    "claude-opus-4-7": _limits(200_000, 64_000, 128_000),
     "claude-opus-4-8": _limits(200_000, 64_000, 128_000),
+    "claude-opus-5": _limits(1_000_000, 64_000, 128_000),  # as Claude Code 2.1.332 reports it
 }
 """What the Messages API allows each family (the ``[1m]`` suffix asks for a 1M window)."""
 

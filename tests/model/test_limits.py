@@ -39,3 +39,9 @@ def test_bad_settings_name_the_key():
         LimitTable.load({"x": {"contextWindow": -1}})
     with pytest.raises(UserError, match="modelLimits"):
         LimitTable.load({"x": {"window": 100}})
+
+
+def test_opus_5_has_the_window_claude_code_reports():
+    table = LimitTable.load()
+    assert (table.window("claude-opus-5-5"), table.of("claude-opus-5-5").output_ceiling) == (1_000_000, 128_000)
+    assert table.of("claude-opus-4-1-20250805").output_ceiling == 32_000
