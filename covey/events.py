@@ -211,6 +211,8 @@ class CompactBoundary(Event):
     subtype: Literal["compact_boundary"] = "compact_boundary"
     compact_metadata: dict[str, Any]
     """``trigger`` (``auto`` or ``manual``) and ``pre_tokens`` (the context before it)."""
+    context: list[dict[str, Any]] = Field(default_factory=list, exclude=True)
+    """The agent's project context, put back before the summary."""
     summary: dict[str, Any] = Field(default_factory=dict, exclude=True)
     """The user message with the summary (the transcript marks it ``isCompactSummary``)."""
     attachments: list[dict[str, Any]] = Field(default_factory=list, exclude=True)

@@ -168,7 +168,8 @@ def _limits(spec: AgentSpec) -> LimitTable:
 
 def _compactor(spec: AgentSpec, hooks: HookRegistry, ctx: ToolContext) -> Compactor:
     """The agent's compaction (docs/compaction.md): PreCompact hooks before it may block it or add
-    instructions (their plain stdout); SessionStart hooks with source ``compact`` after it."""
+    instructions (their plain stdout); SessionStart hooks with source ``compact`` after it; its
+    prelude (project instructions, agent and skill lists) comes back with the summary."""
     limits = compact_limits(spec.model_id, _limits(spec), _env(spec), enabled=spec.settings.auto_compact)
 
     async def before(trigger: str) -> tuple[bool, str | None]:
@@ -180,7 +181,8 @@ def _compactor(spec: AgentSpec, hooks: HookRegistry, ctx: ToolContext) -> Compac
         return outcome.additional_context
 
     own = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
-    return Compactor(limits, before=before, after=after, read_files=ctx.read_files, transcript=own)
+    return Compactor(limits, before=before, after=after, read_files=ctx.read_files, transcript=own,
+                     context=spec.prelude)
 
 
 def _cache_safe(spec: AgentSpec, loop: AgentLoop, ctx: ToolContext) -> Callable[[], CacheSafeParams]:

@@ -74,7 +74,7 @@ class Progress:
                 await writer.append_compaction(
                     trigger=event.compact_metadata.get("trigger", "auto"),
                     pre_tokens=event.compact_metadata.get("pre_tokens", 0), summary=event.summary,
-                    attachments=event.attachments, uuid=event.uuid)
+                    attachments=event.attachments, context=event.context, uuid=event.uuid)
             case ResultEvent():
                 self.last_result = event
 

@@ -76,12 +76,13 @@ class TranscriptWriter:
         return record["uuid"]
 
     async def append_compaction(self, *, trigger: str, pre_tokens: int, summary: dict[str, Any],
-                                attachments: list[dict[str, Any]], uuid: str | None = None,
-                                timestamp: str | None = None) -> str:
+                                attachments: list[dict[str, Any]], context: list[dict[str, Any]] = (),
+                                uuid: str | None = None, timestamp: str | None = None) -> str:
         """A compaction as Claude Code records one: a ``system``/``compact_boundary`` record that
         starts a new chain (``parentUuid`` null, ``logicalParentUuid`` the record before), the summary
-        as a user record marked ``isCompactSummary``, then what came back with it (meta). Resume
-        starts from the last boundary (``rebuild_history``)."""
+        as a user record marked ``isCompactSummary``, and what came back with it (meta: the project
+        context before the summary, files and hook context after). Resume starts from the last
+        boundary (``rebuild_history``)."""
         logical = self.last_uuid
         self.last_uuid = None
         boundary = await self.append(
@@ -89,6 +90,8 @@ class TranscriptWriter:
             content="Conversation compacted", isMeta=False, level="info", logicalParentUuid=logical,
             compactMetadata={"trigger": trigger, "preTokens": pre_tokens},
         )
+        for message in context:
+            await self.append("user", message, isMeta=True)
         await self.append("user", summary, isCompactSummary=True, isVisibleInTranscriptOnly=True)
         if attachments:
             await self.append("user", {"role": "user", "content": attachments}, isMeta=True)

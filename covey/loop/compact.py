@@ -30,7 +30,8 @@ MAX_FAILURES = 3
 RESTORE_FILES = 5
 RESTORE_FILE_CHARS = 5_000 * 4
 RESTORE_TOTAL_CHARS = 50_000 * 4
-"""The files read last come back after a compaction: at most 5, about 5,000 tokens each, 50,000 in all."""
+"""Files read before a compaction come back after it, as Claude Code's docs say: at most 5, the most
+recently modified first; one over about 5,000 tokens comes back as its path only; 50,000 in all."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,8 @@ class Compaction:
     """What one compaction produced: the messages that replace the conversation, and its figures."""
 
     messages: list[dict[str, Any]]
+    context: list[dict[str, Any]]
+    """The agent's project context (CLAUDE.md, ...) again, before the summary."""
     summary: dict[str, Any]
     """The summary user message (the transcript marks it as the compact summary)."""
     attachments: list[dict[str, Any]]
@@ -97,6 +100,9 @@ class Compactor:
     after: Callable[[], Awaitable[str | None]] | None = None
     read_files: dict[str, float] | None = None
     transcript: str | None = None
+    context: list[dict[str, Any]] | None = None
+    """Messages that lead every conversation of this agent (its project instructions, the agent
+    and skill lists): they come back after a compaction, as Claude Code re-reads CLAUDE.md."""
     failures: int = 0
 
     def due(self, tokens: int) -> bool:
@@ -115,37 +121,54 @@ class Compactor:
         return [*messages, {"role": "user", "content": [ask]}]
 
     async def finish(self, reply_text: str, *, pre_tokens: int, trigger: str, reply: Any) -> Compaction:
-        """The messages after a successful summary: the summary, then the files read last, then
-        what SessionStart hooks add (source ``compact``)."""
+        """The messages after a successful summary: the agent's project context again, the summary,
+        the files read last, what SessionStart hooks add (source ``compact``)."""
         summary = {"role": "user", "content": [{"type": "text", "text": continuation(
             summary_text(reply_text), self.transcript, auto=trigger == "auto")}]}
         attachments = self._restored_files()
-        context = await self.after() if self.after is not None else None
-        if context:
-            attachments.append({"type": "text", "text": f"<system-reminder>\nSessionStart hook additional context: "
-                                                        f"{context}\n</system-reminder>"})
-        messages = [{"role": "user", "content": [*summary["content"], *attachments]}]
+        said = await self.after() if self.after is not None else None
+        if said:
+            attachments.append(_reminder(f"SessionStart hook additional context: {said}"))
+        context = [dict(message) for message in self.context or []]
+        messages = [*context, {"role": "user", "content": [*summary["content"], *attachments]}]
         self.failures = 0
-        return Compaction(messages, summary, attachments, pre_tokens, trigger, reply)
+        return Compaction(messages, context, summary, attachments, pre_tokens, trigger, reply)
 
     def _restored_files(self) -> list[dict[str, Any]]:
-        """The last files read, as they are now; the read-file cache keeps only them (a file not
-        shown again must be read again before it is changed, as in Claude Code)."""
+        """The files read, as they are now; the read-file cache keeps only those shown again (any
+        other must be read again before it is changed, as in Claude Code)."""
         if self.read_files is None:
             return []
         blocks, budget, kept = [], RESTORE_TOTAL_CHARS, {}
-        for path in list(self.read_files)[-RESTORE_FILES:][::-1]:
+        for path, mtime in _newest(self.read_files)[:RESTORE_FILES]:
             text = _file_text(Path(path))
-            if text is None or budget <= 0:
+            if text is None:
                 continue
-            text = text[:min(RESTORE_FILE_CHARS, budget)]
+            if len(text) > min(RESTORE_FILE_CHARS, budget):
+                blocks.append(_reminder(f"The file {path} was read before the conversation was compacted; it is "
+                                        "too long to show again here. Read it again if you need it."))
+                continue
             budget -= len(text)
-            kept[path] = os.path.getmtime(path)
-            blocks.append({"type": "text", "text": f"<system-reminder>\nThe file {path}, read before the conversation "
-                                                   f"was compacted, as it is now:\n{text}\n</system-reminder>"})
+            kept[path] = mtime
+            blocks.append(_reminder(f"The file {path}, read before the conversation was compacted, as it is now:\n{text}"))
         self.read_files.clear()
         self.read_files.update(kept)
         return blocks
+
+
+def _newest(read_files: dict[str, float]) -> list[tuple[str, float]]:
+    """The files read that still exist, the most recently modified first."""
+    found = []
+    for path in read_files:
+        try:
+            found.append((path, os.path.getmtime(path)))
+        except OSError:
+            continue
+    return sorted(found, key=lambda item: item[1], reverse=True)
+
+
+def _reminder(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": f"<system-reminder>\n{text}\n</system-reminder>"}
 
 
 def _file_text(path: Path) -> str | None:

@@ -243,7 +243,8 @@ class AgentLoop:
         self.config.inherited = 0  # a fork's inherited prefix is gone with the rest
         self.context_tokens, self.counted = 0, 0
         return self._event(CompactBoundary, compact_metadata={"trigger": "auto", "pre_tokens": tokens},
-                           summary=done.summary, attachments=done.attachments, usage=usage.model_dump(),
+                           context=done.context, summary=done.summary, attachments=done.attachments,
+                           usage=usage.model_dump(),
                            model=reply.model or self.config.model_id)
 
     async def _streamed_request(self) -> AsyncIterator[StreamEvent | Message]:

@@ -3,6 +3,7 @@ request, what replaces the conversation, the hooks' say, and the boundary event.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import ClassVar
 
@@ -164,10 +165,12 @@ async def test_a_failed_summary_leaves_the_conversation_and_stops_trying_after_t
     assert events[-1].result == "done"  # no fourth try: the breaker is open
 
 
-async def test_the_files_read_last_come_back_and_session_start_adds_its_context(tmp_path):
+async def test_what_comes_back_the_project_context_files_read_and_session_start_context(tmp_path):
     files = [tmp_path / f"f{i}.txt" for i in range(7)]
     for i, path in enumerate(files):
-        path.write_text(f"line of file {i}\n")
+        path.write_text(f"line of file {i}\n" if i != 3 else "x" * 30_000)
+        os.utime(path, (1_000 + i, 1_000 + i))
+    os.utime(files[0], (2_000, 2_000))  # changed last: first back
     files[6].unlink()  # read, then deleted: nothing to show
     ctx = ToolContext(agent_id="agent-test", cwd=tmp_path)
     ctx.read_files.update({str(path): 1.0 for path in files})
@@ -175,18 +178,25 @@ async def test_the_files_read_last_come_back_and_session_start_adds_its_context(
     async def after():
         return "remember the deploy freeze"
 
-    loop = _loop([_call("a", 5_000), SUMMARY, _text("done")], _compactor(after=after, read_files=ctx.read_files), ctx=ctx)
+    prelude = [{"role": "user", "content": [{"type": "text", "text": "CLAUDE.md: use tabs"}]}]
+    compactor = _compactor(after=after, read_files=ctx.read_files, context=prelude)
+    loop = _loop([_call("a", 5_000), SUMMARY, _text("done")], compactor, ctx=ctx)
     events = await _run(loop)
-    texts = _texts(loop.model.requests[2].messages[0])
+    after_messages = loop.model.requests[2].messages
+    assert _texts(after_messages[0]) == ["CLAUDE.md: use tabs"]  # the project context first, as at the start
+    texts = _texts(after_messages[1])
+    assert "The user wants echoes." in texts[0]
     shown = [t for t in texts if "read before the conversation was compacted" in t]
-    # The last five read, newest first; the deleted one is skipped.
-    assert [str(files[i]) in shown[n] for n, i in enumerate((5, 4, 3, 2))] == [True] * 4 and len(shown) == 4
-    assert "     1\tline of file 5" in shown[0]
+    # At most five, the most recently modified first; one too long comes back as its path only.
+    assert [next(f"f{i}.txt" for i in range(7) if f"f{i}.txt" in t) for t in shown] == [
+        "f0.txt", "f5.txt", "f4.txt", "f3.txt", "f2.txt"]
+    assert "     1\tline of file 0" in shown[0] and "too long to show" in shown[3] and "xxx" not in shown[3]
     assert "SessionStart hook additional context: remember the deploy freeze" in texts[-1]
     # A file not shown again must be read again before it is changed.
-    assert set(ctx.read_files) == {str(files[i]) for i in (2, 3, 4, 5)}
+    assert set(ctx.read_files) == {str(files[i]) for i in (0, 5, 4, 2)}
     boundary = next(e for e in events if isinstance(e, CompactBoundary))
-    assert boundary.summary["content"][0]["text"] == texts[0] and len(boundary.attachments) == 5
+    assert boundary.context == prelude and boundary.summary["content"][0]["text"] == texts[0]
+    assert len(boundary.attachments) == 6
 
 
 async def test_a_forks_inherited_prefix_goes_with_the_rest():
