@@ -168,7 +168,8 @@ def _limits(spec: AgentSpec) -> LimitTable:
 
 def _compactor(spec: AgentSpec, hooks: HookRegistry, ctx: ToolContext) -> Compactor:
     """The agent's compaction (docs/compaction.md): PreCompact hooks before it may block it or add
-    instructions (their plain stdout); SessionStart hooks with source ``compact`` after it; its
+    instructions (their plain stdout); SessionStart hooks with source ``compact``, then PostCompact
+    hooks, after it; its
     prelude (project instructions, agent and skill lists) comes back with the summary."""
     limits = compact_limits(spec.model_id, _limits(spec), _env(spec), enabled=spec.settings.auto_compact)
 
@@ -176,8 +177,9 @@ def _compactor(spec: AgentSpec, hooks: HookRegistry, ctx: ToolContext) -> Compac
         outcome = await hooks.run_pre_compact(trigger, agent_id=spec.agent_id, cwd=spec.cwd)
         return outcome.blocked, outcome.additional_context
 
-    async def after() -> str | None:
+    async def after(trigger: str, summary: str) -> str | None:
         outcome = await hooks.run_session_start(source="compact", cwd=spec.cwd, model=spec.model_id)
+        await hooks.run_post_compact(trigger, summary, agent_id=spec.agent_id, cwd=spec.cwd)
         return outcome.additional_context
 
     own = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))

@@ -242,6 +242,13 @@ class HookRegistry:
         answers = await self._run("PreCompact", agent_id, trigger, fields, cwd=cwd)
         return combine("PreCompact", answers, text_is_context=True)
 
+    async def run_post_compact(
+        self, trigger: str, compact_summary: str, *, agent_id: str | None = None, cwd: Path | str | None = None,
+    ) -> None:
+        """After a compaction, with the summary it made (``compact_summary``): side effects only."""
+        fields = {"trigger": trigger, "compact_summary": compact_summary}
+        combine("PostCompact", await self._run("PostCompact", agent_id, trigger, fields, cwd=cwd))
+
     async def run_setup(self, trigger: str, *, cwd: Path | str | None = None) -> None:
         """``--init`` / ``--init-only`` (``init``) or ``--maintenance``: side effects only, output discarded."""
         combine("Setup", await self._run("Setup", None, trigger, {"trigger": trigger}, cwd=cwd))

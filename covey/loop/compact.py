@@ -92,12 +92,12 @@ class Compaction:
 @dataclass
 class Compactor:
     """One agent's compaction: its limits, hooks and read-file cache. ``before`` runs the PreCompact
-    hooks (``(trigger) -> (blocked, instructions)``), ``after`` the SessionStart ``compact`` ones
-    (``() -> context text or None``)."""
+    hooks (``(trigger) -> (blocked, instructions)``), ``after`` the SessionStart ``compact`` and the
+    PostCompact ones (``(trigger, summary) -> SessionStart context or None``)."""
 
     limits: CompactLimits
     before: Callable[[str], Awaitable[tuple[bool, str | None]]] | None = None
-    after: Callable[[], Awaitable[str | None]] | None = None
+    after: Callable[[str, str], Awaitable[str | None]] | None = None
     read_files: dict[str, float] | None = None
     transcript: str | None = None
     context: list[dict[str, Any]] | None = None
@@ -123,10 +123,11 @@ class Compactor:
     async def finish(self, reply_text: str, *, pre_tokens: int, trigger: str, reply: Any) -> Compaction:
         """The messages after a successful summary: the agent's project context again, the summary,
         the files read last, what SessionStart hooks add (source ``compact``)."""
+        text = summary_text(reply_text)
         summary = {"role": "user", "content": [{"type": "text", "text": continuation(
-            summary_text(reply_text), self.transcript, auto=trigger == "auto")}]}
+            text, self.transcript, auto=trigger == "auto")}]}
         attachments = self._restored_files()
-        said = await self.after() if self.after is not None else None
+        said = await self.after(trigger, text) if self.after is not None else None
         if said:
             attachments.append(_reminder(f"SessionStart hook additional context: {said}"))
         context = [dict(message) for message in self.context or []]

@@ -44,8 +44,11 @@ def _hooks(tmp_path):
     pre = py_hook(tmp_path, "pre", f"open({str(saw)!r}, 'a').write(sys.stdin.read().strip() + '\\n')\n"
                                    "print('Keep the note numbers.')\n")
     start = py_hook(tmp_path, "start", "print('After compaction: the notes are in notes.txt.')\n")
+    post = py_hook(tmp_path, "post", f"open({str(saw)!r}.replace('pre-', 'post-'), 'a').write("
+                                     "json.load(sys.stdin)['compact_summary'] + '\\n')\n")
     return saw, {"PreCompact": [{"matcher": "auto", "hooks": [{"type": "command", "command": pre}]}],
-                 "SessionStart": [{"matcher": "compact", "hooks": [{"type": "command", "command": start}]}]}
+                 "SessionStart": [{"matcher": "compact", "hooks": [{"type": "command", "command": start}]}],
+                 "PostCompact": [{"hooks": [{"type": "command", "command": post}]}]}
 
 
 async def _drive(spec: AgentSpec, model: ScriptedModel) -> list:
@@ -88,6 +91,8 @@ async def test_sixty_turns_on_a_small_window_complete_with_compaction_boundaries
     payloads = [json.loads(line) for line in saw.read_text().splitlines()]
     assert len(payloads) == len(boundaries) and {p["trigger"] for p in payloads} == {"auto"}
     assert payloads[0]["hook_event_name"] == "PreCompact" and payloads[0]["custom_instructions"] is None
+    posted = (tmp_path / "post-compact.jsonl").read_text().splitlines()
+    assert posted == ["Reading notes.txt again and again."] * len(boundaries)  # PostCompact: the summary
     asks = [r for r in model.requests if SUMMARY_ASK in json.dumps(r.messages[-1])]
     assert all("Keep the note numbers." in json.dumps(r.messages[-1]) for r in asks)
     # After each: the summary, notes.txt as it is now, what the SessionStart (compact) hook said.

@@ -175,7 +175,8 @@ async def test_what_comes_back_the_project_context_files_read_and_session_start_
     ctx = ToolContext(agent_id="agent-test", cwd=tmp_path)
     ctx.read_files.update({str(path): 1.0 for path in files})
 
-    async def after():
+    async def after(trigger, summary):
+        assert (trigger, summary) == ("auto", "The user wants echoes.")
         return "remember the deploy freeze"
 
     prelude = [{"role": "user", "content": [{"type": "text", "text": "CLAUDE.md: use tabs"}]}]
