@@ -136,3 +136,16 @@ async def test_requests_ask_for_the_models_output_limit_or_the_setting(tmp_path)
     model = _model()
     await _drive(spec, model)
     assert model.requests[0].max_tokens == 4_096
+
+
+async def test_a_forks_query_source_outlives_the_boilerplate_compaction_summarises_away(tmp_path):
+    from covey.agents.fork import FORK_QUERY_SOURCE, fork_directive, in_fork_child
+
+    spec = _spec(tmp_path, RunSettings(env=_env(tmp_path))).model_copy(
+        update={"prompt": fork_directive("read notes.txt over and over"), "query_source": FORK_QUERY_SOURCE})
+    events = await _drive(spec, _model())
+    assert any(isinstance(e, CompactBoundary) for e in events) and events[-1].result == "All read."
+    history = rebuild_history(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
+    assert "fork-boilerplate" not in json.dumps(history)  # the fallback guard has nothing left to find
+    assert in_fork_child(spec, history)  # the query source still refuses a fork inside a fork
+    assert not in_fork_child(spec.model_copy(update={"query_source": None}), history)
