@@ -136,6 +136,7 @@ class AgentLoop:
         self.counted = 0
         """How many messages that figure covers; later ones are estimated."""
         self.cut_offs = 0
+        """Replies cut off at ``max_tokens`` in a row."""
 
     def cache_safe_params(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
         """System blocks, tools array and messages as the last request sent them, before its
@@ -179,7 +180,7 @@ class AgentLoop:
             step = next_step(message)
             self.cut_offs = self.cut_offs + 1 if isinstance(step, CutOff) else 0
             match step:
-                case CutOff(text, calls) if self.cut_offs <= CONTINUATIONS:
+                case CutOff(calls=calls) if self.cut_offs <= CONTINUATIONS:
                     yield self._go_on(calls)
                 case CutOff(text):
                     yield self._result("error_during_execution", text or "the model's reply hit max_tokens",
@@ -221,14 +222,8 @@ class AgentLoop:
         blocked, instructions = await self.compactor.instructions("auto")
         if blocked:
             return None
-        request = ModelRequest(
-            model=self.config.model_id, system=_with_breakpoint(self.config.system),
-            messages=with_breakpoints(self.compactor.request_messages(self.messages, instructions)),
-            tools=_with_breakpoint(self.sent_tools if self.sent_tools is not None else self._tools()),
-            max_tokens=self.compactor.limits.reserve, agent_id=self.agent_id,
-        )
         try:
-            reply = await self.model.create(request)
+            reply = await self.model.create(self._summary_request(self.compactor, instructions))
         except ModelAPIError:
             reply = None
         if reply is None or not text_of(reply).strip():
@@ -244,8 +239,18 @@ class AgentLoop:
         self.context_tokens, self.counted = 0, 0
         return self._event(CompactBoundary, compact_metadata={"trigger": "auto", "pre_tokens": tokens},
                            context=done.context, summary=done.summary, attachments=done.attachments,
-                           usage=usage.model_dump(),
-                           model=reply.model or self.config.model_id)
+                           usage=usage.model_dump(), model=reply.model or self.config.model_id)
+
+    def _summary_request(self, compactor: Compactor, instructions: str | None) -> ModelRequest:
+        """The summary request: this agent's system prompt, tools and conversation as its last request
+        sent them (SPEC 5 step 13: the prompt cache serves that prefix), the summary prompt appended.
+        No thinking: the reserve may be below a thinking budget."""
+        return ModelRequest(
+            model=self.config.model_id, system=_with_breakpoint(self.config.system),
+            messages=with_breakpoints(compactor.request_messages(self.messages, instructions)),
+            tools=_with_breakpoint(self.sent_tools if self.sent_tools is not None else self._tools()),
+            max_tokens=compactor.limits.reserve, agent_id=self.agent_id,
+        )
 
     async def _streamed_request(self) -> AsyncIterator[StreamEvent | Message]:
         """``_request``, with its stream events as they arrive, then its message last."""
