@@ -203,6 +203,25 @@ class BackgroundTasksChanged(Event):
     tasks: list[BackgroundTask] = Field(default_factory=list)
 
 
+class CompactBoundary(Event):
+    """``system/compact_boundary``: the conversation was compacted (docs/compaction.md). On the wire
+    as Claude Code prints it; the summary and what came back with it travel for the transcript."""
+
+    type: Literal["system"] = "system"
+    subtype: Literal["compact_boundary"] = "compact_boundary"
+    compact_metadata: dict[str, Any]
+    """``trigger`` (``auto`` or ``manual``) and ``pre_tokens`` (the context before it)."""
+    context: list[dict[str, Any]] = Field(default_factory=list, exclude=True)
+    """The agent's project context, put back before the summary."""
+    summary: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    """The user message with the summary (the transcript marks it ``isCompactSummary``)."""
+    attachments: list[dict[str, Any]] = Field(default_factory=list, exclude=True)
+    """Content blocks that follow the summary: files read again, SessionStart context."""
+    usage: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    """The summary request's token usage (its cost counts)."""
+    model: str | None = Field(default=None, exclude=True)
+
+
 class PermissionDenied(Event):
     """A tool call was refused by the permission rules or mode (the model reads ``message``)."""
 

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from covey.events import (
-    AssistantEvent, Event, PermissionDenied, ResultEvent, TaskNotification, TaskStarted, UserEvent, token_count,
+    AssistantEvent, CompactBoundary, Event, PermissionDenied, ResultEvent, TaskNotification, TaskStarted, UserEvent, token_count,
 )
 
 
@@ -23,6 +23,8 @@ def describe(event: Event) -> list[str]:
             return [f"{who}notification: {summary} ({status})"]
         case PermissionDenied(tool_name=tool_name, message=message):
             return [f"{who}denied {tool_name}: {_short(message)}"]
+        case CompactBoundary(compact_metadata=meta):
+            return [f"{who}compacted the conversation ({meta.get('pre_tokens', 0)} tokens, {meta.get('trigger')})"]
         case ResultEvent():
             tokens = token_count(event.usage)
             return [f"{who}result ({event.subtype}, {event.num_turns} turns, {tokens} tokens, ${event.total_cost_usd:.4f})"]

@@ -563,6 +563,7 @@ class Session:
             runtime=runtime,
             settings=RunSettings(
                 model_prices=self.settings.model_prices, can_ask=self.asker is not None,
+                model_limits=self.settings.model_limits, auto_compact=self.settings.auto_compact_enabled is not False,
                 partial_messages=self.options.include_partial_messages,
                 hooks=self.settings.hooks, project_dir=str(self.cwd), session_transcript=self._transcript(),
                 # Only an explicit env travels: without one, agents keep their actor's own, as

@@ -70,6 +70,8 @@ class _Wire(BaseModel):
     env: dict[str, str] = {}
     model: str | None = None
     model_prices: dict[str, dict[str, float]] = Field(default={}, alias="modelPrices")
+    model_limits: dict[str, dict[str, int]] = Field(default={}, alias="modelLimits")
+    auto_compact_enabled: bool | None = Field(default=None, alias="autoCompactEnabled")
     hooks: dict[str, Any] = {}
     enabled_plugins: dict[str, Any] = Field(default={}, alias="enabledPlugins")
     strict_plugin_only: Any = Field(default=None, alias="strictPluginOnlyCustomization")
@@ -101,6 +103,10 @@ class Settings(BaseModel):
     """The main agent's model (alias or full id)."""
     model_prices: dict[str, dict[str, float]] = Field(default={}, alias="modelPrices")
     """Per-model prices (USD per million tokens) that override the built-in table."""
+    model_limits: dict[str, dict[str, int]] = Field(default={}, alias="modelLimits")
+    """Per-model token limits (``contextWindow``, ``maxOutputTokens``) over the built-in table (docs/compaction.md)."""
+    auto_compact_enabled: bool | None = Field(default=None, alias="autoCompactEnabled")
+    """``false`` turns automatic compaction off (docs/compaction.md); None: on."""
     hooks: dict[str, list[Any]] = {}
     """Hook matchers per event, as written minus what covey skips (validated when read)."""
     sources: list[str] = []
@@ -169,6 +175,9 @@ class Settings(BaseModel):
         self.fork_subagent = wire.fork_subagent if wire.fork_subagent is not None else self.fork_subagent
         self.env.update(wire.env)
         self.model_prices.update(wire.model_prices)
+        self.model_limits.update(wire.model_limits)
+        if wire.auto_compact_enabled is not None:
+            self.auto_compact_enabled = wire.auto_compact_enabled
         self._merge_hooks(wire, source, where)
         self._merge_plugins(wire, source, where)
         self.sources.append(source)

@@ -23,8 +23,10 @@ from covey.events import Event
 from covey.hooks import HookRegistry, hook_after, hook_gate
 from covey.hooks.gate import permission_request_hook
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
+from covey.loop.compact import Compactor, compact_limits
 from covey.loop.gate import PermissionGate
 from covey.model.base import Model
+from covey.model.limits import LimitTable
 from covey.skills import preload_skills
 from covey.tools.base import Tool, ToolContext, ToolServices
 from covey.tools.catalog import tool_catalog
@@ -143,15 +145,46 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
         # Claude Code streams the main agent's replies only.
         partial_messages=spec.settings.partial_messages and spec.depth == 0,
         thinking=spec.thinking, tools=spec.exact_tools, inherited=len(spec.inherited or []),
+        max_tokens=_limits(spec).max_tokens(spec.model_id),
     )
     loop = AgentLoop(
         model=services.model, config=config, executor=executor, session_id=spec.session_id,
         agent_id=spec.agent_id, cost_of=services.cost_of, inbox=services.inbox,
         parent_tool_use_id=spec.tool_use_id, stop_check=_stop_check(spec, hooks),
+        compactor=_compactor(spec, hooks, ctx),
     )
     if inner is not None:
         inner.denials = loop.denials
     return loop
+
+
+def _env(spec: AgentSpec) -> dict[str, str]:
+    return dict(spec.settings.env if spec.settings.env is not None else os.environ)
+
+
+def _limits(spec: AgentSpec) -> LimitTable:
+    return LimitTable.load(spec.settings.model_limits, env=_env(spec))
+
+
+def _compactor(spec: AgentSpec, hooks: HookRegistry, ctx: ToolContext) -> Compactor:
+    """The agent's compaction (docs/compaction.md): PreCompact hooks before it may block it or add
+    instructions (their plain stdout); SessionStart hooks with source ``compact``, then PostCompact
+    hooks, after it; its
+    prelude (project instructions, agent and skill lists) comes back with the summary."""
+    limits = compact_limits(spec.model_id, _limits(spec), _env(spec), enabled=spec.settings.auto_compact)
+
+    async def before(trigger: str) -> tuple[bool, str | None]:
+        outcome = await hooks.run_pre_compact(trigger, agent_id=spec.agent_id, cwd=spec.cwd)
+        return outcome.blocked, outcome.additional_context
+
+    async def after(trigger: str, summary: str) -> str | None:
+        outcome = await hooks.run_session_start(source="compact", cwd=spec.cwd, model=spec.model_id)
+        await hooks.run_post_compact(trigger, summary, agent_id=spec.agent_id, cwd=spec.cwd)
+        return outcome.additional_context
+
+    own = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
+    return Compactor(limits, before=before, after=after, read_files=ctx.read_files, transcript=own,
+                     context=spec.prelude)
 
 
 def _cache_safe(spec: AgentSpec, loop: AgentLoop, ctx: ToolContext) -> Callable[[], CacheSafeParams]:

@@ -9,7 +9,7 @@ from typing import Any
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
 from covey.errors import AgentUnavailable
-from covey.events import AssistantEvent, Event, ResultEvent, UserEvent
+from covey.events import AssistantEvent, CompactBoundary, Event, ResultEvent, UserEvent
 from covey.ids import next_seq
 from covey.model.base import TokenUsage
 from covey.model.usage import ModelUsage, add_usage
@@ -69,6 +69,12 @@ class Progress:
                 await writer.append("user", message, uuid=event.uuid, timestamp=event.timestamp,
                                     toolUseResult=event.tool_use_result)
                 self._report_progress()
+            case CompactBoundary():
+                self._count_summary(event)
+                await writer.append_compaction(
+                    trigger=event.compact_metadata.get("trigger", "auto"),
+                    pre_tokens=event.compact_metadata.get("pre_tokens", 0), summary=event.summary,
+                    attachments=event.attachments, context=event.context, uuid=event.uuid)
             case ResultEvent():
                 self.last_result = event
 
@@ -86,6 +92,15 @@ class Progress:
         texts = [b["text"] for b in message.get("content", []) if b.get("type") == "text"]
         if texts:
             self.last_text = "".join(texts)
+
+    def _count_summary(self, event: CompactBoundary) -> None:
+        """The summary request's tokens and cost (it is no turn and calls no tool)."""
+        usage = TokenUsage.model_validate(event.usage or {})
+        model_id = event.model or self.spec.model_id
+        cost_usd = self.prices.cost_usd(model_id, usage)
+        self.usage += usage
+        self.cost_usd += cost_usd
+        self.model_usage = add_usage(self.model_usage, model_id, usage, cost_usd)
 
     def _report_progress(self) -> None:
         """Tell the registry now, or once the interval since the last message has passed."""

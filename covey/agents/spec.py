@@ -21,6 +21,10 @@ class RunSettings(BaseModel):
 
     model_prices: dict[str, Any] | None = Field(default=None, alias="modelPrices")
     """Price overrides per model (settings' ``modelPrices``)."""
+    model_limits: dict[str, Any] | None = Field(default=None, alias="modelLimits")
+    """Token limit overrides per model (settings' ``modelLimits``)."""
+    auto_compact: bool = True
+    """Compact the conversation when it nears the model's window (settings' ``autoCompactEnabled``)."""
     can_ask: bool = False
     """Whether this agent's permission prompts reach a person (docs/definitions.md#permissions: else it denies)."""
     hooks: Any = None

@@ -55,12 +55,13 @@ class TranscriptWriter:
         if sidechain:  # Claude Code names the agent on a sub-agent's records only
             self._stamp["agentId"] = agent_id
 
-    async def append(self, type: str, message: dict[str, Any], *, uuid: str | None = None,
+    async def append(self, type: str, message: dict[str, Any] | None, *, uuid: str | None = None,
                      timestamp: str | None = None, **extra: Any) -> str:
         """Write one record; ``uuid``/``timestamp`` default to new ones (an event's own keep the
         stream-json line and the record the same message). ``extra`` keys set to None are left out."""
         record = {
-            "parentUuid": self.last_uuid, **self._stamp, "type": type, "message": message,
+            "parentUuid": self.last_uuid, **self._stamp, "type": type,
+            **({"message": message} if message is not None else {}),
             "uuid": uuid or _new_uuid(), "timestamp": timestamp or now_iso(),
             **{key: value for key, value in extra.items() if value is not None},
         }
@@ -73,6 +74,28 @@ class TranscriptWriter:
         else:
             await asyncio.to_thread(self._write, line)
         return record["uuid"]
+
+    async def append_compaction(self, *, trigger: str, pre_tokens: int, summary: dict[str, Any],
+                                attachments: list[dict[str, Any]], context: list[dict[str, Any]] = (),
+                                uuid: str | None = None, timestamp: str | None = None) -> str:
+        """A compaction as Claude Code records one: a ``system``/``compact_boundary`` record that
+        starts a new chain (``parentUuid`` null, ``logicalParentUuid`` the record before), the summary
+        as a user record marked ``isCompactSummary``, and what came back with it (meta: the project
+        context before the summary, files and hook context after). Resume starts from the last
+        boundary (``rebuild_history``)."""
+        logical = self.last_uuid
+        self.last_uuid = None
+        boundary = await self.append(
+            "system", None, uuid=uuid, timestamp=timestamp, subtype="compact_boundary",
+            content="Conversation compacted", isMeta=False, level="info", logicalParentUuid=logical,
+            compactMetadata={"trigger": trigger, "preTokens": pre_tokens},
+        )
+        for message in context:
+            await self.append("user", message, isMeta=True)
+        await self.append("user", summary, isCompactSummary=True, isVisibleInTranscriptOnly=True)
+        if attachments:
+            await self.append("user", {"role": "user", "content": attachments}, isMeta=True)
+        return boundary
 
     def _write(self, line: str) -> None:
         if self._file is None:
@@ -101,8 +124,8 @@ def _new_uuid() -> str:
     return str(uuid.uuid4())
 
 
-def _answers_tools(type: str, message: dict[str, Any]) -> bool:
-    content = message.get("content")
+def _answers_tools(type: str, message: dict[str, Any] | None) -> bool:
+    content = message.get("content") if message is not None else None
     return type == "user" and isinstance(content, list) and any(
         isinstance(block, dict) and block.get("type") == "tool_result" for block in content)
 

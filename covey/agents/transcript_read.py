@@ -49,13 +49,17 @@ def record_time_s(record: dict[str, Any]) -> float | None:
 def rebuild_history(path: str | os.PathLike) -> list[dict[str, Any]]:
     """The conversation a transcript records, as Messages API messages (for resume).
 
-    Only the ``role`` and ``content`` of each record's message are kept (an assistant record holds
+    A compaction's boundary record restarts it: the summary and what follows stand for what came
+    before, as in Claude Code. Only the ``role`` and ``content`` of each record's message are kept (an assistant record holds
     the API's whole message). Consecutive records of one role are merged (a tool result and the
     notices that joined it were one message; Claude Code splits one reply over several records);
     a dangling tool_use at the end (a run cut off mid-call) is dropped so the history stays valid.
     """
     messages: list[dict[str, Any]] = []
     for record in read_transcript(Path(path)):
+        if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
+            messages = []  # what came before a compaction is in its summary, after the boundary
+            continue
         message = record.get("message")
         if not isinstance(message, dict):
             continue  # a record that is no message (Claude Code's summary, say)

@@ -14,7 +14,8 @@ from covey.tool_names import names_of
 
 HookEvent = Literal[
     "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit",
-    "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionStart", "SessionEnd", "PreCompact", "Setup",
+    "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionStart", "SessionEnd", "PreCompact", "PostCompact",
+    "Setup",
 ]
 EVENTS: tuple[str, ...] = get_args(HookEvent)
 
@@ -24,7 +25,7 @@ TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "Per
 CLAUDE_CODE_ONLY_EVENTS = (
     "UserPromptExpansion", "PermissionDenied", "PostToolBatch", "MessageDisplay", "TaskCreated", "TaskCompleted",
     "StopFailure", "TeammateIdle", "InstructionsLoaded", "ConfigChange", "CwdChanged", "DirectoryAdded",
-    "FileChanged", "WorktreeCreate", "WorktreeRemove", "PostCompact", "PreModelSwitch", "PostModelSwitch",
+    "FileChanged", "WorktreeCreate", "WorktreeRemove", "PreModelSwitch", "PostModelSwitch",
     "Elicitation", "ElicitationResult",
 )
 """Claude Code events covey has no occasion to fire (skipped with a warning that says so)."""

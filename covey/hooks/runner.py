@@ -235,10 +235,19 @@ class HookRegistry:
         self, trigger: str, *, custom_instructions: str | None = None, agent_id: str | None = None,
         cwd: Path | str | None = None,
     ) -> HookOutcome:
-        """Before a compaction (``trigger``: ``manual`` or ``auto``): ``blocked`` means do not compact.
-        Covey does not compact yet; its compaction calls this."""
+        """Before a compaction (``trigger``: ``manual`` or ``auto``): ``blocked`` (exit 2, ``decision:
+        block``) means do not compact; what the hooks print (plain stdout or ``additionalContext``)
+        is ``additional_context``: instructions added to the summary request, as in Claude Code."""
         fields = {"trigger": trigger, "custom_instructions": custom_instructions}
-        return combine("PreCompact", await self._run("PreCompact", agent_id, trigger, fields, cwd=cwd))
+        answers = await self._run("PreCompact", agent_id, trigger, fields, cwd=cwd)
+        return combine("PreCompact", answers, text_is_context=True)
+
+    async def run_post_compact(
+        self, trigger: str, compact_summary: str, *, agent_id: str | None = None, cwd: Path | str | None = None,
+    ) -> None:
+        """After a compaction, with the summary it made (``compact_summary``): side effects only."""
+        fields = {"trigger": trigger, "compact_summary": compact_summary}
+        combine("PostCompact", await self._run("PostCompact", agent_id, trigger, fields, cwd=cwd))
 
     async def run_setup(self, trigger: str, *, cwd: Path | str | None = None) -> None:
         """``--init`` / ``--init-only`` (``init``) or ``--maintenance``: side effects only, output discarded."""

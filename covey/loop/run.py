@@ -15,13 +15,19 @@ from typing import Any, AsyncIterator, Protocol
 from covey.model.messages import Message, ToolUseBlock
 
 from covey.errors import ModelAPIError
-from covey.events import AssistantEvent, Event, PermissionDenied, ResultEvent, StreamEvent, UserEvent
+from covey.events import AssistantEvent, CompactBoundary, Event, PermissionDenied, ResultEvent, StreamEvent, UserEvent
+from covey.loop.compact import Compactor, estimate_tokens
 from covey.loop.execute import ToolExecutor, interrupted_results
-from covey.loop.steps import ContinueTurn, FinalOutput, RunTools, Stop, next_step
+from covey.loop.steps import ContinueTurn, CutOff, FinalOutput, RunTools, Stop, next_step, text_of
 from covey.model.base import Model, ModelRequest, TokenUsage
 from covey.model.effort import request_effort
 
 CACHE = {"type": "ephemeral"}
+CONTINUATIONS = 3
+"""Cut-off replies in a row the loop asks the model to go on from, before the run ends on one."""
+GO_ON = ("Your reply was cut off at the output token limit. Go on exactly where it stopped, mid-sentence "
+         "if that is where it ended: no apology, no recap. Split what is left into smaller pieces.")
+CUT_CALL = "This call was cut off at the output token limit before its input was complete; it did not run."
 
 
 class Inbox(Protocol):
@@ -47,7 +53,8 @@ class LoopConfig:
     model_id: str
     system: list[dict[str, Any]]
     max_turns: int = 100
-    max_tokens: int = 8192
+    max_tokens: int = 32_000
+    """Each request's output limit: the model's, or ``CLAUDE_CODE_MAX_OUTPUT_TOKENS`` (covey.model.limits)."""
     thinking: dict[str, Any] | None = None
     effort: str | int | None = None
     """The agent's reasoning effort; each request carries what its model takes of it."""
@@ -105,6 +112,7 @@ class AgentLoop:
         inbox: Inbox | None = None,
         parent_tool_use_id: str | None = None,
         stop_check: Any = None,
+        compactor: Compactor | None = None,
     ) -> None:
         self.model = model
         self.config = config
@@ -122,6 +130,13 @@ class AgentLoop:
         self.last_stop_reason: str | None = None
         self.sent_tools: list[dict[str, Any]] | None = None
         """The tools array of the last request, without its breakpoint (what a fork inherits)."""
+        self.compactor = compactor
+        self.context_tokens = 0
+        """The context the last reply reported (input, cache and output tokens)."""
+        self.counted = 0
+        """How many messages that figure covers; later ones are estimated."""
+        self.cut_offs = 0
+        """Replies cut off at ``max_tokens`` in a row."""
 
     def cache_safe_params(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
         """System blocks, tools array and messages as the last request sent them, before its
@@ -146,6 +161,8 @@ class AgentLoop:
                 yield self._result("error_max_turns", f"Reached maximum number of turns ({self.config.max_turns})",
                                    "max_turns")
                 return
+            if (boundary := await self._compact_if_due()) is not None:
+                yield boundary
             try:
                 if self.config.partial_messages:
                     async for item in self._streamed_request():
@@ -160,7 +177,15 @@ class AgentLoop:
                                    api_error_status=exc.status_code)
                 return
             yield self._event(AssistantEvent, message=wire_message(message), request_id=message.request_id)
-            match next_step(message):
+            step = next_step(message)
+            self.cut_offs = self.cut_offs + 1 if isinstance(step, CutOff) else 0
+            match step:
+                case CutOff(calls=calls) if self.cut_offs <= CONTINUATIONS:
+                    yield self._go_on(calls)
+                case CutOff(text):
+                    yield self._result("error_during_execution", text or "the model's reply hit max_tokens",
+                                       "model_error", why="the model's reply hit max_tokens")
+                    return
                 case RunTools(calls):
                     denied = len(self.denials)
                     await self._run_tools(calls)
@@ -181,6 +206,51 @@ class AgentLoop:
                 case Stop(reason, text):
                     yield self._result("error_during_execution", text or reason, "model_error", why=reason)
                     return
+
+    def _go_on(self, calls: tuple[ToolUseBlock, ...]) -> UserEvent:
+        """After a cut-off reply: its calls answered as not run, and the model asked to go on."""
+        blocks = [{"type": "tool_result", "tool_use_id": call.id, "content": CUT_CALL, "is_error": True} for call in calls]
+        self.messages.append({"role": "user", "content": [*blocks, {"type": "text", "text": GO_ON}]})
+        return self._event(UserEvent, message=self.messages[-1])
+
+    async def _compact_if_due(self) -> CompactBoundary | None:
+        """Summarise the conversation when it nears the window (docs/compaction.md); None if not
+        due, blocked by a PreCompact hook, or the summary failed (the run goes on uncompacted)."""
+        tokens = self.context_tokens + estimate_tokens(self.messages[self.counted:])
+        if self.compactor is None or not self.messages or not self.compactor.due(tokens):
+            return None
+        blocked, instructions = await self.compactor.instructions("auto")
+        if blocked:
+            return None
+        try:
+            reply = await self.model.create(self._summary_request(self.compactor, instructions))
+        except ModelAPIError:
+            reply = None
+        if reply is None or not text_of(reply).strip():
+            self.compactor.failures += 1
+            return None
+        done = await self.compactor.finish(text_of(reply), pre_tokens=tokens, trigger="auto", reply=reply)
+        usage = TokenUsage.of(reply.usage)
+        self.stats.usage += usage
+        self.stats.turn_usage += usage
+        self.stats.cost_usd += self.cost_of(reply.model or self.config.model_id, usage)
+        self.messages = done.messages
+        self.config.inherited = 0  # a fork's inherited prefix is gone with the rest
+        self.context_tokens, self.counted = 0, 0
+        return self._event(CompactBoundary, compact_metadata={"trigger": "auto", "pre_tokens": tokens},
+                           context=done.context, summary=done.summary, attachments=done.attachments,
+                           usage=usage.model_dump(), model=reply.model or self.config.model_id)
+
+    def _summary_request(self, compactor: Compactor, instructions: str | None) -> ModelRequest:
+        """The summary request: this agent's system prompt, tools and conversation as its last request
+        sent them (SPEC 5 step 13: the prompt cache serves that prefix), the summary prompt appended.
+        No thinking: the reserve may be below a thinking budget."""
+        return ModelRequest(
+            model=self.config.model_id, system=_with_breakpoint(self.config.system),
+            messages=with_breakpoints(compactor.request_messages(self.messages, instructions)),
+            tools=_with_breakpoint(self.sent_tools if self.sent_tools is not None else self._tools()),
+            max_tokens=compactor.limits.reserve, agent_id=self.agent_id,
+        )
 
     async def _streamed_request(self) -> AsyncIterator[StreamEvent | Message]:
         """``_request``, with its stream events as they arrive, then its message last."""
@@ -227,6 +297,7 @@ class AgentLoop:
         self.stats.turn_usage += usage
         self.stats.cost_usd += self.cost_of(message.model or self.config.model_id, usage)
         self.messages.append(_assistant_message(message))
+        self.context_tokens, self.counted = usage.total, len(self.messages)
         return message
 
     async def _run_tools(self, calls: tuple[ToolUseBlock, ...]) -> list[dict[str, Any]]:

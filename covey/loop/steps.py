@@ -33,6 +33,15 @@ class ContinueTurn:
 
 
 @dataclass(frozen=True)
+class CutOff:
+    """The reply hit ``max_tokens``: the loop asks the model to go on (a bounded number of times)."""
+
+    text: str
+    calls: tuple[ToolUseBlock, ...] = ()
+    """Tool calls in the cut reply: their input may be cut too, so they are answered, not run."""
+
+
+@dataclass(frozen=True)
 class Stop:
     """The run ends without a normal answer; ``reason`` says why."""
 
@@ -40,7 +49,7 @@ class Stop:
     text: str = ""
 
 
-Step = Union[FinalOutput, RunTools, ContinueTurn, Stop]
+Step = Union[FinalOutput, RunTools, ContinueTurn, CutOff, Stop]
 
 
 def text_of(message: Message) -> str:
@@ -65,9 +74,9 @@ STOP_REASON_STEPS: dict[Any, Callable[[Message], Step]] = {
     "stop_sequence": lambda message: FinalOutput(text_of(message)),
     "tool_use": _tools_or_final,
     "pause_turn": lambda message: ContinueTurn(),
-    # A reply cut off by max_tokens is unusable as a final answer and any tool
-    # call in it may have truncated input: end the run and say so.
-    "max_tokens": _stop("the model's reply hit max_tokens"),
+    # A reply cut off by max_tokens is no final answer, and a tool call in it may have lost
+    # part of its input: the loop asks the model to go on instead (docs/compaction.md#max-tokens).
+    "max_tokens": lambda message: CutOff(text_of(message), _tool_calls(message)),
     "refusal": _stop("the model refused to continue"),
     "model_context_window_exceeded": _stop("the conversation exceeded the model's context window"),
     None: _tools_or_final,

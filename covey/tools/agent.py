@@ -22,7 +22,7 @@ from covey.agents.transcript import transcript_path
 from covey.actors.team_context import team_handles
 from covey.errors import AgentUnavailable, CoveyError, ModelBehaviorError
 from covey.events import (
-    AssistantEvent, BackgroundTask, ResultEvent, TaskNotification, TaskStarted, TaskUpdated, TaskUsage, UserEvent,
+    AssistantEvent, BackgroundTask, CompactBoundary, ResultEvent, TaskNotification, TaskStarted, TaskUpdated, TaskUsage, UserEvent,
     new_uuid, wire_usage,
 )
 from covey.ids import AgentId
@@ -276,8 +276,8 @@ class Launch:
         async for event in actor.follow(self.agent_id):
             if isinstance(event, FinalReport):
                 return event
-            if isinstance(event, ResultEvent):
-                continue
+            if isinstance(event, (ResultEvent, CompactBoundary)):
+                continue  # a child's compaction is its own: its transcript records it
             self._emit(self._labelled(event))
         return None
 

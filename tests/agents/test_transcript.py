@@ -235,3 +235,14 @@ async def test_the_claude_agent_sdks_session_reader_reads_covey_transcripts(tmp_
     assert f"agent-{agent_id}" == child.agent_id  # Claude Code's file name drops the "agent-" covey's id keeps
     sub = sdk.get_subagent_messages(main.session_id, agent_id, directory=str(project))
     assert sub[-1].message["content"] == [{"type": "text", "text": FINAL}]
+
+
+def test_a_compacted_claude_code_transcript_resumes_from_its_summary():
+    from covey.agents.transcript import rebuild_history
+
+    path = Path(__file__).parents[1] / "data/claude_files/transcripts/claude-code-compacted.jsonl"
+    history = rebuild_history(path)
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]
+    assert history[0]["content"][0]["text"].startswith("This session is being continued")
+    assert "Refactor tinyparse" not in str(history)  # before the boundary: in the summary only
+    assert history[-1]["content"] == [{"type": "text", "text": "Good, now update the tests."}]

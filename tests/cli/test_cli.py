@@ -227,7 +227,7 @@ def test_hook_events_covey_lacks_are_skipped_with_a_warning_and_the_rest_run(tmp
     assert marker.read_text().strip() == "fired"
     for event in ("TeammateIdle", "FileChanged"):
         assert f"covey: {settings}: hooks.{event}: a Claude Code event covey never fires; skipped" in done.stderr.splitlines()
-    assert "PreCompact" not in done.stderr  # accepted: it fires once covey compacts
+    assert "PreCompact" not in done.stderr  # accepted: it fires before a compaction (docs/compaction.md)
     payload = json.loads(ended.read_text())  # the session's end fired SessionEnd
     assert payload["hook_event_name"] == "SessionEnd" and payload["reason"] == "other"
 

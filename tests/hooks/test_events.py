@@ -160,6 +160,23 @@ async def test_pre_compact_matches_its_trigger_and_can_block(tmp_path):
     assert outcome.blocked and outcome.reason == "not now"
 
 
+async def test_pre_compact_stdout_becomes_summary_instructions(tmp_path):
+    said = py_hook(tmp_path, "said", "print('Keep the migration plan.')\n")
+    registry = _registry(tmp_path, {"PreCompact": [{"hooks": [{"type": "command", "command": said}]}]})
+    outcome = await registry.run_pre_compact("auto")
+    assert not outcome.blocked and outcome.additional_context == "Keep the migration plan."
+
+
+async def test_post_compact_gets_the_trigger_and_the_summary(tmp_path):
+    out = tmp_path / "post.json"
+    registry = _registry(tmp_path, {"PostCompact": [
+        {"matcher": "auto", "hooks": [{"type": "command", "command": dump_stdin(tmp_path, "d", out)}]}]})
+    await registry.run_post_compact("auto", "the summary", agent_id="agent-a")
+    payload = read_json(out)["payload"]
+    assert (payload["hook_event_name"], payload["trigger"], payload["compact_summary"]) == (
+        "PostCompact", "auto", "the summary")
+
+
 async def test_setup_matches_its_trigger(tmp_path):
     out = tmp_path / "setup.json"
     registry = _registry(tmp_path, _on("Setup", "maintenance", dump_stdin(tmp_path, "d", out)))

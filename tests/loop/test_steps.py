@@ -3,7 +3,7 @@ import typing
 from anthropic.types import Message
 from anthropic.types.stop_reason import StopReason
 
-from covey.loop.steps import STOP_REASON_STEPS, ContinueTurn, FinalOutput, RunTools, Stop, next_step
+from covey.loop.steps import STOP_REASON_STEPS, ContinueTurn, CutOff, FinalOutput, RunTools, Stop, next_step
 
 
 def _message(stop_reason, content):
@@ -24,7 +24,7 @@ def test_the_map_covers_every_stop_reason_of_the_sdk():
 def test_every_stop_reason_maps_to_exactly_one_step_type():
     for reason in typing.get_args(StopReason):
         step = next_step(_message(reason, TEXT))
-        assert isinstance(step, (FinalOutput, RunTools, ContinueTurn, Stop))
+        assert isinstance(step, (FinalOutput, RunTools, ContinueTurn, CutOff, Stop))
 
 
 def test_tool_use_runs_tools_and_end_turn_is_final():
@@ -32,9 +32,9 @@ def test_tool_use_runs_tools_and_end_turn_is_final():
     assert next_step(_message("end_turn", TEXT)) == FinalOutput("done")
 
 
-def test_truncated_and_refused_replies_stop_with_a_reason():
+def test_a_truncated_reply_is_cut_off_with_its_calls_and_a_refusal_stops():
     step = next_step(_message("max_tokens", TOOL))
-    assert isinstance(step, Stop) and "max_tokens" in step.reason
+    assert isinstance(step, CutOff) and step.text == "looking" and [c.id for c in step.calls] == ["t1"]
     assert isinstance(next_step(_message("refusal", TEXT)), Stop)
 
 

@@ -154,3 +154,13 @@ def test_a_slash_rule_is_anchored_where_claude_code_anchors_it(dirs):
     user, proj, local = Settings.load(project, home=home).permissions.deny
     assert user.root == home.resolve() / ".claude"
     assert proj.root == project.resolve() and local.root == project.resolve()
+
+
+def test_model_limits_merge_by_model_and_auto_compact_can_be_turned_off(dirs):
+    home, project = dirs
+    write(home / ".claude/settings.json", {"modelLimits": {"local-": {"contextWindow": 8192}}, "autoCompactEnabled": False})
+    write(project / ".claude/settings.json", {"modelLimits": {"big-": {"contextWindow": 400000}}})
+    settings = Settings.load(project, home=home)
+    assert settings.model_limits == {"local-": {"contextWindow": 8192}, "big-": {"contextWindow": 400000}}
+    assert settings.auto_compact_enabled is False
+    assert Settings.load(project, home=project).auto_compact_enabled is None
