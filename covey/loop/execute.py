@@ -117,6 +117,8 @@ def tool_result_block(tool_use_id: str, result: ToolResult, *, as_blocks: bool =
     """The tool_result the model reads; ``as_blocks``: its content as a list of text blocks
     (Claude Code sends the Agent tool's that way), else a string."""
     content: Any = [{"type": "text", "text": result.content}] if as_blocks and not result.is_error else result.content
+    if result.blocks is not None and not result.is_error:
+        content = result.blocks
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if result.is_error:
         block["is_error"] = True

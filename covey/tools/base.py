@@ -34,6 +34,8 @@ class ToolResult(BaseModel):
     content: str
     is_error: bool = False
     data: Any = None
+    blocks: list[dict[str, Any]] | None = None
+    """Content blocks the model reads instead of ``content`` (an MCP tool's images); None: the text."""
 
     @classmethod
     def error(cls, message: str) -> "ToolResult":
