@@ -18,6 +18,8 @@ from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CONNECTION_CLOSED
 from mcp.shared._httpx_utils import create_mcp_http_client  # the SDK's own client factory (its session_group uses it)
 
 from covey.mcp.config import McpServerConfig
@@ -66,9 +68,10 @@ class McpConnection:
             raise McpServerDown(self.describe_failure())
         try:
             return await self._session.call_tool(tool, arguments)
-        except Exception as exc:
-            if self._task is not None and self._task.done():
-                self._fail(exc)  # the connection ended under the call: the server died
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:  # the server died: this and later calls say so
+                self._fail(exc)
+                raise McpServerDown(self.describe_failure()) from exc
             raise
 
     async def close(self) -> None:

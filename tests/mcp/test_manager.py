@@ -105,7 +105,10 @@ async def test_a_server_that_dies_is_reported_on_the_next_call(tmp_path):
         os.kill(int(pidfile.read_text()), signal.SIGKILL)
         add = _tool(held, "mcp__demo__add")
         result = await add.run(add.input_model(a=1, b=1), None)
-        assert result.is_error and "mcp__demo__add failed" in result.content
+        assert result.is_error and "mcp__demo__add failed" in result.content and "'demo' is not available" in result.content
+        again = await add.run(add.input_model(a=1, b=1), None)
+        assert again.is_error and "'demo' is not available" in again.content
+        assert manager.statuses("s")[0]["status"] == "failed"
     finally:
         await manager.detach(held)
 
