@@ -42,6 +42,8 @@ class McpConnection:
         self.tools: list[Any] = []
         """The server's tools (the SDK's ``Tool``: name, description, input schema)."""
         self.server_info: Any = None
+        self.has_resources = False
+        """The server offers resources (the resource tools list and read them)."""
         self._session: ClientSession | None = None
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
@@ -73,6 +75,16 @@ class McpConnection:
                 self._fail(exc)
                 raise McpServerDown(self.describe_failure()) from exc
             raise
+
+    async def list_resources(self) -> list[Any]:
+        if self._session is None or self.state != "connected":
+            raise McpServerDown(self.describe_failure())
+        return list((await self._session.list_resources()).resources)
+
+    async def read_resource(self, uri: str) -> Any:
+        if self._session is None or self.state != "connected":
+            raise McpServerDown(self.describe_failure())
+        return await self._session.read_resource(uri)
 
     async def close(self) -> None:
         """Stop the server (the SDK closes stdin, then terminates its process tree). Idempotent."""
@@ -109,7 +121,9 @@ class McpConnection:
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(await self._transport(stack))
                 session = await stack.enter_async_context(ClientSession(read, write))
-                self.server_info = getattr(await session.initialize(), "server_info", None)
+                init = await session.initialize()
+                self.server_info = getattr(init, "server_info", None)
+                self.has_resources = bool(getattr(getattr(init, "capabilities", None), "resources", None))
                 self.tools = await _all_tools(session)
                 self._session, self.state = session, "connected"
                 self._ready.set()

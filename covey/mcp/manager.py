@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from covey.errors import UserError
 from covey.mcp.client import McpConnection
 from covey.mcp.config import McpServerConfig, parse_server
+from covey.mcp.resources import resource_tools
 from covey.mcp.tools import McpTool
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,8 @@ def wait_s(env: Mapping[str, str] | None) -> float:
 class AgentMcp:
     """What one agent holds: its MCP tools, its inline connections, the shared ones it counts in."""
 
-    tools: list[McpTool] = field(default_factory=list)
+    tools: list[Any] = field(default_factory=list)
+    """Its ``McpTool``s, and the resource tools when a server has resources."""
     inline: list[McpConnection] = field(default_factory=list)
     shared: list[tuple[str, str]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -73,6 +75,7 @@ class McpManager:
             for connection in connections:
                 await self._settle(connection, held, timeout_s, required=connection.name in required
                                    and connection not in held.inline)
+            held.tools.extend(resource_tools(connections))
         except BaseException:
             await self.detach(held)
             raise

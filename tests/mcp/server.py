@@ -49,6 +49,12 @@ def whoami() -> str:
     return f"{' '.join(sys.argv[1:])} pid={os.getpid()}"
 
 
+@app.resource("notes://today", name="today", mime_type="text/plain")
+def today() -> str:
+    """Today's notes."""
+    return "ship the MCP support"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("transport", nargs="?", default="stdio")

@@ -129,3 +129,18 @@ async def test_streamable_http_server(tmp_path):
     finally:
         process.kill()
         process.wait()
+
+
+async def test_resources_are_listed_and_read_with_claude_codes_tools(tmp_path):
+    manager = McpManager()
+    held = await manager.attach("s", {"demo": stdio()}, [], cwd=str(tmp_path), timeout_s=20)
+    try:
+        listing, read = _tool(held, "ListMcpResourcesTool"), _tool(held, "ReadMcpResourceTool")
+        listed = await listing.run(listing.input_model(), None)
+        assert '"uri": "notes://today"' in listed.content and '"server": "demo"' in listed.content
+        text = await read.run(read.input_model(server="demo", uri="notes://today"), None)
+        assert "ship the MCP support" in text.content
+        unknown = await read.run(read.input_model(server="nope", uri="x://y"), None)
+        assert unknown.is_error and "'nope'" in unknown.content
+    finally:
+        await manager.detach(held)
