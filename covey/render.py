@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from covey.events import (
-    AssistantEvent, Event, PermissionDenied, ResultEvent, TaskNotification, TaskStarted, UserEvent, token_count,
+    AssistantEvent, Event, McpServerFailed, PermissionDenied, ResultEvent, TaskNotification, TaskStarted, UserEvent, token_count,
 )
 
 
@@ -21,6 +21,8 @@ def describe(event: Event) -> list[str]:
             return [f"{who}started {task_id}: {description}"]
         case TaskNotification(status=status, summary=summary):
             return [f"{who}notification: {summary} ({status})"]
+        case McpServerFailed(message=message):
+            return [f"{who}{_short(message)}"]
         case PermissionDenied(tool_name=tool_name, message=message):
             return [f"{who}denied {tool_name}: {_short(message)}"]
         case ResultEvent():

@@ -19,7 +19,7 @@ from covey.agents.spec import AgentSpec
 from covey.agents.transcript import transcript_path
 from covey.agents.worktree import finish_worktree_record
 from covey.errors import PromptBlocked
-from covey.events import Event
+from covey.events import Event, McpServerFailed
 from covey.hooks import HookRegistry, hook_after, hook_gate
 from covey.hooks.gate import permission_request_hook
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
@@ -69,6 +69,8 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
     try:
         mcp = await attach_servers(spec)  # step 11: before the loop, so their tools are in the pool
         loop = _build_loop(spec, services, ctx, hooks, mcp.tools if mcp is not None else [])
+        for server, message in mcp.failures if mcp is not None else []:
+            yield McpServerFailed(session_id=spec.session_id, agent_id=spec.agent_id, server=server, message=message)
         ctx.services.cache_safe = _cache_safe(spec, loop, ctx)
         if spec.history and spec.next_prompt is not None:
             context = await _session_start(spec, hooks, spec.session_source) if spec.session_source else []

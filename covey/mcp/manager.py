@@ -47,8 +47,8 @@ class AgentMcp:
     """Its ``McpTool``s, and the resource tools when a server has resources."""
     inline: list[McpConnection] = field(default_factory=list)
     shared: list[tuple[str, str]] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-    """Each server that failed: its name, why, and its stderr tail."""
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    """Each server that failed: its name, and why (with its stderr tail)."""
 
 
 class McpManager:
@@ -115,11 +115,11 @@ class McpManager:
         problem = connection.describe_failure()
         if required:
             raise McpServerUnavailable(f"the agent definition requires MCP server {connection.name!r}: {problem}")
-        held.failures.append(problem)
+        held.failures.append((connection.name, problem))
         log.warning("%s; the agent goes on without its tools", problem)
 
 
-def _inline(wanted: list[Any], env: Mapping[str, str] | None, failures: list[str]) -> list[tuple[str, McpServerConfig]]:
+def _inline(wanted: list[Any], env: Mapping[str, str] | None, failures: list[tuple[str, str]]) -> list[tuple[str, McpServerConfig]]:
     """A definition's inline servers (``- name: {command: ...}``), expanded against the run's
     environment; one that does not parse is reported in ``failures`` and skipped."""
     found = []
@@ -129,7 +129,7 @@ def _inline(wanted: list[Any], env: Mapping[str, str] | None, failures: list[str
                 found.append((name, parse_server(name, body, env if env is not None else os.environ,
                                                  source="the agent definition's mcpServers")))
             except UserError as exc:
-                failures.append(str(exc))
+                failures.append((name, str(exc)))
                 log.warning("%s; MCP server not started", exc)
     return found
 

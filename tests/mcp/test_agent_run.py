@@ -45,6 +45,16 @@ async def test_the_model_sees_and_calls_mcp_tools_and_a_deny_rule_is_obeyed(tmp_
     assert getenv["is_error"] and "mcp__demo__getenv" in json.dumps(getenv) and "denied" in json.dumps(getenv).lower()
 
 
+async def test_a_failing_server_is_reported_as_an_event_and_the_agent_goes_on(tmp_path):
+    spec = _spec(tmp_path, servers={"broken": stdio("--die"), "demo": stdio()})
+    model = ScriptedModel.from_turns([{"tool_use": [{"name": "mcp__demo__add", "input": {"a": 1, "b": 2}}]}, {"text": "ok"}])
+    events = [event async for event in run_agent(spec, AgentServices(model=model))]
+    [failed] = [e for e in events if getattr(e, "subtype", None) == "mcp_server_failed"]
+    assert failed.server == "broken" and "cannot open its database" in failed.message
+    assert failed.wire()["type"] == "system"
+    assert events[-1].subtype == "success" and "3" in json.dumps([e.wire() for e in events])
+
+
 async def test_a_server_wide_deny_rule_covers_all_its_tools(tmp_path):
     spec = _spec(tmp_path, servers={"demo": stdio()}, deny=["mcp__demo"])
     [add], _ = await _results(spec, [("mcp__demo__add", {"a": 1, "b": 1})])

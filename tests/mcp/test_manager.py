@@ -75,8 +75,8 @@ async def test_a_server_that_fails_to_start_is_reported_and_the_agent_goes_on(tm
     manager = McpManager()
     held = await manager.attach("s", {"broken": stdio("--die"), "demo": stdio()}, [], cwd=str(tmp_path), timeout_s=20)
     try:
-        [problem] = held.failures
-        assert "'broken'" in problem and "cannot open its database" in problem
+        [(name, problem)] = held.failures
+        assert name == "broken" and "'broken'" in problem and "cannot open its database" in problem
         assert {tool.name for tool in held.tools} >= {"mcp__demo__add"}
     finally:
         await manager.detach(held)
