@@ -101,8 +101,8 @@ class McpManager:
     @staticmethod
     def _required(wanted: list[Any], servers: Mapping[str, McpServerConfig]) -> set[str]:
         names = {item for item in wanted if isinstance(item, str)}
-        for name in sorted(names - set(servers)):
-            raise McpServerUnavailable(f"the agent definition names MCP server {name!r}, which is not configured "
+        if missing := sorted(names - set(servers)):
+            raise McpServerUnavailable(f"the agent definition names MCP server {missing[0]!r}, which is not configured "
                                        f"(configured: {', '.join(sorted(servers)) or 'none'})")
         return names
 
