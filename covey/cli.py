@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 from covey.errors import CoveyError
 from covey.permissions.modes import RUN_MODES
 
-COMMANDS = ("run", "demo", "agents", "ps", "tree", "logs", "kill", "team", "start", "stop", "status")
+COMMANDS = ("run", "demo", "agents", "mcp", "ps", "tree", "logs", "kill", "team", "start", "stop", "status")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -63,6 +63,12 @@ def _parser() -> argparse.ArgumentParser:
     agents.add_argument("--agents", dest="agents_json", help="extra definitions as JSON, like claude --agents")
     agents.add_argument("--plugin-dir", action="append", default=[], metavar="DIR", help="also load the plugin in DIR")
     agents.set_defaults(handler=_agents)
+    mcp = sub.add_parser("mcp", help="MCP servers: `covey mcp list` connects each and shows its state")
+    mcp.add_argument("action", choices=["list"])
+    mcp.add_argument("--cwd", default=".", help="the project whose servers to list")
+    mcp.add_argument("--mcp-config", action="append", default=[], metavar="JSON_OR_FILE", help="also these servers")
+    mcp.add_argument("--strict-mcp-config", action="store_true", help="only the --mcp-config servers")
+    mcp.set_defaults(handler=_mcp)
     _add_inspect_commands(sub)
     _add_service_commands(sub)
     return parser
@@ -136,8 +142,9 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
                      help="continue the most recent session in this directory")
     run.add_argument("--session-id", metavar="UUID", help="the new session's id")
     run.add_argument("--fork-session", action="store_true", help="with --resume/--continue: continue under a new id")
-    run.add_argument("--mcp-config", action="append", metavar="JSON_OR_FILE", help="MCP servers (not supported yet)")
-    run.add_argument("--strict-mcp-config", action="store_true", help="accepted for Claude Code compatibility")
+    run.add_argument("--mcp-config", action="append", default=[], metavar="JSON_OR_FILE",
+                     help="MCP servers: a JSON object or a file holding one ({\"mcpServers\": {...}}); repeatable")
+    run.add_argument("--strict-mcp-config", action="store_true", help="only the --mcp-config servers, none from config files")
     run.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
     run.add_argument("--agents", dest="agents_json", help='extra agent definitions as JSON: {"name": {"description": ..., "prompt": ...}}')
     run.add_argument("--verbose", action="store_true", help="show each step on stderr, and Ray's logs")
@@ -159,9 +166,6 @@ def _rules(values: list[str]) -> list[str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.mcp_config:
-        raise CoveyError("--mcp-config: covey does not run MCP servers yet, so it cannot honour this flag; "
-                         "run without it (MCP support is planned)")
     if args.permission_prompt_tool not in (None, "stdio"):
         raise CoveyError(f"--permission-prompt-tool {args.permission_prompt_tool}: covey asks permission over stdio "
                          f"only (claude-agent-sdk's can_use_tool); MCP permission tools need MCP support")
@@ -205,6 +209,9 @@ def _session_options(args: argparse.Namespace) -> dict[str, Any]:
         continue_conversation=args.continue_conversation,
         session_id=args.session_id,
         fork_session=args.fork_session,
+        # Files are read here: the service runs elsewhere, maybe in another directory.
+        mcp_servers=[_mcp_config_arg(value) for value in args.mcp_config],
+        strict_mcp_config=args.strict_mcp_config,
     ))
 
 
@@ -236,6 +243,31 @@ def _settings_arg(value: str | None) -> dict[str, Any] | None:
     if not isinstance(settings, dict):
         raise CoveyError(f"--settings: must be a JSON object, not {type(settings).__name__}")
     return settings
+
+
+def _mcp_config_arg(value: str) -> dict[str, Any]:
+    """One ``--mcp-config``: a JSON object, or the path of a file holding one."""
+    return _json_object_arg(value, "--mcp-config")
+
+
+def _json_object_arg(value: str, flag: str) -> dict[str, Any]:
+    import json
+
+    text = value if value.lstrip().startswith("{") else _read_text(os.path.expanduser(value), flag)
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise CoveyError(f"{flag}: not a JSON object ({exc})") from None
+    if not isinstance(data, dict):
+        raise CoveyError(f"{flag}: must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from covey.mcp.listing import mcp_list
+
+    given = [_mcp_config_arg(value) for value in args.mcp_config]
+    return mcp_list(args.cwd, given, strict=args.strict_mcp_config, env=dict(os.environ))
 
 
 def _read_text(path: str, flag: str) -> str:

@@ -232,6 +232,16 @@ class PermissionDenied(Event):
     message: str
 
 
+class McpServerFailed(Event):
+    """covey's own: an MCP server of this agent failed to start or connect; the agent goes on
+    without its tools (``message`` names it and ends with its stderr)."""
+
+    type: Literal["system"] = "system"
+    subtype: Literal["mcp_server_failed"] = "mcp_server_failed"
+    server: str
+    message: str
+
+
 class PermissionPrompt(Event):
     """An agent that bubbles permission prompts asks the root (terminal or callback)."""
 

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from covey.events import (
-    AssistantEvent, CompactBoundary, Event, PermissionDenied, ResultEvent, TaskNotification, TaskStarted, UserEvent, token_count,
+    AssistantEvent, CompactBoundary, Event, McpServerFailed, PermissionDenied, ResultEvent, TaskNotification, TaskStarted,
+    UserEvent, token_count,
 )
 
 
@@ -21,6 +22,8 @@ def describe(event: Event) -> list[str]:
             return [f"{who}started {task_id}: {description}"]
         case TaskNotification(status=status, summary=summary):
             return [f"{who}notification: {summary} ({status})"]
+        case McpServerFailed(message=message):
+            return [f"{who}{_short(message)}"]
         case PermissionDenied(tool_name=tool_name, message=message):
             return [f"{who}denied {tool_name}: {_short(message)}"]
         case CompactBoundary(compact_metadata=meta):

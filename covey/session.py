@@ -44,6 +44,7 @@ from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.model.effort import effort_from_env
 from covey.model.factory import SCRIPTED_PREFIX, make_model
 from covey.model.scripted import ScriptedModel
+from covey.mcp.sources import session_servers
 from covey.model.usage import ModelUsage
 from covey.permissions.askers import CallbackAsker
 from covey.permissions.decisions import PermissionRequest
@@ -124,6 +125,11 @@ class SessionOptions(BaseModel):
     """Directories besides the project that file tools may use without asking (``--add-dir``)."""
     plugin_dirs: list[str] = Field(default_factory=list)
     """Plugin folders loaded for this session (``--plugin-dir``), besides those settings enable."""
+    mcp_servers: list[Any] | dict[str, Any] | None = None
+    """MCP servers (docs/mcp.md): ``{name: config}``, ``{"mcpServers": {...}}``, or a list of these and
+    ``--mcp-config`` values (JSON text or a file); over the user, project and local configs."""
+    strict_mcp_config: bool = False
+    """Only ``mcp_servers``' servers, none from the config files (``--strict-mcp-config``)."""
     setting_sources: list[str] | None = None
     """Which settings files to read: ``user``, ``project``, ``local`` (``--setting-sources``); None: all."""
     session_id: str | None = None
@@ -204,6 +210,7 @@ class Session:
             self.cwd, self.options.agents, home=self.home, plugins=plugins,
             policy_dir=managed_agents_dir(self.settings), locked=locked, coordinator=self.options.coordinator,
         )
+        self.mcp = self._mcp_servers()
         self.skills, self.skill_errors = session_skills(self.cwd, home=self.home, plugins=plugins,
                                                         managed_dir=self.settings.managed_dir, locked=locked)
         # What was skipped while loading (unsupported hooks, plugins, definition and skill
@@ -213,6 +220,7 @@ class Session:
             *(str(problem) for problem in self.plugins.problems),
             *(f"{e}; agent definition not loaded" for e in self.definition_errors),
             *(f"{e}; skill not loaded" for e in self.skill_errors),
+            *self.mcp.warnings,
         ]
         for warning in self.warnings:
             log.warning("%s", warning)
@@ -250,11 +258,29 @@ class Session:
         wanted = {canonical_tool_name(name) for name in self.options.tools}
         return [name for name in names if name in wanted]
 
+    def _mcp_servers(self) -> Any:
+        """The session's MCP servers (``McpSources``): config files, then the caller's."""
+        given = self.options.mcp_servers
+        given = [given] if isinstance(given, dict) else list(given or [])
+        return session_servers(self.cwd, home=self.home, env=self.env, given=given,
+                               strict=self.options.strict_mcp_config, locked="mcp" in self.settings.strict_plugin_only)
+
+    async def mcp_status(self) -> list[dict[str, Any]]:
+        """The SDK's ``mcp_status``: each configured server connected now, its tools listed, then
+        stopped (a health check like ``claude mcp list``; the agents' own clients live in their actors)."""
+        if not self.mcp.servers:
+            return []
+        from covey.mcp.listing import probe
+
+        return await probe(self.mcp.servers, cwd=str(self.cwd), env=self.env)
+
     def init_event(self) -> SystemInit:
         return SystemInit(
             session_id=self.session_id, cwd=str(self.cwd), model=self.model_id, tools=self.tool_names(),
             permissionMode=self.policy.mode, agents=sorted(self.definitions), skills=sorted(self.skills),
             slash_commands=sorted(self.skills),
+            # Each agent connects its servers where it runs: at init they are still starting.
+            mcp_servers=[{"name": name, "status": "pending"} for name in self.mcp.servers],
             plugins=[plugin.init_entry() for plugin in self.plugins.plugins.values()],
             apiKeySource=_api_key_source(self.env, self.options.model),
             additional_directories=[str(Path(d).resolve()) for d in self.options.additional_directories],
@@ -569,6 +595,7 @@ class Session:
                 # Only an explicit env travels: without one, agents keep their actor's own, as
                 # before (a node's PATH and HOME are its own).
                 env=self.options.env,
+                mcp_servers=self.mcp.servers,
             ),
         )
 

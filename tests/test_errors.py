@@ -14,6 +14,7 @@ from covey.errors import (
     AgentUnavailable, CoveyError, LimitExceeded, ModelAPIError, ModelBehaviorError, PromptBlocked, UserError,
 )
 from covey.hooks.read import HookConfigError
+from covey.mcp.manager import McpServerUnavailable
 from covey.permissions.rules import RuleError
 from covey.resume import ResumeError
 from covey.service.lifecycle import ServiceUnavailable
@@ -30,6 +31,7 @@ EXAMPLES = [
     ServiceDirError("covey service directory '/tmp/x' is open to others"),
     ResumeError("Session 'abc' cannot be resumed: its transcript '/t/a.jsonl' is missing.", "abc", "/t/a.jsonl"),
     RuleError("Bash(:*)", "cliArg", "the prefix before :* cannot be empty"),
+    McpServerUnavailable("the agent definition requires MCP server 'x': it did not connect within 30 s"),
 ]
 
 

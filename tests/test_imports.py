@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "covey.teams", "covey.registry.records", "covey.registry.answers", "covey.registry.core",
         "covey.actors.base", "covey.actors.mailbox", "covey.actors.team",
     )),
-    ("tools, the loop and its hooks", ("covey.tools", "covey.loop", "covey.hooks")),
+    ("tools, the loop and its hooks, MCP servers", ("covey.tools", "covey.loop", "covey.hooks", "covey.mcp")),
     ("agents: definitions, specs, the lifecycle, the tools that launch and coordinate them", (
         "covey.agents", "covey.runtime", "covey.tools.agent", "covey.tools.agent_schema", "covey.tools.catalog",
         "covey.tools.team_tools", "covey.tools.task_tools", "covey.actors.travel", "covey.actors.inbox",

@@ -19,12 +19,13 @@ from covey.agents.spec import AgentSpec
 from covey.agents.transcript import transcript_path
 from covey.agents.worktree import finish_worktree_record
 from covey.errors import PromptBlocked
-from covey.events import Event
+from covey.events import Event, McpServerFailed
 from covey.hooks import HookRegistry, hook_after, hook_gate
 from covey.hooks.gate import permission_request_hook
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.compact import Compactor, compact_limits
 from covey.loop.gate import PermissionGate
+from covey.mcp import attach_servers, detach_servers
 from covey.model.base import Model
 from covey.model.limits import LimitTable
 from covey.skills import preload_skills
@@ -66,8 +67,12 @@ def available_tools(spec: AgentSpec, services: AgentServices) -> list[Tool]:
 async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[Event]:
     ctx = _context(spec, services)
     hooks = _hooks(spec, services)
+    mcp = None
     try:
-        loop = _build_loop(spec, services, ctx, hooks)
+        mcp = await attach_servers(spec)  # step 11: before the loop, so their tools are in the pool
+        loop = _build_loop(spec, services, ctx, hooks, mcp.tools if mcp is not None else [])
+        for server, message in mcp.failures if mcp is not None else []:
+            yield McpServerFailed(session_id=spec.session_id, agent_id=spec.agent_id, server=server, message=message)
         ctx.services.cache_safe = _cache_safe(spec, loop, ctx)
         if spec.history and spec.next_prompt is not None:
             context = await _session_start(spec, hooks, spec.session_source) if spec.session_source else []
@@ -93,6 +98,7 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
         if hasattr(spec.permissions, "drop_rules"):
             spec.permissions.drop_rules(GRANT_SOURCE)  # a skill's allowed-tools last for this run only
         hooks.remove(spec.agent_id)
+        await detach_servers(mcp)  # inline servers stop; a shared one with its last user in this process
         await release(ctx)
         if spec.worktree:
             services.outcome["worktree"] = await finish_worktree_record(spec.worktree)
@@ -131,12 +137,14 @@ def _hooks(spec: AgentSpec, services: AgentServices) -> HookRegistry:
     return hooks
 
 
-def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hooks: HookRegistry) -> AgentLoop:
+def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hooks: HookRegistry,
+                mcp_tools: list[Tool]) -> AgentLoop:
     asker = hooks.notifying(services.asker, spec.agent_id)
     inner = None
     if spec.permissions is not None:
         inner = PermissionGate(spec.permissions, asker, on_request=permission_request_hook(hooks, spec.permissions))
-    executor = ToolExecutor(available_tools(spec, services), ctx, gate=hook_gate(hooks, inner), after=hook_after(hooks))
+    # MCP tools (mcp__*) pass every filter of the pool (SPEC 7).
+    executor = ToolExecutor([*available_tools(spec, services), *mcp_tools], ctx, gate=hook_gate(hooks, inner), after=hook_after(hooks))
     config = LoopConfig(
         model_id=spec.model_id, system=spec.system, max_turns=spec.max_turns, effort=spec.effort,
         tool_result_reminder=spec.definition.critical_system_reminder,

@@ -36,6 +36,8 @@ class RunSettings(BaseModel):
     (theirs is ``agent_transcript_path``), as in Claude Code. None: the agent's own."""
     partial_messages: bool = False
     """The main agent's replies also stream as raw stream events (``--include-partial-messages``)."""
+    mcp_servers: dict[str, Any] = Field(default_factory=dict)
+    """The session's MCP servers by name (``McpServerConfig``): every agent's, shared (docs/mcp.md)."""
     env: dict[str, str] | None = None
     """The run's environment: what Bash, Grep's ``rg`` and command hooks run with, and where the
     agent reads ``COVEY_*`` switches and model aliases. None: the agent actor's own environment."""

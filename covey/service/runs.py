@@ -350,7 +350,7 @@ class ConversationRun(ServedRun):
                     raise CoveyError(f"no running task {request.get('task_id')!r} in this session")
                 return {}
             case "mcp_status":
-                return {"mcpServers": []}
+                return {"mcpServers": await session.mcp_status() if session is not None else []}
             case "get_context_usage" | "rewind_files" | "mcp_reconnect" | "mcp_toggle":
                 return None
         if session is None:

@@ -35,7 +35,7 @@ class ToolResult(BaseModel):
     is_error: bool = False
     data: Any = None
     blocks: list[dict[str, Any]] = Field(default_factory=list)
-    """Content blocks after the text (Read's images): Messages API ``image`` / ``text`` blocks."""
+    """Content blocks after the text (Read's and MCP tools' images): Messages API ``image`` blocks."""
 
     @classmethod
     def error(cls, message: str) -> "ToolResult":

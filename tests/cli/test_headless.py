@@ -56,13 +56,23 @@ def test_an_unknown_flag_is_named(capsys):
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["-p", "x", "--mcp-config", "{}"], "--mcp-config"),
+    (["-p", "x", "--mcp-config", "/no/such/mcp.json"], "--mcp-config: cannot read"),
+    (["-p", "x", "--mcp-config", "{not json"], "--mcp-config: not a JSON object"),
     (["-p", "x", "--permission-prompt-tool", "mcp__perm__ask"], "stdio only"),
     (["--input-format", "stream-json", "--output-format", "json"], "needs --output-format stream-json"),
 ])
 def test_what_covey_cannot_honour_is_refused_clearly(argv, says, capsys):
     assert cli.main(argv) == 1
     assert says in capsys.readouterr().err
+
+
+def test_mcp_config_takes_json_or_a_file_and_travels_as_objects(tmp_path):
+    path = tmp_path / "servers.json"
+    path.write_text('{"mcpServers": {"b": {"command": "b-server"}}}')
+    options = cli._session_options(_parsed(["-p", "x", "--mcp-config", '{"mcpServers": {"a": {"command": "a"}}}',
+                                            "--mcp-config", str(path), "--strict-mcp-config"]))
+    assert options["mcp_servers"] == [{"mcpServers": {"a": {"command": "a"}}}, {"mcpServers": {"b": {"command": "b-server"}}}]
+    assert options["strict_mcp_config"] is True
 
 
 def test_settings_flag_takes_json_or_a_file(tmp_path):

@@ -1,0 +1,27 @@
+"""MCP servers for covey's agents, through the official ``mcp`` SDK (docs/mcp.md).
+
+This module stays light: the SDK (about a second to import) loads only in a process
+whose agents have MCP servers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+async def attach_servers(spec: Any) -> Any:
+    """Step 11 for ``spec``: its MCP connections and tools (an ``AgentMcp``), or None without servers."""
+    if not (spec.settings.mcp_servers or spec.definition.mcp_servers):
+        return None
+    from covey.mcp.manager import MANAGER
+
+    return await MANAGER.attach(spec.session_id, spec.settings.mcp_servers, spec.definition.mcp_servers,
+                                cwd=spec.cwd, env=spec.settings.env)
+
+
+async def detach_servers(held: Any) -> None:
+    """Step 15: stop what ``attach_servers`` started for this agent (None: nothing)."""
+    if held is not None:
+        from covey.mcp.manager import MANAGER
+
+        await MANAGER.detach(held)

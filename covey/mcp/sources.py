@@ -1,0 +1,86 @@
+"""Where a session's MCP servers come from, in Claude Code's scopes.
+
+Lowest to highest precedence (a name in a higher scope replaces the lower one):
+user (``~/.claude.json``'s ``mcpServers``), project (``.mcp.json`` in the project
+directory), local (``~/.claude.json``'s ``projects[<project dir>].mcpServers``), then
+what the caller passes (``--mcp-config``, ``Session(mcp_servers=...)``).
+``--strict-mcp-config`` keeps only the caller's; a managed
+``strictPluginOnlyCustomization`` locking ``mcp`` drops user, project and local.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from covey.errors import UserError
+from covey.mcp.config import McpServerConfig, parse_servers
+
+
+@dataclass
+class McpSources:
+    """The servers found, by name, and what was skipped (each a warning naming file and why)."""
+
+    servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def add(self, servers: dict[str, McpServerConfig], warnings: list[str]) -> None:
+        self.servers.update(servers)
+        self.warnings.extend(warnings)
+
+
+def session_servers(cwd: Path, *, home: Path | None = None, env: Mapping[str, str],
+                    given: list[Any] = (), strict: bool = False, locked: bool = False) -> McpSources:
+    """Every server the session may use. ``given``: ``--mcp-config`` values and API dicts, in order."""
+    found = McpSources()
+    if not strict and not locked:
+        user_file = (home or Path.home()) / ".claude.json"
+        user = _read_json(user_file, found.warnings)
+        found.add(*parse_servers(user.get("mcpServers"), env, source=f"user config {str(user_file)!r}"))
+        project = cwd / ".mcp.json"
+        found.add(*parse_servers(_read_json(project, found.warnings).get("mcpServers"), env, source=f"project config {str(project)!r}"))
+        local = (user.get("projects") or {}).get(str(cwd.resolve())) or {}
+        found.add(*parse_servers(local.get("mcpServers"), env, source=f"local config {str(user_file)!r}"))
+    elif locked:
+        found.warnings.append("MCP servers of user, project and local configs not loaded: the managed "
+                              "strictPluginOnlyCustomization locks mcp")
+    for index, item in enumerate(given):
+        found.add(*_given(item, env, index))
+    return found
+
+
+def _given(item: Any, env: Mapping[str, str], index: int) -> tuple[dict[str, McpServerConfig], list[str]]:
+    """One ``--mcp-config`` (a JSON string or a file, holding ``{"mcpServers": ...}``) or API dict
+    (``{name: config}``, or the same ``{"mcpServers": ...}`` shape)."""
+    if isinstance(item, (str, Path)):
+        text, source = str(item), f"--mcp-config #{index + 1}"
+        if not text.lstrip().startswith("{"):
+            path = Path(text).expanduser()
+            if not path.is_file():
+                raise UserError(f"--mcp-config: {text!r} is neither a JSON object nor a file")
+            text, source = path.read_text(encoding="utf-8"), f"--mcp-config file {str(path)!r}"
+        try:
+            item = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}") from exc
+    else:
+        source = "mcp_servers passed to the Python API"
+    if not isinstance(item, dict):
+        raise UserError(f"{source} must hold a JSON object")
+    servers, warnings = parse_servers(item.get("mcpServers", item), env, source=source)
+    return servers, warnings
+
+
+def _read_json(path: Path, warnings: list[str]) -> dict[str, Any]:
+    """A config file's object; missing is empty; unreadable or malformed is skipped with a warning
+    (one bad file never stops the session)."""
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        warnings.append(f"MCP config {str(path)!r} cannot be read ({exc}); its servers not loaded")
+        return {}
+    return data if isinstance(data, dict) else {}
