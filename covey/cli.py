@@ -231,18 +231,7 @@ def _tools_arg(value: str | None) -> list[str] | None:
 
 def _settings_arg(value: str | None) -> dict[str, Any] | None:
     """``--settings``: a JSON object, or the path of a settings file."""
-    if value is None:
-        return None
-    import json
-
-    text = value if value.lstrip().startswith("{") else _read_text(value, "--settings")
-    try:
-        settings = json.loads(text)
-    except ValueError as exc:
-        raise CoveyError(f"--settings: not a JSON object ({exc})") from None
-    if not isinstance(settings, dict):
-        raise CoveyError(f"--settings: must be a JSON object, not {type(settings).__name__}")
-    return settings
+    return None if value is None else _json_object_arg(value, "--settings")
 
 
 def _mcp_config_arg(value: str) -> dict[str, Any]:
@@ -251,6 +240,7 @@ def _mcp_config_arg(value: str) -> dict[str, Any]:
 
 
 def _json_object_arg(value: str, flag: str) -> dict[str, Any]:
+    """A flag's JSON object, written inline or in the file the flag names."""
     import json
 
     text = value if value.lstrip().startswith("{") else _read_text(os.path.expanduser(value), flag)
