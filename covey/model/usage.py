@@ -11,19 +11,7 @@ from typing import Mapping
 from pydantic import BaseModel, ConfigDict, Field
 
 from covey.model.base import TokenUsage
-
-MODEL_LIMITS: dict[str, tuple[int, int]] = {
-    # Model-id prefix → (context window, max output tokens); the longest prefix wins.
-    "claude-opus-5": (1_000_000, 128_000),  # as Claude Code reports it
-    "claude-opus-4": (200_000, 64_000),
-    "claude-opus-4-1": (200_000, 32_000),
-    "claude-opus-4-2": (200_000, 32_000),  # claude-opus-4-20250514
-    "claude-sonnet-4": (200_000, 64_000),
-    "claude-haiku-4": (200_000, 64_000),
-    "claude-3-7-sonnet": (200_000, 64_000),
-    "claude-3-5-haiku": (200_000, 8_192),
-}
-"""Reported with each model's usage; an unknown model (local, proxied) reports 0 for both."""
+from covey.model.limits import DEFAULT_LIMITS
 
 
 class ModelUsage(BaseModel):
@@ -77,5 +65,10 @@ def merge_usage(*parts: Mapping[str, ModelUsage]) -> dict[str, ModelUsage]:
 
 
 def _limits(model_id: str) -> tuple[int, int]:
-    matches = [prefix for prefix in MODEL_LIMITS if model_id.startswith(prefix)]
-    return MODEL_LIMITS[max(matches, key=len)] if matches else (0, 0)
+    """(context window, most output tokens) as ``modelUsage`` reports them, from the one limits
+    table; an unknown model (local, proxied) reports 0 for both."""
+    matches = [prefix for prefix in DEFAULT_LIMITS if model_id.startswith(prefix)]
+    if not matches:
+        return 0, 0
+    limits = DEFAULT_LIMITS[max(matches, key=len)]
+    return limits.context_window, limits.output_ceiling
