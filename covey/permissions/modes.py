@@ -23,3 +23,13 @@ take: every mode. ``bubble`` on the main agent asks the session's asker, as ``de
 
 STICKY_MODES: tuple[str, ...] = ("bypassPermissions", "acceptEdits", "auto")
 """A parent in these modes keeps them for its children, whatever the definition says."""
+
+PERMISSIVENESS: dict[str, int] = {
+    "plan": 0, "dontAsk": 1, "default": 2, "bubble": 2, "auto": 2, "acceptEdits": 3, "bypassPermissions": 4,
+}
+"""How much a mode lets run unasked; a child may not rank above its parent unless a person approves
+(``auto`` runs as ``default`` here)."""
+
+
+def more_permissive(mode: str, than: str) -> bool:
+    return PERMISSIVENESS.get(mode, 4) > PERMISSIVENESS.get(than, 4)

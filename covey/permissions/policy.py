@@ -16,12 +16,14 @@ from covey.permissions.decisions import (
     Allow, Ask, Decision, Deny, PermissionMode, PermissionRequest, describe_call,
     nobody_to_ask, not_pre_approved, refused_by_person,
 )
-from covey.permissions.bash_files import bash_files, bash_operands
-from covey.permissions.bash_rules import compound_parts
+from covey.permissions.bash_files import bash_files
+from covey.permissions.bash_judge import allowing_rule, first_hit, unnamed
 from covey.permissions.modes import STICKY_MODES
 from covey.permissions.param_rules import matches_parameter
-from covey.permissions.readonly import is_filesystem_edit, is_read_only
-from covey.permissions.rules import EDIT_TOOLS, PathContext, Rule, parse_rule, suggest_rule
+from covey.permissions.paths import inside, protected_part, real_roots, resolve
+from covey.permissions.readonly import not_filesystem_edit, not_read_only
+from covey.permissions.rules import EDIT_TOOLS, READ_TOOLS, PathContext, Rule, parse_rule, suggest_rule
+from covey.permissions.shell import Script, parse
 from covey.tool_names import canonical_tool_name
 
 if TYPE_CHECKING:
@@ -43,10 +45,15 @@ class PermissionPolicy:
         self, *, mode: PermissionMode = "default", allow: Iterable[Rule] = (), deny: Iterable[Rule] = (),
         ask: Iterable[Rule] = (), project_root: Path, cwd: Path | None = None, home: Path | None = None,
         asker: Asker | None = None, log_size: int = 1000, additional_directories: Iterable[Path] = (),
+        readable: Iterable[Path] = (), block_outside_reads: bool = False,
     ) -> None:
         self.mode = mode
         self.additional_directories = tuple(Path(d) for d in additional_directories)
         """Directories besides the project that count as inside it (``--add-dir``)."""
+        self.readable = tuple(Path(d) for d in readable)
+        """Folders covey keeps for this session that its agents may read unasked (transcripts, task output)."""
+        self.block_outside_reads = block_outside_reads
+        """``blockReadsOutsideWorkingDirectories``: a read outside the working directories is refused, not asked."""
         self.rules: dict[Behavior, list[Rule]] = {"allow": list(allow), "deny": list(deny), "ask": list(ask)}
         self.where = PathContext(Path(cwd or project_root), Path(home or Path.home()), Path(project_root))
         self.asker = asker
@@ -61,6 +68,7 @@ class PermissionPolicy:
     ) -> PermissionPolicy:
         """Settings rules plus ``--allowed-tools`` / ``--disallowed-tools`` (source ``cliArg``)."""
         perms = settings.permissions
+        kwargs.setdefault("block_outside_reads", bool(getattr(perms, "block_reads_outside_working_directories", False)))
         return cls(
             mode=mode or perms.default_mode or "default",
             allow=[*perms.allow, *_cli_rules(cli_allow, "allow")], deny=[*perms.deny, *_cli_rules(cli_deny, "deny")],
@@ -108,14 +116,15 @@ class PermissionPolicy:
 
     def for_child(
         self, *, definition_mode: PermissionMode | None = None, allowed_tools: Iterable[str] | None = None,
-        asker: Asker | None = None, cwd: Path | None = None,
+        asker: Asker | None = None, cwd: Path | None = None, project_root: Path | None = None,
     ) -> PermissionPolicy:
         """A child's overlay (docs/definitions.md#permissions): the mode cascade, and call-scoped allow rules.
 
         ``asker`` defaults to none: a child that cannot show a prompt denies; pass
-        the parent's asker for ``bubble``.
+        the parent's asker for ``bubble``. ``project_root``: a worktree child's own checkout,
+        which replaces the parent's as its working directory.
         """
-        mode = self.mode if self.mode in STICKY_MODES else (definition_mode or self.mode)
+        mode = self.child_mode(definition_mode)
         allow = self.rules["allow"]
         if allowed_tools is not None:
             # The parent's earlier approvals must not leak into the child.
@@ -123,17 +132,32 @@ class PermissionPolicy:
             allow = kept + [parse_rule(t, source="session") for t in allowed_tools]
         return PermissionPolicy(
             mode=mode, allow=allow, deny=self.rules["deny"], ask=self.rules["ask"],
-            project_root=self.where.project_root, cwd=cwd or self.where.cwd, home=self.where.home, asker=asker,
-            additional_directories=self.additional_directories,
+            project_root=project_root or self.where.project_root, cwd=cwd or self.where.cwd, home=self.where.home,
+            asker=asker, additional_directories=self.additional_directories, readable=self.readable,
+            block_outside_reads=self.block_outside_reads,
         )
+
+    def child_mode(self, definition_mode: PermissionMode | None) -> PermissionMode:
+        """The mode cascade: a parent in a sticky mode keeps it, else the definition's (or the call's)."""
+        return self.mode if self.mode in STICKY_MODES else (definition_mode or self.mode)
+
+    def working_directories(self) -> tuple[Path, ...]:
+        """The project, the cwd and ``--add-dir``'s, with their symlinks resolved."""
+        return real_roots((self.where.project_root, self.where.cwd, *self.additional_directories))
 
     def denials(self) -> list[LoggedDecision]:
         return [entry for entry in self.decisions if isinstance(entry.decision, Deny)]
 
     def _decide(self, call: dict[str, Any], read_only: bool) -> Decision:
         name, subject = call["tool_name"], call["subject"]
-        if denied := self._first("deny", name, subject, call["input"]) or self._file_denial(name, subject):
+        script = parse(subject) if name == "Bash" and subject is not None else None
+        if denied := self._first("deny", name, subject, call["input"]) or self._file_denial(name, subject, script):
             return self._deny_by_rule(call, denied)
+        if script is not None and (hit := first_hit(self.rules["deny"], subject, script, self.where)):
+            return self._deny_by_rule(call, hit)
+        if script is not None and self._has_bash_rules() and (dynamic := unnamed(script)) is not None:
+            why = f"the program of {dynamic.source!r} is computed at run time, so no deny or ask rule can be checked"
+            return self._ask(call, why)
         if name == "ExitPlanMode":
             # Whether this call leaves plan mode: the approving answer may switch the mode itself.
             self.leaving_plan = self.mode == "plan"
@@ -145,72 +169,144 @@ class PermissionPolicy:
         if self.mode == "plan" and not read_only and name not in ("ExitPlanMode", "WebFetch"):
             message = _PLAN_MESSAGE.format(call=describe_call(name, subject))
             return Deny(**call, message=message, source="mode:plan", reason="plan mode is read-only")
-        if asked := self._first("ask", name, subject, call["input"]):
+        if asked := self._first("ask", name, subject, call["input"]) or (
+                script is not None and first_hit(self.rules["ask"], subject, script, self.where)):
             question = f"Allow {describe_call(name, subject)}?"
             return Ask(**call, message=question, rule=asked.text, source=asked.source, reason=f"ask rule {asked.text!r}")
+        if protected := self._protected_write(name, subject, script):
+            return self._ask(call, f"it writes {protected}, a protected path, which no mode writes without a "
+                                   "person's approval or an allow rule naming it")
         if self.mode == "bypassPermissions":
             return Allow(**call, source="mode:bypassPermissions", reason="permission checks bypassed")
-        if name == "Bash" and subject is not None and (target := self._unapproved_target(subject)):
-            return self._by_mode(call, read_only, why=f"an allow rule approves a command, not its output file {target!r}")
+        if name in READ_TOOLS and (outside := self._outside_read(name, subject)) is not None:
+            return outside
+        if script is not None:
+            return self._bash(call, script, read_only)
         if allowed := self._first("allow", name, subject):
             return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
-        if name == "Bash" and subject is not None and (reasons := self._allowed_parts(subject)):
+        return self._by_mode(call, read_only)
+
+    def _bash(self, call: dict[str, Any], script: Script, read_only: bool) -> Decision:
+        """Allow rules apply only to a command the grammar reads fully: each simple command allowed by
+        a rule or read-only, and every file it writes inside the working directories or Edit-allowed."""
+        command = call["subject"]
+        if not script.understood:
+            return self._by_mode(call, False, why="the command holds " + ", ".join(dict.fromkeys(script.opaque)))
+        if read_only:
+            return self._by_mode(call, True)
+        if target := self._unapproved_target(script):
+            return self._by_mode(call, False, why=f"an allow rule approves a command, not its output file {target!r}")
+        if allowed := self._first("allow", "Bash", command):
+            if not any(c in command for c in "&|;\n") and len(script.commands) == 1:
+                return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
+        if reasons := self._allowed_parts(script):
             return Allow(**call, source=f"mode:{self.mode}", reason="every part is allowed: " + "; ".join(reasons))
         return self._by_mode(call, read_only)
 
-    def _unapproved_target(self, command: str) -> str | None:
-        """An output file of ``command`` no rule lets it write (Claude Code checks a redirection's
-        target as a file write): outside the working directories and no ``Edit`` allow rule, or a
-        target that starts with ``~`` or holds a glob (where it lands is not known)."""
-        for target in bash_operands(command)[1]:
-            if target.startswith("~") or any(c in target for c in "*?["):
-                return target
-            path = os.path.normpath(self.where.cwd / target)
-            if not self._inside_project(path) and self._first("allow", "Edit", path) is None:
-                return target
+    def _unapproved_target(self, script: Script) -> str | None:
+        """An output file no rule lets the command write (Claude Code checks a redirection's target as
+        a file write): outside the working directories and no ``Edit`` allow rule, or computed at run time."""
+        for simple in script.commands:
+            for redirect in simple.redirects:
+                if redirect.operator == "<" or (redirect.target or "").isdigit() or redirect.target in ("-", "/dev/null"):
+                    continue
+                if redirect.target is None or redirect.globbed:
+                    return redirect.target or "a computed target"
+                path = resolve(redirect.target, Path(self.where.cwd), self.where.home)
+                if not inside(path, self.working_directories()) and self._first("allow", "Edit", str(path)) is None:
+                    return redirect.target
         return None
 
-    def _allowed_parts(self, command: str) -> list[str] | None:
+    def _allowed_parts(self, script: Script) -> list[str] | None:
         """Claude Code matches a compound command part by part: each must be allowed by a rule or
         read-only. A ``cd`` part moves the others, so such a command is judged whole."""
-        parts = [part for part in compound_parts(command) or [] if part]
-        if not parts or any(part.split()[0] == "cd" for part in parts):
+        if any(c.words[:1] == ("cd",) for c in script.commands):
             return None
         reasons = []
-        for part in parts:
-            rule = self._first("allow", "Bash", part)
-            if rule is None and not self._read_only_command("Bash", part):
+        for simple in script.commands:
+            rule = allowing_rule(self.rules["allow"], simple, self.where)
+            if rule is None and self._not_read_only(Script([simple])) is not None:
                 return None
-            reasons.append(f"{part!r} by {rule.text!r}" if rule else f"{part!r} is read-only")
+            reasons.append(f"{simple.source!r} by {rule.text!r}" if rule else f"{simple.source!r} is read-only")
         return reasons
 
-    def _file_denial(self, tool_name: str, subject: str | None) -> Rule | None:
+    def _has_bash_rules(self) -> bool:
+        return any(r.applies_to("Bash") for r in self.rules["deny"] + self.rules["ask"])
+
+    def _file_denial(self, tool_name: str, subject: str | None, script: Script | None) -> Rule | None:
         """Claude Code's deny rules for files reach further than their tool: a ``Read`` deny rule also
-        stops ``Edit`` / ``Write`` on that path and the files Bash's ``cat``, ``head``... read; an
-        ``Edit`` deny rule the target of an output redirection."""
+        stops ``Edit`` / ``Write`` / ``NotebookEdit`` on that path and the files Bash's ``cat``,
+        ``head``... read; an ``Edit`` deny rule the target of an output redirection. A path is
+        checked as written and with its symlinks resolved."""
         paths = {"Read": [r for r in self.rules["deny"] if r.tool == "Read" and r.content],
                  "Edit": [r for r in self.rules["deny"] if r.tool == "Edit" and r.content]}  # a bare `Read` is the tool's
         if subject is None or not (paths["Read"] or paths["Edit"]):
             return None
-        if tool_name in ("Edit", "Write"):
-            reads, writes = [subject], []
-        elif tool_name == "Bash":
-            reads, writes = bash_files(subject, self.where.cwd)
+        if tool_name in EDIT_TOOLS | READ_TOOLS:
+            reads, writes = [Path(subject), self._resolve(subject)], []
+        elif script is not None:
+            reads, writes = bash_files(script, Path(self.where.cwd), self.where.home)
         else:
             return None
         found = [(rule, str(path)) for path in reads for rule in paths["Read"]]
         found += [(rule, str(path)) for path in writes for rule in paths["Edit"]]
         return next((rule for rule, path in found if rule.matches(rule.tool, path, self.where, allowing=False)), None)
 
+    def _protected_write(self, tool_name: str, subject: str | None, script: Script | None) -> str | None:
+        """A protected path (``.git``, ``.claude``, shell rc files...) the call writes, unless an
+        ``Edit`` allow rule names that very path (a targeted approval)."""
+        if subject is None:
+            return None
+        if tool_name in EDIT_TOOLS:
+            targets = [self._resolve(subject)]
+        elif script is not None:
+            targets = bash_files(script, Path(self.where.cwd), self.where.home)[1]
+        else:
+            return None
+        roots = self.working_directories()
+        for target in targets:
+            part = protected_part(target, roots)
+            if part is not None and not self._targeted(target, part):
+                return repr(str(target))
+        return None
+
+    def _targeted(self, path: Path, part: str) -> bool:
+        rule = self._first("allow", "Edit", str(path))
+        return rule is not None and rule.content is not None and part in rule.content
+
+    def _outside_read(self, tool_name: str, subject: str | None) -> Decision | None:
+        """Reads outside the working directories ask (or are refused with
+        ``blockReadsOutsideWorkingDirectories``) unless a ``Read`` allow rule covers them."""
+        if subject is None:
+            return None
+        path = self._resolve(subject)
+        if inside(path, self.working_directories() + real_roots(self.readable)):
+            return None
+        call = {"tool_name": tool_name, "subject": subject, "input": {}}
+        if self.block_outside_reads:
+            message = (f"{describe_call(tool_name, subject)} was refused: it reads outside the working directories, "
+                       "and blockReadsOutsideWorkingDirectories is set.")
+            return Deny(**call, message=message, source="settings", reason="blockReadsOutsideWorkingDirectories")
+        if allowed := self._first("allow", tool_name, str(path)):
+            return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
+        return self._ask(call, f"{str(path)!r} is outside the working directories")
+
     def _read_only_command(self, tool_name: str, subject: str | None) -> bool:
         """A Bash command Claude Code would run without asking in every mode (``ls``, ``cat``, ``git status``)."""
         if tool_name != "Bash" or subject is None:
             return False
-        return is_read_only(subject, cwd=self.where.cwd, roots=self._roots())
+        return self._not_read_only(parse(subject)) is None
+
+    def _not_read_only(self, script: Script) -> str | None:
+        return not_read_only(script, cwd=Path(self.where.cwd), roots=self._roots(), home=self.where.home,
+                             readable=self.readable)
 
     def _roots(self) -> tuple[Path, ...]:
         """The working directories: the project and ``--add-dir``'s (the cwd is always one)."""
         return (self.where.project_root, *self.additional_directories)
+
+    def _resolve(self, subject: str) -> Path:
+        return resolve(subject, Path(self.where.cwd), self.where.home)
 
     def _by_mode(self, call: dict[str, Any], read_only: bool, why: str = "no rule allows it") -> Decision:
         source = f"mode:{self.mode}"
@@ -220,10 +316,14 @@ class PermissionPolicy:
         if self.mode == "acceptEdits" and call["tool_name"] in EDIT_TOOLS and self._inside_project(call["subject"]):
             return Allow(**call, source=source, reason="file edit inside the project")
         if self.mode == "acceptEdits" and call["tool_name"] == "Bash" and call["subject"] is not None and \
-                is_filesystem_edit(call["subject"], cwd=self.where.cwd, roots=self._roots()):
+                not_filesystem_edit(parse(call["subject"]), cwd=Path(self.where.cwd), roots=self._roots(),
+                                    home=self.where.home) is None:
             return Allow(**call, source=source, reason="filesystem command inside the project")
-        message = f"Allow {describe_call(call['tool_name'], call['subject'])}?"
-        return Ask(**call, message=message, source=source, reason=why)
+        return self._ask(call, why)
+
+    def _ask(self, call: dict[str, Any], why: str) -> Ask:
+        return Ask(**call, message=f"Allow {describe_call(call['tool_name'], call['subject'])}?",
+                   source=f"mode:{self.mode}", reason=why)
 
     def _deny_by_rule(self, call: dict[str, Any], rule: Rule) -> Deny:
         shadowed = self._first("allow", call["tool_name"], call["subject"])
@@ -234,18 +334,21 @@ class PermissionPolicy:
 
     def _first(self, behavior: Behavior, tool_name: str, subject: str | None,
                input: Mapping[str, Any] | None = None) -> Rule | None:
-        """The first rule that covers the call; ``input``: deny and ask rules may also match a parameter."""
+        """The first rule that covers the call; ``input``: deny and ask rules may also match a parameter.
+        A file tool's path is matched as written and with its symlinks resolved (deny and ask rules:
+        either; allow rules: the resolved path, so a link cannot carry an approval outside)."""
         allowing = behavior == "allow"
-        matching = (r for r in self.rules[behavior] if r.matches(tool_name, subject, self.where, allowing=allowing)
+        subjects = [subject]
+        if subject is not None and canonical_tool_name(tool_name) in EDIT_TOOLS | READ_TOOLS:
+            resolved = str(self._resolve(subject))
+            subjects = [resolved] if allowing else [subject, resolved]
+        matching = (r for r in self.rules[behavior] for s in subjects if r.matches(tool_name, s, self.where, allowing=allowing)
                     or (input is not None and r.applies_to(tool_name) and matches_parameter(r.tool, r.content, input)))
         return next(matching, None)
 
     def _inside_project(self, subject: str | None) -> bool:
-        if subject is None:
-            return False
-        path = Path(os.path.normpath(subject))  # `/proj/../etc` is not inside /proj
-        roots = (self.where.project_root, self.where.cwd, *self.additional_directories)
-        return any(path.is_relative_to(root) for root in roots)
+        """Inside a working directory once symlinks are resolved (``link/x`` whose link leaves is outside)."""
+        return subject is not None and inside(self._resolve(subject), self.working_directories())
 
     def _from_answer(self, ask: Ask, answer: Answer) -> Decision:
         if answer is True:

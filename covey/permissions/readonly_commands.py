@@ -1,95 +1,184 @@
-"""Which commands read only, and which of their flags would write or run something.
+"""Which commands read only, and the options that keep them so (allow lists, never deny lists).
 
 The set follows Claude Code's built-in read-only commands (``ls``, ``cat``, ``echo``,
 ``pwd``, ``head``, ``tail``, ``grep``, ``find``, ``wc``, ``which``, ``diff``, ``stat``,
-``du``, ``cd`` and the read-only forms of ``git``) plus a few of the same kind. A
-command not here is not read-only: unknown means a person is asked.
+``du``, ``cd`` and the read-only forms of ``git``) plus a few of the same kind. Each
+lists the options it may take; an option not listed, or a command not here, is not
+read-only: a person is asked. ``git`` is judged per subcommand in
+:mod:`covey.permissions.readonly_git`.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-Check = Callable[[list[str]], bool]
-"""Whether these arguments keep the command read-only."""
+from covey.permissions.options import Options, Parsed, options, parse_options
+from covey.permissions.readonly_git import judge_git
 
-FLAG_SAFE = frozenset({
-    "cat", "head", "tail", "wc", "pwd", "echo", "printf", "grep", "egrep", "fgrep", "ls", "which", "diff",
-    "stat", "du", "df", "basename", "dirname", "realpath", "readlink", "whoami", "id", "uname", "nl", "cut",
-    "tr", "comm", "cmp", "printenv", "true", "false", "md5sum", "sha1sum", "sha256sum", "column", "jq", "type",
-})
-"""Commands none of whose flags writes a file or runs a program: their arguments may
-hold unquoted globs (``ls *.ts``, ``wc -l src/*.py``)."""
+Judge = Callable[[list[str]], "Parsed | None"]
+"""The arguments' operands and read paths, or None when they are not read-only."""
 
+_TEXT = dict(operands="text")
+_NONE = dict(operands="none")
 
-def _without(*flags: str) -> Check:
-    """Read-only unless one of ``flags`` is given: ``--output`` also as ``--output=x``; a short
-    ``-o`` anywhere in a cluster of short options (``-ro``, ``-ofile``), erring on the side of asking."""
-    long = {f for f in flags if f.startswith("--")}
-    short = {f[1] for f in flags if not f.startswith("--")}
-
-    def check(args: list[str]) -> bool:
-        for arg in args:
-            if arg.partition("=")[0] in long:
-                return False
-            if arg.startswith("-") and not arg.startswith("--") and short.intersection(arg[1:]):
-                return False
-        return True
-    return check
-
-
-def _at_most_one_operand(args: list[str]) -> bool:
-    """``uniq IN OUT`` writes OUT."""
-    return len([a for a in args if not a.startswith("-")]) <= 1
-
-
-def _no_operand(args: list[str]) -> bool:
-    """``hostname NAME`` sets the host name."""
-    return all(a.startswith("-") for a in args)
-
-
-def _find(args: list[str]) -> bool:
-    writes = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
-    return not writes.intersection(args)
-
-
-GIT_READERS = frozenset({
-    "status", "log", "diff", "show", "blame", "shortlog", "describe", "rev-parse", "ls-files", "ls-tree",
-    "cat-file", "merge-base", "show-ref", "rev-list", "grep", "count-objects", "name-rev", "for-each-ref",
-})
-_GIT_WRITE_FLAGS = _without("--output", "--ext-diff", "-O", "--open-files-in-pager")
-_BRANCH_LISTING = frozenset({"-a", "-r", "-v", "-vv", "--all", "--remotes", "--verbose", "--list", "-l", "--show-current"})
-
-
-def _git(args: list[str]) -> bool:
-    """``git SUBCOMMAND ...`` with a subcommand that only reads. A global option before the
-    subcommand (``-c core.pager=...``, ``-C dir``) can run a program or change directory: asked."""
-    if not args:
-        return False
-    sub, rest = args[0], args[1:]
-    if sub in GIT_READERS:
-        return _GIT_WRITE_FLAGS(rest)
-    listing = {
-        "branch": lambda: set(rest) <= _BRANCH_LISTING,
-        "tag": lambda: not rest or rest[0] in ("-l", "--list"),
-        "remote": lambda: not rest or rest in (["-v"], ["--verbose"]) or rest[0] == "get-url",
-        "stash": lambda: bool(rest) and rest[0] in ("list", "show"),
-        "config": lambda: bool(rest) and rest[0] in ("--get", "--get-all", "--get-regexp", "--list", "-l"),
-        "reflog": lambda: not rest or rest[0] == "show",
-    }.get(sub)
-    return bool(listing and listing())
-
-
-CHECKS: dict[str, Check] = {
-    **{name: (lambda args: True) for name in FLAG_SAFE},
-    "find": _find,
-    "sort": _without("-o", "--output", "--compress-program"),
-    "rg": _without("--pre"),
-    "tree": _without("-o"),
-    "file": _without("-m", "--magic-file", "-f", "--files-from", "-C", "--compile"),
-    "date": _without("-s", "--set"),
-    "uniq": _at_most_one_operand,
-    "hostname": _no_operand,
-    "git": _git,
+OPTIONS: dict[str, Options] = {
+    "cat": options("AbeEnstTuv", long="show-all number-nonblank show-ends number squeeze-blank show-tabs show-nonprinting"),
+    "head": options("qvz", "cn", long="quiet silent verbose zero-terminated", long_valued="bytes lines", numeric=True),
+    "tail": options("qvzrfF", "cns", long="quiet silent verbose zero-terminated retry", long_valued="bytes lines "
+                   "sleep-interval max-unchanged-stats pid", long_optional="follow", numeric=True),
+    "tac": options("br", "s", long="before regex", long_valued="separator"),
+    "wc": options("cmlLw", long="bytes chars lines max-line-length words", dangerous="files0-from"),
+    "nl": options("p", "bdfhilnsvw", long="no-renumber", long_valued="body-numbering section-delimiter footer-numbering "
+                  "header-numbering line-increment join-blank-lines number-format number-separator starting-line-number number-width"),
+    "ls": options("aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvxXZ1", "IwT", long="all almost-all author escape ignore-backups "
+                  "directory dired classify file-type full-time group-directories-first no-group human-readable si "
+                  "dereference-command-line dereference-command-line-symlink-to-dir hide-control-chars inode "
+                  "dereference numeric-uid-gid literal show-control-chars quote-name recursive reverse size context "
+                  "version", long_valued="block-size format hide ignore quoting-style sort tabsize time-style width",
+                  long_optional="color indicator-style time hyperlink"),
+    "grep": options("EFGPiyvwxcLlmobHhnqsrRaIUzZT", "efmABCdD", long="extended-regexp fixed-strings basic-regexp "
+                    "perl-regexp ignore-case no-ignore-case invert-match word-regexp line-regexp count "
+                    "files-with-matches files-without-match only-matching byte-offset with-filename no-filename "
+                    "line-number quiet silent no-messages recursive dereference-recursive text null null-data "
+                    "initial-tab line-buffered", long_valued="regexp file max-count after-context before-context "
+                    "context include exclude exclude-dir exclude-from label devices directories binary-files",
+                    long_optional="color colour", path_options="-f --file --exclude-from", operands="pattern-then-paths"),
+    "rg": options("FHILNPSUVabchilnopqsuvwx0", "ABCEefgjmMrtT", long="count count-matches files files-with-matches "
+                  "files-without-match fixed-strings follow hidden ignore-case smart-case case-sensitive invert-match "
+                  "json line-number no-line-number no-filename with-filename no-heading heading no-ignore no-ignore-vcs "
+                  "no-messages null only-matching quiet stats trim unrestricted vimgrep word-regexp line-regexp "
+                  "multiline multiline-dotall crlf no-config sort-files column no-column byte-offset passthru "
+                  "files-with-matches", long_valued="regexp file glob iglob max-count type type-not max-depth "
+                  "max-filesize context after-context before-context sort sortr encoding replace threads "
+                  "max-columns color colors type-add", path_options="-f --file", operands="pattern-then-paths",
+                  dangerous="pre pre-glob hostname-bin search-zip"),
+    "stat": options("LftZ", "c", long="dereference file-system terse", long_valued="format printf"),
+    "du": options("0abcDhHklLmPsSx", "dBt", long="null all apparent-size bytes total dereference-args human-readable "
+                  "si dereference no-dereference separate-dirs summarize one-file-system count-links inodes",
+                  long_valued="max-depth block-size threshold exclude time-style", long_optional="time"),
+    "df": options("ahHiklPTx", "tB", long="all human-readable si inodes local portability print-type total",
+                  long_valued="type exclude-type block-size output"),
+    "diff": options("abBcdeEilnNpqrsStTuwyZ", "CUWFDIx", long="text ignore-blank-lines ignore-space-change ignore-case "
+                    "ignore-all-space ignore-tab-expansion ignore-trailing-space ignore-file-name-case minimal "
+                    "new-file unidirectional-new-file brief report-identical-files recursive show-c-function "
+                    "side-by-side suppress-common-lines expand-tabs initial-tab strip-trailing-cr no-dereference",
+                    long_valued="context unified width show-function-line label ignore-matching-lines exclude "
+                    "starting-file horizon-lines tabsize", long_optional="color", max_operands=2),
+    "cmp": options("blsz", "inz", long="print-bytes verbose quiet silent", long_valued="ignore-initial bytes", max_operands=4),
+    "comm": options("123z", long="check-order nocheck-order total zero-terminated", long_valued="output-delimiter", max_operands=2),
+    "cut": options("nsz", "bcdf", long="complement only-delimited zero-terminated", long_valued="bytes characters "
+                   "delimiter fields output-delimiter"),
+    "sort": options("bdfgiMhnRrVcCmsuz", "ktS", long="ignore-leading-blanks dictionary-order ignore-case "
+                    "general-numeric-sort ignore-nonprinting month-sort human-numeric-sort numeric-sort random-sort "
+                    "reverse version-sort check merge stable unique zero-terminated debug", long_valued="key "
+                    "field-separator buffer-size sort", long_optional="check",
+                    dangerous="output compress-program temporary-directory random-source files0-from"),
+    "uniq": options("cdDiuz", "fsw", long="count repeated unique ignore-case zero-terminated", long_valued="skip-fields "
+                    "skip-chars check-chars", long_optional="all-repeated group", max_operands=1),
+    "column": options("tnxeLJ", "scoNlRHdEWr", long="table json keep-empty-lines fillrows", long_valued="separator "
+                      "output-separator table-columns table-name output-width"),
+    "file": options("bchiLNnprsvzZ0E", "eFP", long="brief no-dereference dereference mime mime-type mime-encoding "
+                    "keep-going no-pad no-sandbox preserve-date raw special-files uncompress uncompress-noreport "
+                    "print0", long_valued="exclude exclude-quiet separator parameter",
+                    dangerous="magic-file compile files-from"),
+    "tree": options("adlfxpugshDFvtrUcNqQJXCniA", "LPIH", long="noreport dirsfirst inodes device du prune matchdirs "
+                    "ignore-case gitignore fflinks", long_valued="filelimit timefmt sort", long_optional="charset"),
+    "jq": options("nrjaSCMecsRe", "", long="null-input raw-output join-output ascii-output sort-keys color-output "
+                  "monochrome-output compact-output slurp raw-input exit-status tab seq stream", long_valued="indent",
+                  operands="filter-then-paths"),
+    "md5sum": options("btcwz", long="binary text check tag quiet status strict warn zero ignore-missing"),
+    "sha1sum": options("btcwz", long="binary text check tag quiet status strict warn zero ignore-missing"),
+    "sha256sum": options("btcwz", long="binary text check tag quiet status strict warn zero ignore-missing"),
+    "sha512sum": options("btcwz", long="binary text check tag quiet status strict warn zero ignore-missing"),
+    "readlink": options("femnqsvz", long="canonicalize canonicalize-existing canonicalize-missing no-newline quiet "
+                        "silent verbose zero", **_TEXT),
+    "realpath": options("emLPqsz", long="canonicalize-existing canonicalize-missing logical physical quiet strip "
+                        "no-symlinks zero", long_valued="relative-to relative-base", **_TEXT),
+    "basename": options("asz", "s", long="multiple zero", long_valued="suffix", **_TEXT),
+    "dirname": options("z", long="zero", **_TEXT),
+    "pwd": options("LP", **_NONE),
+    "whoami": options(**_NONE),
+    "id": options("agGnruzZ", long="context group groups name real user zero", **_TEXT),
+    "uname": options("asnrvmpio", long="all kernel-name nodename kernel-release kernel-version machine processor "
+                     "hardware-platform operating-system", **_NONE),
+    "hostname": options("aAdfiIsy", long="alias all-fqdns domain fqdn long ip-address all-ip-addresses short yp nis",
+                         dangerous="file boot", **_NONE),
+    "which": options("as", long="all", **_TEXT),
+    "printenv": options("0", long="null", **_TEXT),
+    "true": options(**_TEXT),
+    "false": options(**_TEXT),
+    "tr": options("cCdst", long="complement delete squeeze-repeats truncate-set1", max_operands=2, **_TEXT),
 }
-"""Every read-only command but ``cd`` (which depends on where it goes) -> its argument check."""
+"""Commands judged by their option list alone."""
+
+ANY_ARGUMENTS = frozenset({"echo", "printf", "type"})
+"""Builtins that only print their arguments: no option of theirs writes or runs anything."""
+FLAG_SAFE = ANY_ARGUMENTS | frozenset({"cat", "head", "tail", "wc", "pwd", "ls", "which", "stat", "du", "df", "basename",
+                                       "dirname", "realpath", "readlink", "whoami", "id", "uname", "nl", "cut", "tr",
+                                       "comm", "cmp", "printenv", "true", "false", "md5sum", "sha1sum", "sha256sum",
+                                       "sha512sum", "column", "tac"})
+"""Commands none of whose listed options writes or runs anything, so an unquoted glob (which could
+expand to a file named like an option) keeps them read-only (``ls *.ts``, ``wc -l src/*.py``)."""
+
+_FIND_TESTS = frozenset({
+    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
+    "-maxdepth", "-mindepth", "-newer", "-anewer", "-cnewer", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin",
+    "-size", "-user", "-group", "-uid", "-gid", "-perm", "-links", "-inum", "-samefile", "-lname", "-ilname",
+    "-used", "-regextype", "-newermt", "-printf", "-fstype",
+})
+"""Find predicates that take one value (``-printf`` prints to stdout only)."""
+_FIND_FLAGS = frozenset({
+    "-print", "-print0", "-prune", "-o", "-or", "-a", "-and", "-not", "!", "(", ")", "-empty", "-follow", "-depth",
+    "-xdev", "-mount", "-readable", "-writable", "-executable", "-nouser", "-nogroup", "-true", "-false", "-quit", "-ls",
+    "-daystart", "-noleaf", "-ignore_readdir_race", "-noignore_readdir_race",
+})
+
+
+def _find(args: list[str]) -> Parsed | None:
+    """``find [-H|-L|-P] [PATH...] [EXPRESSION]``: paths, then only listed predicates (no ``-exec``,
+    ``-delete``, ``-fprint``...)."""
+    parsed, i = Parsed(), 0
+    while i < len(args) and args[i] in ("-H", "-L", "-P"):
+        i += 1
+    while i < len(args) and not args[i].startswith("-") and args[i] not in ("!", "(", ")"):
+        parsed.paths.append(args[i])
+        i += 1
+    while i < len(args):
+        arg = args[i]
+        if arg in _FIND_TESTS and i + 1 < len(args):
+            i += 2
+        elif arg in _FIND_FLAGS:
+            i += 1
+        else:
+            return None
+    return parsed
+
+
+def _date(args: list[str]) -> Parsed | None:
+    """``date`` shows the time; an operand that is not ``+FORMAT`` would set it."""
+    spec = options("uRI", "dr", long="utc universal rfc-email", long_valued="date reference",
+                   long_optional="iso-8601 rfc-3339", operands="text", dangerous="set file")
+    parsed = parse_options(spec, args)
+    return parsed if parsed is not None and all(o.startswith("+") for o in parsed.operands) else None
+
+
+def _any(args: list[str]) -> Parsed:
+    return Parsed(operands=list(args))
+
+
+def judge(name: str) -> Judge | None:
+    """How ``name``'s arguments are judged, or None if it is not a read-only command."""
+    if name in ANY_ARGUMENTS:
+        return _any
+    if name == "find":
+        return _find
+    if name == "date":
+        return _date
+    if name == "git":
+        return judge_git
+    spec = OPTIONS.get(name)
+    return (lambda args: parse_options(spec, args)) if spec is not None else None
+
+
+def is_known(name: str) -> bool:
+    return judge(name) is not None

@@ -1,0 +1,62 @@
+"""Paths as the permission checks see them: ``~`` as the run's HOME, symlinks resolved, the
+working directories, and the protected paths no mode writes without a targeted approval.
+
+Every path rule and working-directory check uses :func:`resolve`, so ``link/x`` whose
+``link`` points outside the project is outside, and an ``alias`` of ``.env`` is ``.env``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+PROTECTED_DIRECTORIES = frozenset({".git", ".claude", ".covey", ".vscode", ".idea", ".husky", ".ssh", ".gnupg"})
+"""Claude Code's protected directories (``.git``, ``.claude``, ``.vscode``, ``.idea``, ``.husky``), covey's own
+settings folder, and the user's keys."""
+PROTECTED_FILES = frozenset({
+    ".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
+    ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".mcp.json", ".claude.json",
+    ".envrc", ".inputrc", ".netrc", ".npmrc", ".pypirc",
+})
+"""Shell start-up files and tool configurations that run code or hold credentials."""
+
+
+def expand(path: str, home: Path) -> str:
+    """``~`` and ``~/x`` against the run's HOME (``~user`` as the account database says)."""
+    if path == "~" or path.startswith("~/"):
+        return str(home) + path[1:]
+    return os.path.expanduser(path) if path.startswith("~") else path
+
+
+def resolve(path: str | Path, base: Path, home: Path) -> Path:
+    """Absolute, normalised, with every existing symlink on the way resolved."""
+    joined = os.path.join(base, expand(str(path), home))
+    return Path(os.path.realpath(joined))
+
+
+def normal(path: str | Path, base: Path, home: Path) -> Path:
+    """Absolute and normalised as written (no symlink resolved): what a deny rule also sees."""
+    return Path(os.path.normpath(os.path.join(base, expand(str(path), home))))
+
+
+def inside(path: Path, roots: Iterable[Path]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
+
+
+def real_roots(roots: Iterable[Path]) -> tuple[Path, ...]:
+    """The working directories with their own symlinks resolved (``/tmp`` may be a link)."""
+    return tuple(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
+
+
+def protected_part(path: Path, roots: Iterable[Path]) -> str | None:
+    """The protected directory or file ``path`` is or lies in, or None. Inside a working directory only the
+    part below it counts (a project may itself sit under a folder named like one)."""
+    base = next((root for root in roots if path.is_relative_to(root)), None)
+    parts = path.relative_to(base).parts if base is not None else path.parts
+    for part in parts[:-1]:
+        if part in PROTECTED_DIRECTORIES:
+            return part
+    if parts and (parts[-1] in PROTECTED_DIRECTORIES or parts[-1] in PROTECTED_FILES):
+        return parts[-1]
+    return None

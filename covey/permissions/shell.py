@@ -1,0 +1,328 @@
+"""A Bash command as the shell will read it: tree-sitter's bash grammar, judged fail-closed.
+
+Why tree-sitter: it is the maintained bash grammar (the one editors and Claude Code itself
+use), ships as wheels with no build step, and never raises on odd input: what it cannot
+read becomes an ``ERROR`` node, which this module counts as not understood. ``shlex``
+is not a shell (it takes ``#`` inside ``a#b`` for a comment), so covey no longer judges
+commands with it.
+
+:func:`parse` returns a :class:`Script`: every simple command the grammar finds,
+substitutions included, with its words after quote removal, and ``opaque``, the
+constructs the judge does not fully understand (substitutions, ``$'…'``, parameter
+expansions, here-documents, functions, control flow, unknown syntax). A command with
+anything opaque is never read-only and no allow rule covers it; deny rules still see
+every simple command inside it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+MAX_LENGTH = 10_000
+"""Longer commands are not judged: they are asked about, as in Claude Code."""
+
+_PLAIN = frozenset({"program", "list", "pipeline", "command", "redirected_statement", "negated_command",
+                    "comment", "file_redirect", "command_name", "variable_assignment"})
+"""Node types the judge reads fully (words are judged by :func:`_word`)."""
+_WORDS = frozenset({"word", "string", "raw_string", "concatenation", "number"})
+_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+_ANON_OK = frozenset({"&&", "||", "|", "|&", ";", "&", "!", "=", "\n"})
+_UNQUOTED_SPECIAL = re.compile(r"[$`()<>;&|\s\"'\\]")
+"""After escapes are removed, a bare word holding one of these is something the grammar
+read differently from bash (or a construct it folded into a word): not understood."""
+_GLOB = re.compile(r"[*?\[{]")
+_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+
+
+@dataclass(frozen=True)
+class Redirect:
+    operator: str
+    """``>``, ``>>``, ``<``, ``&>``, ``>&``, ``<&``, ``>|``, ``<>``, ``&>>``."""
+    target: str | None
+    """The destination after quote removal; None when it is computed at run time."""
+    descriptor: str | None = None
+    globbed: bool = False
+    """The target holds an unquoted glob or ``~``: where it lands is decided at run time."""
+
+
+@dataclass(frozen=True)
+class SimpleCommand:
+    words: tuple[str | None, ...]
+    """Name and arguments after quote removal; None where a word is computed at run time."""
+    source: str
+    """The command's text as written (its redirections excluded)."""
+    assignments: tuple[str, ...] = ()
+    """``NAME=value`` prefixes as written."""
+    redirects: tuple[Redirect, ...] = ()
+    globbed: tuple[bool, ...] = ()
+    """Per word: an unquoted glob, brace or ``~`` the shell expands."""
+    nested: bool = False
+    """Inside a substitution, a function or a compound statement."""
+
+    @property
+    def name(self) -> str | None:
+        return self.words[0] if self.words else None
+
+    @property
+    def static(self) -> bool:
+        return all(w is not None for w in self.words)
+
+    def text(self) -> str:
+        """The words joined by spaces (dynamic words as written): what a rule is matched against."""
+        return " ".join(w if w is not None else "\0" for w in self.words)
+
+
+@dataclass
+class Script:
+    commands: list[SimpleCommand] = field(default_factory=list)
+    opaque: list[str] = field(default_factory=list)
+    """Why the judge cannot read it all (empty: fully understood)."""
+
+    @property
+    def understood(self) -> bool:
+        return not self.opaque and bool(self.commands)
+
+
+def parse(command: str) -> Script:
+    """The simple commands of ``command`` and what in it is opaque (cached: a gate asks often)."""
+    return _parse(command, 0)
+
+
+@lru_cache(maxsize=2048)
+def _parse(command: str, depth: int) -> Script:
+    script = Script()
+    if len(command) > MAX_LENGTH:
+        script.opaque.append(f"longer than {MAX_LENGTH:,} characters")
+        return script
+    if "\0" in command:
+        script.opaque.append("a NUL character")
+        return script
+    tree = _parser().parse(command.encode())
+    _walk(tree.root_node, script, nested=False)
+    if tree.root_node.has_error:
+        script.opaque.append("syntax the bash grammar cannot read")
+    if depth < 3:
+        _inner_scripts(script, depth)
+    return script
+
+
+def inner_code(command: SimpleCommand) -> str | None:
+    """The code a command hands to a shell: ``bash -c CODE``, ``eval ARGS`` (None: not such a command,
+    or the code is computed at run time)."""
+    words = list(command.words)
+    if not words or words[0] is None:
+        return None
+    name = words[0].rsplit("/", 1)[-1]
+    if name == "eval":
+        return " ".join(w for w in words[1:] if w is not None) if all(w is not None for w in words[1:]) else None
+    if name in _SHELLS:
+        for i, word in enumerate(words[1:], 1):
+            if word is None:
+                return None
+            if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+                return words[i + 1] if i + 1 < len(words) else None
+    return None
+
+
+def _inner_scripts(script: Script, depth: int) -> None:
+    """Deny rules must see ``rm`` in ``bash -c 'rm -rf x'`` and ``eval "rm -rf x"``."""
+    for command in list(script.commands):
+        code = inner_code(command)
+        if code is not None:
+            inner = _parse(code, depth + 1)
+            script.commands.extend(SimpleCommand(**{**c.__dict__, "nested": True}) for c in inner.commands)
+
+
+def _walk(node, script: Script, *, nested: bool) -> None:
+    kind = node.type
+    if not node.is_named:
+        if kind not in _ANON_OK:
+            script.opaque.append(f"{kind!r}")
+        return
+    if kind == "ERROR" or node.is_missing:
+        script.opaque.append("syntax the bash grammar cannot read")
+        return
+    if kind == "command":
+        _command(node, script, nested=nested, redirects=())
+        return
+    if kind == "redirected_statement":
+        body = node.child_by_field_name("body")
+        redirects = tuple(_redirect(r, script) for r in node.children_by_field_name("redirect"))
+        if body is not None and body.type == "command":
+            _command(body, script, nested=nested, redirects=redirects)
+            return
+        script.opaque.append("a redirection of a compound statement")
+        for child in node.children:
+            if child.type not in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                _walk(child, script, nested=True)
+        return
+    if kind not in _PLAIN:
+        script.opaque.append(_describe(kind))
+        nested = True
+    for child in node.children:
+        _walk(child, script, nested=nested)
+
+
+def _command(node, script: Script, *, nested: bool, redirects: tuple[Redirect, ...]) -> None:
+    words: list[str | None] = []
+    globbed: list[bool] = []
+    assignments: list[str] = []
+    own_redirects = list(redirects)
+    start = end = None
+    for child in node.children:
+        field_name = node.field_name_for_child(_index(node, child))
+        if child.type == "variable_assignment":
+            assignments.append(child.text.decode(errors="replace"))
+            _assignment(child, script)
+        elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+            own_redirects.append(_redirect(child, script))
+        elif child.type == "command_name" or field_name == "argument":
+            target = child.children[0] if child.type == "command_name" and child.child_count else child
+            value, glob = _word(target, script)
+            words.append(value)
+            globbed.append(glob)
+            start = child.start_byte if start is None else start
+            end = child.end_byte
+        elif child.is_named:
+            script.opaque.append(_describe(child.type))
+    source = node.text[(start or node.start_byte) - node.start_byte:(end or node.end_byte) - node.start_byte]
+    script.commands.append(SimpleCommand(
+        words=tuple(words), source=source.decode(errors="replace"), assignments=tuple(assignments),
+        redirects=tuple(own_redirects), globbed=tuple(globbed), nested=nested,
+    ))
+
+
+def _index(parent, child) -> int:
+    for i, c in enumerate(parent.children):
+        if c.id == child.id:
+            return i
+    return -1
+
+
+def _assignment(node, script: Script) -> None:
+    value = node.child_by_field_name("value")
+    if value is not None:
+        _word(value, script)
+
+
+def _redirect(node, script: Script) -> Redirect:
+    if node.type != "file_redirect":
+        script.opaque.append("a here-document" if node.type == "heredoc_redirect" else "a here-string")
+        for child in node.children:
+            if child.type in _SUBSTITUTIONS or child.type in _WORDS:
+                _word(child, script)
+        return Redirect("<<", None)
+    operator = next((c.type for c in node.children if not c.is_named), "")
+    descriptor = node.child_by_field_name("descriptor")
+    destinations = node.children_by_field_name("destination")
+    target: str | None = None
+    glob = False
+    if len(destinations) == 1:
+        target, glob = _word(destinations[0], script)
+    elif destinations:
+        script.opaque.append("a redirection with several destinations")
+    return Redirect(operator, target, descriptor.text.decode() if descriptor is not None else None, glob)
+
+
+def _word(node, script: Script) -> tuple[str | None, bool]:
+    """A word's value after quote removal (None: computed at run time) and whether it globs.
+    Substitutions inside are walked so that their commands are judged too."""
+    kind = node.type
+    text = node.text.decode(errors="replace")
+    if kind in ("word", "number"):
+        if text.startswith("#"):
+            script.opaque.append("a word that starts a comment")
+            return None, False
+        value = _unescape(text)
+        if value is None:
+            script.opaque.append("an escape the judge does not read")
+            return None, False
+        glob = bool(_GLOB.search(_unescaped_part(text))) or text.startswith("~")
+        return value, glob
+    if kind == "raw_string":
+        return text[1:-1], False
+    if kind == "string":
+        parts = [c for c in node.children if c.is_named]
+        if any(c.type != "string_content" for c in parts):
+            for c in parts:
+                if c.type != "string_content":
+                    _walk_dynamic(c, script)
+            return None, False
+        return _double_quoted(text[1:-1]), False
+    if kind == "concatenation":
+        values, glob = [], False
+        for child in node.children:
+            value, child_glob = _word(child, script)
+            values.append(value)
+            glob = glob or child_glob
+        return (None, glob) if any(v is None for v in values) else ("".join(values), glob)  # type: ignore[arg-type]
+    _walk_dynamic(node, script)
+    return None, False
+
+
+def _walk_dynamic(node, script: Script) -> None:
+    """A part computed at run time: opaque, and the commands inside it are still collected.
+    A plain ``$NAME`` / ``${NAME}`` is only a value the judge does not know, not opaque: the
+    command that holds it is judged with that word unknown."""
+    if _plain_variable(node):
+        return
+    script.opaque.append(_describe(node.type))
+    for child in node.children:
+        _walk(child, script, nested=True)
+
+
+def _plain_variable(node) -> bool:
+    if node.type == "simple_expansion":
+        return True
+    if node.type != "expansion":
+        return False
+    named = [c for c in node.children if c.is_named]
+    anonymous = [c.type for c in node.children if not c.is_named]
+    return len(named) == 1 and named[0].type == "variable_name" and anonymous == ["${", "}"]
+
+
+def _unescape(text: str) -> str | None:
+    out, i = [], 0
+    while i < len(text):
+        char = text[i]
+        if char == "\\":
+            if i + 1 >= len(text):
+                return None
+            if text[i + 1] != "\n":  # backslash-newline joins lines
+                out.append(text[i + 1])
+            i += 2
+            continue
+        if _UNQUOTED_SPECIAL.match(char):
+            return None
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _unescaped_part(text: str) -> str:
+    return re.sub(r"\\.", "", text)
+
+
+def _double_quoted(body: str) -> str:
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), body)
+
+
+def _describe(kind: str) -> str:
+    return {
+        "command_substitution": "a command substitution", "process_substitution": "a process substitution",
+        "expansion": "a parameter expansion", "simple_expansion": "a variable expansion",
+        "ansi_c_string": "an ANSI-C quoted string ($'…')", "translated_string": "a translated string ($\"…\")",
+        "arithmetic_expansion": "an arithmetic expansion", "function_definition": "a function definition",
+        "subshell": "a subshell", "compound_statement": "a compound statement",
+        "brace_expression": "a brace expansion",
+    }.get(kind, f"a {kind.replace('_', ' ')}")
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
