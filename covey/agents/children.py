@@ -47,8 +47,11 @@ async def child_spec(
     listing = skill_list_message(runtime.skills) if "Skill" in tools else None
     if listing is not None:
         prelude = [*prelude, listing]  # the skills it may load, as the main agent's listing
-    mode = call.mode or definition.permission_mode
-    permissions = parent.permissions.for_child(definition_mode=mode, cwd=Path(cwd)) if parent.permissions else None
+    mode = getattr(call, "mode", None) or definition.permission_mode
+    # A worktree child's working directory is its worktree, not the main checkout (docs/definitions.md#permissions).
+    root = Path(worktree.path) if worktree is not None else None
+    permissions = parent.permissions.for_child(definition_mode=mode, cwd=Path(cwd), project_root=root) \
+        if parent.permissions else None
     return AgentSpec(
         session_id=parent.session_id,
         agent_id=agent_id,

@@ -124,7 +124,9 @@ def fork_spec(
     history it inherits; ``bubble`` permissions; always in the background."""
     runtime = parent.runtime
     cwd = str(Path(worktree.cwd if worktree is not None else getattr(call, "cwd", None) or parent.cwd))
-    permissions = parent.permissions.for_child(definition_mode="bubble", cwd=Path(cwd)) if parent.permissions else None
+    root = Path(worktree.path) if worktree is not None else None
+    permissions = parent.permissions.for_child(definition_mode="bubble", cwd=Path(cwd), project_root=root) \
+        if parent.permissions else None
     can_ask = bool(runtime is not None and runtime.can_ask)
     return AgentSpec(
         session_id=parent.session_id, agent_id=agent_id, definition=FORK_AGENT,

@@ -163,6 +163,7 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
     )
     if inner is not None:
         inner.denials = loop.denials
+        ctx.services.confirm = inner.confirm
     return loop
 
 

@@ -35,3 +35,15 @@ class PermissionGate:
             self.denials.append({"tool_name": tool.name, "tool_use_id": ctx.tool_use_id, "tool_input": wire})
             return ToolResult.error(decision.message)
         return input
+
+    async def confirm(self, tool: Tool, input: Any, ctx: ToolContext, ask: Ask) -> Any:
+        """An approval a tool asks for itself (an Agent call that would start a more permissive child):
+        PermissionRequest hooks first, then the person; no one to ask means denied."""
+        decision: Any = ask
+        if self.on_request is not None and (answered := await self.on_request(tool, input, ctx, ask)):
+            decision, _ = answered
+        decision = await self.policy.resolve(decision, agent_id=ctx.agent_id, tool_use_id=ctx.tool_use_id, asker=self.asker)
+        if isinstance(decision, Deny):
+            wire = input.model_dump(by_alias=True, exclude_none=True)
+            self.denials.append({"tool_name": tool.name, "tool_use_id": ctx.tool_use_id, "tool_input": wire})
+        return decision

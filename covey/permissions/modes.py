@@ -24,12 +24,11 @@ take: every mode. ``bubble`` on the main agent asks the session's asker, as ``de
 STICKY_MODES: tuple[str, ...] = ("bypassPermissions", "acceptEdits", "auto")
 """A parent in these modes keeps them for its children, whatever the definition says."""
 
-PERMISSIVENESS: dict[str, int] = {
-    "plan": 0, "dontAsk": 1, "default": 2, "bubble": 2, "auto": 2, "acceptEdits": 3, "bypassPermissions": 4,
-}
-"""How much a mode lets run unasked; a child may not rank above its parent unless a person approves
-(``auto`` runs as ``default`` here)."""
+UNASKED_POWER: dict[str, int] = {"acceptEdits": 1, "bypassPermissions": 2}
+"""What a mode lets run without anyone asked, beyond rules: file edits, then everything. The other
+modes ask a person (or deny) for what no rule allows, so a child in them gains nothing unasked."""
 
 
 def more_permissive(mode: str, than: str) -> bool:
-    return PERMISSIVENESS.get(mode, 4) > PERMISSIVENESS.get(than, 4)
+    """Whether an agent in ``mode`` could run unasked what one in ``than`` could not."""
+    return UNASKED_POWER.get(mode, 0) > UNASKED_POWER.get(than, 0)

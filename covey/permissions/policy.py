@@ -252,6 +252,16 @@ class PermissionPolicy:
         found += [(rule, str(path)) for path in writes for rule in paths["Edit"]]
         return next((rule for rule, path in found if rule.matches(rule.tool, path, self.where, allowing=False)), None)
 
+    def has_read_denials(self) -> bool:
+        return any(r.tool == "Read" and r.content for r in self.rules["deny"])
+
+    def read_denied(self, path: str) -> bool:
+        """Whether a ``Read`` deny rule covers ``path`` (as written or with its symlinks resolved):
+        Grep and Glob leave such files out of their results."""
+        rules = [r for r in self.rules["deny"] if r.tool == "Read" and r.content]
+        candidates = (path, str(self._resolve(path)))
+        return any(rule.matches("Read", p, self.where, allowing=False) for rule in rules for p in candidates)
+
     def _protected_write(self, tool_name: str, subject: str | None, script: Script | None) -> str | None:
         """A protected path (``.git``, ``.claude``, shell rc files...) the call writes, unless an
         ``Edit`` allow rule names that very path (a targeted approval)."""

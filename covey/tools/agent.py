@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from covey.agents.children import child_spec
 from covey.agents.coordinator import WORKER_TYPE
+from covey.agents.escalation import launch_escalation, refused_text
 from covey.agents.fork import FORK_AGENT, FORK_REFUSAL, FORK_TYPE, fork_spec, in_fork_child
 from covey.agents.worktree import Worktree, check_isolation, create_worktree, finish_worktree
 from covey.agents.reports import SUMMARIES, completed_text, launched_text
@@ -26,6 +27,7 @@ from covey.events import (
     new_uuid, wire_usage,
 )
 from covey.ids import AgentId
+from covey.permissions.decisions import Deny
 from covey.tool_names import canonical_tool_name
 from covey.registry.records import FinalReport, LaunchRequest
 from covey.teams.roster import Member
@@ -90,10 +92,25 @@ class AgentTool(Tool):
         forking = self.fork and not input.subagent_type and not _names_teammate(input)
         if forking and (refused := _fork_refused(parent, ctx)):
             return ToolResult.error(refused)
+        if refused := await _escalation_refused(self, input, ctx, parent, runtime, forking):
+            return ToolResult.error(refused)
         try:
             return await Launch(input, ctx, parent, runtime, fork=forking).go()
         except CoveyError as exc:
             return ToolResult.error(str(exc))
+
+
+async def _escalation_refused(tool: Tool, input: Any, ctx: ToolContext, parent: Any, runtime: Any, forking: bool) -> str | None:
+    """A child more powerful than its parent starts only with a person's approval (covey/agents/escalation.py)."""
+    agent_type = FORK_TYPE if forking else input.subagent_type or default_agent_type(runtime)
+    definition = FORK_AGENT if forking else runtime.definitions.get(agent_type)
+    ask = launch_escalation(parent, definition, input, agent_type)
+    if ask is None:
+        return None
+    if ctx.services.confirm is None:
+        return refused_text(ask, "Nobody can be asked here, so it was denied.")
+    decision = await ctx.services.confirm(tool, input, ctx, ask)
+    return refused_text(ask, decision.message) if isinstance(decision, Deny) else None
 
 
 def default_agent_type(runtime: Any) -> str:

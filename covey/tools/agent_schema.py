@@ -47,9 +47,10 @@ def agent_input_model(*, background: bool = True, teams: bool = False, remote: b
         fields.update(_FORK_FIELDS)
     if not background or fork:
         fields.pop("run_in_background")
-    if not teams:
+    if not teams:  # Claude Code offers `mode` only with teams; a more permissive one is asked about anyway
         fields.pop("name")
         fields.pop("team_name")
+        fields.pop("mode")
     isolation = Literal["worktree", "remote"] if remote else Literal["worktree"]
     fields["isolation"] = (Optional[isolation], fields["isolation"][1])
     name = f"AgentInput{'B' if background else ''}{'T' if teams else ''}{'R' if remote else ''}{'F' if fork else ''}"

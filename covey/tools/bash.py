@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import secrets
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -88,10 +89,15 @@ class Bash(Tool):
         return ToolResult.error(_join(output, f"Command timed out after {timeout_ms:g} ms."))
 
 
+BASH = shutil.which("bash") or "/bin/bash"
+
+
 async def _spawn(command: str, ctx: ToolContext, stdout) -> asyncio.subprocess.Process:
     # A new session makes the shell a group leader, so the group can be killed whole.
-    process = await asyncio.create_subprocess_shell(
-        command, cwd=ctx.cwd, env=ctx.env, stdin=asyncio.subprocess.DEVNULL,
+    # bash, not /bin/sh: the permission gate judged the command with bash's grammar, and the
+    # model is told "bash -c semantics" (on Debian /bin/sh is dash, which reads it differently).
+    process = await asyncio.create_subprocess_exec(
+        BASH, "-c", command, cwd=ctx.cwd, env=ctx.env, stdin=asyncio.subprocess.DEVNULL,
         stdout=stdout, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
     )
     ctx.processes.track(process)

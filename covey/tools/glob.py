@@ -12,6 +12,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.read import abs_path
+from covey.tools.read_denials import read_denied, without_denied
 
 MAX_RESULTS = 100
 
@@ -40,7 +41,7 @@ class Glob(Tool):
         root = abs_path(ctx, input.path or ".")
         if not root.is_dir():
             return ToolResult.error(f"Directory does not exist: {root}")
-        paths = await asyncio.to_thread(_find, root, input.pattern)
+        paths = without_denied(await asyncio.to_thread(_find, root, input.pattern), read_denied(ctx))
         if not paths:
             return ToolResult(content=f"No files match {input.pattern!r} in {root}.")
         shown = "\n".join(paths[:MAX_RESULTS])

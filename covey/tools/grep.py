@@ -22,6 +22,7 @@ from pydantic.json_schema import SkipJsonSchema
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.glob import expand_braces, newest_first, search_root
 from covey.tools.read import abs_path
+from covey.tools.read_denials import Denied, denied_below, read_denied, without_denied
 
 MAX_OUTPUT_CHARS = 30_000
 MAX_LINE_CHARS = 500  # minified files put megabytes on one line
@@ -88,8 +89,11 @@ class Grep(Tool):
         if input.file_type and not ripgrep and input.file_type not in FILE_TYPES:
             known = ", ".join(FILE_TYPES)
             return ToolResult.error(f"Unknown type {input.file_type!r}; known types: {known}")
+        denied = read_denied(ctx)
         try:
-            lines = await (_ripgrep(root, input, ctx.env) if ripgrep else _python_grep(root, input))
+            hidden = await asyncio.to_thread(denied_below, root, denied, _SKIP_DIRS) if denied and root.is_dir() else []
+            # With files to hide, covey's own search runs: it filters exactly what the rules name.
+            lines = await (_ripgrep(root, input, ctx.env) if ripgrep and not hidden else _python_grep(root, input, denied))
         except (re.error, RuntimeError) as e:
             return ToolResult.error(f"Grep failed: {e}")
         return ToolResult(content=_render(lines, input))
@@ -140,10 +144,10 @@ async def _ripgrep(root: Path, input: GrepInput, env: dict[str, str] | None = No
     return out.decode(errors="replace").splitlines()
 
 
-async def _python_grep(root: Path, input: GrepInput) -> list[str]:
+async def _python_grep(root: Path, input: GrepInput, denied: Denied | None = None) -> list[str]:
     flags = (re.IGNORECASE if input.ignore_case else 0) | re.MULTILINE
     regex = re.compile(input.pattern, flags | (re.DOTALL if input.multiline else 0))
-    files = await asyncio.to_thread(_files, root, input)
+    files = without_denied(await asyncio.to_thread(_files, root, input), denied)
     return await asyncio.to_thread(_search_files, files, regex, input)
 
 
