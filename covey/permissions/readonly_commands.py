@@ -81,7 +81,7 @@ OPTIONS: dict[str, Options] = {
                     "keep-going no-pad no-sandbox preserve-date raw special-files uncompress uncompress-noreport "
                     "print0", long_valued="exclude exclude-quiet separator parameter",
                     dangerous="magic-file compile files-from"),
-    "tree": options("adlfxpugshDFvtrUcNqQJXCniA", "LPIH", long="noreport dirsfirst inodes device du prune matchdirs "
+    "tree": options("adlfxpugshDFvtrUcNqQJXCniA", "LPI", long="noreport dirsfirst inodes device du prune matchdirs "
                     "ignore-case gitignore fflinks", long_valued="filelimit timefmt sort", long_optional="charset"),
     "jq": options("nrjaSCMecsRe", "", long="null-input raw-output join-output ascii-output sort-keys color-output "
                   "monochrome-output compact-output slurp raw-input exit-status tab seq stream", long_valued="indent",
@@ -109,6 +109,7 @@ OPTIONS: dict[str, Options] = {
     "false": options(**_TEXT),
     "tr": options("cCdst", long="complement delete squeeze-repeats truncate-set1", max_operands=2, **_TEXT),
 }
+OPTIONS["egrep"] = OPTIONS["fgrep"] = OPTIONS["grep"]
 """Commands judged by their option list alone."""
 
 ANY_ARGUMENTS = frozenset({"echo", "printf", "type"})
@@ -116,7 +117,7 @@ ANY_ARGUMENTS = frozenset({"echo", "printf", "type"})
 FLAG_SAFE = ANY_ARGUMENTS | frozenset({"cat", "head", "tail", "wc", "pwd", "ls", "which", "stat", "du", "df", "basename",
                                        "dirname", "realpath", "readlink", "whoami", "id", "uname", "nl", "cut", "tr",
                                        "comm", "cmp", "printenv", "true", "false", "md5sum", "sha1sum", "sha256sum",
-                                       "sha512sum", "column", "tac"})
+                                       "sha512sum", "column", "tac", "grep", "egrep", "fgrep", "rg"})
 """Commands none of whose listed options writes or runs anything, so an unquoted glob (which could
 expand to a file named like an option) keeps them read-only (``ls *.ts``, ``wc -l src/*.py``)."""
 
