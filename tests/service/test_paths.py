@@ -15,6 +15,7 @@ def test_the_directory_is_created_0700_with_its_files_named(tmp_path, monkeypatc
     monkeypatch.setenv("COVEY_SERVICE_DIR", str(tmp_path / "a" / "svc"))
     paths = service_paths()
     assert stat.S_IMODE(os.stat(paths.root).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(tmp_path / "a").st_mode) == 0o700  # the parent covey made too
     assert [p.name for p in (paths.socket, paths.info, paths.lock, paths.start_lock, paths.log)] == [
         "service.sock", "service.json", "service.lock", "start.lock", "service.log"]
 
