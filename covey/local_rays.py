@@ -16,6 +16,8 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from covey.private_dirs import open_private, private_dir
+
 NAMESPACE = "covey"
 """The Ray namespace of every covey actor: named actors of two sessions differ by session id."""
 
@@ -39,13 +41,11 @@ def run_dir() -> Path:
 
 def record(gcs_address: str, session_dir: str) -> Path:
     """Write this process's file for the Ray it just started (private to the user)."""
-    folder = run_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    folder.chmod(0o700)
+    folder = private_dir(run_dir())
     pid = os.getpid()
     entry = LocalRay(gcs_address, session_dir, pid, _started(pid), os.environ.get("RAY_AUTH_MODE"), _token_path())
     path = folder / f"ray-{pid}.json"
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    descriptor = open_private(path, os.O_WRONLY | os.O_TRUNC)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         json.dump(asdict(entry), handle)
     atexit.register(forget)  # a driver that exits without shutting Ray down leaves no file behind

@@ -1,7 +1,7 @@
 """Starting or joining Ray the way covey's users expect.
 
-A local Ray is started on demand (no dashboard, quiet logs, loopback only),
-recorded under ``~/.covey/run`` for ``covey ps`` and friends, and shut down at
+A local Ray is started on demand (no dashboard, quiet logs, loopback only, its
+auth token readable by this user only: ``covey.ray_token``), recorded under ``~/.covey/run`` for ``covey ps`` and friends, and shut down at
 exit only if covey started it; ``--address`` / ``RAY_ADDRESS`` joins an
 existing cluster instead.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import ray
 
-from covey import local_rays
+from covey import local_rays, ray_token
 from covey.local_rays import NAMESPACE
 
 
@@ -34,9 +34,20 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbo
         join(address, **common)
         return False
     stay_on_loopback()
+    if ray_token.prepare_token() is not None:
+        _reload_token()  # Ray may have cached "no token" earlier in this process, and would write its own
     context = ray.init(include_dashboard=False, num_cpus=num_cpus, **common)
+    ray_token.tighten_token()  # a token an older Ray (or covey) wrote world-readable
     local_rays.record(context.address_info["gcs_address"], context.address_info["session_dir"])
     return True
+
+
+def _reload_token() -> None:
+    try:
+        from ray._raylet import AuthenticationTokenLoader
+    except ImportError:  # a Ray without token auth
+        return
+    AuthenticationTokenLoader.instance().reset_cache()
 
 
 def join(address: str, token_path: str | None = None, **init_options: Any) -> None:

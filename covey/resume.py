@@ -25,6 +25,7 @@ from covey.agents.transcript import (
 )
 from covey.errors import UserError
 from covey.permissions.modes import PermissionMode
+from covey.private_dirs import private_dir
 
 RECORD_NAME = "session.json"
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
@@ -129,7 +130,7 @@ def record_session(transcript_dir: str | os.PathLike | None, record: SessionReco
     """Write ``session.json`` atomically (a reader sees the old record or the new one, never half);
     not fsynced, so it costs a small write and a rename: cheap enough for every turn end."""
     path = _session_dir(transcript_dir, record.session_id) / RECORD_NAME
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent, "transcript folder")
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{RECORD_NAME}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:

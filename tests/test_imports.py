@@ -18,6 +18,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("words: errors, ids and the names written once", (
         "covey.errors", "covey.ids", "covey.lazy", "covey.frames", "covey.frontmatter", "covey.tool_names", "covey.flags",
         "covey.permissions.modes", "covey.tools.options", "covey.registry.limits", "covey.local_rays",
+        "covey.private_dirs",
     )),
     ("the model and the events", ("covey.model", "covey.events")),
     ("configuration: permissions, settings, hook, skill and plugin files", (
@@ -36,7 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     )),
     ("agent actors, their pool and the registry that launches and watches them", ("covey.actors", "covey.registry")),
     ("drivers: Ray start-up, sessions, inspection, the command line", (
-        "covey.ray_runtime", "covey.observe", "covey.session", "covey.session_defs", "covey.render", "covey.demo",
+        "covey.ray_runtime", "covey.ray_token", "covey.observe", "covey.session", "covey.session_defs", "covey.render", "covey.demo",
         "covey.cli", "covey.cli_agents", "covey.cli_local", "covey.service", "covey.__main__", "covey",
     )),
 ]

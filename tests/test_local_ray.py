@@ -128,6 +128,9 @@ def test_covey_ps_finds_covey_rays_only_and_joins_an_authenticated_ray_by_addres
         record = json.loads((runs / f"ray-{holder.pid}.json").read_text())
         assert record["gcs_address"] == run["gcs"] and run["gcs"].startswith("127.0.0.1:")
         assert Path(record["token_path"]).is_file()
+        # The token of the Ray covey started is the user's alone (covey/ray_token.py).
+        assert os.stat(record["token_path"]).st_mode & 0o777 == 0o600
+        assert os.stat(tmp_path / "home" / ".ray").st_mode & 0o777 == 0o700
         # A stale file of a dead driver, pointing at the foreign Ray: ignored and removed.
         stale = runs / f"ray-{_dead_pid()}.json"
         stale.write_text(json.dumps({**record, "pid": int(stale.stem[4:]), "gcs_address": f"127.0.0.1:{port}"}))

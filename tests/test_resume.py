@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import uuid
@@ -77,6 +78,7 @@ def test_a_record_holds_real_paths_and_is_written_atomically_beside_the_transcri
     assert read_record(tdir, record.session_id) == record
     assert json.loads(path.read_text())["permission_mode"] == "acceptEdits"
     assert sorted(p.name for p in path.parent.iterdir()) == [f"{AGENT}.jsonl", "session.json"]  # no temp left
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
 
 
 def test_a_relative_transcript_dir_is_recorded_as_an_absolute_path(tmp_path, project, monkeypatch):

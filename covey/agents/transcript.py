@@ -9,6 +9,7 @@ transcripts. The ``uuid``/``parentUuid`` chain is what resume rebuilds. Appendin
 writer keeps the last uuid and an open file, and writes a long line in a thread so an actor's
 event loop never waits on the disk. Readers also take covey's older records (spaced JSON, the
 ``timestamp`` in epoch seconds), which sessions under ``~/.covey/transcripts`` may still hold.
+A transcript is 0600 in a 0700 session folder (``covey.private_dirs``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from covey.agents.transcript_read import (  # noqa: F401  (the readers, importab
     COMPACT, copy_transcript, end_torn_line, last_uuid, read_transcript, rebuild_history, record_time_s,
 )
 from covey.events import CLAUDE_CODE_VERSION, now_iso
+from covey.private_dirs import open_private, private_dir
 
 DEFAULT_DIR = Path("~/.covey/transcripts")
 
@@ -98,9 +100,9 @@ class TranscriptWriter:
         return boundary
 
     def _write(self, line: str) -> None:
-        if self._file is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "a", encoding="utf-8")
+        if self._file is None:  # a transcript holds the whole conversation: the user's eyes only
+            private_dir(self.path.parent, "transcript folder")
+            self._file = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8")
         self._file.write(line)
         self._file.flush()
 

@@ -15,6 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
+from covey.private_dirs import private_dir
+
 COMPACT = (",", ":")
 """Claude Code's separators: no spaces (scripts grep for ``"type":"user"``)."""
 
@@ -117,7 +119,7 @@ def copy_transcript(source: str | os.PathLike, dest: str | os.PathLike, *, sessi
     written compact, as Claude Code's (an old record keeps its fields). Written to a temporary
     file and renamed: ``dest`` holds the whole copy or does not exist."""
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(dest.parent, "transcript folder")
     handle, temp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
     count = 0
     try:

@@ -2,9 +2,10 @@
 
 A child launched with ``isolation: "worktree"`` gets a fresh checkout of the
 parent's HEAD on its own branch ``covey/<agent_id>``. The checkout lives beside
-the repository, under ``<tempdir>/covey-worktrees/``, so that it never shows up
-as untracked files in the parent's checkout. When the child ends, a worktree
-with no changes is removed with its branch; anything else is kept and reported.
+the repository, under ``<tempdir>/covey-<uid>/worktrees/`` (0700, this user's only:
+``covey.private_dirs``), so that it never shows up as untracked files in the parent's
+checkout. When the child ends, a worktree with no changes is removed with its branch;
+anything else is kept and reported.
 
 What a worktree does NOT isolate: it isolates the checkout only. The object
 store, refs, hooks, config and ``git stash`` are shared with the main
@@ -19,13 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from covey.errors import UserError
+from covey.private_dirs import private_dir, user_temp_dir
 
 if TYPE_CHECKING:
     from git import Repo
@@ -109,7 +110,8 @@ def _create(base_cwd: str, agent_id: str) -> Worktree:
 
     with Repo(base_cwd, search_parent_directories=True) as repo:
         root = os.path.realpath(repo.working_tree_dir)
-        path = Path(tempfile.gettempdir(), "covey-worktrees", f"{Path(root).name}-{agent_id}")
+        # In this user's private temporary folder: a shared <tmp>/covey-worktrees lets others read the checkout.
+        path = private_dir(user_temp_dir() / "worktrees", "covey's worktree folder") / f"{Path(root).name}-{agent_id}"
         branch = f"{BRANCH_PREFIX}{agent_id}"
         # Branch from the sha, not "HEAD": original_head is then exactly what was checked out.
         head = repo.head.commit.hexsha

@@ -19,6 +19,8 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator
 
+from covey.private_dirs import make_dirs
+
 
 def prefix_items(body: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(where, block) in cache order; ``where`` tells a block's place (``tools``, ``system``, ``messages[i].role``)."""
@@ -90,8 +92,8 @@ class DirectoryCache:
 
     def usage(self, body: dict[str, Any]) -> dict[str, int]:
         marks, total = breakpoints(body), total_tokens(body)
-        self.path.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.path)  # 0700 when covey makes it: the names are hashes of prompts
         cached = {mark["hash"] for mark in marks if (self.path / mark["hash"]).exists()}
         for mark in marks:
-            (self.path / mark["hash"]).touch()
+            (self.path / mark["hash"]).touch(mode=0o600)
         return _usage(marks, total, cached)

@@ -9,10 +9,12 @@ node are included. Timestamps are microseconds since the session's first event.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Iterable
 
 from covey.agents.transcript import read_transcript, record_time_s
+from covey.private_dirs import make_dirs, open_private
 
 PID = 1
 
@@ -29,9 +31,12 @@ def trace_events(records: Iterable[Any]) -> list[dict[str, Any]]:
 
 
 def write_trace(path: str | Path, records: Iterable[Any]) -> Path:
+    """Write the session's trace (0600: its spans carry every agent's descriptions and tool inputs; missing
+    folders are made 0700)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"traceEvents": trace_events(records), "displayTimeUnit": "ms"}))
+    make_dirs(path.parent)
+    with os.fdopen(open_private(path, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as handle:
+        handle.write(json.dumps({"traceEvents": trace_events(records), "displayTimeUnit": "ms"}))
     return path
 
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import os
 import secrets
 import shutil
-import tempfile
-from pathlib import Path
 from typing import Annotated
 
 from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from covey.private_dirs import PrivateDirError, open_private, private_dir, user_temp_dir
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.processes import BackgroundShell
 
@@ -136,12 +136,15 @@ def _join(output: str, note: str) -> str:
 
 
 async def _start_background(input: BashInput, ctx: ToolContext) -> ToolResult:
-    """Claude Code's background shell: an id like ``b3k9x0qz1``, output in ``tasks/<id>.output``."""
+    """Claude Code's background shell: an id like ``b3k9x0qz1``, output in
+    ``<tempdir>/covey-<uid>/<agent>/tasks/<id>.output`` (0600, in folders only this user may open)."""
     shell_id = "b" + "".join(secrets.choice(_ID_CHARS) for _ in range(8))
-    log_dir = Path(tempfile.gettempdir()) / "covey" / ctx.agent_id / "tasks"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    output_path = log_dir / f"{shell_id}.output"
-    with open(output_path, "wb") as log:  # the child keeps its own copy of the fd
+    try:  # the output may hold anything the command prints (secrets too): this user's eyes only
+        output_path = private_dir(user_temp_dir() / ctx.agent_id / "tasks") / f"{shell_id}.output"
+        log = os.fdopen(open_private(output_path, os.O_WRONLY | os.O_TRUNC), "wb")
+    except (PrivateDirError, OSError) as e:
+        return ToolResult.error(f"Could not start the background command: {e}")
+    with log:  # the child keeps its own copy of the fd
         process = await _spawn(input.command, ctx, stdout=log)
     ctx.processes.start_background(BackgroundShell(
         shell_id, input.command, output_path, process, description=input.description or "",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from covey.tools import atomic
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.read import abs_path, record_read, subject_path, unread_error
 
@@ -64,8 +65,10 @@ def _edit(ctx: ToolContext, path: Path, input: EditInput) -> ToolResult:
         )
     first = text.index(input.old_string)
     text = text.replace(input.old_string, input.new_string, -1 if input.replace_all else 1)
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
+    try:
+        atomic.write_text(path, text)
+    except OSError as e:
+        return ToolResult.error(atomic.failure(path, e))
     record_read(ctx, path)
     done = f"Replaced {count} occurrences" if input.replace_all else "Edited"
     return ToolResult(content=f"{done} in {path}:\n{_snippet(text, first, input.new_string)}")

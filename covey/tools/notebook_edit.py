@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
+from covey.tools import atomic
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.read import abs_path, record_read, subject_path, unread_error
 from covey.tools.read_media import MediaError, cell_id, load_notebook
@@ -62,7 +63,10 @@ def _edit(ctx: ToolContext, path: Path, input: NotebookEditInput) -> ToolResult:
         message = _apply(notebook, input)
     except MediaError as exc:
         return ToolResult.error(str(exc))
-    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    try:
+        atomic.write_text(path, json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+    except OSError as e:
+        return ToolResult.error(atomic.failure(path, e))
     record_read(ctx, path)  # the agent knows this version: it just wrote it
     return ToolResult(content=message, data={"notebook_path": str(path), "cell_id": input.cell_id,
                                              "edit_mode": input.edit_mode or "replace"})

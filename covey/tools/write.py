@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from covey.tools import atomic
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.read import abs_path, record_read, subject_path, unread_error
 
@@ -39,10 +40,11 @@ def _write(ctx: ToolContext, path: Path, content: str) -> ToolResult:
     existed = path.exists()
     if existed and (refusal := unread_error(ctx, path)):
         return refusal
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # newline="" writes the text exactly as given (no \n -> os.linesep translation).
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write(content)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic.write_text(path, content)  # the text exactly as given (no \n -> os.linesep translation)
+    except OSError as e:
+        return ToolResult.error(atomic.failure(path, e))
     record_read(ctx, path)  # the agent knows this version: it just wrote it
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     verb = "Updated" if existed else "Created"

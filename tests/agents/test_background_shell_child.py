@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 
 import psutil
 
@@ -13,6 +11,7 @@ from covey.agents.definition import AgentDefinition
 from covey.agents.lifecycle import AgentServices, run_agent
 from covey.agents.spec import AgentSpec, RunSettings
 from covey.model.scripted import ScriptedModel
+from covey.private_dirs import user_temp_dir
 
 MARKER = "sleep 31.4159"
 
@@ -27,7 +26,7 @@ def sleepers() -> list[psutil.Process]:
 
 async def test_a_childs_background_shell_is_readable_while_it_runs_and_gone_when_the_child_ends(tmp_path):
     agent_id = "agent-0000bgshell0001"
-    tasks = Path(tempfile.gettempdir()) / "covey" / agent_id / "tasks"
+    tasks = user_temp_dir() / agent_id / "tasks"
     wait_for_output = f"until grep -qs started {tasks}/*.output; do sleep 0.05; done"
     model = ScriptedModel.from_turns([
         {"tool_use": {"name": "Bash", "input": {"command": f"echo started; {MARKER}", "run_in_background": True}}},

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import uuid
@@ -17,9 +18,10 @@ import pytest
 from covey.actors.agent import AgentRunner
 from covey.agents.definition import AgentDefinition
 from covey.agents.spec import AgentSpec, RunSettings
-from covey.agents.transcript import TranscriptWriter, git_branch, transcript_path
+from covey.agents.transcript import TranscriptWriter, copy_transcript, git_branch, transcript_path
 from covey.events import CLAUDE_CODE_VERSION, AssistantEvent
 from covey.model.scripted import ScriptedModel
+from covey.private_dirs import PrivateDirError
 
 ISO_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 COMMON = {"parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "type", "message",
@@ -141,6 +143,46 @@ async def test_writer_leaves_out_unset_extra_fields_and_keeps_covey_ones(tmp_pat
     record = json.loads((tmp_path / "t.jsonl").read_text())
     assert "toolUseResult" not in record and record["coveyNote"] == "kept"
     assert record["gitBranch"] == git_branch(tmp_path)
+
+
+async def test_a_transcript_is_0600_in_0700_folders_covey_makes(tmp_path):
+    path = transcript_path(tmp_path / "transcripts", "session-1", "agent-a")
+    writer = TranscriptWriter(path, session_id="session-1", agent_id="agent-a")
+    await writer.append("user", {"role": "user", "content": "a secret"})
+    writer.close()
+    assert [stat.S_IMODE(os.stat(p).st_mode) for p in (tmp_path / "transcripts", path.parent, path)] == [
+        0o700, 0o700, 0o600]
+
+
+async def test_an_older_covey_s_open_session_folder_and_transcript_are_tightened(tmp_path):
+    folder = tmp_path / "session-1"
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    (folder / "agent-a.jsonl").write_text("")
+    os.chmod(folder / "agent-a.jsonl", 0o644)
+    writer = TranscriptWriter.continuing(folder / "agent-a.jsonl", session_id="session-1", agent_id="agent-a")
+    await writer.append("user", {"role": "user", "content": "more"})
+    writer.close()
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(folder / "agent-a.jsonl").st_mode) == 0o600
+
+
+async def test_a_session_folder_others_may_write_in_is_refused(tmp_path):
+    folder = tmp_path / "session-1"
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    writer = TranscriptWriter(folder / "agent-a.jsonl", session_id="session-1", agent_id="agent-a")
+    with pytest.raises(PrivateDirError, match="transcript folder"):
+        await writer.append("user", {"role": "user", "content": "a secret"})
+    assert not (folder / "agent-a.jsonl").exists()
+
+
+def test_a_forked_copy_is_0600_in_a_0700_folder(tmp_path):
+    source = tmp_path / "a.jsonl"
+    source.write_text('{"type":"user","uuid":"u1","sessionId":"s"}\n')
+    dest = tmp_path / "fork" / "a.jsonl"
+    assert copy_transcript(source, dest, session_id="s2") == 1
+    assert stat.S_IMODE(os.stat(dest.parent).st_mode) == 0o700 and stat.S_IMODE(os.stat(dest).st_mode) == 0o600
 
 
 # -- the git branch --------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -51,6 +52,22 @@ async def test_worktree_is_created_outside_the_checkout(repo):
     assert wt.cwd == wt.path and (Path(wt.path) / "README.md").read_text() == "hello\n"
     assert not Path(wt.path).is_relative_to(wt.repo_root)
     assert not repo.is_dirty(untracked_files=True)
+
+
+async def test_worktrees_live_in_this_users_private_temporary_folder(repo):
+    wt = await create_worktree(repo.working_tree_dir, "agent-p")
+    folder = Path(tempfile.gettempdir()).resolve() / f"covey-{os.getuid()}" / "worktrees"
+    assert Path(wt.path).parent == folder
+    assert [stat.S_IMODE(os.stat(p).st_mode) for p in (folder.parent, folder)] == [0o700, 0o700]
+
+
+async def test_a_shared_worktree_folder_made_by_someone_else_is_refused(repo):
+    folder = Path(tempfile.gettempdir()) / f"covey-{os.getuid()}"
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    with pytest.raises(UserError, match="written by group or others"):
+        await create_worktree(repo.working_tree_dir, "agent-q")
+    assert "covey/agent-q" not in _branches(repo)
 
 
 async def test_nested_cwd_maps_to_the_same_subdirectory(repo):

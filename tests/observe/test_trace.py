@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from types import SimpleNamespace
 
-from covey.observe.trace import trace_events
+from covey.observe.trace import trace_events, write_trace
 
 
 def _record(output_file: str) -> SimpleNamespace:
@@ -40,3 +42,9 @@ def test_an_older_transcripts_epoch_seconds_give_the_same_spans(tmp_path):
     ])
     (tool,) = [e for e in trace_events([_record(path)]) if e.get("cat") == "tool"]
     assert tool["dur"] == 1_500_000
+
+
+def test_the_trace_file_is_0600_and_the_folders_made_for_it_0700(tmp_path):
+    path = write_trace(tmp_path / "traces" / "run.json", [])
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    assert json.loads(path.read_text())["traceEvents"] == []

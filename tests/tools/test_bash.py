@@ -1,5 +1,7 @@
 import asyncio
 import os
+import stat
+import tempfile
 import time
 from pathlib import Path
 
@@ -89,6 +91,27 @@ async def test_background_writes_to_file_and_dies_at_cleanup(ctx):
     assert live_members(pgid)
     await ctx.processes.kill_all(grace_s=0.3)
     assert await wait_gone(pgid)
+
+
+async def test_background_output_is_private_to_the_user(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ctx = ToolContext(agent_id="agent-test", cwd=tmp_path)
+    result = await bash(ctx, "echo a secret", run_in_background=True)
+    shell = ctx.processes.background[result.data["backgroundTaskId"]]
+    await shell.process.wait()
+    mine = tmp_path / f"covey-{os.getuid()}"
+    assert shell.output_path == mine / "agent-test" / "tasks" / shell.output_path.name
+    folders = [mine, mine / "agent-test", mine / "agent-test" / "tasks"]
+    assert [stat.S_IMODE(os.stat(p).st_mode) for p in (*folders, shell.output_path)] == [0o700] * 3 + [0o600]
+
+
+async def test_background_output_in_a_folder_someone_else_made_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    (tmp_path / f"covey-{os.getuid()}").symlink_to(tmp_path)  # a planted link to somewhere else
+    ctx = ToolContext(agent_id="agent-test", cwd=tmp_path)
+    result = await bash(ctx, "touch ran", run_in_background=True)
+    assert result.is_error and "symlink" in result.content
+    assert not (tmp_path / "ran").exists() and ctx.processes.background == {}
 
 
 def test_input_rules_and_permission_subject():
