@@ -12,6 +12,7 @@ import asyncio
 import concurrent.futures
 import logging
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
@@ -200,6 +201,7 @@ class Session:
             project_root=self.cwd,
             home=self.home,
             additional_directories=[Path(d).resolve() for d in self.options.additional_directories],
+            readable=self._readable(),
         )
         self.asker = self.options.asker or (CallbackAsker(self.options.on_permission) if self.options.on_permission else None)
         self.limits = self.options.limits or Limits.from_env(self.env)
@@ -456,6 +458,11 @@ class Session:
         if session_exists(self._transcript_root(), chosen):
             raise ResumeError(f"session id {chosen} is already in use: continue it with --resume {chosen}")
         return chosen
+
+    def _readable(self) -> list[Path]:
+        """What covey keeps for this session that its agents read without asking: the session's
+        transcripts (a background child's output file) and this user's task output folder."""
+        return [self._transcript_root() / self.session_id, Path(tempfile.gettempdir()) / f"covey-{os.getuid()}"]
 
     def _transcript_root(self) -> Path:
         if self.options.transcript_dir:
