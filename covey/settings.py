@@ -10,7 +10,7 @@ remembers its file); scalars are overridden; ``env``, ``modelPrices`` and
 project and local files.
 
 What settings may not do against the person: see the fields ``refused_bypass``,
-``bypass_disabled``, ``managed_rules_only`` and ``managed_hooks_only`` (docs/permissions.md).
+``bypass_disabled``, ``managed_rules_only`` and ``managed_hooks_only`` (docs/definitions.md).
 
 Each file's hooks are validated as it is read, so a malformed hook fails the
 session before Ray starts, naming the file; what covey skips (an event or hook

@@ -1,4 +1,4 @@
-"""What settings files may not do to a run, decided when a session starts (docs/permissions.md#settings-that-cannot-be-turned-against-you).
+"""What settings files may not do to a run, decided when a session starts (docs/definitions.md#settings-that-cannot-be-turned-against-you).
 
 A repository the person cloned brings its own ``.claude/settings.json``: it must not switch
 off their permission checks. So a project or local file's ``defaultMode: bypassPermissions``
@@ -40,7 +40,7 @@ def start_mode(settings: Any, *, explicit: str | None, resumed: str | None) -> t
 
     ``explicit``: the caller's (``--permission-mode``); ``resumed``: the resumed session's."""
     if explicit is not None:
-        check_mode(explicit, settings, "--permission-mode (permission_mode)")
+        check_mode(explicit, settings, "--permission-mode / --dangerously-skip-permissions (permission_mode)")
         return explicit, []
     notes = []
     mode = resumed or settings.permissions.default_mode or "default"

@@ -2,11 +2,13 @@
 
 Run as ``python tests/managed_covey.py MANAGED_DIR ARGS...``. The managed folder is a module
 constant (covey/settings_managed.py) that no environment variable moves, so a user's environment
-cannot swap the administrator's folder; a test reaches it only by running this file.
+cannot swap the administrator's folder; a test reaches it only by running this file. The run
+stays in this process (``COVEY_NO_SERVICE=1``): a covey service would read its own folder.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -20,4 +22,5 @@ from covey.cli import main  # noqa: E402
 
 if __name__ == "__main__":
     covey.settings_managed.MANAGED_DIR = Path(sys.argv[1])
+    os.environ["COVEY_NO_SERVICE"] = "1"
     raise SystemExit(main(sys.argv[2:]))

@@ -1,4 +1,4 @@
-"""Settings that cannot be turned against the person (docs/permissions.md#settings-that-cannot-be-turned-against-you):
+"""Settings that cannot be turned against the person (docs/definitions.md#settings-that-cannot-be-turned-against-you):
 a project's ``defaultMode: bypassPermissions``, ``disableBypassPermissionsMode``,
 ``allowManagedPermissionRulesOnly`` and ``allowManagedHooksOnly``. No Ray: a Session is only built."""
 

@@ -80,7 +80,7 @@ async def child_spec(
 def _child_mode(parent: AgentSpec, definition: AgentDefinition, call: Any) -> str | None:
     """The mode the call (else the definition) asks for. Where settings disable bypassPermissions
     (``RunSettings.bypass_disabled``) the call's request is refused and the definition's falls back
-    to ``default`` (docs/permissions.md#settings-that-cannot-be-turned-against-you)."""
+    to ``default`` (docs/definitions.md#settings-that-cannot-be-turned-against-you)."""
     mode = call.mode or definition.permission_mode
     if mode != "bypassPermissions" or not parent.settings.bypass_disabled:
         return mode

@@ -19,7 +19,7 @@ class PermissionGate:
         self.policy = policy
         self.bypass_disabled = bypass_disabled
         """Settings disable bypassPermissions: whatever put the policy in it (an answer's ``setMode``),
-        the call is decided in ``default`` mode (docs/permissions.md#settings-that-cannot-be-turned-against-you)."""
+        the call is decided in ``default`` mode (docs/definitions.md#settings-that-cannot-be-turned-against-you)."""
         self.asker = asker
         self.on_request = on_request
         """``async (tool, input, ctx, ask) -> (decision, input) | None``: PermissionRequest hooks,

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
+
+import covey as covey_package
 
 from tests.cli.test_cli import covey
 
@@ -33,3 +36,19 @@ def test_a_cloned_projects_bypass_setting_does_not_switch_off_permission_checks(
     assert events[-1]["result"] == "the touch was denied" and not (tmp_path / "pwned.txt").exists()
     warning = next(line for line in done.stderr.splitlines() if "defaultMode" in line)
     assert str(settings.resolve()) in warning and "--permission-mode bypassPermissions" in warning
+
+
+OK = f"scripted:{Path(covey_package.__file__).parent / 'scenarios' / 'ok.yaml'}"
+
+
+def test_managed_disable_refuses_the_bypass_flag_before_anything_starts(tmp_path):
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    (managed / "managed-settings.json").write_text(json.dumps({"permissions": {"disableBypassPermissionsMode": "disable"}}))
+    done = covey("-p", "go", "--model", OK, "--dangerously-skip-permissions",
+                 cwd=tmp_path, managed=managed, timeout=60)
+    assert done.returncode != 0 and done.stdout == ""
+    assert f"{managed / 'managed-settings.json'} disables" in done.stderr and "disableBypassPermissionsMode" in done.stderr
+    assert covey("-p", "go", "--model", OK, "--dangerously-skip-permissions",
+                 cwd=tmp_path, env={"COVEY_MANAGED_SETTINGS_DIR": str(tmp_path / "elsewhere")}, timeout=60,
+                 managed=managed).returncode != 0  # the old variable's empty folder does not replace the managed one
