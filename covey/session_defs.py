@@ -12,9 +12,8 @@ from covey.agents.definition import AgentDefinition
 def session_plugins(cwd: Path, settings: Any, *, plugin_dirs: Iterable[str] = (), home: Path | None = None,
                     env: Mapping[str, str] | None = None) -> Any:
     """The session's plugins (``--plugin-dir`` and ``enabledPlugins``), their hooks added to ``settings``."""
-    from covey.plugins import load_plugins
-
     from covey.hooks.read import HookWarning
+    from covey.plugins import load_plugins
 
     scan = load_plugins(cwd, plugin_dirs=plugin_dirs, enabled=settings.enabled_plugins, home=home, env=env)
     for plugin in scan.plugins.values():
