@@ -113,6 +113,8 @@ def _add_inspect_commands(sub: Any) -> None:
 def _add_run_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--model", help="alias (haiku, sonnet, opus), model id, or scripted:RULES.yaml")
     run.add_argument("--permission-mode", choices=RUN_MODES)
+    run.add_argument("--dangerously-skip-permissions", action="store_true",
+                     help="run in bypassPermissions mode (Claude Code's flag; --permission-mode wins if both are given)")
     run.add_argument("--max-turns", type=int, default=100)
     run.add_argument("--allowed-tools", "--allowedTools", action="append", default=[], metavar="RULES")
     run.add_argument("--disallowed-tools", "--disallowedTools", action="append", default=[], metavar="RULES")
@@ -188,7 +190,7 @@ def _session_options(args: argparse.Namespace) -> dict[str, Any]:
     return _dropping_unset(dict(
         cwd=args.cwd,
         model=args.model,
-        permission_mode=args.permission_mode,
+        permission_mode=args.permission_mode or ("bypassPermissions" if args.dangerously_skip_permissions else None),
         max_turns=args.max_turns,
         allowed_tools=_rules(args.allowed_tools),
         disallowed_tools=_rules(args.disallowed_tools),

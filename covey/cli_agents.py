@@ -21,7 +21,7 @@ def agents_report(cwd: str, agents_json: str | None, plugin_dirs: Iterable[str],
 
     cwd = str(Path(cwd).resolve())  # every path it shows absolute, as the plugins' and skills' are
     home = Path(env["HOME"]) if env.get("HOME") else None
-    settings = Settings.load(cwd, home=home, managed_dir=managed_dir(env))
+    settings = Settings.load(cwd, home=home, managed_dir=managed_dir())
     scan = session_plugins(Path(cwd), settings, plugin_dirs=plugin_dirs, home=home, env=env)
     plugins, locked = list(scan.plugins.values()), settings.strict_plugin_only
     coordinator = coordinator_mode(env)

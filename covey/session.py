@@ -59,6 +59,7 @@ from covey.registry.records import FinalReport
 from covey.runtime import SessionRuntime
 from covey.session_defs import managed_agents_dir, session_definitions, session_plugins, session_skills
 from covey.settings import Settings
+from covey.settings_guard import check_mode, cli_rules, managed_hooks_only, start_mode
 from covey.settings_managed import managed_dir
 from covey.skills import skill_list_message
 from covey.teams.messages import UserMessage
@@ -176,7 +177,7 @@ class Session:
         """Where a resumed session continues (``resume`` / ``continue_conversation``), else None."""
         self.session_id = self._chosen_session_id()
         self.settings = Settings.load(self.cwd, home=self.home, extra=self.options.settings,
-                                      sources=self.options.setting_sources, managed_dir=managed_dir(self.env))
+                                      sources=self.options.setting_sources, managed_dir=managed_dir())
         self.plugins = session_plugins(self.cwd, self.settings, plugin_dirs=self.options.plugin_dirs,
                                        home=self.home, env=self.env)
         if self.options.sdk_hooks:
@@ -193,11 +194,14 @@ class Session:
             self._use_fallback(resolve_model(self.options.fallback_model, env=self.env))
         if self.options.permission_mode is not None:
             _check_mode(self.options.permission_mode)
+        mode, mode_notes = start_mode(self.settings, explicit=self.options.permission_mode,
+                                      resumed=self.resumed.record.permission_mode if self.resumed else None)
+        cli_allow, cli_deny, rule_notes = cli_rules(self.settings, self.options.allowed_tools, self.options.disallowed_tools)
         self.policy = PermissionPolicy.from_settings(
             self.settings,
-            mode=self.options.permission_mode or (self.resumed.record.permission_mode if self.resumed else None),
-            cli_allow=self.options.allowed_tools,
-            cli_deny=self.options.disallowed_tools,
+            mode=mode,
+            cli_allow=cli_allow,
+            cli_deny=cli_deny,
             project_root=self.cwd,
             home=self.home,
             additional_directories=[Path(d).resolve() for d in self.options.additional_directories],
@@ -212,6 +216,7 @@ class Session:
             self.cwd, self.options.agents, home=self.home, plugins=plugins,
             policy_dir=managed_agents_dir(self.settings), locked=locked, coordinator=self.options.coordinator,
         )
+        self.definitions, hook_notes = managed_hooks_only(self.definitions, self.settings)
         self.mcp = self._mcp_servers()
         self.skills, self.skill_errors = session_skills(self.cwd, home=self.home, plugins=plugins,
                                                         managed_dir=self.settings.managed_dir, locked=locked)
@@ -222,7 +227,7 @@ class Session:
             *(str(problem) for problem in self.plugins.problems),
             *(f"{e}; agent definition not loaded" for e in self.definition_errors),
             *(f"{e}; skill not loaded" for e in self.skill_errors),
-            *self.mcp.warnings,
+            *self.mcp.warnings, *mode_notes, *rule_notes, *hook_notes,
         ]
         for warning in self.warnings:
             log.warning("%s", warning)
@@ -422,6 +427,7 @@ class Session:
     def set_permission_mode(self, mode: str) -> None:
         """The main agent's permission mode from the next turn on (``set_permission_mode``)."""
         _check_mode(mode)
+        check_mode(mode, self.settings, "set_permission_mode")
         self.policy.mode = mode
 
     def set_model(self, model: str | None) -> None:
@@ -603,6 +609,7 @@ class Session:
                 # before (a node's PATH and HOME are its own).
                 env=self.options.env,
                 mcp_servers=self.mcp.servers,
+                bypass_disabled=self.settings.bypass_disabled is not None,
             ),
         )
 

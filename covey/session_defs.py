@@ -12,12 +12,17 @@ from covey.agents.definition import AgentDefinition
 def session_plugins(cwd: Path, settings: Any, *, plugin_dirs: Iterable[str] = (), home: Path | None = None,
                     env: Mapping[str, str] | None = None) -> Any:
     """The session's plugins (``--plugin-dir`` and ``enabledPlugins``), their hooks added to ``settings``."""
+    from covey.hooks.read import HookWarning
     from covey.plugins import load_plugins
 
     scan = load_plugins(cwd, plugin_dirs=plugin_dirs, enabled=settings.enabled_plugins, home=home, env=env)
     for plugin in scan.plugins.values():
-        if plugin.hooks:
-            settings.add_hooks(plugin.hooks, f"plugin {plugin.name!r} ({', '.join(plugin.hook_sources)})")
+        where = f"plugin {plugin.name!r} ({', '.join(plugin.hook_sources)})"
+        if plugin.hooks and getattr(settings, "managed_hooks_only", False):
+            settings.warnings.append(HookWarning(where, "hooks", "not loaded: the managed allowManagedHooksOnly "
+                                                                 "lets only managed hooks run"))
+        elif plugin.hooks:
+            settings.add_hooks(plugin.hooks, where)
     return scan
 
 

@@ -9,6 +9,9 @@ remembers its file); scalars are overridden; ``env``, ``modelPrices`` and
 ``strictPluginOnlyCustomization`` locking ``hooks`` drops the hooks of the user,
 project and local files.
 
+What settings may not do against the person: see the fields ``refused_bypass``,
+``bypass_disabled``, ``managed_rules_only`` and ``managed_hooks_only`` (docs/definitions.md).
+
 Each file's hooks are validated as it is read, so a malformed hook fails the
 session before Ray starts, naming the file; what covey skips (an event or hook
 type it lacks) lands in ``Settings.warnings``.
@@ -59,6 +62,7 @@ class _WirePermissions(BaseModel):
     deny: list[str] = []
     ask: list[str] = []
     default_mode: PermissionMode | None = Field(default=None, alias="defaultMode")
+    disable_bypass: Any = Field(default=None, alias="disableBypassPermissionsMode")
 
 
 class _Wire(BaseModel):
@@ -76,6 +80,8 @@ class _Wire(BaseModel):
     enabled_plugins: dict[str, Any] = Field(default={}, alias="enabledPlugins")
     strict_plugin_only: Any = Field(default=None, alias="strictPluginOnlyCustomization")
     fork_subagent: bool | None = Field(default=None, alias="forkSubagent")
+    managed_rules_only: Any = Field(default=None, alias="allowManagedPermissionRulesOnly")
+    managed_hooks_only: Any = Field(default=None, alias="allowManagedHooksOnly")
 
 
 class PermissionSettings(BaseModel):
@@ -122,6 +128,15 @@ class Settings(BaseModel):
     """The managed settings folder read (its ``.claude/agents`` and ``.claude/skills`` are managed too)."""
     fork_subagent: bool | None = Field(default=None, alias="forkSubagent")
     """covey's ``forkSubagent`` key: forking on or off, over the env switches (None: they decide)."""
+    refused_bypass: str | None = None
+    """A project or local file whose ``defaultMode: bypassPermissions`` was not applied: a cloned
+    repository must not switch off the person's permission checks."""
+    bypass_disabled: str | None = None
+    """The file whose ``disableBypassPermissionsMode: "disable"`` makes bypass unavailable (None: available)."""
+    managed_rules_only: bool = False
+    """Managed ``allowManagedPermissionRulesOnly``: only the managed files' allow / deny / ask rules apply."""
+    managed_hooks_only: bool = False
+    """Managed ``allowManagedHooksOnly``: only the managed files' hooks (and an SDK client's) run."""
 
     @classmethod
     def load(cls, cwd: Path | str, *, home: Path | str | None = None, extra: dict[str, Any] | None = None,
@@ -149,8 +164,11 @@ class Settings(BaseModel):
         return settings
 
     def _lock(self, managed: list[tuple[Path, _Wire]]) -> None:
-        """The surfaces the managed files lock (the last file that sets the key decides)."""
+        """The surfaces the managed files lock (the last file that sets the key decides), and
+        whether only their rules and hooks apply (any managed file that says ``true``)."""
         for path, wire in managed:
+            self.managed_rules_only = self.managed_rules_only or wire.managed_rules_only is True
+            self.managed_hooks_only = self.managed_hooks_only or wire.managed_hooks_only is True
             if wire.strict_plugin_only is not None:
                 locked, problem = locked_surfaces(wire.strict_plugin_only)
                 self.strict_plugin_only = sorted(locked)
@@ -165,12 +183,8 @@ class Settings(BaseModel):
         self.warnings.extend(parsed.warnings)
 
     def _merge(self, wire: _Wire, source: str, *, root: Path, where: str) -> None:
-        perms = self.permissions
-        for behavior in ("allow", "deny", "ask"):
-            for index, text in enumerate(getattr(wire.permissions, behavior)):
-                if rule := self._rule(text, behavior, source, root, f"permissions.{behavior}[{index}]", where):
-                    getattr(perms, behavior).append(rule)
-        perms.default_mode = wire.permissions.default_mode or perms.default_mode
+        self._merge_rules(wire, source, root=root, where=where)
+        self._merge_mode(wire, source, where)
         self.model = wire.model or self.model
         self.fork_subagent = wire.fork_subagent if wire.fork_subagent is not None else self.fork_subagent
         self.env.update(wire.env)
@@ -182,7 +196,36 @@ class Settings(BaseModel):
         self._merge_plugins(wire, source, where)
         self.sources.append(source)
 
+    def _merge_rules(self, wire: _Wire, source: str, *, root: Path, where: str) -> None:
+        written = wire.permissions.allow or wire.permissions.deny or wire.permissions.ask
+        if written and self.managed_rules_only and not source.startswith("policySettings"):
+            self.warnings.append(HookWarning(where, "permissions", "allow / deny / ask rules not applied: the managed "
+                                                                   "allowManagedPermissionRulesOnly lets only managed rules apply"))
+            return
+        for behavior in ("allow", "deny", "ask"):
+            for index, text in enumerate(getattr(wire.permissions, behavior)):
+                if rule := self._rule(text, behavior, source, root, f"permissions.{behavior}[{index}]", where):
+                    getattr(self.permissions, behavior).append(rule)
+
+    def _merge_mode(self, wire: _Wire, source: str, where: str) -> None:
+        label = source.partition(":")[0]
+        mode = wire.permissions.default_mode
+        if mode == "bypassPermissions" and label in _UNTRUSTED_FOR_BYPASS:
+            self.refused_bypass = where  # the session warns, unless the caller chose a mode itself
+        elif mode is not None:  # a later file's mode would have replaced the refused one anyway
+            self.permissions.default_mode, self.refused_bypass = mode, None
+        disable = wire.permissions.disable_bypass
+        if disable == "disable":
+            self.bypass_disabled = where
+        elif disable is not None:
+            self.warnings.append(HookWarning(where, "permissions.disableBypassPermissionsMode",
+                                             f"expected \"disable\", got {disable!r}; ignored"))
+
     def _merge_hooks(self, wire: _Wire, source: str, where: str) -> None:
+        if wire.hooks and self.managed_hooks_only and not source.startswith("policySettings"):
+            self.warnings.append(HookWarning(where, "hooks", "not loaded: the managed allowManagedHooksOnly "
+                                                             "lets only managed hooks run"))
+            return
         if wire.hooks and "hooks" in self.strict_plugin_only and source.split(":")[0] in _LOCKABLE:
             self.warnings.append(HookWarning(where, "hooks", "not loaded: the managed strictPluginOnlyCustomization "
                                                              "locks hooks to plugins and managed settings"))
@@ -198,9 +241,10 @@ class Settings(BaseModel):
                 self.enabled_plugins[plugin_id] = where
             else:
                 self.enabled_plugins.pop(plugin_id, None)
-        if wire.strict_plugin_only is not None and not source.startswith("policySettings"):
-            self.warnings.append(HookWarning(where, "strictPluginOnlyCustomization",
-                                             "only managed settings can set it; ignored"))
+        managed_only = {"strictPluginOnlyCustomization": wire.strict_plugin_only,
+                        "allowManagedPermissionRulesOnly": wire.managed_rules_only, "allowManagedHooksOnly": wire.managed_hooks_only}
+        for key in (k for k, value in managed_only.items() if value is not None and not source.startswith("policySettings")):
+            self.warnings.append(HookWarning(where, key, "only managed settings can set it; ignored"))
 
     def _rule(self, text: str, behavior: str, source: str, root: Path, field: str, where: str) -> Rule | None:
         """One rule of a file; as Claude Code, an invalid one is skipped with a warning, not fatal."""
@@ -217,6 +261,9 @@ class Settings(BaseModel):
 
 _LOCKABLE = set(SETTING_SOURCES.values())
 """The files a hooks lock applies to: user, project and local settings."""
+_UNTRUSTED_FOR_BYPASS = {"projectSettings", "localSettings"}
+"""Files a cloned repository can bring (a committed ``settings.local.json`` too): their ``defaultMode:
+bypassPermissions`` is not applied. User, managed and caller-passed settings may set it."""
 
 
 def _rule_root(label: str, path: Path, bases: dict[str, Path]) -> Path:

@@ -5,7 +5,12 @@ Claude Code reads ``managed-settings.json`` and the ``*.json`` drop-ins of
 replacing an earlier one's) from a system folder: ``/etc/claude-code`` on Linux,
 ``/Library/Application Support/ClaudeCode`` on macOS, ``C:\\Program Files\\ClaudeCode``
 on Windows. The same folder's ``.claude/agents`` and ``.claude/skills`` hold managed
-agents and skills. ``COVEY_MANAGED_SETTINGS_DIR`` names another folder (tests, sandboxes).
+agents and skills.
+
+Nothing in the user's environment moves that folder: the managed settings exist to bind the
+user, so a variable the user sets must not swap in a folder the user writes. Tests point
+:data:`MANAGED_DIR` elsewhere by assigning the module constant (tests/conftest.py; a
+``covey`` subprocess through tests/managed_covey.py), which no environment can reach.
 
 ``strictPluginOnlyCustomization`` is honoured from managed settings only: ``true``
 locks all four surfaces, a list locks those it names (``skills``, ``agents``,
@@ -16,17 +21,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-MANAGED_DIR_ENV = "COVEY_MANAGED_SETTINGS_DIR"
 SURFACES = ("skills", "agents", "hooks", "mcp")
 _DEFAULT_DIRS = {"darwin": "/Library/Application Support/ClaudeCode", "win32": r"C:\Program Files\ClaudeCode"}
 
+MANAGED_DIR: Path = Path(_DEFAULT_DIRS.get(sys.platform, "/etc/claude-code"))
+"""The platform's managed settings folder (tests assign another; nothing else does)."""
 
-def managed_dir(env: Mapping[str, str]) -> Path:
-    """The managed settings folder: ``COVEY_MANAGED_SETTINGS_DIR``, else the platform's."""
-    configured = env.get(MANAGED_DIR_ENV)
-    return Path(configured) if configured else Path(_DEFAULT_DIRS.get(sys.platform, "/etc/claude-code"))
+
+def managed_dir() -> Path:
+    """The managed settings folder, read when it is needed (so a test's assignment holds)."""
+    return MANAGED_DIR
 
 
 def managed_files(directory: Path) -> list[Path]:

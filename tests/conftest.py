@@ -68,6 +68,18 @@ def sandbox_home() -> Path:
     return _SANDBOX / "home"
 
 
+@pytest.fixture(autouse=True)
+def managed_settings_dir(tmp_path, monkeypatch) -> Path:
+    """The managed settings folder this test's in-process sessions read (empty unless the test writes
+    it): never the machine's /etc/claude-code. covey reads it only from the module constant, which
+    no environment variable moves; a ``covey`` subprocess gets it through tests/managed_covey.py."""
+    import covey.settings_managed
+
+    folder = tmp_path / "managed-settings"
+    monkeypatch.setattr(covey.settings_managed, "MANAGED_DIR", folder)
+    return folder
+
+
 # --- Test tiers -------------------------------------------------------------------
 
 NOT_MARKED = (

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from covey.settings import Settings
-from covey.settings_managed import MANAGED_DIR_ENV, SURFACES, locked_surfaces, managed_dir, managed_files
+import covey.settings_managed
+from covey.settings_managed import SURFACES, locked_surfaces, managed_dir, managed_files
 
 HOOK = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo hi"}]}]}
 
@@ -22,10 +23,14 @@ def dirs(tmp_path):
     return tmp_path / "home", tmp_path / "project", tmp_path / "managed"
 
 
-def test_the_folder_is_the_documented_one_unless_the_env_names_another(tmp_path):
-    assert managed_dir({MANAGED_DIR_ENV: str(tmp_path)}) == tmp_path
-    assert managed_dir({}) in (Path("/etc/claude-code"), Path("/Library/Application Support/ClaudeCode"),
-                               Path(r"C:\Program Files\ClaudeCode"))
+def test_the_folder_is_the_documented_one_and_no_environment_variable_moves_it(tmp_path, monkeypatch):
+    monkeypatch.undo()  # the conftest's test folder off: the module's own value
+    assert covey.settings_managed.MANAGED_DIR in (
+        Path("/etc/claude-code"), Path("/Library/Application Support/ClaudeCode"), Path(r"C:\Program Files\ClaudeCode"))
+    monkeypatch.setenv("COVEY_MANAGED_SETTINGS_DIR", str(tmp_path))
+    assert managed_dir() == covey.settings_managed.MANAGED_DIR != tmp_path
+    source = Path(covey.settings_managed.__file__).read_text()
+    assert "os.environ" not in source and "getenv" not in source  # nothing there reads the environment
 
 
 def test_managed_json_then_its_drop_ins_in_name_order_hidden_ones_skipped(dirs):

@@ -15,6 +15,7 @@ from covey.agents.system_prompt import system_blocks
 from covey.agents.resolve import child_effort, resolve_agent_model, resolve_tools
 from covey.agents.spec import AgentSpec
 from covey.agents.worktree import Worktree
+from covey.errors import ModelBehaviorError
 from covey.skills import skill_list_message
 
 DEFAULT_CHILD_MAX_TURNS = 100
@@ -47,7 +48,7 @@ async def child_spec(
     listing = skill_list_message(runtime.skills) if "Skill" in tools else None
     if listing is not None:
         prelude = [*prelude, listing]  # the skills it may load, as the main agent's listing
-    mode = getattr(call, "mode", None) or definition.permission_mode
+    mode = _child_mode(parent, definition, call)
     # A worktree child's working directory is its worktree, not the main checkout (docs/definitions.md#permissions).
     root = Path(worktree.path) if worktree is not None else None
     permissions = parent.permissions.for_child(definition_mode=mode, cwd=Path(cwd), project_root=root) \
@@ -77,6 +78,20 @@ async def child_spec(
         # The parent's settings (its environment included) with the child's own can_ask.
         settings=parent.settings.model_copy(update={"can_ask": _can_ask(runtime, background, mode)}),
     )
+
+
+def _child_mode(parent: AgentSpec, definition: AgentDefinition, call: Any) -> str | None:
+    """The mode the call (else the definition) asks for. Where settings disable bypassPermissions
+    (``RunSettings.bypass_disabled``) the call's request is refused and the definition's falls back
+    to ``default`` (docs/definitions.md#settings-that-cannot-be-turned-against-you)."""
+    asked = getattr(call, "mode", None)  # the schema offers `mode` only with teams
+    mode = asked or definition.permission_mode
+    if mode != "bypassPermissions" or not parent.settings.bypass_disabled:
+        return mode
+    if asked == "bypassPermissions":
+        raise ModelBehaviorError("mode 'bypassPermissions' is disabled in this session "
+                                 "(disableBypassPermissionsMode); call Agent again with another mode, or none")
+    return "default"
 
 
 def _can_ask(runtime: Any, background: bool, mode: str | None) -> bool:

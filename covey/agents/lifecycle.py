@@ -142,7 +142,9 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
     asker = hooks.notifying(services.asker, spec.agent_id)
     inner = None
     if spec.permissions is not None:
-        inner = PermissionGate(spec.permissions, asker, on_request=permission_request_hook(hooks, spec.permissions))
+        bypass_disabled = spec.settings.bypass_disabled
+        on_request = permission_request_hook(hooks, spec.permissions, bypass_disabled=bypass_disabled)
+        inner = PermissionGate(spec.permissions, asker, on_request=on_request, bypass_disabled=bypass_disabled)
     # MCP tools (mcp__*) pass every filter of the pool (SPEC 7).
     executor = ToolExecutor([*available_tools(spec, services), *mcp_tools], ctx, gate=hook_gate(hooks, inner), after=hook_after(hooks))
     config = LoopConfig(

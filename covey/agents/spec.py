@@ -41,6 +41,9 @@ class RunSettings(BaseModel):
     env: dict[str, str] | None = None
     """The run's environment: what Bash, Grep's ``rg`` and command hooks run with, and where the
     agent reads ``COVEY_*`` switches and model aliases. None: the agent actor's own environment."""
+    bypass_disabled: bool = False
+    """Settings' ``disableBypassPermissionsMode``: no agent of the session may run in bypassPermissions
+    (an Agent call's ``mode``, a definition's, a hook's or an answer's ``setMode``)."""
 
 
 class TeamSeat(BaseModel):

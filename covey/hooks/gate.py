@@ -3,13 +3,16 @@ as the permission gate's ``on_request``.
 
 Hooks run before the permission gate, as in Claude Code: a PreToolUse hook can
 block a call the rules would allow, rewrite its input, or settle the permission
-itself (``allow`` skips the permission check, ``ask`` forces a person's approval).
+itself. Its ``allow`` answers what the mode would have asked, never a rule: a deny
+rule still refuses the call and an ask rule still asks a person (managed rules
+included), and plan mode stays read-only. Its ``ask`` forces a person's approval.
 When a person would be asked, PermissionRequest hooks may answer for them. After
 the call, PostToolUse hooks see a success and PostToolUseFailure hooks a failure.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Awaitable, Callable
 
 from pydantic import ValidationError
@@ -20,6 +23,8 @@ from covey.loop.execute import After, Gate
 from covey.permissions.decisions import Allow, Ask, Deny
 from covey.permissions.rules import suggest_rule
 from covey.tools.base import Tool, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
 
 OnRequest = Callable[[Tool, Any, ToolContext, Ask], Awaitable["tuple[Allow | Deny, Any] | None"]]
 """Before a person is asked: a decision and the input to run with, or None to ask."""
@@ -50,19 +55,39 @@ def hook_gate(registry: HookRegistry, inner_gate: Gate | None = None) -> Gate:
 
 
 async def _permission(outcome: PreToolOutcome, inner: Gate | None, tool: Tool, input: Any, ctx: ToolContext) -> Any:
-    if inner is None or outcome.permission_decision == "allow":
+    if inner is None:
         return input
-    if outcome.permission_decision == "ask" and getattr(inner, "policy", None) is not None:
-        return await _ask(outcome, inner, tool, input, ctx)
+    policy = getattr(inner, "policy", None)
+    if outcome.permission_decision == "allow":
+        return input if policy is None else await _hook_allowed(policy, inner, tool, input, ctx)
+    if outcome.permission_decision == "ask" and policy is not None:
+        wire = input.model_dump(by_alias=True, exclude_none=True)
+        question = outcome.reason or f"A hook asks for approval: allow {tool.name}?"
+        ask = Ask(tool_name=tool.name, subject=tool.permission_subject(input, ctx), input=wire, message=question,
+                  reason="PreToolUse hook")
+        return await _ask(ask, inner, tool, input, ctx)
     return await inner(tool, input, ctx)
 
 
-async def _ask(outcome: PreToolOutcome, inner: Any, tool: Tool, input: Any, ctx: ToolContext) -> Any:
-    """A hook's ``ask`` goes to a person even when a rule or the mode would have allowed the call."""
+async def _hook_allowed(policy: Any, inner: Any, tool: Tool, input: Any, ctx: ToolContext) -> Any:
+    """A hook's ``allow`` stands where only the mode would have asked; a deny rule (or plan mode)
+    still refuses the call, and an ask rule still goes to a person."""
     wire = input.model_dump(by_alias=True, exclude_none=True)
-    subject = tool.permission_subject(input, ctx)
-    question = outcome.reason or f"A hook asks for approval: allow {tool.name}?"
-    ask = Ask(tool_name=tool.name, subject=subject, input=wire, message=question, reason="PreToolUse hook")
+    decision = policy.decide(tool.name, tool.read_only or tool.coordination, tool.permission_subject(input, ctx), wire)
+    # dontAsk turns what the mode would have asked into a denial: the hook's allow answers that one.
+    mode_would_ask = decision.rule is None and decision.source == "mode:dontAsk"
+    if isinstance(decision, Deny) and not mode_would_ask:
+        getattr(inner, "denials", []).append({"tool_name": tool.name, "tool_use_id": ctx.tool_use_id, "tool_input": wire})
+        return ToolResult.error(decision.message)
+    if isinstance(decision, Ask) and decision.rule is not None:
+        return await _ask(decision, inner, tool, input, ctx)
+    return input
+
+
+async def _ask(ask: Ask, inner: Any, tool: Tool, input: Any, ctx: ToolContext) -> Any:
+    """A person decides (after PermissionRequest hooks), whatever the mode would have done: a
+    hook's ``ask``, or an ask rule a hook's ``allow`` may not answer."""
+    wire = input.model_dump(by_alias=True, exclude_none=True)
     decision: Any = ask
     if (on_request := getattr(inner, "on_request", None)) is not None and (answered := await on_request(tool, input, ctx, ask)):
         decision, input = answered
@@ -73,8 +98,9 @@ async def _ask(outcome: PreToolOutcome, inner: Any, tool: Tool, input: Any, ctx:
     return input
 
 
-def permission_request_hook(registry: HookRegistry, policy: Any) -> OnRequest:
-    """PermissionRequest hooks, run when the policy would ask a person (or deny for want of one)."""
+def permission_request_hook(registry: HookRegistry, policy: Any, *, bypass_disabled: bool = False) -> OnRequest:
+    """PermissionRequest hooks, run when the policy would ask a person (or deny for want of one).
+    ``bypass_disabled``: settings' ``disableBypassPermissionsMode``: a ``setMode`` to bypass is refused."""
 
     async def on_request(tool: Tool, input: Any, ctx: ToolContext, ask: Ask) -> tuple[Allow | Deny, Any] | None:
         wire = input.model_dump(by_alias=True, exclude_none=True)
@@ -88,13 +114,14 @@ def permission_request_hook(registry: HookRegistry, policy: Any) -> OnRequest:
             message = verdict.message or f"Permission to use {tool.name} was denied by a PermissionRequest hook."
             return Deny(tool_name=tool.name, subject=ask.subject, input=wire, message=message, source="hook",
                         reason="PermissionRequest hook"), input
-        return _allowed(verdict, policy, tool, input, ctx, ask)
+        return _allowed(verdict, policy, tool, input, ctx, ask, bypass_disabled)
 
     return on_request
 
 
-def _allowed(verdict: RequestVerdict, policy: Any, tool: Tool, input: Any, ctx: ToolContext, ask: Ask) -> tuple[Allow | Deny, Any]:
-    _apply_updates(verdict.updated_permissions or [], policy)
+def _allowed(verdict: RequestVerdict, policy: Any, tool: Tool, input: Any, ctx: ToolContext, ask: Ask,
+             bypass_disabled: bool) -> tuple[Allow | Deny, Any]:
+    _apply_updates(verdict.updated_permissions or [], policy, bypass_disabled)
     if verdict.updated_input is not None:
         try:
             input = tool.input_model.model_validate(verdict.updated_input)
@@ -111,8 +138,9 @@ def _allowed(verdict: RequestVerdict, policy: Any, tool: Tool, input: Any, ctx: 
     return Allow(tool_name=tool.name, subject=ask.subject, input=wire, source="hook", reason="PermissionRequest hook"), input
 
 
-def _apply_updates(updates: list[Any], policy: Any) -> None:
-    """``addRules`` and ``setMode`` take effect for this session (covey writes no settings file)."""
+def _apply_updates(updates: list[Any], policy: Any, bypass_disabled: bool = False) -> None:
+    """``addRules`` and ``setMode`` take effect for this session (covey writes no settings file);
+    a ``setMode`` to bypassPermissions where settings disable it is refused, with a warning."""
     for update in updates:
         if not isinstance(update, dict):
             continue
@@ -120,6 +148,9 @@ def _apply_updates(updates: list[Any], policy: Any) -> None:
             for rule in update.get("rules") or []:
                 text = rule.get("toolName", "") + (f"({rule['ruleContent']})" if rule.get("ruleContent") else "")
                 policy.add_rule(update["behavior"], text, source="session")
+        elif update.get("type") == "setMode" and update.get("mode") == "bypassPermissions" and bypass_disabled:
+            log.warning("a PermissionRequest hook's setMode to bypassPermissions was refused: "
+                        "settings disable it (disableBypassPermissionsMode)")
         elif update.get("type") == "setMode" and isinstance(update.get("mode"), str):
             policy.mode = "default" if update["mode"] == "manual" else update["mode"]
 

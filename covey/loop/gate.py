@@ -15,8 +15,11 @@ from covey.tools.base import Tool, ToolContext, ToolResult
 
 
 class PermissionGate:
-    def __init__(self, policy: Any, asker: Any = None, on_request: Any = None) -> None:
+    def __init__(self, policy: Any, asker: Any = None, on_request: Any = None, *, bypass_disabled: bool = False) -> None:
         self.policy = policy
+        self.bypass_disabled = bypass_disabled
+        """Settings disable bypassPermissions: whatever put the policy in it (an answer's ``setMode``),
+        the call is decided in ``default`` mode (docs/definitions.md#settings-that-cannot-be-turned-against-you)."""
         self.asker = asker
         self.on_request = on_request
         """``async (tool, input, ctx, ask) -> (decision, input) | None``: PermissionRequest hooks,
@@ -24,6 +27,8 @@ class PermissionGate:
         self.denials: list[dict[str, Any]] = []
 
     async def __call__(self, tool: Tool, input: Any, ctx: ToolContext) -> Any:
+        if self.bypass_disabled and self.policy.mode == "bypassPermissions":
+            self.policy.mode = "default"
         subject = tool.permission_subject(input, ctx)
         wire = input.model_dump(by_alias=True, exclude_none=True)
         needs_no_approval = tool.read_only or tool.coordination

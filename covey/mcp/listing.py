@@ -47,7 +47,7 @@ def mcp_list(cwd: str, given: list[Any], *, strict: bool, env: dict[str, str]) -
     from covey.settings_managed import managed_dir
 
     root = Path(cwd).resolve()
-    settings = Settings.load(root, managed_dir=managed_dir(env))
+    settings = Settings.load(root, managed_dir=managed_dir())
     found = session_servers(root, env=env, given=given, strict=strict, locked="mcp" in settings.strict_plugin_only)
     for warning in found.warnings:
         print(f"covey: {warning}", file=sys.stderr)

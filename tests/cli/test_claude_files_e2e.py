@@ -24,11 +24,12 @@ def project(tmp_path: Path) -> Path:
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    return {"HOME": str(tmp_path / "home"), "COVEY_MANAGED_SETTINGS_DIR": str(tmp_path / "managed")}
+    return {"HOME": str(tmp_path / "home")}
 
 
 def test_covey_agents_lists_every_part_with_claude_codes_names_and_sources(project, tmp_path):
-    done = covey("agents", "--plugin-dir", "plugins/toolkit", cwd=project, env=_env(tmp_path), timeout=60)
+    done = covey("agents", "--plugin-dir", "plugins/toolkit", cwd=project, env=_env(tmp_path), timeout=60,
+                 managed=tmp_path / "managed")
     assert done.returncode == 0, done.stderr
     lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith("  ") and line.split()}
     agents = project / ".claude" / "agents"
@@ -46,7 +47,8 @@ def test_covey_agents_lists_every_part_with_claude_codes_names_and_sources(proje
 @pytest.mark.ray  # covey -p starts a private Ray
 def test_a_run_resolves_the_skill_and_agent_and_fires_the_hooks(project, tmp_path):
     done = covey("-p", "review my change", "--model", "scripted:rules.yaml", "--plugin-dir", "plugins/toolkit",
-                 "--output-format", "stream-json", "--verbose", cwd=project, env=_env(tmp_path))
+                 "--output-format", "stream-json", "--verbose", cwd=project, env=_env(tmp_path),
+                 managed=tmp_path / "managed")
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[-1]["result"] == "PARENT DONE: the reviewer found no problems"

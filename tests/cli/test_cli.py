@@ -16,9 +16,16 @@ from tests.fake_messages_api import FakeMessagesAPI
 COVEY = [sys.executable, "-m", "covey"]
 
 
-def covey(*args: str, cwd: Path, env: dict | None = None, timeout: int = 180) -> subprocess.CompletedProcess:
+MANAGED_COVEY = [sys.executable, str(Path(__file__).parents[1] / "managed_covey.py")]
+"""``covey`` reading managed settings from a folder the test names (no environment variable can)."""
+
+
+def covey(*args: str, cwd: Path, env: dict | None = None, timeout: int = 180,
+          managed: Path | None = None) -> subprocess.CompletedProcess:
+    """``managed``: the managed settings folder (None: the machine's, as for a user)."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([*COVEY, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+    command = [*MANAGED_COVEY, str(managed)] if managed is not None else COVEY
+    return subprocess.run([*command, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
 
 
 def _read_then_answer(body):

@@ -19,15 +19,13 @@ def test_plugin_dir_is_repeatable_and_made_absolute(tmp_path, monkeypatch):
 
 
 def test_a_served_runs_session_gets_the_plugin_dirs(tmp_path):
-    request = {"cwd": str(tmp_path), "env": {"PATH": os.environ["PATH"], "HOME": str(tmp_path),
-                                              "COVEY_MANAGED_SETTINGS_DIR": str(tmp_path / "m")},
+    request = {"cwd": str(tmp_path), "env": {"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
                "options": {"plugin_dirs": [str(KIT)], "model": "scripted:covey/scenarios/ok.yaml"}}
     session = session_for(request, service=False)
     assert session.options.plugin_dirs == [str(KIT)] and "review-kit:ship" in session.skills
 
 
 def test_covey_agents_shows_each_plugin_part_with_its_source(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("COVEY_MANAGED_SETTINGS_DIR", str(tmp_path / "m"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     project = CORPUS / "skills" / "project"
     assert cli.main(["agents", "--cwd", str(project), "--plugin-dir", str(KIT)]) == 0

@@ -22,8 +22,7 @@ def _project(tmp_path, servers):
 
 
 def _session(project, home, **options):
-    env = {"HOME": str(home), "PATH": "/usr/bin", "COVEY_MANAGED_SETTINGS_DIR": str(home / "managed"),
-           **options.pop("env", {})}
+    env = {"HOME": str(home), "PATH": "/usr/bin", **options.pop("env", {})}
     return Session(cwd=str(project), model=ScriptedModel.from_dict({"rules": []}), env=env, **options)
 
 
@@ -38,10 +37,10 @@ def test_session_servers_from_the_project_the_run_and_the_api_reach_every_agent(
     assert list(strict.mcp.servers) == ["cli"]
 
 
-def test_the_plugin_only_policy_skips_project_servers_with_a_warning(tmp_path):
+def test_the_plugin_only_policy_skips_project_servers_with_a_warning(tmp_path, managed_settings_dir):
     project, home = _project(tmp_path, {"p": {"command": "p"}})
-    (home / "managed").mkdir()
-    (home / "managed" / "managed-settings.json").write_text(json.dumps({"strictPluginOnlyCustomization": ["mcp"]}))
+    managed_settings_dir.mkdir()
+    (managed_settings_dir / "managed-settings.json").write_text(json.dumps({"strictPluginOnlyCustomization": ["mcp"]}))
     session = _session(project, home)
     assert session.mcp.servers == {}
     assert any("locks mcp" in warning for warning in session.warnings)
@@ -58,7 +57,6 @@ async def test_mcp_status_answers_each_servers_state(tmp_path):
 def test_covey_mcp_list_shows_each_server_and_fails_if_one_did(tmp_path, capsys, monkeypatch):
     project, _ = _project(tmp_path, {"demo": {"command": sys.executable, "args": [SERVER]}})
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("COVEY_MANAGED_SETTINGS_DIR", str(tmp_path / "managed"))
     assert cli.main(["mcp", "list", "--cwd", str(project)]) == 0
     assert "demo: " in (out := capsys.readouterr().out) and "✓ Connected (5 tools: add, getenv, fail, pixel, whoami)" in out
     bad = json.dumps({"mcpServers": {"gone": {"command": str(tmp_path / "no-such-binary")}}})

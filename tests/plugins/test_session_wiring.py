@@ -24,7 +24,7 @@ def _session(tmp_path: Path, **options) -> Session:
     project = tmp_path / "project"
     if not project.exists():
         shutil.copytree(CORPUS / "skills" / "project", project)
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "COVEY_MANAGED_SETTINGS_DIR": str(tmp_path / "m")}
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")}
     return Session(cwd=str(project), env=env, model=ScriptedModel.from_turns([]), **options)
 
 
@@ -62,9 +62,9 @@ def test_enabled_plugins_load_and_a_missing_one_is_a_warning_naming_the_settings
     assert session.init_event().wire()["plugins"] == [{"name": "review-kit", "path": str(root), "source": "review-kit@tools"}]
 
 
-def test_a_managed_agents_lock_keeps_project_agents_out_of_the_session(tmp_path):
-    (tmp_path / "m").mkdir()
-    (tmp_path / "m/managed-settings.json").write_text(json.dumps({"strictPluginOnlyCustomization": ["agents", "skills"]}))
+def test_a_managed_agents_lock_keeps_project_agents_out_of_the_session(tmp_path, managed_settings_dir):
+    managed_settings_dir.mkdir()
+    (managed_settings_dir / "managed-settings.json").write_text(json.dumps({"strictPluginOnlyCustomization": ["agents", "skills"]}))
     project = tmp_path / "project"
     shutil.copytree(CORPUS / "skills" / "project", project)
     (project / ".claude/agents").mkdir()

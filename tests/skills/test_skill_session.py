@@ -27,7 +27,7 @@ async def test_the_main_agent_loads_agent_development_and_its_grant_lets_git_add
         {"tool_use": [{"name": "Bash", "input": {"command": "git add notes.md"}}]},
         {"text": "done"},
     ])
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "COVEY_MANAGED_SETTINGS_DIR": str(tmp_path / "m")}
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")}
     session = Session(cwd=str(project), env=env, model=model, permission_mode="dontAsk", pool_size=1,
                       transcript_dir=str(tmp_path / "t"), max_turns=5)
     try:
