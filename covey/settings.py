@@ -63,6 +63,7 @@ class _WirePermissions(BaseModel):
     ask: list[str] = []
     default_mode: PermissionMode | None = Field(default=None, alias="defaultMode")
     disable_bypass: Any = Field(default=None, alias="disableBypassPermissionsMode")
+    block_outside_reads: bool | None = Field(default=None, alias="blockReadsOutsideWorkingDirectories")
 
 
 class _Wire(BaseModel):
@@ -95,6 +96,8 @@ class PermissionSettings(BaseModel):
     """Rules that always ask a person first."""
     default_mode: PermissionMode | None = Field(default=None, alias="defaultMode")
     """The mode a session starts in unless the CLI / API says otherwise."""
+    block_reads_outside_working_directories: bool = False
+    """Reads outside the working directories are refused instead of asked (stricter from any file)."""
 
 
 class Settings(BaseModel):
@@ -214,6 +217,8 @@ class Settings(BaseModel):
             self.refused_bypass = where  # the session warns, unless the caller chose a mode itself
         elif mode is not None:  # a later file's mode would have replaced the refused one anyway
             self.permissions.default_mode, self.refused_bypass = mode, None
+        if wire.permissions.block_outside_reads is not None:
+            self.permissions.block_reads_outside_working_directories = wire.permissions.block_outside_reads
         disable = wire.permissions.disable_bypass
         if disable == "disable":
             self.bypass_disabled = where

@@ -6,7 +6,6 @@ becomes an ``is_error`` tool result carrying ``decision.message``.
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, NamedTuple
@@ -16,14 +15,14 @@ from covey.permissions.decisions import (
     Allow, Ask, Decision, Deny, PermissionMode, PermissionRequest, describe_call,
     nobody_to_ask, not_pre_approved, refused_by_person,
 )
-from covey.permissions.bash_files import bash_files
-from covey.permissions.bash_judge import allowing_rule, first_hit, unnamed
+from covey.permissions.bash_checks import BashChecks
+from covey.permissions.bash_judge import first_hit, unnamed
+from covey.permissions.file_checks import FileChecks
 from covey.permissions.modes import STICKY_MODES
 from covey.permissions.param_rules import matches_parameter
-from covey.permissions.paths import inside, protected_part, real_roots, resolve
-from covey.permissions.readonly import not_filesystem_edit, not_read_only
+from covey.permissions.readonly import not_filesystem_edit
 from covey.permissions.rules import EDIT_TOOLS, READ_TOOLS, PathContext, Rule, parse_rule, suggest_rule
-from covey.permissions.shell import Script, parse
+from covey.permissions.shell import parse
 from covey.tool_names import canonical_tool_name
 
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ class LoggedDecision(NamedTuple):
     decision: Decision
 
 
-class PermissionPolicy:
+class PermissionPolicy(FileChecks, BashChecks):
     """Decides each tool call from deny / ask / allow rules and the mode."""
 
     def __init__(
@@ -141,10 +140,6 @@ class PermissionPolicy:
         """The mode cascade: a parent in a sticky mode keeps it, else the definition's (or the call's)."""
         return self.mode if self.mode in STICKY_MODES else (definition_mode or self.mode)
 
-    def working_directories(self) -> tuple[Path, ...]:
-        """The project, the cwd and ``--add-dir``'s, with their symlinks resolved."""
-        return real_roots((self.where.project_root, self.where.cwd, *self.additional_directories))
-
     def denials(self) -> list[LoggedDecision]:
         return [entry for entry in self.decisions if isinstance(entry.decision, Deny)]
 
@@ -186,138 +181,6 @@ class PermissionPolicy:
             return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
         return self._by_mode(call, read_only)
 
-    def _bash(self, call: dict[str, Any], script: Script, read_only: bool) -> Decision:
-        """Allow rules apply only to a command the grammar reads fully: each simple command allowed by
-        a rule or read-only, and every file it writes inside the working directories or Edit-allowed."""
-        command = call["subject"]
-        if not script.understood:
-            return self._by_mode(call, False, why="the command holds " + ", ".join(dict.fromkeys(script.opaque)))
-        if read_only:
-            return self._by_mode(call, True)
-        if target := self._unapproved_target(script):
-            return self._by_mode(call, False, why=f"an allow rule approves a command, not its output file {target!r}")
-        if allowed := self._first("allow", "Bash", command):
-            if not any(c in command for c in "&|;\n") and len(script.commands) == 1:
-                return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
-        if reasons := self._allowed_parts(script):
-            return Allow(**call, source=f"mode:{self.mode}", reason="every part is allowed: " + "; ".join(reasons))
-        return self._by_mode(call, read_only)
-
-    def _unapproved_target(self, script: Script) -> str | None:
-        """An output file no rule lets the command write (Claude Code checks a redirection's target as
-        a file write): outside the working directories and no ``Edit`` allow rule, or computed at run time."""
-        for simple in script.commands:
-            for redirect in simple.redirects:
-                if redirect.operator == "<" or (redirect.target or "").isdigit() or redirect.target in ("-", "/dev/null"):
-                    continue
-                if redirect.target is None or redirect.globbed:
-                    return redirect.target or "a computed target"
-                path = resolve(redirect.target, Path(self.where.cwd), self.where.home)
-                if not inside(path, self.working_directories()) and self._first("allow", "Edit", str(path)) is None:
-                    return redirect.target
-        return None
-
-    def _allowed_parts(self, script: Script) -> list[str] | None:
-        """Claude Code matches a compound command part by part: each must be allowed by a rule or
-        read-only. A ``cd`` part moves the others, so such a command is judged whole."""
-        if any(c.words[:1] == ("cd",) for c in script.commands):
-            return None
-        reasons = []
-        for simple in script.commands:
-            rule = allowing_rule(self.rules["allow"], simple, self.where)
-            if rule is None and self._not_read_only(Script([simple])) is not None:
-                return None
-            reasons.append(f"{simple.source!r} by {rule.text!r}" if rule else f"{simple.source!r} is read-only")
-        return reasons
-
-    def _has_bash_rules(self) -> bool:
-        return any(r.applies_to("Bash") for r in self.rules["deny"] + self.rules["ask"])
-
-    def _file_denial(self, tool_name: str, subject: str | None, script: Script | None) -> Rule | None:
-        """Claude Code's deny rules for files reach further than their tool: a ``Read`` deny rule also
-        stops ``Edit`` / ``Write`` / ``NotebookEdit`` on that path and the files Bash's ``cat``,
-        ``head``... read; an ``Edit`` deny rule the target of an output redirection. A path is
-        checked as written and with its symlinks resolved."""
-        paths = {"Read": [r for r in self.rules["deny"] if r.tool == "Read" and r.content],
-                 "Edit": [r for r in self.rules["deny"] if r.tool == "Edit" and r.content]}  # a bare `Read` is the tool's
-        if subject is None or not (paths["Read"] or paths["Edit"]):
-            return None
-        if tool_name in EDIT_TOOLS | READ_TOOLS:
-            reads, writes = [Path(subject), self._resolve(subject)], []
-        elif script is not None:
-            reads, writes = bash_files(script, Path(self.where.cwd), self.where.home)
-        else:
-            return None
-        found = [(rule, str(path)) for path in reads for rule in paths["Read"]]
-        found += [(rule, str(path)) for path in writes for rule in paths["Edit"]]
-        return next((rule for rule, path in found if rule.matches(rule.tool, path, self.where, allowing=False)), None)
-
-    def has_read_denials(self) -> bool:
-        return any(r.tool == "Read" and r.content for r in self.rules["deny"])
-
-    def read_denied(self, path: str) -> bool:
-        """Whether a ``Read`` deny rule covers ``path`` (as written or with its symlinks resolved):
-        Grep and Glob leave such files out of their results."""
-        rules = [r for r in self.rules["deny"] if r.tool == "Read" and r.content]
-        candidates = (path, str(self._resolve(path)))
-        return any(rule.matches("Read", p, self.where, allowing=False) for rule in rules for p in candidates)
-
-    def _protected_write(self, tool_name: str, subject: str | None, script: Script | None) -> str | None:
-        """A protected path (``.git``, ``.claude``, shell rc files...) the call writes, unless an
-        ``Edit`` allow rule names that very path (a targeted approval)."""
-        if subject is None:
-            return None
-        if tool_name in EDIT_TOOLS:
-            targets = [self._resolve(subject)]
-        elif script is not None:
-            targets = bash_files(script, Path(self.where.cwd), self.where.home)[1]
-        else:
-            return None
-        roots = self.working_directories()
-        for target in targets:
-            part = protected_part(target, roots)
-            if part is not None and not self._targeted(target, part):
-                return repr(str(target))
-        return None
-
-    def _targeted(self, path: Path, part: str) -> bool:
-        rule = self._first("allow", "Edit", str(path))
-        return rule is not None and rule.content is not None and part in rule.content
-
-    def _outside_read(self, tool_name: str, subject: str | None) -> Decision | None:
-        """Reads outside the working directories ask (or are refused with
-        ``blockReadsOutsideWorkingDirectories``) unless a ``Read`` allow rule covers them."""
-        if subject is None:
-            return None
-        path = self._resolve(subject)
-        if inside(path, self.working_directories() + real_roots(self.readable)):
-            return None
-        call = {"tool_name": tool_name, "subject": subject, "input": {}}
-        if self.block_outside_reads:
-            message = (f"{describe_call(tool_name, subject)} was refused: it reads outside the working directories, "
-                       "and blockReadsOutsideWorkingDirectories is set.")
-            return Deny(**call, message=message, source="settings", reason="blockReadsOutsideWorkingDirectories")
-        if allowed := self._first("allow", tool_name, str(path)):
-            return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
-        return self._ask(call, f"{str(path)!r} is outside the working directories")
-
-    def _read_only_command(self, tool_name: str, subject: str | None) -> bool:
-        """A Bash command Claude Code would run without asking in every mode (``ls``, ``cat``, ``git status``)."""
-        if tool_name != "Bash" or subject is None:
-            return False
-        return self._not_read_only(parse(subject)) is None
-
-    def _not_read_only(self, script: Script) -> str | None:
-        return not_read_only(script, cwd=Path(self.where.cwd), roots=self._roots(), home=self.where.home,
-                             readable=self.readable)
-
-    def _roots(self) -> tuple[Path, ...]:
-        """The working directories: the project and ``--add-dir``'s (the cwd is always one)."""
-        return (self.where.project_root, *self.additional_directories)
-
-    def _resolve(self, subject: str) -> Path:
-        return resolve(subject, Path(self.where.cwd), self.where.home)
-
     def _by_mode(self, call: dict[str, Any], read_only: bool, why: str = "no rule allows it") -> Decision:
         source = f"mode:{self.mode}"
         if read_only:
@@ -355,10 +218,6 @@ class PermissionPolicy:
         matching = (r for r in self.rules[behavior] for s in subjects if r.matches(tool_name, s, self.where, allowing=allowing)
                     or (input is not None and r.applies_to(tool_name) and matches_parameter(r.tool, r.content, input)))
         return next(matching, None)
-
-    def _inside_project(self, subject: str | None) -> bool:
-        """Inside a working directory once symlinks are resolved (``link/x`` whose link leaves is outside)."""
-        return subject is not None and inside(self._resolve(subject), self.working_directories())
 
     def _from_answer(self, ask: Ask, answer: Answer) -> Decision:
         if answer is True:

@@ -17,8 +17,11 @@ every simple command inside it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
+
+from covey.permissions.shell_commands import Redirect, Script, SimpleCommand
+
+__all__ = ["MAX_LENGTH", "Redirect", "Script", "SimpleCommand", "inner_code", "parse"]
 
 MAX_LENGTH = 10_000
 """Longer commands are not judged: they are asked about, as in Claude Code."""
@@ -34,55 +37,6 @@ _UNQUOTED_SPECIAL = re.compile(r"[$`()<>;&|\s\"'\\]")
 read differently from bash (or a construct it folded into a word): not understood."""
 _GLOB = re.compile(r"[*?\[{]")
 _SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
-
-
-@dataclass(frozen=True)
-class Redirect:
-    operator: str
-    """``>``, ``>>``, ``<``, ``&>``, ``>&``, ``<&``, ``>|``, ``<>``, ``&>>``."""
-    target: str | None
-    """The destination after quote removal; None when it is computed at run time."""
-    descriptor: str | None = None
-    globbed: bool = False
-    """The target holds an unquoted glob or ``~``: where it lands is decided at run time."""
-
-
-@dataclass(frozen=True)
-class SimpleCommand:
-    words: tuple[str | None, ...]
-    """Name and arguments after quote removal; None where a word is computed at run time."""
-    source: str
-    """The command's text as written (its redirections excluded)."""
-    assignments: tuple[str, ...] = ()
-    """``NAME=value`` prefixes as written."""
-    redirects: tuple[Redirect, ...] = ()
-    globbed: tuple[bool, ...] = ()
-    """Per word: an unquoted glob, brace or ``~`` the shell expands."""
-    nested: bool = False
-    """Inside a substitution, a function or a compound statement."""
-
-    @property
-    def name(self) -> str | None:
-        return self.words[0] if self.words else None
-
-    @property
-    def static(self) -> bool:
-        return all(w is not None for w in self.words)
-
-    def text(self) -> str:
-        """The words joined by spaces (dynamic words as written): what a rule is matched against."""
-        return " ".join(w if w is not None else "\0" for w in self.words)
-
-
-@dataclass
-class Script:
-    commands: list[SimpleCommand] = field(default_factory=list)
-    opaque: list[str] = field(default_factory=list)
-    """Why the judge cannot read it all (empty: fully understood)."""
-
-    @property
-    def understood(self) -> bool:
-        return not self.opaque and bool(self.commands)
 
 
 def parse(command: str) -> Script:
@@ -153,7 +107,16 @@ def _walk(node, script: Script, *, nested: bool) -> None:
         if body is not None and body.type == "command":
             _command(body, script, nested=nested, redirects=redirects)
             return
+        last = _last_command(body)
+        if last is not None:
+            # The grammar hangs `a && b > f` on the list; bash binds the redirection to `b`.
+            start = len(script.commands)
+            _walk(body, script, nested=nested)
+            _attach(script, start, last, redirects)
+            return
         script.opaque.append("a redirection of a compound statement")
+        # Its targets still count as files written (an Edit deny rule, a protected path).
+        script.commands.append(SimpleCommand(words=(), source="", redirects=redirects, nested=True))
         for child in node.children:
             if child.type not in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
                 _walk(child, script, nested=True)
@@ -163,6 +126,25 @@ def _walk(node, script: Script, *, nested: bool) -> None:
         nested = True
     for child in node.children:
         _walk(child, script, nested=nested)
+
+
+def _last_command(body):
+    """The simple command a trailing redirection belongs to, when ``body`` is a list or pipeline of them."""
+    node = body
+    while node is not None and node.type in ("list", "pipeline", "negated_command"):
+        named = [c for c in node.children if c.is_named]
+        node = named[-1] if named else None
+    return node if node is not None and node.type == "command" else None
+
+
+def _attach(script: Script, start: int, last, redirects: tuple[Redirect, ...]) -> None:
+    """Give ``redirects`` to the command parsed from ``last`` (the rightmost of the body just walked)."""
+    for i in range(len(script.commands) - 1, start - 1, -1):
+        command = script.commands[i]
+        if not command.nested:
+            script.commands[i] = SimpleCommand(**{**command.__dict__, "redirects": (*command.redirects, *redirects)})
+            return
+    script.opaque.append("a redirection the judge cannot place")
 
 
 def _command(node, script: Script, *, nested: bool, redirects: tuple[Redirect, ...]) -> None:

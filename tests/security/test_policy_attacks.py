@@ -75,7 +75,9 @@ def test_protected_paths_are_never_written_unasked(place, mode, tool, relative):
 
 
 @pytest.mark.parametrize("command", ["echo x > .git/hooks/pre-commit", "cp x .git/config", "touch .claude/settings.json",
-                                     "echo x >> ~/.bashrc", "tee ~/.zshrc < a", "mv a .vscode/x"])
+                                     "echo x >> ~/.bashrc", "tee ~/.zshrc < a", "mv a .vscode/x",
+                                     "if true; then echo x; fi > .git/config", "{ echo x; } > .claude/settings.json",
+                                     "ls && echo x > .git/config", "cat a | tee .git/hooks/post-merge"])
 def test_protected_paths_are_asked_about_in_bash_too_even_in_bypass_mode(place, command):
     assert bash(policy(*place, "bypassPermissions"), command) == "ask"
 
