@@ -1,0 +1,55 @@
+"""Issue 23's "done means": after a ``--no-service`` run and a service run, no file covey wrote is
+readable by another user (transcripts, background output, the service's folder, Ray's token)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from tests.service.served import served_service
+
+pytestmark = pytest.mark.ray  # both runs start a Ray
+
+RULES = """\
+rules:
+  - reply:
+      tool_use: {name: Bash, input: {command: "echo hi", run_in_background: true}}
+    times: 1
+  - reply: {text: "started"}
+"""
+
+
+def _open_to_others(folder: Path, skip: Path | None = None) -> list[str]:
+    found = []
+    for path in [folder, *folder.rglob("*")]:
+        if skip is not None and path.is_relative_to(skip):
+            continue
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            continue
+        mode = path.stat().st_mode
+        if stat.S_IMODE(mode) & 0o077:
+            found.append(f"{path} {stat.filemode(mode)}")
+    return found
+
+
+def test_nothing_covey_writes_is_open_to_other_users():
+    with served_service() as served:
+        tmp = served.base / "tmp"
+        tmp.mkdir()
+        env = {"TMPDIR": str(tmp)}
+        rules = served.rules(RULES)
+        through_service = served.covey("-p", "go", "--model", rules, "--quiet", env=env)
+        assert through_service.returncode == 0, through_service.stderr
+        alone = served.covey("-p", "go", "--model", rules, "--quiet", "--no-service", env=env)
+        assert alone.returncode == 0, alone.stderr
+        home = served.base / "home"
+        covey_files = [home / ".covey", served.root, tmp / f"covey-{os.getuid()}"]
+        assert (home / ".covey" / "transcripts").is_dir() and any((tmp / f"covey-{os.getuid()}").rglob("*.output"))
+        open_files = [line for folder in covey_files if folder.exists() for line in _open_to_others(folder)]
+        token = home / ".ray" / "auth_token"
+        if token.exists():
+            open_files += _open_to_others(token)
+        assert open_files == []
