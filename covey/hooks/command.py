@@ -174,7 +174,8 @@ def _cap(text: str, total: int | None = None) -> str:
 
 def _capped(answer: HookAnswer) -> HookAnswer:
     """Every text of a JSON answer cut to the context cap (``updated_input`` is the tool's input, not context)."""
-    texts = {f.name: _cap(v) for f in fields(answer) if f.name != "command" and isinstance(v := getattr(answer, f.name), str)}
+    texts = {f.name: _cap(value) for f in fields(answer)
+             if f.name != "command" and isinstance(value := getattr(answer, f.name), str)}
     return replace(answer, **texts)
 
 
