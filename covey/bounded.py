@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import os
+import stat
 from dataclasses import dataclass
+from typing import BinaryIO
 
 _CHUNK_BYTES = 65536
 
@@ -62,3 +65,35 @@ async def read_bounded(stream: asyncio.StreamReader | None, keep_chars: int) -> 
     if kept_chars < keep_chars:
         kept.append(tail[: keep_chars - kept_chars])
     return Captured("".join(kept), total)
+
+
+class NotRegularFile(OSError):
+    """A FIFO, a device or a socket where a file was expected: reading it could block for ever."""
+
+
+_KINDS = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a directory"}
+
+
+def file_kind(mode: int) -> str:
+    """What a ``st_mode`` names, in words: ``a regular file``, ``a FIFO (named pipe)`` ..."""
+    return "a regular file" if stat.S_ISREG(mode) else _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """``open(path, "rb")`` for a regular file only; anything else raises :class:`NotRegularFile` at once.
+
+    Opened with ``O_NONBLOCK`` so that opening a FIFO with no writer does not hang
+    (a plain open would wait for one for ever); the kind is then checked on the open
+    descriptor, so a file swapped for a FIFO after a ``stat`` is caught too.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(f"{os.fspath(path)} is {file_kind(mode)}, not a regular file")
+        os.set_blocking(fd, True)  # a regular file's reads never block anyway; keep normal semantics
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
