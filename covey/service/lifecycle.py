@@ -36,6 +36,10 @@ class ServiceUnavailable(CoveyError):
     """The covey service could not be started, or stopped answering."""
 
 
+class LineTooLong(CoveyError):
+    """A line the service would refuse to read (over ``protocol.LINE_LIMIT``): not sent."""
+
+
 class Connection:
     """One connection to the service: JSON lines out, JSON lines in."""
 
@@ -44,7 +48,12 @@ class Connection:
         self._lines = sock.makefile("rb")
 
     def send(self, message: dict[str, Any]) -> None:
-        self.sock.sendall(protocol.encode(message))
+        line = protocol.encode(message)
+        if len(line) > protocol.LINE_LIMIT:
+            kind = protocol.subtype_of(message) or message.get("type", "message")
+            raise LineTooLong(f"a {kind} line of {len(line):,} bytes is over the covey service's limit of "
+                              f"{protocol.LINE_LIMIT:,} bytes a line; not sent")
+        self.sock.sendall(line)
 
     def receive(self) -> dict[str, Any] | None:
         """The next line, or None once the service closed the connection."""
