@@ -193,10 +193,12 @@ def _normal_address(address: Any) -> str:
 
 
 def read_info(paths: ServicePaths) -> dict[str, Any] | None:
+    """``service.json``, or None when it is missing or not a JSON object (never deleted here)."""
     try:
-        return json.loads(paths.info.read_text(encoding="utf-8"))
+        info = json.loads(paths.info.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    return info if isinstance(info, dict) else None
 
 
 def pid_alive(pid: int) -> bool:
