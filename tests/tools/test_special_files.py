@@ -82,3 +82,14 @@ def test_a_huge_single_line_is_counted_not_held(ctx, tmp_path):
     result = _in_time(Read().run(ReadInput(file_path="min.js", allow_large=True), ctx))
     first, second = result.content.splitlines()
     assert first.endswith(f"... [{5_000_000 - 2000} characters cut]") and second == "     2\tend"
+
+
+def test_an_image_over_the_limit_is_refused_without_reading_it_whole(ctx, tmp_path):
+    from covey.tools.read_media import MAX_IMAGE_BYTES
+
+    big = tmp_path / "big.png"
+    with open(big, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n")
+        f.truncate(MAX_IMAGE_BYTES * 4)  # sparse: costs no disk
+    result = _in_time(Read().run(ReadInput(file_path=str(big)), ctx))
+    assert result.is_error and f"is {MAX_IMAGE_BYTES * 4 // 1024} KiB" in result.content
