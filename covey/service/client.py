@@ -16,7 +16,7 @@ import signal
 import sys
 from typing import Any
 
-from covey.errors import CoveyError
+from covey.errors import CoveyError, UserError
 from covey.observe.live import LiveView
 from covey.permissions.prompt import converse, terminal
 from covey.service import lifecycle, protocol
@@ -28,8 +28,8 @@ TTY = "/dev/tty"
 """Where permission prompts are asked (tests point it at a pty)."""
 
 
-class PromptTooLarge(CoveyError):
-    """The prompt does not fit in one line of the service's protocol."""
+class PromptTooLarge(UserError):
+    """The prompt does not fit in one line of the service's protocol: the person must shorten it."""
 
 
 def check_prompt(prompt: str) -> None:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from covey.errors import CoveyError
+from covey.errors import CoveyError, UserError
 from covey.service import leftovers, protocol
 from covey.service.paths import ServicePaths, open_private, service_paths
 
@@ -36,8 +36,9 @@ class ServiceUnavailable(CoveyError):
     """The covey service could not be started, or stopped answering."""
 
 
-class LineTooLong(CoveyError):
-    """A line the service would refuse to read (over ``protocol.LINE_LIMIT``): not sent."""
+class LineTooLong(UserError):
+    """A line the service would refuse to read (over ``protocol.LINE_LIMIT``): not sent. The person's
+    input made it (a prompt, a message, an environment), so the person must make it smaller."""
 
 
 class Connection:
