@@ -12,9 +12,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
+
+from covey.bounded import open_regular
+from covey.safe_yaml import YamlTooLarge, load_yaml
+
+MAX_DEFINITION_FILE_BYTES = 1024 * 1024
+"""An agent definition or skill file larger than this is refused unread: no real one comes near it."""
+MAX_DESCRIPTION_CHARS = 20_000
+"""Room for a description with several ``<example>`` blocks; it is sent with every request."""
 
 # A value with one of these unquoted breaks (or silently changes) a YAML plain scalar.
 _YAML_SYNTAX = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
@@ -33,6 +42,20 @@ class Frontmatter:
     """The YAML parsed only after quoting values (Claude Code's repair)."""
 
 
+class TooLarge(ValueError):
+    """A definition or skill file over ``MAX_DEFINITION_FILE_BYTES``."""
+
+
+def read_definition_text(path: Path) -> str:
+    """The file's text, read only up to the size limit (a huge file is refused, not loaded)."""
+    with open_regular(path) as f:  # a FIFO among the definitions must not hang the load
+        data = f.read(MAX_DEFINITION_FILE_BYTES + 1)
+    if len(data) > MAX_DEFINITION_FILE_BYTES:
+        raise TooLarge(f"the file is over {MAX_DEFINITION_FILE_BYTES:,} bytes (1 MiB), the most a definition "
+                       "file may be; not read")
+    return data.decode("utf-8")
+
+
 def split_frontmatter(text: str) -> tuple[str | None, str]:
     """(frontmatter, body); frontmatter is None when the file does not start with ``---``
     or the block is never closed (then the whole text is the body)."""
@@ -49,16 +72,19 @@ def parse_frontmatter(text: str) -> Frontmatter | None:
     """The file's frontmatter, parsed; None when it has no block.
 
     Raises ``yaml.YAMLError`` (the first attempt's, which points at the real
-    problem) when the YAML fails even after the repair.
+    problem) when the YAML fails even after the repair, and
+    :class:`~covey.safe_yaml.YamlTooLarge` at once (no repair) for an alias bomb.
     """
     block, body = split_frontmatter(text)
     if block is None:
         return None
     try:
-        return Frontmatter(yaml.safe_load(block), body)
+        return Frontmatter(load_yaml(block), body)
+    except YamlTooLarge:
+        raise  # quoting values changes no alias: a second attempt would only fail the same way
     except yaml.YAMLError as first:
         try:
-            return Frontmatter(yaml.safe_load(quote_problematic_values(block)), body, repaired=True)
+            return Frontmatter(load_yaml(quote_problematic_values(block)), body, repaired=True)
         except yaml.YAMLError:
             raise first from None
 

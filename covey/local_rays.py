@@ -5,16 +5,23 @@ Rays, so they never join a Ray that covey did not start (Ray's ``auto``
 address takes whatever Ray runs on the machine). A file names the GCS address,
 Ray's session directory, the driver's pid, and where Ray's auth token is.
 It is removed when covey shuts that Ray down; one whose driver is gone is
-deleted the next time the files are read.
+deleted the next time the files are read. Only a file that reads as a record and
+proves its driver dead is deleted: one that does not read (half written, or in a
+shape a newer covey writes) is kept and passed over with a warning, for it may
+describe a Ray that still runs.
 """
 
 from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
 
 from covey.private_dirs import open_private, private_dir
 
@@ -57,22 +64,40 @@ def forget() -> None:
 
 
 def live() -> list[LocalRay]:
-    """The recorded Rays whose driver still runs, oldest first; stale files are removed."""
+    """The recorded Rays whose driver still runs, oldest first; files of dead drivers are removed,
+    files that do not read are kept (see the module's docstring)."""
     found = []
     for path in sorted(run_dir().glob("ray-*.json"), key=_mtime):
         entry = _read(path)
-        if entry is not None and _alive(entry):
+        if entry is None:
+            log.warning("%s does not read as a covey Ray record (half written, or from another covey version); "
+                        "kept, and passed over", path)
+        elif _alive(entry):
             found.append(entry)
         else:
             path.unlink(missing_ok=True)
     return found
 
 
+_TYPES: dict[str, tuple[type, ...]] = {"gcs_address": (str,), "session_dir": (str,), "pid": (int,),
+                                       "pid_started": (str, type(None)), "auth_mode": (str, type(None)),
+                                       "token_path": (str, type(None))}
+
+
 def _read(path: Path) -> LocalRay | None:
+    """The record, or None when the file is not one this covey can read (keys it adds are ignored:
+    the ones read here keep their meaning)."""
     try:
-        return LocalRay(**json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):  # half-written or from another covey version
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
+    if not isinstance(data, dict):
+        return None
+    known = {f.name: data.get(f.name) for f in fields(LocalRay)}
+    if any(name not in data or not isinstance(known[name], _TYPES[name]) or isinstance(known[name], bool)
+           for name in known):
+        return None
+    return LocalRay(**known)
 
 
 def _alive(entry: LocalRay) -> bool:

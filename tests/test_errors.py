@@ -17,7 +17,8 @@ from covey.hooks.read import HookConfigError
 from covey.mcp.manager import McpServerUnavailable
 from covey.permissions.rules import RuleError
 from covey.resume import ResumeError
-from covey.service.lifecycle import ServiceUnavailable
+from covey.service.client import PromptTooLarge
+from covey.service.lifecycle import LineTooLong, ServiceUnavailable
 from covey.service.paths import ServiceDirError
 from covey.session import SessionBroken
 from covey.skills.loader import UnknownSkill
@@ -32,6 +33,8 @@ EXAMPLES = [
     ResumeError("Session 'abc' cannot be resumed: its transcript '/t/a.jsonl' is missing.", "abc", "/t/a.jsonl"),
     RuleError("Bash(:*)", "cliArg", "the prefix before :* cannot be empty"),
     McpServerUnavailable("the agent definition requires MCP server 'x': it did not connect within 30 s"),
+    PromptTooLarge("the prompt is 70,000,000 bytes; the limit is 67,108,864 bytes (64 MiB) a line"),
+    LineTooLong("a covey_run line of 70,000,000 bytes is over the covey service's limit"),
 ]
 
 

@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("words: errors, ids and the names written once", (
         "covey.errors", "covey.ids", "covey.lazy", "covey.frames", "covey.frontmatter", "covey.tool_names", "covey.flags",
         "covey.permissions.modes", "covey.tools.options", "covey.registry.limits", "covey.local_rays",
-        "covey.private_dirs",
+        "covey.private_dirs", "covey.bounded", "covey.safe_yaml",
     )),
     ("the model and the events", ("covey.model", "covey.events")),
     ("configuration: permissions, settings, hook, skill and plugin files", (

@@ -54,10 +54,28 @@ def test_files_of_dead_drivers_or_reused_pids_are_ignored_and_removed(home):
     dead.write_text(json.dumps({**entry, "pid": _dead_pid(), "gcs_address": "127.0.0.1:2222"}))
     reused = local_rays.run_dir() / "ray-reused.json"
     reused.write_text(json.dumps({**entry, "pid_started": "1", "gcs_address": "127.0.0.1:3333"}))
-    broken = local_rays.run_dir() / "ray-broken.json"
-    broken.write_text("{")
     assert [e.gcs_address for e in local_rays.live()] == ["127.0.0.1:1111"]
-    assert not dead.exists() and not reused.exists() and not broken.exists() and mine.exists()
+    assert not dead.exists() and not reused.exists() and mine.exists()
+    local_rays.forget()
+
+
+def test_a_record_that_does_not_read_is_kept_and_passed_over(home, caplog):
+    local_rays.record("127.0.0.1:1111", "/tmp/s")
+    entry = json.loads((local_rays.run_dir() / f"ray-{os.getpid()}.json").read_text())
+    folder = local_rays.run_dir()
+    unreadable = {
+        "ray-half.json": "{",  # half written
+        "ray-list.json": "[]",
+        "ray-newer.json": json.dumps({"version": 2, "ray": {"pid": _dead_pid()}}),  # another shape
+        "ray-typed.json": json.dumps({**entry, "pid": str(_dead_pid())}),
+    }
+    for name, text in unreadable.items():
+        (folder / name).write_text(text)
+    extra = folder / "ray-extra.json"  # a newer covey's added key: still read, and dead, so removed
+    extra.write_text(json.dumps({**entry, "pid": _dead_pid(), "gcs_address": "127.0.0.1:2222", "added": 1}))
+    assert [e.gcs_address for e in local_rays.live()] == ["127.0.0.1:1111"]
+    assert all((folder / name).exists() for name in unreadable) and not extra.exists()
+    assert "ray-newer.json does not read as a covey Ray record" in caplog.text
     local_rays.forget()
 
 

@@ -6,8 +6,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from covey.frontmatter import MAX_DEFINITION_FILE_BYTES, MAX_DESCRIPTION_CHARS
 from covey.model.effort import Effort
 from covey.permissions.modes import PermissionMode
+
+MAX_PROMPT_CHARS = MAX_DEFINITION_FILE_BYTES
+"""A system prompt as long as the largest file allowed (``--agents`` and SDK definitions have no file)."""
 
 Source = Literal["built-in", "plugin", "user", "project", "flag", "policy"]
 """Where a definition came from, lowest to highest priority."""
@@ -20,9 +24,9 @@ class AgentDefinition(BaseModel):
 
     name: str
     """The type name the Agent tool's ``subagent_type`` selects."""
-    description: str = ""
+    description: str = Field("", max_length=MAX_DESCRIPTION_CHARS)
     """When to use this agent (shown to the parent model in the agent list)."""
-    prompt: str = ""
+    prompt: str = Field("", max_length=MAX_PROMPT_CHARS)
     """The system prompt (a markdown file's body)."""
     tools: list[str] = Field(default_factory=lambda: ["*"])
     """Tool names the agent may use; ``["*"]`` for all."""

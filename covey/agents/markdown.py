@@ -16,7 +16,8 @@ from typing import Any
 
 import yaml
 
-from covey.frontmatter import parse_frontmatter
+from covey.frontmatter import TooLarge, parse_frontmatter, read_definition_text
+from covey.safe_yaml import YamlTooLarge
 from covey.model.effort import EFFORT_LEVELS, is_effort
 
 
@@ -62,10 +63,14 @@ def read_agent_file(path: Path, *, name_from_file: bool = False) -> FileRead:
     """Read one definition file. ``name_from_file``: a missing ``name`` is the file's stem
     (plugin agents, which Claude Code names by file) instead of a reason to skip."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_definition_text(path)
         parsed = parse_frontmatter(text)
+    except TooLarge as exc:
+        return FileRead(error=Problem(None, str(exc)))
     except (OSError, UnicodeDecodeError) as exc:
         return FileRead(error=Problem(None, f"cannot read: {exc}"))
+    except YamlTooLarge as exc:
+        return FileRead(error=Problem("frontmatter", str(exc)))
     except yaml.YAMLError as exc:
         detail = " ".join(str(exc).split())
         return FileRead(error=Problem("frontmatter", f"invalid YAML, even with its values quoted: {detail}"))

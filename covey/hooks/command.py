@@ -4,21 +4,35 @@ Exit 0 is success (stdout may hold a JSON answer), exit 2 is a blocking error
 whose stderr is the reason the model reads, any other exit is a non-blocking
 error: it is logged and the action goes on. A hook that outlives its timeout is
 killed with its whole process group, and counts as a non-blocking error.
+
+What a hook prints is bounded twice: at most ``HOOK_READ_LIMIT_CHARS`` of each
+stream is kept in memory (the rest is read and dropped, so the hook never blocks
+on a full pipe), and each text that reaches the model (plain stdout, a reason, an
+``additionalContext``) is cut at ``HOOK_OUTPUT_LIMIT_CHARS``, Claude Code's cap,
+with a note saying how long it was.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from covey.bounded import Captured, cut_text, read_bounded
 from covey.hooks.config import CommandHook
+
+HOOK_OUTPUT_LIMIT_CHARS = 10_000
+"""Claude Code's cap on the hook output one hook brings into the model's context."""
+HOOK_READ_LIMIT_CHARS = 1_000_000
+"""What is kept in memory of each stream of one hook (bytes, of an http hook's body): room for a large JSON answer
+(an ``updatedInput`` holding a file), not for a hook printing without end."""
 
 PermissionDecision = Literal["allow", "deny", "ask"]
 
@@ -83,12 +97,12 @@ async def run_command(
         return HookAnswer(hook.command, error=f"timed out after {limit:g}s and was killed")
     except OSError as exc:
         return HookAnswer(hook.command, error=f"could not start: {exc}")
-    return read_answer(hook.command, code, out, err)
+    return read_answer(hook.command, code, out.text, err.text, out_total=out.total_chars, err_total=err.total_chars)
 
 
 async def _execute(
     hook: CommandHook, payload: dict[str, Any], cwd: Path, project_dir: Path, env: Mapping[str, str], timeout_s: float,
-) -> tuple[int, str, str]:
+) -> tuple[int, Captured, Captured]:
     pipes = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.PIPE}
     # Own process group (start_new_session): a kill reaches the hook's children too.
     options = {"cwd": cwd, "env": {**env, "CLAUDE_PROJECT_DIR": str(project_dir)}, "start_new_session": True, **pipes}
@@ -100,12 +114,28 @@ async def _execute(
         proc = await asyncio.create_subprocess_shell(hook.command, **options)
     stdin = json.dumps(payload, default=str).encode()
     try:
-        out, err = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
+        out, err = await asyncio.wait_for(_talk(proc, stdin), timeout_s)
     except BaseException:  # timeout or cancellation: nothing the hook started may outlive it
         _kill_group(proc.pid)
         await proc.wait()
         raise
-    return proc.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace")
+    return proc.returncode or 0, out, err
+
+
+async def _talk(proc: asyncio.subprocess.Process, stdin: bytes) -> tuple[Captured, Captured]:
+    """``communicate`` with bounded reads: the payload in, the head of each stream out."""
+    async def feed() -> None:
+        assert proc.stdin is not None
+        # A hook need not read its payload: it may exit (closing the pipe) before taking it all.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            proc.stdin.write(stdin)
+            await proc.stdin.drain()
+        proc.stdin.close()
+
+    _, out, err = await asyncio.gather(
+        feed(), read_bounded(proc.stdout, HOOK_READ_LIMIT_CHARS), read_bounded(proc.stderr, HOOK_READ_LIMIT_CHARS))
+    await proc.wait()
+    return out, err
 
 
 def _placeholders(text: str, project_dir: Path) -> str:
@@ -119,18 +149,34 @@ def _kill_group(pid: int) -> None:
         pass  # it ended on its own between the timeout and the kill
 
 
-def read_answer(command: str, code: int, out: str, err: str) -> HookAnswer:
+def read_answer(
+    command: str, code: int, out: str, err: str, *, out_total: int | None = None, err_total: int | None = None,
+) -> HookAnswer:
+    """The answer in what a hook printed; ``out_total`` / ``err_total``: a stream's full length when
+    ``out`` / ``err`` hold only its head (then it is read as plain text, cut, with a note)."""
     if code == 2:
-        return HookAnswer(command, blocked=True, reason=err.strip() or f"hook {command!r} exited with code 2")
+        reason = _cap(err.strip(), err_total) or f"hook {command!r} exited with code 2"
+        return HookAnswer(command, blocked=True, reason=reason)
     if code != 0:
-        return HookAnswer(command, error=f"exited with code {code}: {err.strip()}")
+        return HookAnswer(command, error=f"exited with code {code}: {_cap(err.strip(), err_total)}")
     text = out.strip()
-    if not text.startswith("{"):
-        return HookAnswer(command, text=text or None)
+    if not text.startswith("{") or len(out) < (out_total or 0):
+        return HookAnswer(command, text=_cap(text, out_total) or None)
     try:
-        return _from_json(command, _WireAnswer.model_validate(json.loads(text)))
+        return _capped(_from_json(command, _WireAnswer.model_validate(json.loads(text))))
     except (json.JSONDecodeError, ValidationError) as exc:
-        return HookAnswer(command, error=f"printed invalid JSON output: {exc}")
+        return HookAnswer(command, error=_cap(f"printed invalid JSON output: {exc}"))
+
+
+def _cap(text: str, total: int | None = None) -> str:
+    return cut_text(text, HOOK_OUTPUT_LIMIT_CHARS, what="hook output", total=total)
+
+
+def _capped(answer: HookAnswer) -> HookAnswer:
+    """Every text of a JSON answer cut to the context cap (``updated_input`` is the tool's input, not context)."""
+    texts = {f.name: _cap(value) for f in fields(answer)
+             if f.name != "command" and isinstance(value := getattr(answer, f.name), str)}
+    return replace(answer, **texts)
 
 
 def _from_json(command: str, wire: _WireAnswer) -> HookAnswer:

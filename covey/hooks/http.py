@@ -3,7 +3,9 @@
 A 2xx response with an empty body is a success with nothing to say; a 2xx JSON
 object is read like a command's JSON stdout. Any other body, a non-2xx status,
 a connection failure or a timeout is a non-blocking error: an http hook blocks
-only through the decision fields of a 2xx JSON body.
+only through the decision fields of a 2xx JSON body. At most
+``HOOK_READ_LIMIT_CHARS`` bytes of a body are read: a longer one is an error (a JSON
+object cut short does not parse), and the texts of an answer are cut as a command's are.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Mapping
 
-from covey.hooks.command import HookAnswer, read_answer
+from covey.hooks.command import HOOK_READ_LIMIT_CHARS, HookAnswer, read_answer
 from covey.hooks.config import HttpHook
 
 _VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
@@ -39,15 +41,21 @@ async def run_http(hook: HttpHook, payload: dict[str, Any], *, env: Mapping[str,
         return HookAnswer(hook.command, error=f"request failed: {exc}")
     if not 200 <= status < 300:
         return HookAnswer(hook.command, error=f"answered HTTP {status}")
+    if text is None:
+        return HookAnswer(hook.command, error=f"answered with a body over {HOOK_READ_LIMIT_CHARS:,} bytes; ignored")
     text = text.strip()
     if text and not (text.startswith("{") and text.endswith("}")):
         return HookAnswer(hook.command, error="answered with a body that is not a JSON object")
     return read_answer(hook.command, 0, text, "")
 
 
-def _post(request: urllib.request.Request, timeout_s: float) -> tuple[int, str]:
+def _post(request: urllib.request.Request, timeout_s: float) -> tuple[int, str | None]:
+    """The status and the body (None: longer than the read limit, which is all that is read of it)."""
     with urllib.request.urlopen(request, timeout=timeout_s) as response:
-        return response.status, response.read().decode(errors="replace")
+        body = response.read(HOOK_READ_LIMIT_CHARS + 1)
+        if len(body) > HOOK_READ_LIMIT_CHARS:
+            return response.status, None
+        return response.status, body.decode(errors="replace")
 
 
 def _interpolate(value: str, allowed: list[str], env: Mapping[str, str]) -> str:

@@ -72,7 +72,8 @@ class ToolExecutor:
         return tool is None or tool.read_only or tool.concurrent
 
     async def run_one(self, call: ToolUseBlock) -> dict[str, Any]:
-        result = await self._result_of(call)
+        # The last guard on what any tool (an MCP server's, a hook's replacement...) brings into the context.
+        result = (await self._result_of(call)).capped()
         tool = self.lookup(call.name)
         if (structured := structured_result(tool, result)) is not None:
             self.structured[call.id] = structured

@@ -1,5 +1,10 @@
 """An MCP server's tool as a covey ``Tool``: ``mcp__<server>__<tool>``, the server's schema,
-and its result (text, images, isError) as a ``ToolResult``."""
+and its result (text, images, isError) as a ``ToolResult``.
+
+A server is untrusted: its text is cut at ``MAX_RESULT_CHARS`` (Claude Code's
+25,000-token cap on an MCP result) and an image over the Messages API's size
+becomes a note, each saying what was dropped.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from covey.mcp.client import McpConnection
 from covey.tools.base import Tool, ToolContext, ToolResult
+from covey.tools.read_media import MAX_IMAGE_BYTES
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -59,11 +65,21 @@ def as_tool_result(result: Any) -> ToolResult:
     structured = getattr(result, "structured_content", None)
     if not blocks and structured is not None:
         blocks = [{"type": "text", "text": json.dumps(structured)}]
+    blocks = [_sized(block) for block in blocks]
     text = "\n".join(b["text"] for b in blocks if b["type"] == "text")
     if getattr(result, "is_error", False):
-        return ToolResult.error(text or "the MCP tool reported an error")
+        return ToolResult.error(text or "the MCP tool reported an error").capped()
     images = [b for b in blocks if b["type"] == "image"]  # they follow the text (ToolResult.blocks)
-    return ToolResult(content=text or ("" if images else "(no content)"), blocks=images)
+    hint = "ask the tool for less (a filter, a page, a range)"
+    return ToolResult(content=text or ("" if images else "(no content)"), blocks=images).capped(hint=hint)
+
+
+def _sized(block: dict[str, Any]) -> dict[str, Any]:
+    """An image the Messages API would refuse as a note instead (base64: 4 characters per 3 bytes)."""
+    if block["type"] != "image" or len(block["source"]["data"]) * 3 // 4 <= MAX_IMAGE_BYTES:
+        return block
+    size = len(block["source"]["data"]) * 3 // 4
+    return {"type": "text", "text": f"[image not shown: {size:,} bytes, over the {MAX_IMAGE_BYTES:,} an image may be]"}
 
 
 def _blocks(item: Any) -> list[dict[str, Any]]:

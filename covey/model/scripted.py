@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from covey.errors import ModelAPIError, UserError
 from covey.model.base import ModelRequest
+from covey.safe_yaml import load_yaml
 
 Texts = str | list[str] | None
 
@@ -225,7 +226,7 @@ class ScriptedModel:
     def from_file(cls, path: str | Path) -> "ScriptedModel":
         """A YAML or JSON rule file (YAML is a superset of JSON, so one parser reads both)."""
         try:
-            data = yaml.safe_load(Path(path).read_text())
+            data = load_yaml(Path(path).read_text())
         except (OSError, yaml.YAMLError) as exc:
             raise UserError(f"{str(path)!r}: cannot read scripted model: {exc}") from exc
         model = cls.from_dict(data, source=repr(str(path)))

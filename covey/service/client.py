@@ -9,13 +9,14 @@ terminal, and turns Ctrl-C / SIGTERM into an ``interrupt`` for its session only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sys
 from typing import Any
 
-from covey.errors import CoveyError
+from covey.errors import CoveyError, UserError
 from covey.observe.live import LiveView
 from covey.permissions.prompt import converse, terminal
 from covey.service import lifecycle, protocol
@@ -27,8 +28,24 @@ TTY = "/dev/tty"
 """Where permission prompts are asked (tests point it at a pty)."""
 
 
+class PromptTooLarge(UserError):
+    """The prompt does not fit in one line of the service's protocol: the person must shorten it."""
+
+
+def check_prompt(prompt: str) -> None:
+    """Refuse a prompt the service could not read, before a service is started or a byte sent."""
+    line = len(protocol.encode(protocol.user_message(prompt)))
+    if line > protocol.LINE_LIMIT:
+        size = len(prompt.encode("utf-8", errors="surrogatepass"))
+        raise PromptTooLarge(
+            f"the prompt is {size:,} bytes ({line:,} as the service's JSON line); the limit is "
+            f"{protocol.LINE_LIMIT:,} bytes (64 MiB) a line. Shorten it, or put the text in a file and "
+            "ask the agent to Read it")
+
+
 def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose: bool, *, quiet: bool = False,
                trace: str | None = None) -> int:
+    check_prompt(prompt)
     paths = service_paths()
     lifecycle.ensure_service(paths, address=options.get("address"))
     conn = lifecycle.connect(paths, timeout_s=lifecycle.PING_TIMEOUT_S)
@@ -81,8 +98,10 @@ class ServedRun:
     def run(self, request: dict[str, Any], prompt: str) -> int:
         previous = {signum: signal.signal(signum, self._on_signal) for signum in (signal.SIGINT, signal.SIGTERM)}
         try:
-            self._send(request)
-            self._send(protocol.user_message(prompt))
+            # A service that refused the run closes the connection: what it said first is read below.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._send(request)
+                self._send(protocol.user_message(prompt))
             return self._conversation()
         except _Leave:
             print(f"covey: interrupted by {signal.Signals(self.signum).name}; the covey service stops its agents",

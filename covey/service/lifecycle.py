@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from covey.errors import CoveyError
+from covey.errors import CoveyError, UserError
 from covey.service import leftovers, protocol
 from covey.service.paths import ServicePaths, open_private, service_paths
 
@@ -36,6 +36,11 @@ class ServiceUnavailable(CoveyError):
     """The covey service could not be started, or stopped answering."""
 
 
+class LineTooLong(UserError):
+    """A line the service would refuse to read (over ``protocol.LINE_LIMIT``): not sent. The person's
+    input made it (a prompt, a message, an environment), so the person must make it smaller."""
+
+
 class Connection:
     """One connection to the service: JSON lines out, JSON lines in."""
 
@@ -44,7 +49,12 @@ class Connection:
         self._lines = sock.makefile("rb")
 
     def send(self, message: dict[str, Any]) -> None:
-        self.sock.sendall(protocol.encode(message))
+        line = protocol.encode(message)
+        if len(line) > protocol.LINE_LIMIT:
+            kind = protocol.subtype_of(message) or message.get("type", "message")
+            raise LineTooLong(f"a {kind} line of {len(line):,} bytes is over the covey service's limit of "
+                              f"{protocol.LINE_LIMIT:,} bytes a line; not sent")
+        self.sock.sendall(line)
 
     def receive(self) -> dict[str, Any] | None:
         """The next line, or None once the service closed the connection."""
@@ -184,10 +194,12 @@ def _normal_address(address: Any) -> str:
 
 
 def read_info(paths: ServicePaths) -> dict[str, Any] | None:
+    """``service.json``, or None when it is missing or not a JSON object (never deleted here)."""
     try:
-        return json.loads(paths.info.read_text(encoding="utf-8"))
+        info = json.loads(paths.info.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    return info if isinstance(info, dict) else None
 
 
 def pid_alive(pid: int) -> bool:

@@ -26,6 +26,11 @@ END_INPUT = "covey_end_input"
 """A conversation's client has no more input (its stdin closed): finish, then end."""
 HOOK_CALLBACK = "hook_callback"
 
+LINE_LIMIT = 64 * 1024 * 1024
+"""Bytes per line, both ways: a prompt, or a client's whole environment, can be long. The
+service reads no longer line (it refuses one, and goes on serving); a client checks its
+lines first, so a too-long prompt gets a clear error before anything is sent."""
+
 _ids = itertools.count(1)
 
 

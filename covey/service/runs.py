@@ -73,8 +73,13 @@ class ServedRun:
         self._work: asyncio.Task | None = None
 
     async def serve(self) -> None:
-        first = await self.reader.readline()
-        message = protocol.decode(first) if first else {}
+        try:
+            first = await self.reader.readline()
+            message = protocol.decode(first) if first else {}
+        except ValueError as exc:  # over LINE_LIMIT, or not JSON: this run fails, the service goes on
+            await self._failed(f"the prompt line could not be read: {exc} (the limit is "
+                               f"{protocol.LINE_LIMIT:,} bytes a line)")
+            return
         prompt = _prompt_of(message)
         listening = asyncio.create_task(self._listen())
         self._work = asyncio.create_task(self._run(prompt))
@@ -172,11 +177,13 @@ class ServedRun:
     async def _listen(self) -> None:
         """The client's lines during the run, each to ``_take``; the connection closing means
         the client has gone (nobody answers what is still asked; the run is cancelled)."""
-        while line := await self.reader.readline():
+        while True:
             try:
+                if not (line := await self.reader.readline()):
+                    break
                 message = protocol.decode(line)
-            except protocol.ProtocolError:
-                log.warning("a client sent %r; ignored", line[:200])
+            except ValueError as exc:  # not JSON, or over LINE_LIMIT (asyncio then drops what it read)
+                log.warning("a client sent a line that cannot be read (%s); ignored", exc)
                 continue
             await self._take(message)
         self._gone()

@@ -90,7 +90,7 @@ def _relay_input(stdin: TextIO, conn: Connection) -> None:
             if line.strip():
                 conn.send(protocol.decode(line))
         conn.send({"type": protocol.END_INPUT})
-    except (OSError, protocol.ProtocolError) as exc:
+    except (OSError, protocol.ProtocolError, LineTooLong) as exc:
         print(f"covey: {exc}", file=sys.stderr)
         try:
             conn.send({"type": protocol.END_INPUT})

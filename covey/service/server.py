@@ -37,8 +37,6 @@ from covey.service.stats import process_figures
 
 log = logging.getLogger(__name__)
 
-LINE_LIMIT = 64 * 1024 * 1024
-"""Bytes per line: a prompt, or a client's whole environment, can be long."""
 STOP_RUNS_S = 30.0
 """How long stopping waits for the runs' agents to stop (their grace is 5 s, 10 s for the registry's)."""
 
@@ -81,7 +79,7 @@ class Service:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self.stop, f"signal {signal.Signals(signum).name}")
         self.paths.socket.unlink(missing_ok=True)  # stale: this process holds service.lock
-        server = await asyncio.start_unix_server(self._client, path=str(self.paths.socket), limit=LINE_LIMIT)
+        server = await asyncio.start_unix_server(self._client, path=str(self.paths.socket), limit=protocol.LINE_LIMIT)
         os.chmod(self.paths.socket, 0o600)
         self._write_info()
         self.idle_since = time.monotonic()  # idle from now, not from before Ray started
@@ -156,7 +154,11 @@ class Service:
             line = await reader.readline()
             if line:
                 await self._answer(protocol.decode(line), reader, writer, pid)
-        except (protocol.ProtocolError, ConnectionError) as exc:
+        except ValueError as exc:  # a line over LINE_LIMIT (asyncio's readline), or not JSON (ProtocolError)
+            log.warning("a client connection failed: %s", exc)
+            with contextlib.suppress(ConnectionError):
+                writer.write(protocol.encode(protocol.error("", f"refused: {exc}")))
+        except ConnectionError as exc:
             log.warning("a client connection failed: %s", exc)
         except asyncio.CancelledError:
             pass  # the service is exiting: the client sees the connection close

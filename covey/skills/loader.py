@@ -19,9 +19,10 @@ import yaml
 from pydantic import ValidationError
 
 from covey.errors import UserError
-from covey.frontmatter import split_frontmatter
+from covey.frontmatter import TooLarge, read_definition_text, split_frontmatter
 from covey.permissions.rules import parse_rule
 from covey.plugins.plugin import Plugin, read_plugin
+from covey.safe_yaml import load_yaml
 from covey.skills.skill import Skill, SkillFrontmatter, SkillKind, SkillSource, first_paragraph
 
 
@@ -104,8 +105,10 @@ class _Loader:
 
     def _load(self, path: Path, place: _Place, folder_name: str) -> Skill | None:
         try:
-            frontmatter, body = split_frontmatter(path.read_text(encoding="utf-8"))
-            meta = SkillFrontmatter.model_validate(yaml.safe_load(frontmatter or "") or {})
+            frontmatter, body = split_frontmatter(read_definition_text(path))
+            meta = SkillFrontmatter.model_validate(load_yaml(frontmatter or "") or {})
+        except TooLarge as exc:
+            return self._error(path, str(exc))
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             return self._error(path, f"cannot read: {exc}")
         except ValidationError as exc:

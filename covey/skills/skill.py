@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from covey.frontmatter import split_frontmatter
+from covey.frontmatter import MAX_DESCRIPTION_CHARS, split_frontmatter
 
 SkillSource = Literal["plugin", "user", "project", "policy"]
 SkillKind = Literal["skill", "command"]
@@ -63,8 +63,8 @@ class SkillFrontmatter(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     name: str | None = None
-    description: str | None = None
-    when_to_use: str | None = None
+    description: str | None = Field(None, max_length=MAX_DESCRIPTION_CHARS)
+    when_to_use: str | None = Field(None, max_length=MAX_DESCRIPTION_CHARS)
     allowed_tools: list[str] = Field(default_factory=list, alias="allowed-tools")
     disable_model_invocation: bool = Field(default=False, alias="disable-model-invocation")
 

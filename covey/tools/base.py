@@ -15,7 +15,13 @@ from typing import Any, Callable, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from covey.bounded import cut_text
 from covey.tools.processes import ProcessTracker
+
+MAX_RESULT_CHARS = 100_000
+"""The most text one tool result brings into the context: about 25,000 tokens, Claude Code's
+cap on a Read or an MCP tool's result. Tools cut earlier where they can say how to see the
+rest (Bash and Grep at 30,000); the executor cuts any result still longer."""
 
 
 class ToolInput(BaseModel):
@@ -40,6 +46,12 @@ class ToolResult(BaseModel):
     @classmethod
     def error(cls, message: str) -> "ToolResult":
         return cls(content=message, is_error=True)
+
+    def capped(self, limit: int = MAX_RESULT_CHARS, hint: str = "") -> "ToolResult":
+        """This result with its text cut to ``limit`` characters and a note saying so."""
+        if len(self.content) <= limit:
+            return self
+        return self.model_copy(update={"content": cut_text(self.content, limit, what="tool output", hint=hint)})
 
 
 @dataclass

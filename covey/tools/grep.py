@@ -2,7 +2,11 @@
 
 Both backends print ripgrep's line format (``path:12:text`` for matches,
 ``path-11-text`` for context, ``--`` between groups), so results read the same
-wherever covey runs. The Python one does not read .gitignore files.
+wherever covey runs. The Python one does not read .gitignore files. Neither reads
+a FIFO, device or socket (a FIFO with no writer would block the search for ever):
+a folder's are skipped, and a path naming one is an error. What ``rg`` prints is
+kept up to ``MAX_RG_OUTPUT_CHARS``, so a search matching every line of a huge
+tree costs bounded memory.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from covey.bounded import NotRegularFile, file_kind, open_regular, read_bounded
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.glob import expand_braces, newest_first, search_root
 from covey.tools.read import abs_path
@@ -26,6 +31,8 @@ from covey.tools.read_denials import Denied, denied_below, read_denied, without_
 
 MAX_OUTPUT_CHARS = 30_000
 MAX_LINE_CHARS = 500  # minified files put megabytes on one line
+MAX_RG_OUTPUT_CHARS = 8_000_000
+"""What is kept of ``rg``'s output: room for offset/head_limit paging and newest-first sorting."""
 _SKIP_DIRS = {".git", ".hg", ".svn", ".jj"}
 _SNIFF_BYTES = 8192
 FILE_TYPES = {
@@ -85,6 +92,9 @@ class Grep(Tool):
         root = abs_path(ctx, input.path or ".")
         if not root.exists():
             return ToolResult.error(f"Path does not exist: {root}")
+        if not (root.is_dir() or root.is_file()):
+            kind = file_kind(root.stat().st_mode)
+            return ToolResult.error(f"{root} is {kind}: Grep searches regular files and folders only.")
         ripgrep = self._ripgrep_for(ctx)
         if input.file_type and not ripgrep and input.file_type not in FILE_TYPES:
             known = ", ".join(FILE_TYPES)
@@ -137,11 +147,16 @@ async def _ripgrep(root: Path, input: GrepInput, env: dict[str, str] | None = No
         *args, "-e", input.pattern, "--", str(root),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
     )
-    out, err = await proc.communicate()
+    out, err = await asyncio.gather(read_bounded(proc.stdout, MAX_RG_OUTPUT_CHARS), read_bounded(proc.stderr, 10_000))
+    await proc.wait()
     # rg exits 1 for "no match" and 2 for errors, even when other files matched.
-    if proc.returncode == 2 and not out:
-        raise RuntimeError(err.decode(errors="replace").strip())
-    return out.decode(errors="replace").splitlines()
+    if proc.returncode == 2 and not out.text:
+        raise RuntimeError(err.text.strip())
+    lines = out.text.splitlines()
+    if not out.complete:  # the last line kept may be a part: drop it, and say the rest was not read
+        lines[-1:] = [f"<rg printed {out.total_chars:,} characters; only the first {MAX_RG_OUTPUT_CHARS:,} were "
+                      "read: narrow the search>"]
+    return lines
 
 
 async def _python_grep(root: Path, input: GrepInput, denied: Denied | None = None) -> list[str]:
@@ -184,10 +199,11 @@ def _search_files(files: list[str], regex: re.Pattern, input: GrepInput) -> list
 
 
 def _read_text(path: str) -> str | None:
-    """The file's text, or None for binary or unreadable files (skipped, like rg)."""
+    """The file's text, or None for binary, unreadable or non-regular files (skipped, like rg)."""
     try:
-        data = Path(path).read_bytes()
-    except OSError:
+        with open_regular(path) as f:
+            data = f.read()
+    except (NotRegularFile, OSError):
         return None
     return None if b"\0" in data[:_SNIFF_BYTES] else data.decode("utf-8", errors="replace")
 

@@ -1,23 +1,33 @@
-"""Read: a text file with line numbers, plus the read-file cache Write and Edit rely on."""
+"""Read: a text file with line numbers, plus the read-file cache Write and Edit rely on.
+
+Only regular files are read: a FIFO, a device or a socket could block the read for
+ever (a FIFO with no writer) or never end (``/dev/zero``), so they are refused with
+an error the model can act on. What one Read returns is bounded three ways: lines
+(``limit``), characters per line (``MAX_LINE_CHARS``, and a long line is never held
+whole in memory) and characters in all (``MAX_RESULT_CHARS``).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import os
-from itertools import islice
+import stat
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any, Iterator
 
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from covey.bounded import NotRegularFile, file_kind, open_regular
+from covey.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.read_media import MediaError, image_block, load_notebook, media_kind, notebook_blocks, pdf_text
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 MAX_WHOLE_FILE_BYTES = 256 * 1024
 _SNIFF_BYTES = 8192
+_CHUNK_CHARS = 65536
 _JS_MAX_INT = 9007199254740991  # Claude Code's schema bound; kept so the schemas match
 _UNSUPPORTED = {".bmp", ".ico", ".tiff"}
 
@@ -89,11 +99,14 @@ class Read(Tool):
             return ToolResult.error(problem)
         start = max(input.offset or 1, 1)
         limit = input.limit or DEFAULT_LIMIT
-        lines, total, mtime = await asyncio.to_thread(_read_lines, path, start, limit)
+        try:
+            lines, total, mtime = await asyncio.to_thread(_read_lines, path, start, limit)
+        except NotRegularFile as exc:  # swapped for a FIFO since the check
+            return ToolResult.error(_not_regular(str(exc)))
         record_read(ctx, path, mtime)
-        read = {"filePath": str(path), "content": "\n".join(lines), "numLines": len(lines), "startLine": start,
-                "totalLines": total}
-        return ToolResult(content=_render(lines, start, total, path), data=read)
+        read = {"filePath": str(path), "content": "\n".join(line for line, _ in lines), "numLines": len(lines),
+                "startLine": start, "totalLines": total}
+        return ToolResult(content=_render(lines, start, total, path, capped=len(lines) < limit), data=read)
 
     def tool_use_result(self, result: ToolResult) -> Any:
         """Claude Code's structured Read result: the file part it read."""
@@ -104,17 +117,24 @@ class Read(Tool):
 
 def _check_readable(path: Path, input: ReadInput) -> str | None:
     """Why this file cannot be read as asked, or None."""
-    if not path.exists():
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
         return f"File does not exist: {path}"
-    if path.is_dir():
+    if stat.S_ISDIR(mode):
         return f"{path} is a directory. Use Glob to find files in it, or Bash `ls` to list it."
+    if not stat.S_ISREG(mode):
+        return _not_regular(f"{path} is {file_kind(mode)}, not a regular file")
     if path.suffix.lower() in _UNSUPPORTED:
         return f"{path}: Read shows PNG, JPEG, GIF and WebP images; convert this one to PNG first."
     if input.pages:
         return f"{path} is not a PDF: `pages` is for PDFs only; use offset and limit."
-    with open(path, "rb") as f:
-        if b"\0" in f.read(_SNIFF_BYTES):
-            return f"{path} is a binary file; Read handles text files only."
+    try:
+        with open_regular(path) as f:
+            if b"\0" in f.read(_SNIFF_BYTES):
+                return f"{path} is a binary file; Read handles text files only."
+    except NotRegularFile as exc:
+        return _not_regular(str(exc))
     size = path.stat().st_size
     ranged = input.offset or input.limit or input.allow_large
     if size > MAX_WHOLE_FILE_BYTES and not ranged:
@@ -124,6 +144,11 @@ def _check_readable(path: Path, input: ReadInput) -> str | None:
             "limit=500), use Grep to find the part you need, or pass allow_large=true."
         )
     return None
+
+
+def _not_regular(what: str) -> str:
+    return (f"{what}: Read reads regular files only (reading a pipe, device or socket may never end). "
+            "If you must read from it, use Bash with a timeout, e.g. `timeout 5 head -c 10000 FILE`.")
 
 
 def _read_media(ctx: ToolContext, path: Path, kind: str, input: ReadInput) -> ToolResult:
@@ -147,33 +172,54 @@ def _read_media(ctx: ToolContext, path: Path, kind: str, input: ReadInput) -> To
     return result
 
 
-def _read_lines(path: Path, start: int, limit: int) -> tuple[list[str], int, float]:
-    """Lines ``start .. start+limit-1``, the file's line count, and its mtime.
+Line = tuple[str, int]
+"""A line's head (at most ``MAX_LINE_CHARS + 1`` characters, no line end) and its full length."""
+
+
+def _read_lines(path: Path, start: int, limit: int) -> tuple[list[Line], int, float]:
+    """Lines ``start .. start+limit-1`` (fewer once ``MAX_RESULT_CHARS`` is reached), the file's
+    line count, and its mtime.
 
     Streams the file so a ranged read of a huge file holds only the wanted lines.
     The mtime is taken before reading: if the file changes mid-read, the cached
     mtime is stale and Edit/Write will ask for a fresh Read.
     """
     mtime = path.stat().st_mtime
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = list(islice(f, start - 1, start - 1 + limit))
-        total = start - 1 + len(lines) + sum(1 for _ in f)
-    return [line.rstrip("\r\n") for line in lines], total, mtime
+    lines: list[Line] = []
+    shown = total = 0
+    with io.TextIOWrapper(open_regular(path), encoding="utf-8", errors="replace") as f:
+        for total, (head, length) in enumerate(_bounded_lines(f), 1):
+            if start <= total < start + limit and shown <= MAX_RESULT_CHARS:
+                shown += min(length, MAX_LINE_CHARS) + 8  # the number, the tab, the newline
+                if shown <= MAX_RESULT_CHARS or not lines:
+                    lines.append((head, length))
+    return lines, total, mtime
 
 
-def _render(lines: list[str], start: int, total: int, path: Path) -> str:
+def _bounded_lines(f: IO[str]) -> Iterator[Line]:
+    """Each line as a :data:`Line`: a minified file's megabyte-long line is counted, never held."""
+    while head := f.readline(MAX_LINE_CHARS + 1):
+        length, tail = len(head), head
+        while not tail.endswith("\n") and (tail := f.readline(_CHUNK_CHARS)):
+            length += len(tail)
+        ending = len(tail) - len(tail.rstrip("\r\n")) if tail.endswith("\n") else 0
+        yield head.rstrip("\r\n"), length - ending
+
+
+def _render(lines: list[Line], start: int, total: int, path: Path, *, capped: bool = False) -> str:
     if total == 0:
         return f"<{path} is empty>"
     if not lines:
         return f"<{path} has {total} lines; offset {start} is past the end>"
-    body = "\n".join(f"{n:>6}\t{_cut(line)}" for n, line in enumerate(lines, start))
+    body = "\n".join(f"{n:>6}\t{_cut(head, length)}" for n, (head, length) in enumerate(lines, start))
     end = start + len(lines) - 1
     if end < total:
-        body += f"\n<showing lines {start}-{end} of {total}; use offset={end + 1} to read on>"
+        why = f" (the {MAX_RESULT_CHARS:,}-character cap of one Read)" if capped else ""
+        body += f"\n<showing lines {start}-{end} of {total}{why}; use offset={end + 1} to read on>"
     return body
 
 
-def _cut(line: str) -> str:
-    if len(line) <= MAX_LINE_CHARS:
-        return line
-    return line[:MAX_LINE_CHARS] + f"... [{len(line) - MAX_LINE_CHARS} characters cut]"
+def _cut(head: str, length: int) -> str:
+    if length <= MAX_LINE_CHARS:
+        return head
+    return head[:MAX_LINE_CHARS] + f"... [{length - MAX_LINE_CHARS} characters cut]"

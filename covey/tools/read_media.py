@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+from covey.bounded import NotRegularFile, open_regular
 
 MAX_IMAGE_BYTES = 3_750_000
 """The Messages API takes images up to 5 MB base64-encoded: about 3.75 MB of file."""
@@ -36,9 +39,11 @@ def media_kind(path: Path) -> str | None:
 
 
 def image_block(path: Path) -> dict[str, Any]:
-    data = path.read_bytes()
+    with _open(path) as f:  # never more than the limit in memory, whatever the file's size
+        data = f.read(MAX_IMAGE_BYTES + 1)
+        size = os.fstat(f.fileno()).st_size
     if len(data) > MAX_IMAGE_BYTES:
-        raise MediaError(f"{path} is {len(data) // 1024} KiB, over the {MAX_IMAGE_BYTES // 1000} KB an image "
+        raise MediaError(f"{path} is {size // 1024} KiB, over the {MAX_IMAGE_BYTES // 1000} KB an image "
                          "may have; make a smaller copy (e.g. with Bash `convert -resize`) and Read that.")
     media_type = _image_type(data)
     if media_type is None:
@@ -89,12 +94,21 @@ def parse_pages(pages: str, total: int) -> tuple[int, int]:
 
 def load_notebook(path: Path) -> dict[str, Any]:
     try:
-        notebook = json.loads(path.read_text(encoding="utf-8"))
+        with _open(path) as f:
+            notebook = json.loads(f.read().decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise MediaError(f"{path} is not a readable notebook (.ipynb JSON): {exc}") from exc
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise MediaError(f"{path} is not a Jupyter notebook: it has no 'cells' list.")
     return notebook
+
+
+def _open(path: Path) -> BinaryIO:
+    """The file, if regular (a FIFO swapped in after Read's check must not block the read)."""
+    try:
+        return open_regular(path)
+    except NotRegularFile as exc:
+        raise MediaError(f"{exc}; Read reads regular files only.") from exc
 
 
 def cell_id(cell: dict[str, Any], index: int) -> str:

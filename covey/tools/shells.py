@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from typing import Annotated
 
 from pydantic import Field
@@ -76,12 +77,18 @@ def _render(shell: BackgroundShell, retrieval: str) -> str:
 
 
 def _tail(shell: BackgroundShell) -> str:
-    """The output, its last ``MAX_OUTPUT_CHARS`` when longer (the end is what tells how it went)."""
+    """The output, its last ``MAX_OUTPUT_CHARS`` when longer (the end is what tells how it went).
+
+    Only the file's end is read (4 bytes a character at most, in UTF-8): a command that
+    has written gigabytes costs no more memory than one that wrote a page."""
     try:
-        text = shell.output_path.read_text(encoding="utf-8", errors="replace")
+        with open(shell.output_path, "rb") as f:
+            start = max(0, f.seek(0, os.SEEK_END) - MAX_OUTPUT_CHARS * 4)
+            f.seek(start)
+            text = f.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
-    if len(text) <= MAX_OUTPUT_CHARS:
+    if start == 0 and len(text) <= MAX_OUTPUT_CHARS:
         return text
     return f"[Truncated: the full output is in {shell.output_path}]\n" + text[-MAX_OUTPUT_CHARS:]
 

@@ -178,3 +178,40 @@ def test_flag_and_api_definitions_hooks_are_checked_too(tmp_path):
     assert [(e.path, e.field) for e in result.errors] == [("--agents f", "hooks.PreToolUse[0].command")]
     assert [str(w) for w in result.warnings] == ["agent 'api': hooks.TaskCreated: a Claude Code event covey never fires; skipped"]
     assert result.definitions["api"].hooks == {}
+
+
+def test_an_alias_bomb_in_an_agent_file_is_an_error_naming_the_file(tmp_path):
+    from tests.test_safe_yaml import BOMB
+
+    path = write(tmp_path / "project/.claude/agents/bomb.md", f"---\ndescription: d\n{BOMB}---\nbody\n")
+    result = load(tmp_path)
+    assert "bomb" not in result.definitions
+    (error,) = result.errors
+    assert error.path == str(path) and error.field == "frontmatter" and "aliases" in error.message
+
+
+def test_a_definition_file_over_1_mib_is_refused_unread(tmp_path):
+    path = write(tmp_path / "project/.claude/agents/huge.md", agent_md("d", body="x" * (1024 * 1024 + 1)))
+    result = load(tmp_path)
+    assert "huge" not in result.definitions
+    assert [str(e) for e in result.errors] == [
+        f"{path}: the file is over 1,048,576 bytes (1 MiB), the most a definition file may be; not read"]
+
+
+def test_an_over_long_description_is_an_error_naming_file_and_field(tmp_path):
+    from covey.frontmatter import MAX_DESCRIPTION_CHARS
+
+    path = write(tmp_path / "project/.claude/agents/wordy.md", agent_md("w" * (MAX_DESCRIPTION_CHARS + 1)))
+    result = load(tmp_path)
+    assert "wordy" not in result.definitions
+    (error,) = result.errors
+    assert (error.path, error.field) == (str(path), "description") and "20000" in error.message
+
+
+def test_a_fifo_among_the_agent_files_does_not_hang_the_load(tmp_path):
+    import os
+
+    folder = tmp_path / "project/.claude/agents"
+    write(folder / "ok.md", agent_md("fine"))
+    os.mkfifo(folder / "pipe.md")
+    assert "ok" in load(tmp_path).definitions  # returns at all: the FIFO is never opened for reading

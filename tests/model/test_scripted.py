@@ -228,3 +228,12 @@ async def test_with_a_prompt_cache_directory_copies_in_other_actors_read_what_th
     assert two.cache_read_input_tokens > 1000 and two.cache_creation_input_tokens < 20
     plain = (await ScriptedModel.from_dict({"rules": [{"reply": {"text": "x"}}]}).create(request("one"))).usage
     assert plain.cache_read_input_tokens is None and plain.input_tokens > 1000  # off: the old estimate
+
+
+def test_a_rule_file_with_an_alias_bomb_is_a_user_error_naming_the_file(tmp_path):
+    from tests.test_safe_yaml import BOMB
+
+    path = tmp_path / "rules.yaml"
+    path.write_text(BOMB)
+    with pytest.raises(UserError, match="rules.yaml.*aliases"):
+        ScriptedModel.from_file(path)

@@ -85,3 +85,14 @@ def test_the_default_is_under_home_and_a_long_home_falls_back_to_tmp(tmp_path, m
     assert len(os.fsencode(fallback / "service.sock")) < SOCKET_PATH_MAX
     monkeypatch.setenv("HOME", str(long_home) + "2")
     assert service_dir() != fallback  # one per home
+
+
+def test_a_service_json_that_is_not_an_object_reads_as_none_and_is_kept(service_root):
+    from covey.service.lifecycle import read_info
+    from covey.service.paths import service_paths
+
+    paths = service_paths()
+    paths.info.parent.mkdir(parents=True, exist_ok=True)
+    for text in ("[1, 2]", "{", '"newer"'):
+        paths.info.write_text(text)
+        assert read_info(paths) is None and paths.info.read_text() == text

@@ -211,3 +211,17 @@ async def test_a_definition_preloads_a_skill_by_its_folder_name_but_never_a_user
 async def test_preload_checks_every_name_before_reading(dirs):
     with pytest.raises(UnknownSkill, match="'missing'"):
         await preload_skills(["missing"], {})
+
+
+def test_a_skill_file_over_1_mib_or_with_an_alias_bomb_is_reported_and_skipped(dirs):
+    from tests.test_safe_yaml import BOMB
+
+    home, project, _ = dirs
+    root = project / ".covey" / "skills"
+    huge = _write(root, "huge", _skill_md("huge", "d", "x" * (1024 * 1024)))
+    bomb = _write(root, "bomb", f"---\ndescription: d\n{BOMB}---\nbody\n")
+    _write(root, "good", _skill_md("good", "fine", "ok"))
+    scan = discover_skills(project, home=home)
+    assert set(scan.skills) == {"good"}
+    messages = {e.path: e.message for e in scan.errors}
+    assert "over 1,048,576 bytes" in messages[str(huge)] and "aliases" in messages[str(bomb)]

@@ -101,3 +101,20 @@ def test_killshell_is_the_old_name_of_taskstop():
     from covey.tool_names import canonical_tool_name
 
     assert canonical_tool_name("KillShell") == "TaskStop"
+
+
+async def test_task_output_of_a_huge_output_file_reads_only_its_end(ctx):
+    import tracemalloc
+
+    from covey.tools.shells import MAX_OUTPUT_CHARS
+
+    result, shell = await start(ctx, "head -c 40000000 /dev/zero | tr '\\0' 'a'; echo; echo the-end")
+    assert await until(lambda: shell.process.returncode is not None, within_s=30)
+    tracemalloc.start()
+    try:
+        text = (await output(ctx, shell.shell_id)).content
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "the-end" in text and f"[Truncated: the full output is in {shell.output_path}]" in text
+    assert len(text) < MAX_OUTPUT_CHARS + 2000 and peak < 5_000_000  # not the 40 MB file

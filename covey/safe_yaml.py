@@ -1,0 +1,64 @@
+"""YAML from user files, loaded with its expansion bounded.
+
+``yaml.safe_load`` builds an alias as a second reference to its anchor's object,
+so a 450-byte "billion laughs" file loads at once, but every later walk over it
+(JSON, pydantic, a deep copy) expands each reference: hundreds of millions of
+elements, and the process dies. Aliases themselves are kept (a settings or rule
+file may share a block legitimately); what is refused is a document whose
+*expanded* size passes ``MAX_YAML_ELEMENTS``, or one that contains itself.
+Counting reuses each object's count (by identity), so the check costs one pass
+over what the file wrote, not over what it expands to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+MAX_YAML_ELEMENTS = 100_000
+"""Scalars, lists and mappings a document may hold once its aliases are expanded."""
+
+
+class YamlTooLarge(yaml.YAMLError):
+    """The document expands past the bound, contains itself, or nests too deeply.
+
+    A ``yaml.YAMLError``, so every reader that reports a bad YAML file (naming it)
+    reports this one too.
+    """
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load(text)``, refused with :class:`YamlTooLarge` when it expands too far."""
+    try:
+        data = yaml.safe_load(text)
+        _Counter().count(data)
+    except RecursionError:
+        raise YamlTooLarge("the YAML nests too deeply to load") from None
+    return data
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.sizes: dict[int, int] = {}
+        self.open: set[int] = set()
+
+    def count(self, node: Any) -> int:
+        """The expanded size of ``node`` (each alias counted as a full copy of its anchor)."""
+        if not isinstance(node, (list, dict)):
+            return 1
+        key = id(node)
+        if key in self.sizes:  # an alias: its anchor was counted already
+            return self.sizes[key]
+        if key in self.open:
+            raise YamlTooLarge("the YAML contains itself through an alias; refused")
+        self.open.add(key)
+        children = [part for pair in node.items() for part in pair] if isinstance(node, dict) else node
+        size = 1 + sum(self.count(child) for child in children)
+        self.open.discard(key)
+        if size > MAX_YAML_ELEMENTS:  # a node is never smaller than its parts: the first too big one says it
+            raise YamlTooLarge(
+                f"the YAML expands to more than {MAX_YAML_ELEMENTS:,} elements once its aliases (*name) are "
+                "repeated; refused (an alias bomb?)")
+        self.sizes[key] = size
+        return size

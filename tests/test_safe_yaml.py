@@ -1,0 +1,44 @@
+"""YAML from user files: aliases load, but an alias bomb or a self-containing document is refused."""
+
+import time
+
+import pytest
+
+from covey.frontmatter import parse_frontmatter
+from covey.safe_yaml import MAX_YAML_ELEMENTS, YamlTooLarge, load_yaml
+
+# Nine levels of nine aliases: 9**9 = 387,420,489 strings once expanded, in about 450 bytes.
+BOMB = "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9) if prev else ', '.join(['lol'] * 9)}]\n"
+    for prev, name in zip([None, *"abcdefgh"], "abcdefghi")
+)
+
+
+def test_the_bomb_is_small_and_expands_to_hundreds_of_millions():
+    assert len(BOMB) < 500
+
+
+def test_an_alias_bomb_is_refused_quickly():
+    started = time.monotonic()
+    with pytest.raises(YamlTooLarge, match=f"more than {MAX_YAML_ELEMENTS:,} elements"):
+        load_yaml(BOMB)
+    assert time.monotonic() - started < 2
+
+
+def test_an_alias_bomb_in_frontmatter_is_refused_without_the_repair_attempt():
+    with pytest.raises(YamlTooLarge):
+        parse_frontmatter(f"---\nname: x\n{BOMB}---\nbody\n")
+
+
+def test_a_document_that_contains_itself_is_refused():
+    with pytest.raises(YamlTooLarge, match="contains itself"):
+        load_yaml("a: &a [1, *a]\n")
+
+
+def test_nesting_past_the_recursion_limit_is_a_yaml_error_not_a_crash():
+    with pytest.raises(YamlTooLarge, match="nests too deeply"):
+        load_yaml("[" * 100_000)
+
+
+def test_ordinary_aliases_still_load():
+    assert load_yaml("base: &b {model: haiku}\nother: *b\n") == {"base": {"model": "haiku"}, "other": {"model": "haiku"}}
