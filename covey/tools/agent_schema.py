@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, create_model, model_validator
 
 from covey.permissions.modes import AgentToolMode
 from covey.tools.base import ToolInput
@@ -54,7 +54,22 @@ def agent_input_model(*, background: bool = True, teams: bool = False, remote: b
     isolation = Literal["worktree", "remote"] if remote else Literal["worktree"]
     fields["isolation"] = (Optional[isolation], fields["isolation"][1])
     name = f"AgentInput{'B' if background else ''}{'T' if teams else ''}{'R' if remote else ''}{'F' if fork else ''}"
-    return create_model(name, __base__=ToolInput, **fields)
+    base = ToolInput if teams else _NoModeInput
+    return create_model(name, __base__=base, **fields)
+
+
+class _NoModeInput(ToolInput):
+    """Without teams the schema has no ``mode``; a call that sends one reads why, naming the mode."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_mode(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("mode") is not None:
+            raise ValueError(
+                f"mode {data['mode']!r} cannot be set on an Agent call here (Claude Code offers it only with "
+                "teams): the child runs in your mode or its definition's permissionMode, and one more "
+                "permissive than yours needs a person's approval. Call Agent again without mode.")
+        return data
 
 
 class _Output(BaseModel):

@@ -115,3 +115,9 @@ def test_block_reads_outside_working_directories_comes_from_settings(tmp_path):
     (tmp_path / ".claude/settings.json").write_text(json.dumps({"permissions": {"blockReadsOutsideWorkingDirectories": True}}))
     p = PermissionPolicy.from_settings(Settings.load(tmp_path, home=tmp_path / "home"), project_root=tmp_path)
     assert isinstance(p.decide("Read", True, "/etc/hosts", {}), Deny)
+
+
+def test_a_mode_the_schema_does_not_offer_is_refused_naming_it():
+    model = agent_input_model(teams=False)
+    with pytest.raises(ValueError, match="'bypassPermissions' cannot be set"):
+        model.model_validate({"description": "d", "prompt": "p", "mode": "bypassPermissions"})

@@ -28,7 +28,8 @@ def _script() -> str:
     calls = [{"name": "Bash", "input": {"command": c}} for c in COMMANDS]
     calls += [{"name": "Read", "input": {"file_path": "../outside/notes.txt"}},
               {"name": "Write", "input": {"file_path": ".git/config", "content": "[core]\n\tfsmonitor = evil\n"}},
-              {"name": "Agent", "input": {"description": "clean up", "prompt": "rm -rf ~", "subagent_type": "cleaner"}}]
+              {"name": "Agent", "input": {"description": "clean up", "prompt": "rm -rf ~", "subagent_type": "cleaner"}},
+              {"name": "Agent", "input": {"description": "clean up", "prompt": "rm -rf ~", "mode": "bypassPermissions"}}]
     rules = {"rules": [
         {"when": {"system_lacks": "You are covey"}, "reply": {"text": "the cleaner ran"}},
         {"when": {"messages_contain": "was denied"}, "reply": {"text": "everything was refused"}},
@@ -68,6 +69,8 @@ def test_default_mode_asks_about_every_quoted_attack_and_nothing_outside_changes
                for block in e["message"]["content"] if block.get("type") == "tool_result"]
     agent = next(r for r in results if "sub-agent was not started" in json.dumps(r))
     assert "bypassPermissions" in json.dumps(agent)
+    by_call = next(r for r in results if "cannot be set on an Agent call" in json.dumps(r))
+    assert "'bypassPermissions'" in json.dumps(by_call) and by_call["is_error"]
     assert sorted(p.name for p in outside.iterdir()) == before and (outside / "notes.txt").read_text() == "outside\n"
     assert not (home / ".bashrc").exists() and not (project / ".git" / "config").exists()
     assert (project / "README.md").exists() and (project / ".env").read_text() == "SECRET=1\n"
