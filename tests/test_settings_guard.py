@@ -4,7 +4,6 @@ a project's ``defaultMode: bypassPermissions``, ``disableBypassPermissionsMode``
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,15 +17,9 @@ from covey.model.scripted import ScriptedModel
 from covey.session import Session
 from covey.settings import Settings
 from covey.settings_guard import check_mode, start_mode
+from tests.test_settings_managed import HOOK, _json
 
-HOOK = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo hi"}]}]}
 KIT = Path(__file__).parent / "data" / "claude_files" / "plugins" / "review-kit"
-
-
-def _json(path: Path, data) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data))
-    return path
 
 
 @pytest.fixture
