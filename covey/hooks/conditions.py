@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 
 from covey.errors import UserError
+from covey.permissions.bash_judge import first_hit
+from covey.permissions.shell import parse
 from covey.permissions.rules import PathContext, Rule, parse_rule
 
 _ASSIGNMENTS = re.compile(r"(^|&&|\|\||[;|&\n(`])\s*(?:[A-Za-z_]\w*=\S*\s+)+")
@@ -55,7 +57,8 @@ def _bash(rule: Rule, command: str) -> bool:
     text = "\n".join([command, *inner])
     stripped = _ASSIGNMENTS.sub(lambda m: m.group(1) + " ", text)
     where = PathContext(Path("/"), Path("/"), Path("/"))
-    return rule.matches("Bash", stripped, where, allowing=False)
+    # Also as bash parses it, as deny rules see it: `'rm' -rf x`, `bash -c 'rm x'`, `sudo rm x` meet `rm *`.
+    return rule.matches("Bash", stripped, where, allowing=False) or first_hit([rule], command, parse(command), where) is not None
 
 
 def _names_more_than_the_command(content: str) -> bool:

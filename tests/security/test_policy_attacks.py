@@ -132,3 +132,13 @@ def test_tilde_is_the_runs_home_not_the_processes(place, monkeypatch):
     p = policy(root, home, deny=["Read(~/.ssh/**)"])
     assert bash(p, "cat ~/.ssh/id_rsa") == "deny"
     assert isinstance(p.decide("Read", True, "~/.ssh/id_rsa", {}), Deny)
+
+
+@pytest.mark.parametrize("command, fires", [("'rm' -rf x", True), ("r\\m -rf x", True), ("bash -c 'rm x'", True),
+                                            ("sudo rm x", True), ("echo $(rm x)", True), ("ls", False)])
+def test_a_hooks_if_filter_sees_the_command_as_bash_parses_it(command, fires):
+    from pathlib import Path
+
+    from covey.hooks.conditions import if_matches
+
+    assert if_matches("Bash(rm *)", "Bash", command, cwd=Path("/p"), project_dir=Path("/p")) is fires
