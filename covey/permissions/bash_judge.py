@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from covey.permissions.bash_files import unwrapped
+from covey.permissions.wrappers import runs
 from covey.permissions.rules import PathContext, Rule
 from covey.permissions.shell import Script, SimpleCommand
 
@@ -22,7 +22,7 @@ from covey.permissions.shell import Script, SimpleCommand
 def forms(command: SimpleCommand) -> list[str]:
     """The texts a deny or ask rule is matched against for one simple command."""
     texts = [command.source, " ".join([*command.assignments, command.source]) if command.assignments else ""]
-    texts += [" ".join(words) for words in unwrapped(command)]
+    texts += [" ".join(words) for words in runs(command.words).forms]
     return [t for t in dict.fromkeys(texts) if t]
 
 
@@ -36,9 +36,15 @@ def first_hit(rules: Iterable[Rule], command: str, script: Script, where: PathCo
                  if rule.matches("Bash", text, where, allowing=False)), None)
 
 
-def unnamed(script: Script) -> SimpleCommand | None:
-    """A simple command whose program is computed at run time (no rule can be checked against it)."""
-    return next((c for c in script.commands if not c.words or c.words[0] is None), None)
+def unknowable(script: Script) -> str | None:
+    """Why some command it runs cannot be checked against a rule: the grammar could not read it all,
+    a program or shell code is computed at run time, or a program is named by a variable."""
+    if script.broken or script.computed:
+        return script.broken or script.computed
+    dynamic = next((c for c in script.commands if not c.words or c.words[0] is None), None)
+    if dynamic is not None:
+        return f"the program of {dynamic.source!r} is computed at run time" if dynamic.words else "a redirected compound statement"
+    return None
 
 
 def allowing_rule(rules: Iterable[Rule], command: SimpleCommand, where: PathContext) -> Rule | None:

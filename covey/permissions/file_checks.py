@@ -7,10 +7,11 @@ A mixin of :class:`covey.permissions.policy.PermissionPolicy` (it uses the polic
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from covey.permissions.bash_files import bash_files
+from covey.permissions.bash_files import Files, command_files
 from covey.permissions.decisions import Allow, Decision, Deny, describe_call
 from covey.permissions.paths import inside, protected_part, real_roots, resolve
 from covey.permissions.rules import EDIT_TOOLS, READ_TOOLS, Rule
@@ -22,6 +23,10 @@ else:
     _Base = object
 
 
+MAX_TREE_ENTRIES = 200_000
+"""Entries looked at below a folder a Bash command searches; past it, a Read deny rule counts as met."""
+
+
 class FileChecks(_Base):
     def working_directories(self) -> tuple[Path, ...]:
         """The project, the cwd and ``--add-dir``'s, with their symlinks resolved."""
@@ -30,21 +35,54 @@ class FileChecks(_Base):
     def _file_denial(self, tool_name: str, subject: str | None, script: Script | None) -> Rule | None:
         """Claude Code's deny rules for files reach further than their tool: a ``Read`` deny rule also
         stops ``Edit`` / ``Write`` / ``NotebookEdit`` on that path and the files Bash's ``cat``,
-        ``head``... read; an ``Edit`` deny rule the target of an output redirection. A path is
-        checked as written and with its symlinks resolved."""
-        paths = {"Read": [r for r in self.rules["deny"] if r.tool == "Read" and r.content],
-                 "Edit": [r for r in self.rules["deny"] if r.tool == "Edit" and r.content]}  # a bare `Read` is the tool's
-        if subject is None or not (paths["Read"] or paths["Edit"]):
+        ``head``... read (a folder ``grep -r`` or ``rg`` searches counts as every file in it); an
+        ``Edit`` deny rule what a Bash command writes. A path is checked as written and with its
+        symlinks resolved."""
+        reading, editing = self._path_denials()
+        if subject is None or not (reading or editing):
             return None
         if tool_name in EDIT_TOOLS | READ_TOOLS:
-            reads, writes = [Path(subject), self._resolve(subject)], []
+            reads, writes, trees = [Path(subject), self._resolve(subject)], [], []
         elif script is not None:
-            reads, writes = bash_files(script, Path(self.where.cwd), self.where.home)
+            files = self._files(script)
+            reads, writes, trees = files.reads, files.writes, files.trees
         else:
             return None
-        found = [(rule, str(path)) for path in reads for rule in paths["Read"]]
-        found += [(rule, str(path)) for path in writes for rule in paths["Edit"]]
-        return next((rule for rule, path in found if rule.matches(rule.tool, path, self.where, allowing=False)), None)
+        found = [(rule, str(path)) for path in reads for rule in reading]
+        found += [(rule, str(path)) for path in writes for rule in editing]
+        hit = next((rule for rule, path in found if rule.matches(rule.tool, path, self.where, allowing=False)), None)
+        return hit or next((rule for tree in trees if (rule := self._denied_below(tree, reading))), None)
+
+    def _unknown_files(self, script: Script) -> str | None:
+        """Why a file a Bash command reads or writes cannot be checked against the Read / Edit deny rules."""
+        reading, editing = self._path_denials()
+        if script.broken and (reading or editing):
+            return script.broken
+        files = self._files(script)
+        return (files.unknown_reads if reading else None) or (files.unknown_writes if editing else None)
+
+    def _path_denials(self) -> tuple[list[Rule], list[Rule]]:
+        """The deny rules with a path (a bare ``Read`` is about the tool, not files)."""
+        return ([r for r in self.rules["deny"] if r.tool == "Read" and r.content],
+                [r for r in self.rules["deny"] if r.tool == "Edit" and r.content])
+
+    def _files(self, script: Script) -> Files:
+        return command_files(script, Path(self.where.cwd), self.where.home)
+
+    def _denied_below(self, tree: Path, rules: list[Rule]) -> Rule | None:
+        """The Read deny rule a file below ``tree`` meets (too large a tree counts as one: it cannot be checked)."""
+        if not rules:
+            return None
+        seen = 0
+        for dirpath, dirnames, filenames in os.walk(tree):
+            seen += len(dirnames) + len(filenames)
+            if seen > MAX_TREE_ENTRIES:
+                return rules[0]
+            for name in [*dirnames, *filenames]:
+                path = os.path.join(dirpath, name)
+                if rule := next((r for r in rules if r.matches("Read", path, self.where, allowing=False)), None):
+                    return rule
+        return None
 
     def has_read_denials(self) -> bool:
         return any(r.tool == "Read" and r.content for r in self.rules["deny"])
@@ -58,20 +96,26 @@ class FileChecks(_Base):
 
     def _protected_write(self, tool_name: str, subject: str | None, script: Script | None) -> str | None:
         """A protected path (``.git``, ``.claude``, shell rc files...) the call writes, unless an
-        ``Edit`` allow rule names that very path (a targeted approval)."""
+        ``Edit`` allow rule names that very path (a targeted approval); for Bash also a write whose
+        file is decided at run time (it could be one)."""
         if subject is None:
             return None
         if tool_name in EDIT_TOOLS:
             targets = [self._resolve(subject)]
         elif script is not None:
-            targets = bash_files(script, Path(self.where.cwd), self.where.home)[1]
+            files = self._files(script)
+            if script.broken:
+                return f"what it writes is not known ({script.broken}) and could be"
+            if files.unknown_writes:
+                return f"a file decided at run time ({files.unknown_writes}), which could be"
+            targets = files.writes
         else:
             return None
         roots = self.working_directories()
         for target in targets:
             part = protected_part(target, roots)
             if part is not None and not self._targeted(target, part):
-                return repr(str(target))
+                return f"{str(target)!r},"
         return None
 
     def _targeted(self, path: Path, part: str) -> bool:

@@ -16,7 +16,7 @@ from covey.permissions.decisions import (
     nobody_to_ask, not_pre_approved, refused_by_person,
 )
 from covey.permissions.bash_checks import BashChecks
-from covey.permissions.bash_judge import first_hit, unnamed
+from covey.permissions.bash_judge import first_hit, unknowable
 from covey.permissions.file_checks import FileChecks
 from covey.permissions.modes import STICKY_MODES
 from covey.permissions.param_rules import matches_parameter
@@ -150,9 +150,8 @@ class PermissionPolicy(FileChecks, BashChecks):
             return self._deny_by_rule(call, denied)
         if script is not None and (hit := first_hit(self.rules["deny"], subject, script, self.where)):
             return self._deny_by_rule(call, hit)
-        if script is not None and self._has_bash_rules() and (dynamic := unnamed(script)) is not None:
-            why = f"the program of {dynamic.source!r} is computed at run time, so no deny or ask rule can be checked"
-            return self._ask(call, why)
+        if script is not None and self._has_bash_rules() and (unknown := unknowable(script)) is not None:
+            return self._ask(call, f"{unknown}, so no deny or ask rule can be checked against it")
         if name == "ExitPlanMode":
             # Whether this call leaves plan mode: the approving answer may switch the mode itself.
             self.leaving_plan = self.mode == "plan"
@@ -168,8 +167,10 @@ class PermissionPolicy(FileChecks, BashChecks):
                 script is not None and first_hit(self.rules["ask"], subject, script, self.where)):
             question = f"Allow {describe_call(name, subject)}?"
             return Ask(**call, message=question, rule=asked.text, source=asked.source, reason=f"ask rule {asked.text!r}")
+        if script is not None and (unknown := self._unknown_files(script)):
+            return self._ask(call, f"{unknown}, so the Read / Edit deny rules cannot be checked against it")
         if protected := self._protected_write(name, subject, script):
-            return self._ask(call, f"it writes {protected}, a protected path, which no mode writes without a "
+            return self._ask(call, f"it writes {protected} a protected path, which no mode writes without a "
                                    "person's approval or an allow rule naming it")
         if self.mode == "bypassPermissions":
             return Allow(**call, source="mode:bypassPermissions", reason="permission checks bypassed")

@@ -129,13 +129,14 @@ FILESYSTEM_COMMANDS = {
     "touch": options("acmhf", "dt", long="no-create no-dereference", long_valued="date time"),
     "mv": options("finuvT", "t", long="force interactive no-clobber update verbose no-target-directory "
                   "strip-trailing-slashes", long_valued="target-directory", path_options="-t --target-directory"),
-    "cp": options("aRrdfHiLnPpuvTx", "t", long="archive recursive force interactive no-clobber dereference "
+    "cp": options("aRrdfinPpuvTx", "t", long="archive recursive force interactive no-clobber "
                   "no-dereference update verbose no-target-directory one-file-system parents",
                   long_valued="target-directory no-preserve", long_optional="preserve",
                   path_options="-t --target-directory"),
 }
 """What ``acceptEdits`` also accepts, as Claude Code does, when every path is in a working directory
-(``cp -s`` / ``-l``, backups and ``--reflink`` are not on the lists)."""
+(``cp -s`` / ``-l``, ``cp -L`` / ``-H`` that copy what a link outside points to, backups and
+``--reflink`` are not on the lists)."""
 
 
 def is_filesystem_edit(command: str, *, cwd: Path, roots: Iterable[Path] = (), home: Path | None = None) -> bool:

@@ -30,21 +30,21 @@ OPTIONS: dict[str, Options] = {
     "wc": options("cmlLw", long="bytes chars lines max-line-length words", dangerous="files0-from"),
     "nl": options("p", "bdfhilnsvw", long="no-renumber", long_valued="body-numbering section-delimiter footer-numbering "
                   "header-numbering line-increment join-blank-lines number-format number-separator starting-line-number number-width"),
-    "ls": options("aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvxXZ1", "IwT", long="all almost-all author escape ignore-backups "
+    "ls": options("aAbBcCdDfFgGhHiklmnNopqQrRsStuUvxXZ1", "IwT", long="all almost-all author escape ignore-backups "
                   "directory dired classify file-type full-time group-directories-first no-group human-readable si "
-                  "dereference-command-line dereference-command-line-symlink-to-dir hide-control-chars inode "
-                  "dereference numeric-uid-gid literal show-control-chars quote-name recursive reverse size context "
+                  "hide-control-chars inode "
+                  "numeric-uid-gid literal show-control-chars quote-name recursive reverse size context "
                   "version", long_valued="block-size format hide ignore quoting-style sort tabsize time-style width",
                   long_optional="color indicator-style time hyperlink"),
-    "grep": options("EFGPiyvwxcLlmobHhnqsrRaIUzZT", "efmABCdD", long="extended-regexp fixed-strings basic-regexp "
+    "grep": options("EFGPiyvwxcLlmobHhnqsraIUzZT", "efmABCdD", long="extended-regexp fixed-strings basic-regexp "
                     "perl-regexp ignore-case no-ignore-case invert-match word-regexp line-regexp count "
                     "files-with-matches files-without-match only-matching byte-offset with-filename no-filename "
-                    "line-number quiet silent no-messages recursive dereference-recursive text null null-data "
+                    "line-number quiet silent no-messages recursive text null null-data "
                     "initial-tab line-buffered", long_valued="regexp file max-count after-context before-context "
                     "context include exclude exclude-dir exclude-from label devices directories binary-files",
                     long_optional="color colour", path_options="-f --file --exclude-from", operands="pattern-then-paths"),
-    "rg": options("FHILNPSUVabchilnopqsuvwx0", "ABCEefgjmMrtT", long="count count-matches files files-with-matches "
-                  "files-without-match fixed-strings follow hidden ignore-case smart-case case-sensitive invert-match "
+    "rg": options("FHINPSUVabchilnopqsuvwx0", "ABCEefgjmMrtT", long="count count-matches files files-with-matches "
+                  "files-without-match fixed-strings hidden ignore-case smart-case case-sensitive invert-match "
                   "json line-number no-line-number no-filename with-filename no-heading heading no-ignore no-ignore-vcs "
                   "no-messages null only-matching quiet stats trim unrestricted vimgrep word-regexp line-regexp "
                   "multiline multiline-dotall crlf no-config sort-files column no-column byte-offset passthru "
@@ -53,8 +53,8 @@ OPTIONS: dict[str, Options] = {
                   "max-columns color colors type-add", path_options="-f --file", operands="pattern-then-paths",
                   dangerous="pre pre-glob hostname-bin search-zip"),
     "stat": options("LftZ", "c", long="dereference file-system terse", long_valued="format printf"),
-    "du": options("0abcDhHklLmPsSx", "dBt", long="null all apparent-size bytes total dereference-args human-readable "
-                  "si dereference no-dereference separate-dirs summarize one-file-system count-links inodes",
+    "du": options("0abcDhHklmPsSx", "dBt", long="null all apparent-size bytes total dereference-args human-readable "
+                  "si no-dereference separate-dirs summarize one-file-system count-links inodes",
                   long_valued="max-depth block-size threshold exclude time-style", long_optional="time"),
     "df": options("ahHiklPTx", "tB", long="all human-readable si inodes local portability print-type total",
                   long_valued="type exclude-type block-size output"),
@@ -62,8 +62,8 @@ OPTIONS: dict[str, Options] = {
                     "ignore-all-space ignore-tab-expansion ignore-trailing-space ignore-file-name-case minimal "
                     "new-file unidirectional-new-file brief report-identical-files recursive show-c-function "
                     "side-by-side suppress-common-lines expand-tabs initial-tab strip-trailing-cr no-dereference",
-                    long_valued="context unified width show-function-line label ignore-matching-lines exclude "
-                    "starting-file horizon-lines tabsize", long_optional="color", max_operands=2),
+                    long_valued="width show-function-line label ignore-matching-lines exclude "
+                    "starting-file horizon-lines tabsize", long_optional="color context unified", max_operands=2),
     "cmp": options("blsz", "inz", long="print-bytes verbose quiet silent", long_valued="ignore-initial bytes", max_operands=4),
     "comm": options("123z", long="check-order nocheck-order total zero-terminated", long_valued="output-delimiter", max_operands=2),
     "cut": options("nsz", "bcdf", long="complement only-delimited zero-terminated", long_valued="bytes characters "
@@ -75,21 +75,20 @@ OPTIONS: dict[str, Options] = {
                     dangerous="output compress-program temporary-directory random-source files0-from"),
     "uniq": options("cdDiuz", "fsw", long="count repeated unique ignore-case zero-terminated", long_valued="skip-fields "
                     "skip-chars check-chars", long_optional="all-repeated group", max_operands=1),
-    "column": options("tnxeLJ", "scoNlRHdEWr", long="table json keep-empty-lines fillrows", long_valued="separator "
-                      "output-separator table-columns table-name output-width"),
+    "column": options("tx", "sco", long="table fillrows", long_valued="separator output-separator output-width"),
     "file": options("bchiLNnprsvzZ0E", "eFP", long="brief no-dereference dereference mime mime-type mime-encoding "
                     "keep-going no-pad no-sandbox preserve-date raw special-files uncompress uncompress-noreport "
                     "print0", long_valued="exclude exclude-quiet separator parameter",
                     dangerous="magic-file compile files-from"),
-    "tree": options("adlfxpugshDFvtrUcNqQJXCniA", "LPI", long="noreport dirsfirst inodes device du prune matchdirs "
+    "tree": options("adfxpugshDFvtrUcNqQJXCniA", "LPI", long="noreport dirsfirst inodes device du prune matchdirs "
                     "ignore-case gitignore fflinks", long_valued="filelimit timefmt sort", long_optional="charset"),
     "jq": options("nrjaSCMecsRe", "", long="null-input raw-output join-output ascii-output sort-keys color-output "
                   "monochrome-output compact-output slurp raw-input exit-status tab seq stream", long_valued="indent",
                   operands="filter-then-paths"),
-    "md5sum": options("btcwz", long="binary text check tag quiet status strict warn zero ignore-missing"),
-    "sha1sum": options("btcwz", long="binary text check tag quiet status strict warn zero ignore-missing"),
-    "sha256sum": options("btcwz", long="binary text check tag quiet status strict warn zero ignore-missing"),
-    "sha512sum": options("btcwz", long="binary text check tag quiet status strict warn zero ignore-missing"),
+    "md5sum": options("btz", long="binary text tag zero"),
+    "sha1sum": options("btz", long="binary text tag zero"),
+    "sha256sum": options("btz", long="binary text tag zero"),
+    "sha512sum": options("btz", long="binary text tag zero"),
     "readlink": options("femnqsvz", long="canonicalize canonicalize-existing canonicalize-missing no-newline quiet "
                         "silent verbose zero", **_TEXT),
     "realpath": options("emLPqsz", long="canonicalize-existing canonicalize-missing logical physical quiet strip "
@@ -129,7 +128,7 @@ _FIND_TESTS = frozenset({
 })
 """Find predicates that take one value (``-printf`` prints to stdout only)."""
 _FIND_FLAGS = frozenset({
-    "-print", "-print0", "-prune", "-o", "-or", "-a", "-and", "-not", "!", "(", ")", "-empty", "-follow", "-depth",
+    "-print", "-print0", "-prune", "-o", "-or", "-a", "-and", "-not", "!", "(", ")", "-empty", "-depth",
     "-xdev", "-mount", "-readable", "-writable", "-executable", "-nouser", "-nogroup", "-true", "-false", "-quit", "-ls",
     "-daystart", "-noleaf", "-ignore_readdir_race", "-noignore_readdir_race",
 })
@@ -139,7 +138,7 @@ def _find(args: list[str]) -> Parsed | None:
     """``find [-H|-L|-P] [PATH...] [EXPRESSION]``: paths, then only listed predicates (no ``-exec``,
     ``-delete``, ``-fprint``...)."""
     parsed, i = Parsed(), 0
-    while i < len(args) and args[i] in ("-H", "-L", "-P"):
+    while i < len(args) and args[i] in ("-H", "-P"):
         i += 1
     while i < len(args) and not args[i].startswith("-") and args[i] not in ("!", "(", ")"):
         parsed.paths.append(args[i])
@@ -158,7 +157,8 @@ def _find(args: list[str]) -> Parsed | None:
 def _date(args: list[str]) -> Parsed | None:
     """``date`` shows the time; an operand that is not ``+FORMAT`` would set it."""
     spec = options("uRI", "dr", long="utc universal rfc-email", long_valued="date reference",
-                   long_optional="iso-8601 rfc-3339", operands="text", dangerous="set file")
+                   long_optional="iso-8601 rfc-3339", operands="text", dangerous="set file",
+                   path_options="-r --reference")
     parsed = parse_options(spec, args)
     return parsed if parsed is not None and all(o.startswith("+") for o in parsed.operands) else None
 

@@ -40,60 +40,61 @@ GIT_DANGEROUS = (
 """Options that write a file or run a program: no abbreviation may stand for them."""
 _LOG = options(
     "pusnzwbRaiEFMCWtc", "nUSGL", long=f"{_DIFF_LONG} {_LOG_LONG}", long_valued=f"{_DIFF_VALUED} {_LOG_VALUED}",
-    long_optional=f"{_DIFF_OPTIONAL} {_LOG_OPTIONAL}", numeric=True, operands="text",
+    long_optional=f"{_DIFF_OPTIONAL} {_LOG_OPTIONAL}", numeric=True, operands="paths",
 )
 _DIFF = options("pusnzwbRaiMCWB", "U", long=_DIFF_LONG, long_valued=_DIFF_VALUED, long_optional=_DIFF_OPTIONAL,
-                operands="text")
+                operands="paths")
 
 SUBCOMMANDS: dict[str, Options] = {
     "log": _LOG, "show": _LOG, "whatchanged": _LOG, "shortlog": options("nsec", long="numbered summary email committer",
-                                                                         long_optional="group format", operands="text"),
+                                                                         long_optional="group format", operands="paths"),
     "diff": _DIFF,
     "status": options("sbuvz", "", long="short branch porcelain long verbose null show-stash ahead-behind "
                       "no-ahead-behind renames no-renames column no-column", long_optional="porcelain untracked-files "
-                      "ignored ignore-submodules find-renames", operands="text"),
+                      "ignored ignore-submodules find-renames", operands="paths"),
     "blame": options("blstfnecpwMC", "LS", long="root show-stats show-name show-number porcelain line-porcelain "
                      "incremental score-debug minimal", long_valued="since date abbrev", long_optional="color-lines "
-                     "color-by-age", operands="text"),
+                     "color-by-age", operands="paths", path_options="-S"),
     "grep": options("iIvwnlLcoqhHzEFGPraW", "efABCm", long="cached untracked no-exclude-standard exclude-standard "
                     "recurse-submodules text ignore-case word-regexp invert-match full-name extended-regexp "
                     "basic-regexp perl-regexp fixed-strings line-number column files-with-matches name-only "
                     "files-without-match count null only-matching heading break show-function function-context "
                     "and or not all-match quiet no-color", long_valued="max-depth regexp file after-context "
-                    "before-context context threads max-count", long_optional="color", operands="text"),
+                    "before-context context threads max-count", long_optional="color", operands="paths",
+                    path_options="-f --file"),
     "rev-parse": options("q", long="verify quiet short sq-quote not all branches tags remotes symbolic "
                          "symbolic-full-name git-dir git-common-dir absolute-git-dir is-inside-git-dir "
                          "is-inside-work-tree is-bare-repository is-shallow-repository show-toplevel show-cdup "
                          "show-prefix show-superproject-working-tree show-ref-format local-env-vars default",
-                         long_optional="abbrev-ref short", long_valued="since after until before", operands="text"),
+                         long_optional="abbrev-ref short", long_valued="since after until before", operands="paths"),
     "ls-files": options("cdmoiskutvfz", "x", long="cached deleted modified others ignored stage killed unmerged "
                         "directory no-empty-directory exclude-standard error-unmatch full-name recurse-submodules "
                         "debug eol sparse resolve-undo deduplicate", long_valued="exclude", long_optional="abbrev "
-                        "format", operands="text"),
+                        "format", operands="paths"),
     "ls-tree": options("dlrtz", long="long name-only name-status object-only full-name full-tree", long_optional="abbrev "
-                       "format", operands="text"),
+                       "format", operands="paths"),
     "cat-file": options("tspe", long="batch-all-objects buffer unordered follow-symlinks allow-unknown-type",
-                        long_optional="batch batch-check", operands="text"),
-    "merge-base": options("a", long="all octopus independent is-ancestor fork-point", operands="text"),
+                        long_optional="batch batch-check", operands="paths"),
+    "merge-base": options("a", long="all octopus independent is-ancestor fork-point", operands="paths"),
     "show-ref": options("dsq", long="head dereference verify quiet tags heads branches exists", long_optional="abbrev "
-                        "hash", operands="text"),
+                        "hash", operands="paths"),
     "rev-list": _LOG,
     "describe": options("", long="all tags contains long always first-parent exact-match debug", long_valued="candidates "
-                        "match exclude", long_optional="abbrev dirty broken", operands="text"),
+                        "match exclude", long_optional="abbrev dirty broken", operands="paths"),
     "count-objects": options("vH", long="verbose human-readable", operands="none"),
-    "name-rev": options("", long="tags all name-only no-undefined always", long_valued="refs exclude", operands="text"),
+    "name-rev": options("", long="tags all name-only no-undefined always", long_valued="refs exclude", operands="paths"),
     "for-each-ref": options("spq", long="shell perl python tcl", long_valued="count sort format points-at merged "
-                            "no-merged contains no-contains", long_optional="color", operands="text"),
+                            "no-merged contains no-contains", long_optional="color", operands="paths"),
 }
 
 _BRANCH_LIST = options("arvl", long="all remotes verbose list show-current ignore-case no-color no-column omit-empty",
                        long_valued="contains no-contains merged no-merged sort format points-at", long_optional="color "
-                       "column abbrev", operands="text")
+                       "column abbrev", operands="paths")
 _TAG_LIST = options("ln", long="list ignore-case no-column omit-empty", long_valued="contains no-contains merged "
-                    "no-merged sort format points-at", long_optional="color column", operands="text")
-_CONFIG_READ = options("lz", long="list get get-all get-regexp get-urlmatch global system local worktree "
+                    "no-merged sort format points-at", long_optional="color column", operands="paths")
+_CONFIG_READ = options("lz", "f", long="list get get-all get-regexp get-urlmatch global system local worktree "
                        "show-origin show-scope name-only null includes no-includes bool int bool-or-int path "
-                       "expiry-date", long_valued="type default blob file", operands="text")
+                       "expiry-date", long_valued="type default blob file", operands="text", path_options="-f --file")
 _CONFIG_MODES = frozenset({"--list", "-l", "--get", "--get-all", "--get-regexp", "--get-urlmatch"})
 
 
@@ -137,7 +138,7 @@ def _remote(rest: list[str]) -> Parsed | None:
     if rest in ([], ["-v"], ["--verbose"]):
         return Parsed()
     if rest[:1] == ["get-url"]:
-        return parse_options(options(long="push all", operands="text", max_operands=1), rest[1:])
+        return parse_options(options(long="push all", operands="paths", max_operands=1), rest[1:])
     return None
 
 
@@ -159,7 +160,7 @@ def _reflog(rest: list[str]) -> Parsed | None:
     """``git reflog`` and ``git reflog show`` list; ``expire`` and ``delete`` write."""
     if rest[:1] == ["show"]:
         rest = rest[1:]
-    elif rest and not rest[0].startswith("-") and rest[0] in ("expire", "delete", "exists", "write"):
+    elif any(word in ("expire", "delete", "exists", "write") for word in rest):
         return None
     return parse_options(_LOG, rest)
 

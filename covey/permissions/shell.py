@@ -20,8 +20,9 @@ import re
 from functools import lru_cache
 
 from covey.permissions.shell_commands import Redirect, Script, SimpleCommand
+from covey.permissions.wrappers import runs
 
-__all__ = ["MAX_LENGTH", "Redirect", "Script", "SimpleCommand", "inner_code", "parse"]
+__all__ = ["MAX_LENGTH", "Redirect", "Script", "SimpleCommand", "parse"]
 
 MAX_LENGTH = 10_000
 """Longer commands are not judged: they are asked about, as in Claude Code."""
@@ -35,8 +36,10 @@ _ANON_OK = frozenset({"&&", "||", "|", "|&", ";", "&", "!", "=", "\n"})
 _UNQUOTED_SPECIAL = re.compile(r"[$`()<>;&|\s\"'\\]")
 """After escapes are removed, a bare word holding one of these is something the grammar
 read differently from bash (or a construct it folded into a word): not understood."""
-_GLOB = re.compile(r"[*?\[{]")
-_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+_GLOB = re.compile(r"[*?\[]")  # braces: a brace expansion is opaque (see _BRACE)
+_BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+"""A brace expansion (``{a,b}``, ``{1..3}``): bash makes several words of it."""
+_QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
 
 
 def parse(command: str) -> Script:
@@ -49,44 +52,41 @@ def _parse(command: str, depth: int) -> Script:
     script = Script()
     if len(command) > MAX_LENGTH:
         script.opaque.append(f"longer than {MAX_LENGTH:,} characters")
+        script.broken = "it is too long to judge"
         return script
     if "\0" in command:
         script.opaque.append("a NUL character")
+        script.broken = "it holds a NUL character"
         return script
+    if _ODD_CHARACTER.search(command) or any(c.isspace() and c not in " \t\n" for c in command):
+        # Bash reads a CR, FF or VT as part of a word; the grammar as a blank (`a\r# ; rm x`, `\\\r\n`).
+        script.opaque.append("a control character the grammar and bash read differently")
+        script.broken = "it holds a control character the grammar and bash read differently"
     tree = _parser().parse(command.encode())
     _walk(tree.root_node, script, nested=False)
     if tree.root_node.has_error:
         script.opaque.append("syntax the bash grammar cannot read")
+        script.broken = script.broken or "the bash grammar cannot read all of it"
     if depth < 3:
         _inner_scripts(script, depth)
     return script
 
 
-def inner_code(command: SimpleCommand) -> str | None:
-    """The code a command hands to a shell: ``bash -c CODE``, ``eval ARGS`` (None: not such a command,
-    or the code is computed at run time)."""
-    words = list(command.words)
-    if not words or words[0] is None:
-        return None
-    name = words[0].rsplit("/", 1)[-1]
-    if name == "eval":
-        return " ".join(w for w in words[1:] if w is not None) if all(w is not None for w in words[1:]) else None
-    if name in _SHELLS:
-        for i, word in enumerate(words[1:], 1):
-            if word is None:
-                return None
-            if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-                return words[i + 1] if i + 1 < len(words) else None
-    return None
+_ODD_CHARACTER = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
 
 
 def _inner_scripts(script: Script, depth: int) -> None:
-    """Deny rules must see ``rm`` in ``bash -c 'rm -rf x'`` and ``eval "rm -rf x"``."""
+    """Deny rules must see ``rm`` in ``bash -c 'rm -rf x'``, ``sudo bash -c …``, ``eval "rm -rf x"``."""
     for command in list(script.commands):
-        code = inner_code(command)
-        if code is not None:
+        found = runs(command.words)
+        script.computed = script.computed or found.computed
+        for code in found.codes:
             inner = _parse(code, depth + 1)
             script.commands.extend(SimpleCommand(**{**c.__dict__, "nested": True}) for c in inner.commands)
+            script.broken = script.broken or inner.broken
+            script.computed = script.computed or inner.computed
+            if inner.opaque:
+                script.opaque.append("shell code handed to another shell")
 
 
 def _walk(node, script: Script, *, nested: bool) -> None:
@@ -213,6 +213,13 @@ def _word(node, script: Script) -> tuple[str | None, bool]:
     Substitutions inside are walked so that their commands are judged too."""
     kind = node.type
     text = node.text.decode(errors="replace")
+    if kind in ("word", "concatenation") and _BRACE.search(_QUOTED.sub("", _unescaped_part(text))):
+        script.opaque.append("a brace expansion")
+        _walk_dynamic_parts(node, script)
+        return None, True
+    if kind == "word" and text.startswith(("~+", "~-")):
+        script.opaque.append("a directory-stack tilde (~+, ~-)")
+        return None, True
     if kind in ("word", "number"):
         if text.startswith("#"):
             script.opaque.append("a word that starts a comment")
@@ -221,7 +228,7 @@ def _word(node, script: Script) -> tuple[str | None, bool]:
         if value is None:
             script.opaque.append("an escape the judge does not read")
             return None, False
-        glob = bool(_GLOB.search(_unescaped_part(text))) or text.startswith("~")
+        glob = bool(_GLOB.search(_unescaped_part(text)))  # `~` is the run's HOME: known, not a glob
         return value, glob
     if kind == "raw_string":
         return text[1:-1], False
@@ -242,6 +249,13 @@ def _word(node, script: Script) -> tuple[str | None, bool]:
         return (None, glob) if any(v is None for v in values) else ("".join(values), glob)  # type: ignore[arg-type]
     _walk_dynamic(node, script)
     return None, False
+
+
+def _walk_dynamic_parts(node, script: Script) -> None:
+    """Substitutions inside a word that is itself unknown still hold commands to judge."""
+    for child in node.children:
+        if child.type in _SUBSTITUTIONS or child.type in ("expansion", "string"):
+            _walk_dynamic(child, script)
 
 
 def _walk_dynamic(node, script: Script) -> None:

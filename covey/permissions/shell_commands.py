@@ -49,6 +49,11 @@ class Script:
     commands: list[SimpleCommand] = field(default_factory=list)
     opaque: list[str] = field(default_factory=list)
     """Why the judge cannot read it all (empty: fully understood)."""
+    broken: str | None = None
+    """Why commands may be missing from ``commands`` (the grammar failed, or bash would read a
+    character differently): no rule can be checked against what is not seen."""
+    computed: str | None = None
+    """Why a command it runs is decided at run time (``sudo $CMD``, ``bash -c "$X"``, ``… | bash``)."""
 
     @property
     def understood(self) -> bool:

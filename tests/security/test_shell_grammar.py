@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from covey.permissions.shell import inner_code, parse
+from covey.permissions.shell import parse
 
 
 @pytest.mark.parametrize("command, words", [
@@ -75,9 +75,10 @@ def test_a_plain_variable_is_an_unknown_word_not_an_opaque_construct():
     assert script.understood and script.commands[0].words == ("echo", None, None)
 
 
-def test_inner_code_of_a_computed_string_is_unknown():
-    command = parse('bash -c "$X"').commands[0]
-    assert inner_code(command) is None
+@pytest.mark.parametrize("command", ['bash -c "$X"', 'eval "$X"', "echo rm x | bash", "sudo $CMD x", "bash -c -- \"$X\"",
+                                     "env $P rm", "bash <<< 'rm x'"])
+def test_code_or_a_program_computed_at_run_time_is_known_to_be_unknown(command):
+    assert parse(command).computed, command
 
 
 def test_overlong_and_nul_commands_are_opaque():
