@@ -20,6 +20,7 @@ import re
 from functools import lru_cache
 
 from covey.permissions.shell_commands import Redirect, Script, SimpleCommand
+from covey.permissions.shell_words import describe, double_quoted, plain_variable, unescape, unescaped_part
 from covey.permissions.wrappers import runs
 
 __all__ = ["MAX_LENGTH", "Redirect", "Script", "SimpleCommand", "parse"]
@@ -33,9 +34,6 @@ _PLAIN = frozenset({"program", "list", "pipeline", "command", "redirected_statem
 _WORDS = frozenset({"word", "string", "raw_string", "concatenation", "number"})
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _ANON_OK = frozenset({"&&", "||", "|", "|&", ";", "&", "!", "=", "\n"})
-_UNQUOTED_SPECIAL = re.compile(r"[$`()<>;&|\s\"'\\]")
-"""After escapes are removed, a bare word holding one of these is something the grammar
-read differently from bash (or a construct it folded into a word): not understood."""
 _GLOB = re.compile(r"[*?\[]")  # braces: a brace expansion is opaque (see _BRACE)
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 """A brace expansion (``{a,b}``, ``{1..3}``): bash makes several words of it."""
@@ -122,7 +120,7 @@ def _walk(node, script: Script, *, nested: bool) -> None:
                 _walk(child, script, nested=True)
         return
     if kind not in _PLAIN:
-        script.opaque.append(_describe(kind))
+        script.opaque.append(describe(kind))
         nested = True
     for child in node.children:
         _walk(child, script, nested=nested)
@@ -168,7 +166,7 @@ def _command(node, script: Script, *, nested: bool, redirects: tuple[Redirect, .
             start = child.start_byte if start is None else start
             end = child.end_byte
         elif child.is_named:
-            script.opaque.append(_describe(child.type))
+            script.opaque.append(describe(child.type))
     source = node.text[(start or node.start_byte) - node.start_byte:(end or node.end_byte) - node.start_byte]
     script.commands.append(SimpleCommand(
         words=tuple(words), source=source.decode(errors="replace"), assignments=tuple(assignments),
@@ -213,7 +211,7 @@ def _word(node, script: Script) -> tuple[str | None, bool]:
     Substitutions inside are walked so that their commands are judged too."""
     kind = node.type
     text = node.text.decode(errors="replace")
-    if kind in ("word", "concatenation") and _BRACE.search(_QUOTED.sub("", _unescaped_part(text))):
+    if kind in ("word", "concatenation") and _BRACE.search(_QUOTED.sub("", unescaped_part(text))):
         script.opaque.append("a brace expansion")
         _walk_dynamic_parts(node, script)
         return None, True
@@ -224,11 +222,11 @@ def _word(node, script: Script) -> tuple[str | None, bool]:
         if text.startswith("#"):
             script.opaque.append("a word that starts a comment")
             return None, False
-        value = _unescape(text)
+        value = unescape(text)
         if value is None:
             script.opaque.append("an escape the judge does not read")
             return None, False
-        glob = bool(_GLOB.search(_unescaped_part(text)))  # `~` is the run's HOME: known, not a glob
+        glob = bool(_GLOB.search(unescaped_part(text)))  # `~` is the run's HOME: known, not a glob
         return value, glob
     if kind == "raw_string":
         return text[1:-1], False
@@ -239,7 +237,7 @@ def _word(node, script: Script) -> tuple[str | None, bool]:
                 if c.type != "string_content":
                     _walk_dynamic(c, script)
             return None, False
-        return _double_quoted(text[1:-1]), False
+        return double_quoted(text[1:-1]), False
     if kind == "concatenation":
         values, glob = [], False
         for child in node.children:
@@ -262,58 +260,21 @@ def _walk_dynamic(node, script: Script) -> None:
     """A part computed at run time: opaque, and the commands inside it are still collected.
     A plain ``$NAME`` / ``${NAME}`` is only a value the judge does not know, not opaque: the
     command that holds it is judged with that word unknown."""
-    if _plain_variable(node):
+    if plain_variable(node):
         return
-    script.opaque.append(_describe(node.type))
+    script.opaque.append(describe(node.type))
     for child in node.children:
         _walk(child, script, nested=True)
 
 
-def _plain_variable(node) -> bool:
-    if node.type == "simple_expansion":
-        return True
-    if node.type != "expansion":
-        return False
-    named = [c for c in node.children if c.is_named]
-    anonymous = [c.type for c in node.children if not c.is_named]
-    return len(named) == 1 and named[0].type == "variable_name" and anonymous == ["${", "}"]
 
 
-def _unescape(text: str) -> str | None:
-    out, i = [], 0
-    while i < len(text):
-        char = text[i]
-        if char == "\\":
-            if i + 1 >= len(text):
-                return None
-            if text[i + 1] != "\n":  # backslash-newline joins lines
-                out.append(text[i + 1])
-            i += 2
-            continue
-        if _UNQUOTED_SPECIAL.match(char):
-            return None
-        out.append(char)
-        i += 1
-    return "".join(out)
 
 
-def _unescaped_part(text: str) -> str:
-    return re.sub(r"\\.", "", text)
 
 
-def _double_quoted(body: str) -> str:
-    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), body)
 
 
-def _describe(kind: str) -> str:
-    return {
-        "command_substitution": "a command substitution", "process_substitution": "a process substitution",
-        "expansion": "a parameter expansion", "simple_expansion": "a variable expansion",
-        "ansi_c_string": "an ANSI-C quoted string ($'…')", "translated_string": "a translated string ($\"…\")",
-        "arithmetic_expansion": "an arithmetic expansion", "function_definition": "a function definition",
-        "subshell": "a subshell", "compound_statement": "a compound statement",
-        "brace_expression": "a brace expansion",
-    }.get(kind, f"a {kind.replace('_', ' ')}")
 
 
 @lru_cache(maxsize=1)
