@@ -422,7 +422,7 @@ class Session:
         """Kill one agent of this session by id (``stop_task``); its owner is notified."""
         if self.runtime is None:
             return False
-        return bool(await self.runtime.registry.kill_agent(task_id, "killed", "stopped by the client"))
+        return bool(await self.runtime.registry.kill_agent(task_id, "stopped by the client"))
 
     def set_permission_mode(self, mode: str) -> None:
         """The main agent's permission mode from the next turn on (``set_permission_mode``)."""

@@ -22,18 +22,19 @@ from covey.render import describe
 from covey.service import protocol
 from covey.service.asker import ClientAsker, HookCaller
 from covey.service.leftovers import INSTANCE_VAR
-from covey.session import Session
+from covey.session import Session, SessionOptions
 
 log = logging.getLogger(__name__)
 
 LIVE_INTERVAL_S = 0.5
 
 
-SESSION_KEYS = (
-    "model", "permission_mode", "max_turns", "allowed_tools", "disallowed_tools", "agents", "verbose",
-    "system_prompt", "append_system_prompt", "settings", "setting_sources", "additional_directories", "plugin_dirs",
-    "max_budget_usd", "fallback_model", "include_partial_messages", "tools", "resume", "continue_conversation", "session_id", "fork_session", "sdk_hooks",
-)
+SERVICE_OWNED = frozenset({
+    "cwd", "env", "asker", "on_permission", "on_hook_callback", "service", "address", "pool_size", "limits",
+    "transcript_dir", "shared_fs", "model_id",
+})
+"""SessionOptions fields the service sets itself (the client's cwd and environment travel apart)."""
+SESSION_KEYS = tuple(name for name in SessionOptions.model_fields if name not in SERVICE_OWNED)
 """The ``covey_run`` options that are the Session's (the others are the run's: output format, live view...)."""
 
 

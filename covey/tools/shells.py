@@ -116,7 +116,7 @@ class TaskStop(Tool):
             return await _stop_shell(shell, ctx)
         runtime = ctx.services.runtime
         if runtime is not None and task_id.startswith("agent-"):
-            if await runtime.registry.kill_agent(task_id, "killed", "stopped by TaskStop"):
+            if await runtime.registry.kill_agent(task_id, "stopped by TaskStop"):
                 return _stopped(task_id, "local_agent", task_id)
             return ToolResult.error(f"Task {task_id} is not running.")
         return ToolResult.error(f"No task found with ID: {task_id}")
