@@ -1,26 +1,24 @@
 """A handler's ``if`` condition: one permission rule the tool call must match for the hook to run.
 
 Claude Code evaluates ``if`` only on tool events (a handler with ``if`` on any
-other event never runs). For Bash it checks each subcommand, with leading
-``VAR=value`` assignments stripped, and the commands inside ``$()`` and
-backticks; when a pattern names more than the command and the command holds
-``$()``, backticks or ``$VAR``, it runs the hook anyway (the filter is best-effort).
+other event never runs). For Bash it checks each simple command as the permission
+gate parses it (covey/permissions/shell.py: one parser for every place that reads a
+command), with leading ``VAR=value`` assignments, wrappers and quotes set aside, and the
+commands inside substitutions and ``bash -c``; when a pattern names more than the command
+and the command holds something computed at run time (``$()``, backticks, ``$VAR``), it
+runs the hook anyway (the filter is best-effort, and a guard hook should rather run).
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 
 from covey.errors import UserError
-from covey.permissions.bash_judge import first_hit
-from covey.permissions.shell import parse
+from covey.permissions.bash_judge import first_hit, unknowable
+from covey.permissions.shell import Script, parse
 from covey.permissions.rules import PathContext, Rule, parse_rule
 
-_ASSIGNMENTS = re.compile(r"(^|&&|\|\||[;|&\n(`])\s*(?:[A-Za-z_]\w*=\S*\s+)+")
-_SUBSTITUTIONS = re.compile(r"\$\(([^()]*)\)|`([^`]*)`")
-_UNKNOWABLE = re.compile(r"\$\(|`|\$[A-Za-z_{]")
 
 
 @functools.lru_cache(maxsize=256)
@@ -51,14 +49,16 @@ def if_matches(text: str, tool_name: str, subject: str | None, *, cwd: Path, pro
 def _bash(rule: Rule, command: str) -> bool:
     if rule.content is None:
         return True
-    if _names_more_than_the_command(rule.content) and _UNKNOWABLE.search(command):
+    script = parse(command)
+    if _names_more_than_the_command(rule.content) and _computed(script):
         return True
-    inner = [a or b for a, b in _SUBSTITUTIONS.findall(command)]
-    text = "\n".join([command, *inner])
-    stripped = _ASSIGNMENTS.sub(lambda m: m.group(1) + " ", text)
     where = PathContext(Path("/"), Path("/"), Path("/"))
-    # Also as bash parses it, as deny rules see it: `'rm' -rf x`, `bash -c 'rm x'`, `sudo rm x` meet `rm *`.
-    return rule.matches("Bash", stripped, where, allowing=False) or first_hit([rule], command, parse(command), where) is not None
+    return first_hit([rule], command, script, where) is not None
+
+
+def _computed(script: Script) -> bool:
+    """Something in the command is only known when it runs: a substitution, a variable, a computed program."""
+    return unknowable(script) is not None or any(None in c.words for c in script.commands) or not script.understood
 
 
 def _names_more_than_the_command(content: str) -> bool:

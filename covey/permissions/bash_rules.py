@@ -97,35 +97,3 @@ def _strip_one(command: str, *, allowing: bool) -> str | None:
     if (match := _ASSIGNMENT.match(command)) and (not allowing or match.group(1) in INERT_VARIABLES):
         return command[match.end():].lstrip()
     return None
-
-
-def compound_parts(command: str) -> list[str] | None:
-    """The simple commands of a compound command (split at ``&&``, ``||``, ``;``, ``|``, ``&``
-    outside quotes), or None when it is not one or holds what splitting cannot see into
-    (``$(...)``, backticks, a line break, a subshell)."""
-    if re.search(r"`|\$\(|<\(|>\(|\n|[()]", command):
-        return None
-    parts, current, quote, i, last = [], [], "", 0, ""
-    while i < len(command):
-        char = command[i]
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "\\":
-            current.append(command[i:i + 2])
-            i += 2
-            continue
-        elif char in ";|&" and not command[i - 1:i] in (">", "<") and not command[i + 1:i + 2] == ">":
-            parts.append("".join(current).strip())
-            current = []
-            last = command[i:i + 2] if command[i:i + 2] in ("&&", "||", "|&") else char
-            i += len(last)
-            continue
-        current.append(char)
-        i += 1
-    if quote:
-        return None
-    parts.append("".join(current).strip())
-    dangling = not parts[-1] and last not in (";", "&")  # `a &&` waits for more
-    return parts if len(parts) > 1 and all(parts[:-1]) and not dangling else None
