@@ -26,6 +26,11 @@ class BashChecks(_Base):
         """Allow rules apply only to a command the grammar reads fully: each simple command allowed by
         a rule or read-only, and every file it writes inside the working directories or Edit-allowed."""
         command = call["subject"]
+        whole_tool = next((r for r in self.rules["allow"] if r.applies_to("Bash") and r.content is None), None)
+        if whole_tool is not None and not (target := self._unapproved_target(script)):
+            # `Bash` allowed as a whole tool is the person's word on every command (what it writes
+            # outside the working directories and the deny, ask and protected-path checks still count).
+            return Allow(**call, rule=whole_tool.text, source=whole_tool.source, reason=f"allow rule {whole_tool.text!r}")
         if not script.understood:
             return self._by_mode(call, False, why="the command holds " + ", ".join(dict.fromkeys(script.opaque)))
         if read_only:

@@ -142,3 +142,11 @@ def test_a_hooks_if_filter_sees_the_command_as_bash_parses_it(command, fires):
     from covey.hooks.conditions import if_matches
 
     assert if_matches("Bash(rm *)", "Bash", command, cwd=Path("/p"), project_dir=Path("/p")) is fires
+
+
+@pytest.mark.parametrize("command, expected", [
+    ('echo "${FOO:-unset}"', "allow"), ("echo $(date)", "allow"), ("echo x > /etc/motd", "ask"),
+    ("echo x > .git/config", "ask"), ("rm -rf x", "deny"), ("'rm' x", "deny"),
+])
+def test_bash_allowed_as_a_whole_tool_is_the_persons_word_but_not_past_deny_rules_or_protected_paths(place, command, expected):
+    assert bash(policy(*place, allow=["Bash"], deny=["Bash(rm *)"]), command) == expected
