@@ -43,7 +43,7 @@ def place(tmp_path_factory):
     return project(tmp_path_factory.mktemp("property"))
 
 
-@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=400, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(commands())
 def test_nothing_unproven_is_auto_allowed(place, case):
     command, dangerous = case
@@ -60,7 +60,7 @@ def _only_edits(command: str) -> bool:
     return all(f not in command for f in DANGEROUS if f != "touch y")
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(commands())
 def test_allow_rules_do_not_carry_what_they_do_not_name(place, case):
     command, dangerous = case
@@ -70,7 +70,7 @@ def test_allow_rules_do_not_carry_what_they_do_not_name(place, case):
         assert bash(p, command) != "allow", command
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
 @given(st.text(alphabet="ab ;&|<>()$`'\"\\#{}*~-=\n!", max_size=24))
 def test_arbitrary_shell_text_is_allowed_only_when_read_only_and_never_raises(text):
     from pathlib import Path
