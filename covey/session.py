@@ -353,7 +353,7 @@ class Session:
                 await asyncio.shield(self.stop("the run was interrupted"))
                 raise
             report = main.last_report or await main.wait()
-            finishing = runtime.registry.call("finish_main", spec.agent_id, report)
+            finishing = runtime.registry.finish_main(spec.agent_id, report)
             self.turns += 1
             if runtime.teams:
                 await finishing
@@ -549,7 +549,7 @@ class Session:
         count every agent's requests (sub-agents of any kind, killed and failed ones too),
         ``usage`` the main agent's own. The registry has heard of every main-agent turn
         before its result comes (``Progress``); a sub-agent's, once it has reported."""
-        cost_usd, model_usage = await self.runtime.registry.call("session_usage")
+        cost_usd, model_usage = await self.runtime.registry.session_usage()
         return result.model_copy(update={"total_cost_usd": round(cost_usd, 6), "modelUsage": model_usage,
                                          "origin": origin})
 

@@ -1,33 +1,68 @@
-"""The base of every handle: the one place Ray calls happen and Ray errors are translated."""
+"""The base of every handle: the one place Ray calls happen and Ray errors are translated.
+
+A typed handle (``TypedHandle[A]``) names each call by the method of the class its actor
+runs: ``self._call(self.remote.kill_agent, agent_id, status, reason)``. ``remote`` is the
+Ray actor typed as that class (``A``), so the type checker holds every call to the
+method's own signature and no method is named by a string. ``ActorHandle`` adds the
+by-name ``call`` and ``tell`` for the handles not typed yet (the mailbox's, the team's).
+"""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, AsyncIterator, Awaitable, Callable, Generic, Mapping, ParamSpec, TypeVar, cast
 
 import ray
 from ray.exceptions import RayActorError, RayTaskError
 
 from covey.errors import AgentUnavailable
 
-class ActorHandle:
-    """Wraps a Ray actor handle; ``call`` awaits a method and turns actor death into ``AgentUnavailable``."""
+A = TypeVar("A")
+P = ParamSpec("P")
+R = TypeVar("R")
 
-    def __init__(self, actor: Any, name: str = "") -> None:
+RayActor = Any
+"""A Ray actor handle. Ray types an actor's methods only when each is declared with
+``@ray.method``, so the handle itself is opaque here; ``TypedHandle.remote`` types it."""
+RayActorClass = Any
+"""A Ray actor class (``ray.remote(cls)``): ``.options(...).remote(...)`` makes a ``RayActor``."""
+
+
+def actor_class(cls: type[object], **options: object) -> RayActorClass:
+    """``cls`` as a Ray actor class that reserves no CPU, is never restarted and sends no
+    task events (several calls per agent, and nobody looks for them in the dashboard).
+    Ray's stubs do not list every option (``enable_task_events``): ``ray.remote`` is
+    called untyped here, once."""
+    remote: Any = ray.remote
+    return remote(num_cpus=0, max_restarts=0, enable_task_events=False, **options)(cls)
+
+
+class TypedHandle(Generic[A]):
+    """Wraps a Ray actor handle whose actor runs class ``A``; every call goes through
+    ``_sent``, which turns the actor's death into ``AgentUnavailable``."""
+
+    def __init__(self, actor: RayActor, name: str = "") -> None:
         self.actor = actor
         self.name = name
 
-    async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return await getattr(self.actor, method).remote(*args, **kwargs)
-        except RayActorError as exc:
-            raise AgentUnavailable(f"actor {self.name or method!r} is gone: {_first_line(exc)}") from None
-        except RayTaskError as exc:
-            # Re-raise the actor's own exception (covey's errors keep their fields through pickling).
-            cause = getattr(exc, "cause", None)
-            raise (cause if isinstance(cause, BaseException) else exc) from None
+    @property
+    def remote(self) -> A:
+        """The actor as the class it runs: ``self.remote.launch`` names that call, typed."""
+        return cast(A, self.actor)
 
-    def tell(self, method: str, *args: Any, **kwargs: Any) -> None:
+    def _sent(self, method: Callable[P, Awaitable[R]], /, *args: P.args, **kwargs: P.kwargs) -> Awaitable[R]:
+        """Send the call now; await the answer for its result (or the actor's error)."""
+        return self._answer(_ray_method(method).remote(*args, **kwargs))
+
+    def _sent_as(self, options: Mapping[str, object], method: Callable[P, Awaitable[R]], /,
+                 *args: P.args, **kwargs: P.kwargs) -> Awaitable[R]:
+        """``_sent`` with Ray call options (a task name for the dashboard)."""
+        return self._answer(_ray_method(method).options(**options).remote(*args, **kwargs))
+
+    async def _call(self, method: Callable[P, Awaitable[R]], /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return await self._sent(method, *args, **kwargs)
+
+    def _tell(self, method: Callable[P, Awaitable[object]], /, *args: P.args, **kwargs: P.kwargs) -> None:
         """Fire and forget. Ray may run two tells to an async actor out of order, so an
         update that must not be overtaken carries ``seq=next_seq()`` and the receiver
         drops anything older than what it has applied.
@@ -35,9 +70,31 @@ class ActorHandle:
         A message to an actor that is already gone is dropped: nobody waits for it.
         """
         try:
-            getattr(self.actor, method).remote(*args, **kwargs)
+            _ray_method(method).remote(*args, **kwargs)
         except Exception:
-            pass
+            return
+
+    async def _stream(self, method: Callable[P, AsyncIterator[R]], /, *args: P.args,
+                      **kwargs: P.kwargs) -> AsyncIterator[R]:
+        """A streaming generator call's items, as they come."""
+        try:
+            async for ref in _ray_method(method).remote(*args, **kwargs):
+                yield await ref
+        except RayActorError as exc:
+            raise self._gone(exc) from None
+
+    async def _answer(self, ref: Awaitable[R]) -> R:
+        try:
+            return await ref
+        except RayActorError as exc:
+            raise self._gone(exc) from None
+        except RayTaskError as exc:
+            # Re-raise the actor's own exception (covey's errors keep their fields through pickling).
+            cause = getattr(exc, "cause", None)
+            raise (cause if isinstance(cause, BaseException) else exc) from None
+
+    def _gone(self, exc: BaseException) -> AgentUnavailable:
+        return AgentUnavailable(f"actor {self.name!r} is gone: {first_line(exc)}")
 
     async def until_gone(self) -> str:
         """Return once the actor has died, with Ray's word for why: a call that its actor
@@ -46,7 +103,7 @@ class ActorHandle:
         try:
             await ref
         except RayActorError as exc:
-            return _first_line(exc)
+            return first_line(exc)
         except asyncio.CancelledError:
             ray.cancel(ref)  # else each watch would leave a call waiting in the actor
             raise
@@ -56,11 +113,30 @@ class ActorHandle:
         try:
             ray.kill(self.actor, no_restart=True)
         except (RayActorError, ValueError):
-            pass
+            return
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (type(self), (self.actor, self.name))
 
 
-def _first_line(exc: BaseException) -> str:
+class ActorHandle(TypedHandle[Any]):
+    """A handle that still names its actor's methods by string (the mailbox's, the team's)."""
+
+    async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return await self._answer(getattr(self.actor, method).remote(*args, **kwargs))
+
+    def tell(self, method: str, *args: Any, **kwargs: Any) -> None:
+        """Fire and forget (``TypedHandle._tell``)."""
+        try:
+            getattr(self.actor, method).remote(*args, **kwargs)
+        except Exception:
+            return
+
+
+def _ray_method(method: Callable[..., object]) -> Any:
+    """``method`` as what it is at run time: a Ray actor method (``.remote``, ``.options``)."""
+    return method
+
+
+def first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -20,7 +20,7 @@ import os
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable, Generic, Hashable, Protocol, TypedDict, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -28,30 +28,56 @@ DEFAULT_HALF_LIFE_S = 300.0
 DEFAULT_MAX_USES = 50
 
 
+class Lendable(Protocol):
+    """What the pool lends: something it can kill."""
+
+    def kill(self) -> None: ...
+
+
+I = TypeVar("I", bound=Lendable)
+
+
 @dataclass
-class Loan:
-    item: Any
+class Loan(Generic[I]):
+    item: I
     lane: str
     session_id: str
 
 
-class DemandPool:
+class LaneStats(TypedDict):
+    ready: int
+    lent: int
+    starting: int
+    target: int
+    floor: int
+    demand: float
+    high_water: int
+
+
+SharedPoolStats = dict[str, "LaneStats | int"]
+"""Each lane's figures by its name, and ``"created"``: how many items the pool ever started."""
+
+
+class DemandPool(Generic[I]):
     def __init__(
-        self, create: Callable[[str], Awaitable[Any]], floors: dict[str, int], *, key: Callable[[Any], Any] = id,
-        half_life_s: float = DEFAULT_HALF_LIFE_S, max_uses: int = DEFAULT_MAX_USES,
-        clock: Callable[[], float] = time.monotonic, parallel_starts: int | None = None,
+        self, create: Callable[[str], Awaitable[I]], floors: dict[str, int], *, key: Callable[[I], Hashable] = id,
+        owner: Callable[[I], str] = lambda item: "", half_life_s: float = DEFAULT_HALF_LIFE_S,
+        max_uses: int = DEFAULT_MAX_USES, clock: Callable[[], float] = time.monotonic,
+        parallel_starts: int | None = None,
     ) -> None:
-        self.create, self.key, self.clock = create, key, clock
+        """``key``: what tells items apart; ``owner``: the session an item serves when it is
+        taken without naming one (a session kit's own)."""
+        self.create, self.key, self.owner, self.clock = create, key, owner, clock
         self.parallel_starts = parallel_starts or max(2, os.cpu_count() or 1)
         """Starts in flight per lane: starting a process is CPU-bound, so more than the
         machine's cores finish no sooner and take the CPU the running agents need."""
         self.floors = dict(floors)
         self.half_life_s, self.max_uses = half_life_s, max_uses
-        self.ready: dict[str, deque] = defaultdict(deque)
-        self.waiting: dict[str, deque[asyncio.Future]] = defaultdict(deque)
+        self.ready: dict[str, deque[I]] = defaultdict(deque)
+        self.waiting: dict[str, deque[asyncio.Future[I]]] = defaultdict(deque)
         self.starting: dict[str, int] = defaultdict(int)
-        self.lent: dict[Any, Loan] = {}
-        self.uses: dict[Any, int] = defaultdict(int)
+        self.lent: dict[Hashable, Loan[I]] = {}
+        self.uses: dict[Hashable, int] = defaultdict(int)
         self.demand: dict[str, float] = defaultdict(float)
         """The most items a lane lent at once, decaying while it lends nothing."""
         self.high_water: dict[str, int] = defaultdict(int)
@@ -61,18 +87,18 @@ class DemandPool:
         """When a lane last lent its last item: its demand decays from then..."""
         self._peaks: dict[str, float] = {}
         """...from what it was at that moment."""
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # -- lending --------------------------------------------------------------------
 
-    async def take(self, lane: str, session_id: str | None = None) -> Any:
+    async def take(self, lane: str, session_id: str | None = None) -> I:
         """A ready item, else the first to become ready; one is started for every taker
         that no ready, starting or returning item will serve. ``session_id``: who borrows
         it (None: the item's own ``session_id``, as a session kit has)."""
         if self.ready[lane]:
             item = self.ready[lane].pop()  # the last given back: its connections are warm
         else:
-            waiter = asyncio.get_running_loop().create_future()
+            waiter: asyncio.Future[I] = asyncio.get_running_loop().create_future()
             self.waiting[lane].append(waiter)
             # Demand is what was asked for at once, not what cold starts let run at once.
             self.demand[lane] = max(self.demand[lane], float(self.in_use(lane) + len(self.waiting[lane])))
@@ -82,10 +108,10 @@ class DemandPool:
             except asyncio.CancelledError:
                 self._drop_waiter(lane, waiter)
                 raise
-        self._lend(item, lane, session_id if session_id is not None else item.session_id)
+        self._lend(item, lane, session_id if session_id is not None else self.owner(item))
         return item
 
-    def give_back(self, item: Any, clean: bool) -> bool:
+    def give_back(self, item: I, clean: bool) -> bool:
         """True if ``item`` is kept for the next taker; otherwise it is killed (as is one
         this pool no longer lends: its session was ended meanwhile)."""
         loan = self.lent.pop(self.key(item), None)
@@ -102,7 +128,7 @@ class DemandPool:
             self._drop(item)
         return keep
 
-    def end_session(self, session_id: str, spare: tuple[str, ...] = ()) -> list[Any]:
+    def end_session(self, session_id: str, spare: tuple[str, ...] = ()) -> list[I]:
         """Kill what ``session_id`` still holds (agents it never gave back), except its items
         of the ``spare`` lanes: they stay lent, returned for the caller to give back (a kit,
         once it is ready for another session) or not."""
@@ -144,30 +170,32 @@ class DemandPool:
     def in_use(self, lane: str) -> int:
         return sum(1 for loan in self.lent.values() if loan.lane == lane)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> SharedPoolStats:
         lanes = sorted(set(self.ready) | set(self.floors) | set(self.demand) | set(self.starting))
-        return {lane: {
+        figures: SharedPoolStats = {lane: {
             "ready": len(self.ready[lane]), "lent": self.in_use(lane), "starting": self.starting[lane],
             "target": self.target(lane), "floor": self.floors.get(lane, 0), "demand": round(self.demand[lane], 2),
             "high_water": self.high_water[lane],
-        } for lane in lanes} | {"created": self.created}
+        } for lane in lanes}
+        figures["created"] = self.created
+        return figures
 
     async def shutdown(self) -> None:
         for task in list(self._tasks):
             task.cancel()
-        for queue in self.waiting.values():
-            for waiter in queue:
+        for waiters in self.waiting.values():
+            for waiter in waiters:
                 waiter.cancel()
-        for queue in self.ready.values():
-            while queue:
-                self._drop(queue.popleft())
+        for ready in self.ready.values():
+            while ready:
+                self._drop(ready.popleft())
         for loan in list(self.lent.values()):
             self._drop(loan.item)
         self.lent.clear()
 
     # -- inside ---------------------------------------------------------------------
 
-    def _lend(self, item: Any, lane: str, session_id: str) -> None:
+    def _lend(self, item: I, lane: str, session_id: str) -> None:
         self.lent[self.key(item)] = Loan(item, lane, session_id)
         self.uses[self.key(item)] += 1
         in_use = self.in_use(lane)
@@ -187,7 +215,7 @@ class DemandPool:
         """What counts against the lane's target: ready items, and lent ones (they come back)."""
         return len(self.ready[lane]) + self.in_use(lane)
 
-    def _ready(self, item: Any, lane: str) -> bool:
+    def _ready(self, item: I, lane: str) -> bool:
         """Hand ``item`` to the oldest taker still waiting (True), else keep it ready."""
         while self.waiting[lane]:
             waiter = self.waiting[lane].popleft()
@@ -214,7 +242,7 @@ class DemandPool:
             self.starting[lane] += 1
             self._track(asyncio.get_running_loop().create_task(self._start_one(lane)))
 
-    def _track(self, task: asyncio.Task) -> None:
+    def _track(self, task: asyncio.Task[None]) -> None:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -238,13 +266,13 @@ class DemandPool:
             if not waiter.done():
                 waiter.set_exception(exc)
 
-    def _drop_waiter(self, lane: str, waiter: asyncio.Future) -> None:
+    def _drop_waiter(self, lane: str, waiter: asyncio.Future[I]) -> None:
         try:
             self.waiting[lane].remove(waiter)
         except ValueError:  # served just as it was cancelled: keep what it got
             if waiter.done() and not waiter.cancelled():
                 self._ready(waiter.result(), lane)
 
-    def _drop(self, item: Any) -> None:
+    def _drop(self, item: I) -> None:
         self.uses.pop(self.key(item), None)
         item.kill()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Awaitable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable
 
 import ray
 from ray.exceptions import RayActorError
 
-from covey.actors.base import ActorHandle, _first_line
+from covey.actors.base import RayActor, TypedHandle
+from covey.actors.protocols import AgentActor
 from covey.agents.spec import AgentSpec
 from covey.errors import AgentUnavailable
 from covey.registry.answers import Finished
@@ -15,9 +16,14 @@ from covey.events import Event
 from covey.registry.records import FinalReport, Status
 from covey.actors.travel import travelling
 
+if TYPE_CHECKING:
+    from ray import ObjectRef
 
-class AgentHandle(ActorHandle):
-    def __init__(self, actor: Any, name: str = "", node: str | None = None) -> None:
+    from covey.runtime import SessionRuntime
+
+
+class AgentHandle(TypedHandle[AgentActor]):
+    def __init__(self, actor: RayActor, name: str = "", node: str | None = None) -> None:
         super().__init__(actor, name)
         self.node = node
         """The Ray node the actor runs on, once known."""
@@ -26,59 +32,62 @@ class AgentHandle(ActorHandle):
         self.last_report: FinalReport | None = None
         """The report that ended the last run ``events`` followed to its end."""
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (AgentHandle, (self.actor, self.name, self.node))
 
-    async def start(self, spec: AgentSpec, *, follow: bool = False, runtime: Any = None, runtime_ref: Any = None) -> str:
+    async def start(self, spec: AgentSpec, *, follow: bool = False, runtime: SessionRuntime | None = None,
+                    runtime_ref: ObjectRef[SessionRuntime] | None = None) -> str:
         """Start ``spec`` on the actor, with ``runtime`` (default: the spec's own).
 
         The runtime travels only if the actor does not hold it yet (by key), and as
         ``runtime_ref`` if given: the object ref of that runtime, put in the object store
         once, so that a hundred new actors do not cost the sender a hundred picklings.
         """
-        return await self._answer(*self._submit("start", spec, runtime, runtime_ref, follow))
+        key, sent = self._runtime_to_send(spec, runtime, runtime_ref)
+        answer = await self._sent_as(self._task_name(spec), self.remote.start, travelling(spec), follow, sent, key)
+        self.runtime_key = key
+        return answer
 
-    def run_detached(self, spec: AgentSpec, *, runtime: Any = None, runtime_ref: Any = None,
-                     ) -> Awaitable[Finished]:
+    def run_detached(self, spec: AgentSpec, *, runtime: SessionRuntime | None = None,
+                     runtime_ref: ObjectRef[SessionRuntime] | None = None) -> Awaitable[Finished]:
         """Start a run nobody follows; await the result for its end, in the same call: the
         report and how the actor reset after it (``finish``). A background launch
         needs no word that the run started, so it saves a ``start`` call. The call is sent
         now; a ``cancel`` naming the agent stops the run even if it overtakes this call."""
-        return self._answer(*self._submit("run_detached", spec, runtime, runtime_ref))
+        key, sent = self._runtime_to_send(spec, runtime, runtime_ref)
+        answer = self._sent_as(self._task_name(spec), self.remote.run_detached, travelling(spec), sent, key)
+        return self._keeping(key, answer)
 
-    def _submit(self, method_name: str, spec: AgentSpec, runtime: Any, runtime_ref: Any, *extra: Any) -> tuple[Any, Any]:
+    async def _keeping(self, key: str | None, answer: Awaitable[Finished]) -> Finished:
+        finished = await answer
+        self.runtime_key = key
+        return finished
+
+    def _runtime_to_send(self, spec: AgentSpec, runtime: SessionRuntime | None,
+                         runtime_ref: ObjectRef[SessionRuntime] | None,
+                         ) -> tuple[str | None, SessionRuntime | ObjectRef[SessionRuntime] | None]:
+        """The runtime's key, and what travels of it: nothing if the actor holds that key."""
         if not isinstance(spec, AgentSpec):
             raise TypeError(f"expected an AgentSpec, got {type(spec).__name__}")
         runtime = runtime if runtime is not None else spec.runtime
         key = runtime.key if runtime is not None else None
-        spec = travelling(spec)
-        sent = None if key is not None and key == self.runtime_key else (runtime_ref or runtime)
-        # The task name shows which agent an actor serves in the Ray dashboard.
-        method = getattr(self.actor, method_name).options(
-            name=f"agent:{spec.definition.name}:{spec.agent_id}", enable_task_events=True)
-        return method.remote(spec, *extra, sent, key), key
+        if key is not None and key == self.runtime_key:
+            return key, None
+        return key, runtime_ref or runtime
 
-    async def _answer(self, ref: Any, key: str | None) -> Any:
-        try:
-            answer = await ref
-        except RayActorError as exc:
-            raise AgentUnavailable(f"agent actor {self.name!r} is gone: {_first_line(exc)}") from None
-        self.runtime_key = key
-        return answer
+    @staticmethod
+    def _task_name(spec: AgentSpec) -> dict[str, object]:
+        # The task name shows which agent an actor serves in the Ray dashboard.
+        return {"name": f"agent:{spec.definition.name}:{spec.agent_id}", "enable_task_events": True}
 
     async def follow(self, agent_id: str) -> AsyncIterator[Event | FinalReport]:
         """``agent_id``'s run's events as they happen (a streaming generator call), then its
         report; the actor hears at once that the report arrived, so that it is neither
         recycled nor killed while the report is still on its way here."""
-        stream = self.actor.follow.remote()
-        try:
-            async for ref in stream:
-                item = await ref
-                if isinstance(item, FinalReport):
-                    self.tell("received", agent_id)
-                yield item
-        except RayActorError as exc:
-            raise AgentUnavailable(f"agent actor {self.name!r} died: {_first_line(exc)}") from None
+        async for item in self._stream(self.remote.follow):
+            if isinstance(item, FinalReport):
+                self._tell(self.remote.received, agent_id)
+            yield item
 
     async def events(self, spec: AgentSpec) -> AsyncIterator[Event]:
         """Start ``spec`` and follow it; if the caller stops early, the run is cancelled."""
@@ -94,49 +103,57 @@ class AgentHandle(ActorHandle):
             finished = True
         finally:
             if not finished:
-                self.tell("cancel", "killed", "the caller stopped following")
+                self._tell(self.remote.cancel, "killed", "the caller stopped following")
 
     async def wait(self) -> FinalReport:
-        return await self.call("wait")
+        return await self._call(self.remote.wait)
 
     async def finish(self) -> Finished:
         """The report, and how the actor reset after it ("unchecked": not asked yet)."""
-        return await self.call("finish")
+        return await self._call(self.remote.finish)
 
     async def detach(self) -> None:
-        await self.call("detach")
+        await self._call(self.remote.detach)
 
     async def cancel(self, status: Status = "killed", reason: str = "", agent_id: str | None = None) -> bool:
         """Stop the run; with ``agent_id``, also one whose ``run_detached`` has not arrived yet."""
-        return await self.call("cancel", status, reason, agent_id)
+        return await self._call(self.remote.cancel, status, reason, agent_id)
 
-    async def ask(self, request: Any) -> Any:
+    async def ask(self, request: object) -> object:
+        """Put a permission prompt or hook call (``request``) to the person this agent's
+        run streams to; the answer, or False (denied) if the actor is gone."""
         try:
-            return await self.actor.ask.remote(request)
-        except (RayActorError, AgentUnavailable):
+            return await self._call(self.remote.ask, request)
+        except AgentUnavailable:
             return False
 
-    async def answer(self, request_id: str, answer: Any) -> bool:
+    async def answer(self, request_id: str, answer: object) -> bool:
+        """Answer the run's permission prompt or hook call; False if the actor is gone."""
         try:
-            return await self.actor.answer.remote(request_id, answer)
-        except (RayActorError, AgentUnavailable):
+            return await self._call(self.remote.answer, request_id, answer)
+        except AgentUnavailable:
             return False
 
     async def reset(self) -> bool:
+        """Whether the actor came back clean from its run; False if it is gone."""
         try:
-            return await self.actor.reset.remote()
-        except (RayActorError, AgentUnavailable):
+            return await self._call(self.remote.reset)
+        except AgentUnavailable:
             return False
 
     async def node_id(self) -> str:
-        return await self.call("ping")
+        return await self._call(self.remote.ping)
 
     async def pid(self) -> int:
-        return await self.call("pid")
+        return await self._call(self.remote.pid)
+
+    async def loaded_modules(self) -> list[str]:
+        """The modules the actor's process has imported (tests check a run adds none)."""
+        return await self._call(self.remote.loaded_modules)
 
     def by_name(self) -> "AgentHandle":
         """This handle as one that travels by its actor's name (``NamedAgentHandle``), if it has one."""
-        return by_name(self)
+        return NamedAgentHandle(self.name, self.node) if self.name and not isinstance(self, NamedAgentHandle) else self
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AgentHandle) and other.actor._actor_id == self.actor._actor_id
@@ -153,10 +170,11 @@ class NamedAgentHandle(AgentHandle):
     permission prompts only)."""
 
     def __init__(self, name: str, node: str | None = None) -> None:
+        self._actor: RayActor = None
         super().__init__(None, name, node)
 
-    @property
-    def actor(self) -> Any:
+    @property  # looked up on first use (the base class holds it as given)
+    def actor(self) -> RayActor:
         if self._actor is None:
             try:
                 self._actor = ray.get_actor(self.name)
@@ -165,18 +183,16 @@ class NamedAgentHandle(AgentHandle):
         return self._actor
 
     @actor.setter
-    def actor(self, value: Any) -> None:
+    def actor(self, value: RayActor) -> None:
         self._actor = value
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (NamedAgentHandle, (self.name, self.node))
 
 
 def by_name(handle: AgentHandle | None) -> AgentHandle | None:
     """``handle`` as a ``NamedAgentHandle`` if its actor has a name to find it by."""
-    if handle is None or isinstance(handle, NamedAgentHandle) or not handle.name:
-        return handle
-    return NamedAgentHandle(handle.name, handle.node)
+    return handle.by_name() if handle is not None else None
 
 
 def is_actor_death(exc: BaseException) -> bool:

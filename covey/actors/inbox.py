@@ -61,7 +61,7 @@ class RuntimeInbox:
         return await self.runtime.mailbox.pending(self.agent_id) > 0
 
     async def wait(self) -> list[str]:
-        self.runtime.registry.tell("set_parked", self.agent_id, True, next_seq())
+        self.runtime.registry.tell_parked(self.agent_id, True, next_seq())
         try:
             while True:
                 mail = await self.runtime.mailbox.wait(self.agent_id, WAIT_SLICE_S)
@@ -70,7 +70,7 @@ class RuntimeInbox:
                 if not await self.outstanding():
                     return []
         finally:
-            self.runtime.registry.tell("set_parked", self.agent_id, False, next_seq())
+            self.runtime.registry.tell_parked(self.agent_id, False, next_seq())
 
     def _texts(self, mail: list[Mail]) -> list[str]:
         from covey.teams.render import render_mail
@@ -132,7 +132,7 @@ class TeammateInbox(RuntimeInbox):
         return await super().outstanding() or await self._work_left()
 
     async def wait(self) -> list[str]:
-        self.runtime.registry.tell("set_parked", self.agent_id, True, next_seq())
+        self.runtime.registry.tell_parked(self.agent_id, True, next_seq())
         try:
             while not self.stopping:
                 claim = await self.board.claim_next(self.member)
@@ -145,7 +145,7 @@ class TeammateInbox(RuntimeInbox):
                     return []
             return []
         finally:
-            self.runtime.registry.tell("set_parked", self.agent_id, False, next_seq())
+            self.runtime.registry.tell_parked(self.agent_id, False, next_seq())
 
     def _texts(self, mail: list[Mail]) -> list[str]:
         if any(isinstance(item, ShutdownRequest) for item in mail):

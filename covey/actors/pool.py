@@ -15,13 +15,15 @@ import itertools
 import logging
 import os
 from collections import defaultdict, deque
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any, Awaitable, Callable, Generic, Mapping, TypedDict
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from covey.actors.agent import agent_actor_class
+from covey.actors.base import RayActor
 from covey.actors.handle import AgentHandle
+from covey.actors.protocols import H, Lender
 from covey.errors import AgentUnavailable
 
 log = logging.getLogger(__name__)
@@ -42,9 +44,27 @@ def default_pool_size(env: Mapping[str, str] | None = None) -> int:
     return min(16, max(4, 4 * (os.cpu_count() or 1)))
 
 
-class WarmPool:
+class WarmPoolStats(TypedDict):
+    ready: dict[str, int]
+    starting: dict[str, int]
+    sizes: dict[str, int]
+    warmed: dict[str, int]
+    created: int
+
+
+class BorrowedPoolStats(TypedDict):
+    shared: bool
+    lent: int
+    returned: int
+
+
+PoolStats = WarmPoolStats | BorrowedPoolStats
+"""What ``covey ps`` and the tests read of a session's pool."""
+
+
+class WarmPool(Generic[H]):
     def __init__(
-        self, create: Callable[[str], Awaitable[Any]], sizes: dict[str, int], *, max_uses: int = DEFAULT_MAX_USES,
+        self, create: Callable[[str], Awaitable[H]], sizes: dict[str, int], *, max_uses: int = DEFAULT_MAX_USES,
         refill_delay_s: float = REFILL_DELAY_S,
     ) -> None:
         self.create = create
@@ -56,16 +76,16 @@ class WarmPool:
         self.refill_delay_s = refill_delay_s
         self._due: set[str] = set()
         """Lanes with a refill check waiting out the delay."""
-        self.ready: dict[str, deque] = defaultdict(deque)
+        self.ready: dict[str, deque[H]] = defaultdict(deque)
         self.starting: dict[str, int] = defaultdict(int)
-        self.uses: dict[Any, int] = {}
-        self.lane_of: dict[Any, str] = {}
-        self._refills: set[asyncio.Task] = set()
+        self.uses: dict[H, int] = {}
+        self.lane_of: dict[H, str] = {}
+        self._refills: set[asyncio.Task[None]] = set()
         self._filling: set[str] = set()
         """Lanes being filled back to their size (from under half of it)."""
         self.created = 0
 
-    async def take(self, lane: str = "home") -> Any:
+    async def take(self, lane: str = "home") -> H:
         """A ready actor if one is warm (the one given back last: its connections to the
         registry and mailbox are open), else a cold one started now."""
         queue = self.ready[lane]
@@ -74,7 +94,7 @@ class WarmPool:
         self.refill(lane)
         return actor
 
-    async def give_back(self, actor: Any, clean: bool | None = None) -> bool:
+    async def give_back(self, actor: H, clean: bool | None = None) -> bool:
         """True if the actor was clean and kept warm; otherwise it is killed.
 
         ``clean``: the actor's reset already answered (it resets itself after a run
@@ -87,7 +107,7 @@ class WarmPool:
             clean = await actor.reset()
         # Up to twice the pool size stays warm: a refill during a burst may already have
         # replaced this actor, and killing a clean one only to start another costs ~1 s of CPU.
-        keep = (
+        keep = bool(
             clean and self.uses.get(actor, 0) < self.max_uses
             and len(self.ready[lane]) < max(2 * self.sizes.get(lane, 0), self.warmed.get(lane, 0))
         )
@@ -150,7 +170,7 @@ class WarmPool:
             self.starting[lane] += 1
             self._track(asyncio.create_task(self._start_one(lane)))
 
-    def _track(self, task: asyncio.Task) -> None:
+    def _track(self, task: asyncio.Task[None]) -> None:
         self._refills.add(task)
         task.add_done_callback(self._refills.discard)
 
@@ -161,7 +181,7 @@ class WarmPool:
             while queue:
                 queue.popleft().kill()
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> WarmPoolStats:
         return {
             "ready": {lane: len(q) for lane, q in self.ready.items()},
             "starting": dict(self.starting), "sizes": dict(self.sizes), "warmed": dict(self.warmed),
@@ -178,13 +198,13 @@ class WarmPool:
             self.starting[lane] -= 1
         self.fill(lane)
 
-    async def _new(self, lane: str) -> Any:
+    async def _new(self, lane: str) -> H:
         actor = await self.create(lane)
         self.created += 1
         self.lane_of[actor] = lane
         return actor
 
-    def _forget(self, actor: Any) -> None:
+    def _forget(self, actor: H) -> None:
         self.uses.pop(actor, None)
         self.lane_of.pop(actor, None)
 
@@ -197,17 +217,17 @@ class BorrowedPool:
     its report) and then returned to the lender, which keeps or kills it.
     """
 
-    def __init__(self, lender: Any, session_id: str) -> None:
+    def __init__(self, lender: Lender, session_id: str) -> None:
         self.lender, self.session_id = lender, session_id
         self.lent = 0
         self.returned = 0
 
-    async def take(self, lane: str = "home") -> Any:
+    async def take(self, lane: str = "home") -> AgentHandle:
         actor = await self.lender.take(lane, self.session_id)
         self.lent += 1
         return actor
 
-    async def give_back(self, actor: Any, clean: bool | None = None) -> bool:
+    async def give_back(self, actor: AgentHandle, clean: bool | None = None) -> bool:
         if clean is None:
             clean = await actor.reset()
         self.returned += 1
@@ -220,7 +240,7 @@ class BorrowedPool:
     async def warm(self, n: int, lane: str = "home") -> int:
         return await self.lender.warm(n, lane)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> BorrowedPoolStats:
         return {"shared": True, "lent": self.lent, "returned": self.returned}
 
 
@@ -239,7 +259,7 @@ class AgentFactory:
 
     def __init__(
         self, session_id: str, home_node_id: str | None = None, *, preload: tuple[str, ...] = (),
-        peers: tuple[Any, ...] = (),
+        peers: tuple[RayActor, ...] = (),
     ) -> None:
         self.session_id = session_id
         self.home_node_id = home_node_id
@@ -259,8 +279,8 @@ class AgentFactory:
                 log.info("agent actor %s could not start on node %s; letting Ray place it", name, node)
         return await self._started(name, "SPREAD" if lane == "any" else None)
 
-    async def _started(self, name: str, strategy: Any) -> AgentHandle:
-        options: dict[str, Any] = {"name": name}
+    async def _started(self, name: str, strategy: NodeAffinitySchedulingStrategy | str | None) -> AgentHandle:
+        options: dict[str, object] = {"name": name}
         if strategy is not None:
             options["scheduling_strategy"] = strategy
         handle = AgentHandle(self.cls.options(**options).remote(self.preload, self.peers), name)
@@ -272,5 +292,6 @@ class AgentFactory:
         return handle
 
     def _next_node(self) -> str | None:
-        alive = sorted(node["NodeID"] for node in ray.nodes() if node.get("Alive"))
+        nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]  # Ray leaves it unannotated
+        alive = sorted(str(node["NodeID"]) for node in nodes if node.get("Alive"))
         return alive[next(self._turn) % len(alive)] if alive else None

@@ -20,19 +20,20 @@ import os
 import socket
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Hashable
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from covey.actors.base import ActorHandle
-from covey.actors.demand import DEFAULT_HALF_LIFE_S, DemandPool
+from covey.actors.base import RayActor, RayActorClass, TypedHandle, actor_class
+from covey.actors.demand import DEFAULT_HALF_LIFE_S, DemandPool, SharedPoolStats
 from covey.actors.handle import AgentHandle
 from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
 from covey.actors.pool import AgentFactory
 from covey.ids import new_session_id
 from covey.local_rays import NAMESPACE
-from covey.registry.actor import RegistryHandle, registry_actor_class
+from covey.registry.actor import registry_actor_class
+from covey.registry.handle import RegistryHandle
 from covey.registry.limits import Limits
 
 POOL_TICK_S = 5.0
@@ -64,25 +65,31 @@ class SessionKit:
     """A session's registry and mailbox actors, made before the session asked."""
 
     session_id: str
-    registry: Any
-    mailbox: Any
+    registry: RayActor
+    mailbox: RayActor
     names: tuple[str, str] = ("", "")
     """The registry's and the mailbox's actor names."""
-
-    @property
-    def actor(self) -> Any:
-        return self.registry
 
     def handles(self) -> tuple[RegistryHandle, MailboxHandle]:
         return RegistryHandle(self.registry, self.names[0]), MailboxHandle(self.mailbox, self.names[1])
 
     def kill(self) -> None:
-        for actor in (self.registry, self.mailbox):
-            ActorHandle(actor).kill()
+        for handle in self.handles():
+            handle.kill()
 
 
-def _key(item: Any) -> str:
-    return item.actor._actor_id.hex()
+Lent = AgentHandle | SessionKit
+"""What the shared pool lends: agent actors ("home", "any") and session kits ("kit")."""
+
+
+def _key(item: Lent) -> Hashable:
+    """An item's actor id (a kit's: its registry's): what survives the item's trips."""
+    return str((item.registry if isinstance(item, SessionKit) else item.actor)._actor_id.hex())
+
+
+def _owner(item: Lent) -> str:
+    """The session a kit serves; an agent is always lent to a named session."""
+    return item.session_id if isinstance(item, SessionKit) else ""
 
 
 class _SharedPoolActor:
@@ -94,11 +101,12 @@ class _SharedPoolActor:
     ) -> None:
         self.home = home_node_id
         self.factory = AgentFactory(f"svc-{secrets.token_hex(2)}", home_node_id, preload=preload)
-        self.pool = DemandPool(self._create, floors if floors is not None else default_floors(), key=_key,
-                               half_life_s=half_life_s or default_half_life_s())
-        self._ticker: asyncio.Task | None = None
+        self.pool: DemandPool[Lent] = DemandPool(
+            self._create, floors if floors is not None else default_floors(), key=_key, owner=_owner,
+            half_life_s=half_life_s or default_half_life_s())
+        self._ticker: asyncio.Task[None] | None = None
 
-    async def ready(self) -> dict[str, Any]:
+    async def ready(self) -> SharedPoolStats:
         """Start the floors and the tick; the stats once every floor is ready."""
         if self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
@@ -110,16 +118,21 @@ class _SharedPoolActor:
         return self.pool.stats()
 
     async def take(self, lane: str, session_id: str) -> AgentHandle:
-        return await self.pool.take(lane, session_id)
+        item = await self.pool.take(lane, session_id)
+        if not isinstance(item, AgentHandle):
+            raise ValueError(f"lane {lane!r} lends session kits, not agents: take_kit")
+        return item
 
     async def take_kit(self, preload: tuple[str, ...] = (), session_id: str | None = None) -> SessionKit:
         """A ready session kit; the agent actors started from now on also preload ``preload``.
         ``session_id``: the kit serves that session (a resumed one) instead of the id it has."""
         if missing := tuple(m for m in preload if m not in self.factory.preload):
             self.factory.preload = (*self.factory.preload, *missing)
-        if session_id is None:
-            return await self.pool.take(KIT_LANE)
         kit = await self.pool.take(KIT_LANE, session_id)
+        if not isinstance(kit, SessionKit):
+            raise TypeError(f"the {KIT_LANE!r} lane lent something that is not a kit")
+        if session_id is None:
+            return kit
         await kit.handles()[0].recycle(session_id)
         kit.session_id = session_id
         return kit
@@ -131,7 +144,7 @@ class _SharedPoolActor:
         """Kill what the session still holds; its kit is made ready for another session
         (``reuse_kit``: the session ended with its actors alive and no team), else killed."""
         for kit in self.pool.end_session(session_id, spare=(KIT_LANE,)):
-            self.pool.give_back(kit, reuse_kit and await self._recycled(kit))
+            self.pool.give_back(kit, reuse_kit and isinstance(kit, SessionKit) and await self._recycled(kit))
         self.pool.tick()  # a killed kit or agent is replaced up to the floors
 
     async def _recycled(self, kit: SessionKit) -> bool:
@@ -147,7 +160,7 @@ class _SharedPoolActor:
     async def warm(self, n: int, lane: str = "home") -> int:
         return await self.pool.warm(n, lane)
 
-    async def stats(self) -> dict[str, Any]:
+    async def stats(self) -> SharedPoolStats:
         return self.pool.stats()
 
     async def shutdown(self) -> None:
@@ -160,7 +173,7 @@ class _SharedPoolActor:
             await asyncio.sleep(POOL_TICK_S)
             self.pool.tick()
 
-    async def _create(self, lane: str) -> Any:
+    async def _create(self, lane: str) -> Lent:
         if lane == KIT_LANE:
             return await self._new_kit()
         return await self.factory.create(lane)
@@ -169,7 +182,7 @@ class _SharedPoolActor:
         """A registry and a mailbox, named by the kit (they serve one session after another)."""
         session_id = new_session_id()
         prefix = f"{KIT_NAME_PREFIX}{secrets.token_hex(3)}"
-        options: dict[str, Any] = {"namespace": NAMESPACE}
+        options: dict[str, object] = {"namespace": NAMESPACE}
         if self.home:
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(self.home, soft=False)
         names = (f"{prefix}:registry", f"{prefix}:mailbox")
@@ -182,15 +195,15 @@ class _SharedPoolActor:
         return SessionKit(session_id, registry, mailbox, names)
 
 
-def shared_pool_class(**options: Any):
-    return ray.remote(num_cpus=0, max_restarts=0, enable_task_events=False, **options)(_SharedPoolActor)
+def shared_pool_class(**options: object) -> RayActorClass:
+    return actor_class(_SharedPoolActor, **options)
 
 
-class SharedPoolHandle(ActorHandle):
+class SharedPoolHandle(TypedHandle[_SharedPoolActor]):
     """The one place that calls the shared pool actor (the service, sessions, registries)."""
 
     @classmethod
-    def create(cls, name: str, home_node_id: str | None, **options: Any) -> "SharedPoolHandle":
+    def create(cls, name: str, home_node_id: str | None, **options: object) -> "SharedPoolHandle":
         actor = shared_pool_class().options(name=name, namespace=NAMESPACE).remote(home_node_id, **options)
         return cls(actor, name)
 
@@ -198,26 +211,26 @@ class SharedPoolHandle(ActorHandle):
     def named(cls, name: str) -> "SharedPoolHandle":
         return cls(ray.get_actor(name, namespace=NAMESPACE), name)
 
-    async def ready(self) -> dict[str, Any]:
-        return await self.call("ready")
+    async def ready(self) -> SharedPoolStats:
+        return await self._call(self.remote.ready)
 
     async def take(self, lane: str, session_id: str) -> AgentHandle:
-        return await self.call("take", lane, session_id)
+        return await self._call(self.remote.take, lane, session_id)
 
     async def take_kit(self, preload: tuple[str, ...] = (), session_id: str | None = None) -> SessionKit:
-        return await self.call("take_kit", preload, session_id)
+        return await self._call(self.remote.take_kit, preload, session_id)
 
     async def give_back(self, actor: AgentHandle, clean: bool) -> bool:
-        return await self.call("give_back", actor, clean)
+        return await self._call(self.remote.give_back, actor, clean)
 
     def end_session(self, session_id: str, reuse_kit: bool = False) -> None:
-        self.tell("end_session", session_id, reuse_kit)
+        self._tell(self.remote.end_session, session_id, reuse_kit)
 
     async def warm(self, n: int, lane: str = "home") -> int:
-        return await self.call("warm", n, lane)
+        return await self._call(self.remote.warm, n, lane)
 
-    async def stats(self) -> dict[str, Any]:
-        return await self.call("stats")
+    async def stats(self) -> SharedPoolStats:
+        return await self._call(self.remote.stats)
 
     async def shutdown(self) -> None:
-        await self.call("shutdown")
+        await self._call(self.remote.shutdown)

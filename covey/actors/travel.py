@@ -19,12 +19,16 @@ key, and specs travel without it:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from covey.runtime import Sealed
 
+if TYPE_CHECKING:
+    from covey.agents.spec import AgentSpec
+    from covey.runtime import SessionRuntime
 
-def travelling(spec: Any) -> Any:
+
+def travelling(spec: AgentSpec) -> AgentSpec:
     """``spec`` without its runtime, and without its model and environment when those are
     the runtime's (the receiver puts them back: ``arrived``). A scripted model's rules, a
     real model's settings, or a client's whole environment would otherwise travel with
@@ -41,7 +45,7 @@ def travelling(spec: Any) -> Any:
     return spec.model_copy(update=update)
 
 
-def arrived(spec: Any, runtime: Any) -> Any:
+def arrived(spec: AgentSpec, runtime: SessionRuntime | None) -> AgentSpec:
     """``spec`` with the runtime it travelled without (and the runtime's model, if it has none)."""
     if runtime is None:
         return spec

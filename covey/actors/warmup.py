@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from typing import Any, Iterable
+from typing import Iterable
 
 from covey.tools.options import ToolOptions
 
@@ -68,7 +68,7 @@ def preload_modules(modules: Iterable[str]) -> list[str]:
     return missing
 
 
-def model_modules(model: Any) -> tuple[str, ...]:
+def model_modules(model: object) -> tuple[str, ...]:
     """The module an agent needs for the session's model: its class's, or the Anthropic
     adapter for a model named by alias or id (``scripted:PATH`` needs nothing more)."""
     if model is None or isinstance(model, str):

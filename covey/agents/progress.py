@@ -120,7 +120,7 @@ class Progress:
 
     def _tell(self) -> None:
         self._later, self._due = None, time.monotonic() + PROGRESS_INTERVAL_S
-        self.spec.runtime.registry.tell("progress", self.spec.agent_id, **self._figures())
+        self.spec.runtime.registry.tell_progress(self.spec.agent_id, **self._figures())
 
     async def _send(self) -> None:
         """Tell the registry now and wait for it: the agent's next step (a launch the budget
@@ -128,7 +128,7 @@ class Progress:
         if self.spec.runtime is None:
             return
         try:
-            await self.spec.runtime.registry.call("progress", self.spec.agent_id, **self._figures())
+            await self.spec.runtime.registry.progress(self.spec.agent_id, **self._figures())
         except AgentUnavailable:
             pass  # the registry is gone: nothing is launched or counted any more
 

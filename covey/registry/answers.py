@@ -41,7 +41,7 @@ class Refused(_Answer):
 
     def error(self) -> CoveyError:
         """The exception for whoever must act: the model for type, place and role, a limit for the rest."""
-        if self.kind in LIMITS:
+        if self.kind == "depth" or self.kind == "concurrency" or self.kind == "budget":  # LIMITS
             return LimitExceeded(self.text, self.kind)
         if self.kind == "start":
             return AgentUnavailable(self.text)
@@ -55,6 +55,11 @@ class NeedRuntime(_Answer):
 
 
 LaunchAnswer = Annotated[Union[Launched, Refused, NeedRuntime], Field(discriminator="answer")]
+
+
+def not_started(exc: BaseException) -> Refused:
+    """The answer to a launch whose agent could not be started (``AgentUnavailable``)."""
+    return Refused(kind="start", text=f"The agent could not be started: {exc}")
 
 Reset = Literal["clean", "dirty", "unchecked"]
 

@@ -8,13 +8,15 @@ other call interleaves with a check-then-write.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Callable, Unpack
 
-from covey.model.base import TokenUsage
 from covey.model.usage import ModelUsage, merge_usage
 from covey.registry.answers import Refused
+from covey.registry.checks import refusal
 from covey.registry.limits import Limits
+from covey.registry.payloads import ProgressFields, SessionUsage
 from covey.registry.records import FinalReport, LaunchRequest, RunRecord
+from covey.registry.tree import AgentTree, agent_tree
 
 
 class Registry:
@@ -57,7 +59,7 @@ class Registry:
 
     def admit(self, request: LaunchRequest) -> RunRecord | Refused:
         """Run the launch checks in order (docs/subagents.md#limits-the-registry-actor); on success the child is recorded as running."""
-        if (refused := self.refusal(request)) is not None:
+        if (refused := refusal(self, request)) is not None:
             return refused
         record = RunRecord(
             agent_id=request.agent_id,
@@ -82,104 +84,38 @@ class Registry:
         self._settle(record)
         return record
 
-    def refusal(self, request: LaunchRequest) -> Refused | None:
-        """The first launch check that fails, in the documented order (docs/subagents.md#limits-the-registry-actor); None if all pass."""
-        checks = (self._check_depth, self._check_concurrency, self._check_budget,
-                  self._check_type, self._check_place, self._check_role)
-        return next((refused for check in checks if (refused := check(request)) is not None), None)
-
     def abandon(self, agent_id: str) -> None:
         """Undo a reservation whose start failed: nothing half-started remains."""
         self.records.pop(agent_id, None)
         self.open.pop(agent_id, None)
 
-    def _check_depth(self, request: LaunchRequest) -> Refused | None:
-        if request.depth > self.limits.max_depth:
-            return Refused(kind="depth", text=(
-                f"Cannot spawn a sub-agent: the spawn depth limit is {self.limits.max_depth} "
-                f"(COVEY_MAX_SUBAGENT_SPAWN_DEPTH) and this child would be at depth {request.depth}. "
-                "Do this work yourself with your own tools."
-            ))
-        return None
-
-    def _check_concurrency(self, request: LaunchRequest) -> Refused | None:
-        live = self.live_subagents()
-        if live >= self.limits.max_concurrent:
-            return Refused(kind="concurrency", text=(
-                f"Cannot spawn a sub-agent: {live} agents are running and the concurrency limit is "
-                f"{self.limits.max_concurrent}. Do not retry this call: wait for the running agents' "
-                "notifications, or do the work yourself."
-            ))
-        return None
-
-    def _check_budget(self, request: LaunchRequest) -> Refused | None:
-        budget = self.limits.budget_usd
-        spent = self.session_cost_usd()
-        if budget is not None and spent >= budget:
-            return Refused(kind="budget", text=(
-                f"Cannot spawn a sub-agent: the session budget of ${budget:.2f} is spent (${spent:.4f} used). "
-                "Finish the task with the results you already have."
-            ))
-        return None
-
-    def _check_type(self, request: LaunchRequest) -> Refused | None:
-        if request.denied_by is not None:
-            rule, source = request.denied_by
-            return Refused(kind="type", text=(
-                f"Agent type {request.agent_type!r} is denied by the permission rule {rule!r} from {source}."
-            ))
-        if not request.type_known:
-            return Refused(kind="type", text=f"Agent type {request.agent_type!r} not found.")
-        return None
-
-    def _check_place(self, request: LaunchRequest) -> Refused | None:
-        if request.worktree_with_cwd:
-            return Refused(kind="place", text="'cwd' and isolation: \"worktree\" cannot be used together; pick one.")
-        if request.cwd_problem:
-            return Refused(kind="place", text=request.cwd_problem)
-        return None
-
-    def _check_role(self, request: LaunchRequest) -> Refused | None:
-        parent = self.records.get(request.parent_agent_id)
-        role = parent.role if parent else request.caller_role
-        if request.spawns_teammate and role in ("teammate", "in_process_teammate"):
-            return Refused(kind="role", text="A teammate cannot create named teammates: the team roster is flat.")
-        if request.background and role == "in_process_teammate":
-            return Refused(kind="role", text=(
-                "An in-process teammate cannot start background agents; run the sub-agent synchronously."
-            ))
-        return None
-
     # -- progress and completion -------------------------------------------
 
-    def progress(
-        self, agent_id: str, *, usage: TokenUsage | None = None, tool_uses: int | None = None,
-        cost_usd: float | None = None, tools_in_flight: list[str] | None = None, model: str | None = None,
-        turns: int | None = None, seq: int | None = None, model_usage: dict[str, ModelUsage] | None = None,
-    ) -> None:
+    def progress(self, agent_id: str, **fields: Unpack[ProgressFields]) -> None:
+        """A running agent's latest figures (each one given replaces the last)."""
         record = self.records.get(agent_id)
         if record is None or not record.live:
             return
         record.last_activity = self.clock()
-        if not _newer(record, "progress", seq):
+        if not record.newer("progress", fields.get("seq")):
             return
-        if usage is not None:
+        if (usage := fields.get("usage")) is not None:
             record.usage = usage
-        if model_usage is not None:
+        if (model_usage := fields.get("model_usage")) is not None:
             record.model_usage = model_usage
-        if tool_uses is not None:
+        if (tool_uses := fields.get("tool_uses")) is not None:
             record.tool_uses = tool_uses
-        if cost_usd is not None:
+        if (cost_usd := fields.get("cost_usd")) is not None:
             record.cost_usd = cost_usd
-        if tools_in_flight is not None:
+        if (tools_in_flight := fields.get("tools_in_flight")) is not None:
             record.tools_in_flight = list(tools_in_flight)
-        if turns is not None:
+        if (turns := fields.get("turns")) is not None:
             record.turns = turns
-        if model and model not in record.models_used:
+        if (model := fields.get("model")) and model not in record.models_used:
             record.models_used.append(model)
 
     def set_parked(self, agent_id: str, parked: bool, seq: int | None = None) -> None:
-        if (record := self.records.get(agent_id)) is not None and _newer(record, "parked", seq):
+        if (record := self.records.get(agent_id)) is not None and record.newer("parked", seq):
             record.parked = parked
 
     def finish(self, agent_id: str, report: FinalReport) -> RunRecord | None:
@@ -221,8 +157,9 @@ class Registry:
         record.turns = max(record.turns, report.turns or 0)
         added = max(0.0, report.cost_usd - record.cost_usd)
         record.cost_usd += added
-        duration_ms = max(record.report.duration_ms, report.duration_ms)
-        record.report = record.report.model_copy(update={
+        kept = record.report if record.report is not None else report
+        duration_ms = max(kept.duration_ms, report.duration_ms)
+        record.report = kept.model_copy(update={
             "usage": record.usage, "model_usage": record.model_usage, "tool_uses": record.tool_uses,
             "turns": record.turns, "cost_usd": round(record.cost_usd, 6), "duration_ms": duration_ms,
         })
@@ -307,10 +244,11 @@ class Registry:
     def session_cost_usd(self) -> float:
         return self._ended_cost_usd + sum(r.cost_usd for r in self.open.values() if r.live)
 
-    def session_usage(self) -> tuple[float, dict[str, ModelUsage]]:
+    def session_usage(self) -> SessionUsage:
         """What the whole session has spent: its cost, and tokens and cost per model, over
         every agent (running and ended, killed and failed ones too)."""
-        return self.session_cost_usd(), merge_usage(*self._earlier_turns, *(r.model_usage for r in self.records.values()))
+        return SessionUsage(self.session_cost_usd(), merge_usage(
+            *self._earlier_turns, *(r.model_usage for r in self.records.values())))
 
     def notices_go_to_main(self, agent_id: str) -> bool:
         """Whether an ended agent's children's notices go on to the main agent (docs/subagents.md#what-the-parent-gets-back:
@@ -338,35 +276,14 @@ class Registry:
             and now - r.last_activity > limit_s
         ]
 
-    def subtree_usage(self, agent_id: str) -> tuple[TokenUsage, int, float]:
-        """Tokens, tool uses and cost of an agent and all its descendants (the roll-up)."""
-        record = self.records[agent_id]
-        usage, tools, cost = record.usage, record.tool_uses, record.cost_usd
-        for child in self.children(agent_id):
-            child_usage, child_tools, child_cost = self.subtree_usage(child.agent_id)
-            usage, tools, cost = usage + child_usage, tools + child_tools, cost + child_cost
-        return usage, tools, cost
-
     def children(self, agent_id: str) -> list[RunRecord]:
         return [r for r in self.records.values() if r.parent_agent_id == agent_id]
 
-    def tree(self, agent_id: str | None = None) -> dict[str, Any]:
-        """The agent tree from ``agent_id`` (default: the main agent), with rolled-up usage."""
+    def tree(self, agent_id: str | None = None) -> AgentTree | None:
+        """The agent tree from ``agent_id`` (default: the main agent), with rolled-up usage;
+        None before the first run."""
         root = agent_id or self.main_agent_id
-        if root is None:
-            return {}  # before the first run
-        record = self.records[root]
-        usage, tools, cost = self.subtree_usage(root)
-        return {
-            "agent_id": record.agent_id, "type": record.agent_type, "status": record.status,
-            "description": record.description, "model": record.model, "depth": record.depth,
-            "background": record.background, "tokens": record.usage.total, "tool_uses": record.tool_uses,
-            "cost_usd": round(record.cost_usd, 6), "turns": record.turns,
-            "current_tools": list(record.tools_in_flight), "member_name": record.member_name,
-            "started_at": record.started_at, "ended_at": record.ended_at, "subtree_tokens": usage.total, "subtree_tool_uses": tools,
-            "subtree_cost_usd": round(cost, 6), "node_id": record.node_id, "output_file": record.output_file,
-            "children": [self.tree(child.agent_id) for child in self.children(root)],
-        }
+        return agent_tree(self, root) if root is not None else None
 
     def _settle(self, record: RunRecord) -> None:
         """Keep ``open`` true after a change to ``record``."""
@@ -375,12 +292,3 @@ class Registry:
         else:
             self.open.pop(record.agent_id, None)
 
-
-def _newer(record: RunRecord, kind: str, seq: int | None) -> bool:
-    """Apply an update only if it is newer than the last one of its kind (None: always)."""
-    if seq is None:
-        return True
-    if seq <= record.seen_seq.get(kind, 0):
-        return False
-    record.seen_seq[kind] = seq
-    return True

@@ -118,6 +118,16 @@ class RunRecord(BaseModel):
     def live(self) -> bool:
         return self.status == "running"
 
+    def newer(self, kind: str, seq: int | None) -> bool:
+        """Whether an update is newer than the last one of its kind applied (None: always);
+        if so, it is now the last one."""
+        if seq is None:
+            return True
+        if seq <= self.seen_seq.get(kind, 0):
+            return False
+        self.seen_seq[kind] = seq
+        return True
+
     @property
     def notice_key(self) -> str:
         """Names this run's one notice; the mailbox queues a key once (``notice_key``)."""

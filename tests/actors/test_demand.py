@@ -194,7 +194,7 @@ async def test_a_late_give_back_from_an_ended_session_is_killed_not_kept():
 
 async def test_an_ended_sessions_spared_kit_is_lent_until_given_back_then_serves_its_next_session():
     maker = Maker()
-    p = DemandPool(maker, {"kit": 1}, clock=Clock())
+    p = DemandPool(maker, {"kit": 1}, clock=Clock(), owner=lambda item: item.session_id)
     await p.warm(1, "kit")
     kit = await p.take("kit")  # lent to the kit's own session id
     assert p.lent[id(kit)].session_id == kit.session_id
@@ -210,7 +210,7 @@ async def test_an_ended_sessions_spared_kit_is_lent_until_given_back_then_serves
 
 async def test_a_kit_that_could_not_be_made_ready_again_is_killed_and_the_floor_refilled():
     maker = Maker()
-    p = DemandPool(maker, {"kit": 1}, clock=Clock())
+    p = DemandPool(maker, {"kit": 1}, clock=Clock(), owner=lambda item: item.session_id)
     await p.warm(1, "kit")
     kit = await p.take("kit")
     (spared,) = p.end_session(kit.session_id, spare=("kit",))

@@ -15,6 +15,7 @@ from covey.registry.actor import RegistryHandle
 from covey.errors import AgentUnavailable, LimitExceeded
 from covey.registry.answers import Launched, NeedRuntime, Refused
 from covey.registry.core import Registry
+from covey.registry.payloads import Launch
 from covey.registry.records import LaunchRequest
 from covey.actors.travel import arrived, travelling
 from covey.runtime import SessionRuntime
@@ -114,10 +115,15 @@ def _launched(request: LaunchRequest) -> Launched:
     return Launched(record=Registry().admit(request))
 
 
+def _args(launch: Launch) -> tuple[Any, ...]:
+    """A batched launch as the positional arguments of a single ``launch`` call."""
+    return (launch.request, launch.spec, launch.follow, launch.lane, launch.output_file, launch.runtime_key)
+
+
 def _registry(answer: Any) -> tuple[RegistryHandle, _Method, _Method]:
     """A registry handle on a fake actor whose ``launch`` and ``launch_many`` both answer with ``answer``."""
     launch = _Method(answer=answer)
-    launch_many = _StreamMethod(answer=lambda launches: [answer(*args) for args in launches])
+    launch_many = _StreamMethod(answer=lambda launches: [answer(*_args(launch)) for launch in launches])
     return RegistryHandle(_FakeActor(launch=launch, launch_many=launch_many)), launch, launch_many
 
 
@@ -127,7 +133,7 @@ async def test_twenty_launches_at_once_send_the_runtime_to_the_registry_once():
     answers = await asyncio.gather(*(registry.launch(_request(f"agent-{i}"), _spec(runtime, f"agent-{i}"))
                                      for i in range(20)))
     assert [a.record.agent_id for a in answers] == [f"agent-{i}" for i in range(20)]
-    sent = [args for args in launch.calls] + [args for (batch,) in launch_many.calls for args in batch]
+    sent = [args for args in launch.calls] + [_args(launch) for (batch,) in launch_many.calls for launch in batch]
     with_runtime = [args for args in sent if args[1].runtime is not None]
     assert len(with_runtime) == 1 and with_runtime[0][1].runtime is runtime
     assert len(sent) == 20 and all(args[-1] == runtime.key for args in sent if args[1].runtime is None)
@@ -145,7 +151,7 @@ async def test_launches_made_together_reach_the_registry_in_one_call_and_each_ge
     results = await asyncio.gather(*(registry.launch(_request(f"agent-{i}"), _spec(runtime, f"agent-{i}"))
                                      for i in range(1, 11)), return_exceptions=True)
     assert len(launch_many.calls) == 1 and len(launch_many.calls[0][0]) == 10
-    assert [args[0].agent_id for args in launch_many.calls[0][0]] == [f"agent-{i}" for i in range(1, 11)]  # in order
+    assert [launch.request.agent_id for launch in launch_many.calls[0][0]] == [f"agent-{i}" for i in range(1, 11)]  # in order
     assert isinstance(results[6], LimitExceeded) and "over the limit" in str(results[6])
     assert results[6].limit == "concurrency"
     assert [r.record.agent_id for i, r in enumerate(results) if i != 6] == [f"agent-{i}" for i in range(1, 11) if i != 7]
@@ -157,11 +163,12 @@ async def test_the_registry_answers_each_launch_of_a_batch_as_soon_as_it_is_read
     from covey.registry.supervisor import Supervisor
 
     class Registry:
-        async def launch(self, agent_id: str, delay_s: float) -> str:
-            await asyncio.sleep(delay_s)
-            return agent_id
+        async def launch(self, request: LaunchRequest, *rest: Any) -> str:
+            await asyncio.sleep(0.3 if request.agent_id == "slow" else 0.0)
+            return request.agent_id
 
-    order = [answer async for answer in Supervisor.launch_many(Registry(), [("slow", 0.3), ("warm", 0.0)])]
+    launches = [Launch(_request("slow"), None), Launch(_request("warm"), None)]
+    order = [answer async for answer in Supervisor.launch_many(Registry(), launches)]  # type: ignore[arg-type]
     assert order == [(1, "warm"), (0, "slow")]
 
 

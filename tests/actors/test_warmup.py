@@ -35,9 +35,9 @@ async def test_a_pooled_actors_first_run_imports_no_module(tmp_path):
     try:
         runtime = await session.start()
         actor = await runtime.registry.take("home")
-        before = set(await actor.call("loaded_modules"))
+        before = set(await actor.loaded_modules())
         results = [e async for e in actor.events(session.main_spec("go", runtime)) if type(e).__name__ == "ResultEvent"]
-        after = set(await actor.call("loaded_modules"))
+        after = set(await actor.loaded_modules())
         actor.kill()
     finally:
         session.close()

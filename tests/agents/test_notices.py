@@ -53,8 +53,8 @@ class _Registry:
     async def outstanding(self, agent_id: str) -> list[str]:
         return list(self.keys)
 
-    def tell(self, method: str, *args: Any, **fields: Any) -> None:
-        self.tells.append((method, args))
+    def tell_parked(self, agent_id: str, parked: bool, seq: int) -> None:
+        self.tells.append(("set_parked", (agent_id, parked, seq)))
 
 
 def _runtime(registry: _Registry, mailbox: Mailbox) -> SimpleNamespace:

@@ -23,12 +23,12 @@ class FakeRegistry:
         self.tells: list[tuple[str, dict[str, Any]]] = []
         self.calls: list[tuple[str, dict[str, Any]]] = []
 
-    def tell(self, method: str, *args: Any, **fields: Any) -> None:
-        self.tells.append((method, fields))
+    def tell_progress(self, agent_id: str, **fields: Any) -> None:
+        self.tells.append(("progress", fields))
 
-    async def call(self, method: str, *args: Any, **fields: Any) -> None:
+    async def progress(self, agent_id: str, **fields: Any) -> None:
         await asyncio.sleep(0.01)  # a round trip: the caller must wait for it
-        self.calls.append((method, fields))
+        self.calls.append(("progress", fields))
 
 
 class FakeMailbox:

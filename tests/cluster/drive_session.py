@@ -133,7 +133,7 @@ async def main(config: dict) -> dict:
                  "driver_node": ray.get_runtime_context().get_node_id()}
 
     async def ping(task_id: str) -> None:
-        actor = await session.runtime.registry.call("actor_of", task_id)
+        actor = await session.runtime.registry.actor_of(task_id)
         if actor is not None:
             try:
                 pings[task_id] = await asyncio.wait_for(actor.node_id(), 10)

@@ -29,9 +29,9 @@ pytestmark = [pytest.mark.faults, pytest.mark.ray]
 async def _kill(how: str, agent_id: str, session: Session) -> None:
     match how:
         case "ray.kill":
-            (await session.runtime.registry.call("actor_of", agent_id)).kill()
+            (await session.runtime.registry.actor_of(agent_id)).kill()
         case "SIGKILL":
-            actor = await session.runtime.registry.call("actor_of", agent_id)
+            actor = await session.runtime.registry.actor_of(agent_id)
             os.kill(await actor.pid(), signal.SIGKILL)
         case "covey kill":
             assert "killed" in await inspect.kill(agent_id)

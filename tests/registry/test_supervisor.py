@@ -11,6 +11,7 @@ from covey.agents.worktree import Worktree
 from covey.errors import AgentUnavailable
 from covey.registry.answers import Launched, NeedRuntime, Refused
 from covey.registry.limits import Limits
+from covey.registry.payloads import Launch
 from covey.registry.supervisor import Supervisor
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import TaskNotice
@@ -137,7 +138,7 @@ async def test_a_notice_the_agent_put_itself_is_not_sent_again(sup):
 async def test_launch_many_answers_each_launch_as_it_is_ready_with_checks_in_order(sup):
     sup.core.limits.max_concurrent = 2
     gate = sup.pool.gates["any"] = asyncio.Event()
-    launches = [(request(name), spec(name), False, lane) for name, lane in (("slow", "any"), ("warm", "home"), ("over", "home"))]
+    launches = [Launch(request(name), spec(name), False, lane) for name, lane in (("slow", "any"), ("warm", "home"), ("over", "home"))]
     answers = sup.launch_many(launches)
     first = await answers.__anext__()
     second = await answers.__anext__()
@@ -311,10 +312,10 @@ async def test_stop_all_stops_every_running_agent_and_returns_the_worktrees_kept
     await _launch(sup, "b", follow=True)
     await _launch(sup, "done")
     sup.pool.taken[2].end()
-    sup.pool.taken[0].cancel_worktree = {"path": "/tmp/wt-a", "kept": True}
+    sup.pool.taken[0].cancel_worktree = {"path": "/tmp/wt-a", "branch": "agent-a", "kept": True}
     await settle()
     kept = await sup.stop_all("the run was interrupted", grace_s=5)
-    assert kept == [{"path": "/tmp/wt-a", "kept": True}]
+    assert kept == [{"path": "/tmp/wt-a", "branch": "agent-a", "kept": True}]
     statuses = {r.agent_id: r.status for r in await sup.records()}
     assert statuses == {"main": "running", "a": "killed", "b": "killed", "done": "completed"}
     assert [actor.cancels for actor in sup.pool.taken] == [

@@ -187,7 +187,7 @@ async def test_a_killed_child_actor_yields_exactly_one_failed_notification(tmp_p
             events.append(event)
             if isinstance(event, TaskStarted):
                 await asyncio.sleep(0.3)
-                actor = await session.runtime.registry.call("actor_of", event.task_id)
+                actor = await session.runtime.registry.actor_of(event.task_id)
                 actor.kill()
         records = await _records(session, None)
     finally:
@@ -281,7 +281,7 @@ async def test_without_teams_the_registry_keeps_no_spec_of_a_finished_child(tmp_
     try:
         result = await asyncio.wait_for(session.run("go"), 120)
         assert not result.is_error and result.result == "collected"
-        assert await session.runtime.registry.call("wait_idle", 30)
+        assert await session.runtime.registry.wait_idle(30)
         held = await session.runtime.registry.held()
     finally:
         session.close()

@@ -121,7 +121,7 @@ async def test_a_killed_teammate_gives_its_task_back_and_another_teammate_finish
             if tasks and tasks[0].owner == "amy" and tasks[0].status == "in_progress":
                 break
         amy = await session.runtime.registry.find("amy")
-        (await session.runtime.registry.call("actor_of", amy.agent_id)).kill()
+        (await session.runtime.registry.actor_of(amy.agent_id)).kill()
         await asyncio.wait_for(runner, 120)
         (task,) = await board.list()
         records = {r.member_name: r for r in await session.runtime.registry.records() if r.member_name}

@@ -1,0 +1,85 @@
+"""The supervisor's questions and small updates: the pool's figures and the core's books,
+asked across the actor boundary (each is one synchronous step of the core)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Unpack
+
+from covey.actors.pool import PoolStats
+from covey.actors.protocols import H
+from covey.registry.payloads import Held, ProgressFields, SessionUsage
+from covey.registry.records import FinalReport, RunRecord
+from covey.registry.state import SupervisorState
+from covey.registry.tree import AgentTree
+
+REPORT_WAIT_S = 30.0
+
+
+class Books(SupervisorState[H]):
+    async def take(self, lane: str = "home") -> H:
+        """A warm agent actor for an agent the registry does not launch (the main agent)."""
+        return await self.pool.take(lane)
+
+    async def warm(self, n: int, lane: str = "home") -> int:
+        return await self.pool.warm(n, lane)
+
+    async def pool_stats(self) -> PoolStats:
+        return self.pool.stats()
+
+    async def held(self) -> Held:
+        """What the registry holds per agent: records (the session's history) and the specs kept for resuming."""
+        return {"records": len(self.core.records), "specs": len(self.specs), "watches": len(self.watches)}
+
+    async def find(self, name_or_id: str) -> RunRecord | None:
+        return self.core.find(name_or_id)
+
+    async def abandon(self, agent_id: str) -> None:
+        self.core.abandon(agent_id)
+
+    async def finish_main(self, agent_id: str, report: FinalReport) -> None:
+        self.core.finish(agent_id, report)
+
+    async def progress(self, agent_id: str, **fields: Unpack[ProgressFields]) -> None:
+        self.core.progress(agent_id, **fields)
+
+    async def set_parked(self, agent_id: str, parked: bool, seq: int | None = None) -> None:
+        self.core.set_parked(agent_id, parked, seq)
+
+    async def to_background(self, agent_id: str) -> bool:
+        return self.core.to_background(agent_id)
+
+    async def outstanding(self, owner_agent_id: str) -> list[str]:
+        return self.core.outstanding(owner_agent_id)
+
+    async def record(self, agent_id: str) -> RunRecord | None:
+        return self.core.records.get(agent_id)
+
+    async def records(self) -> list[RunRecord]:
+        return list(self.core.records.values())
+
+    async def tree(self, agent_id: str | None = None) -> AgentTree | None:
+        return self.core.tree(agent_id)
+
+    async def session_usage(self) -> SessionUsage:
+        return self.core.session_usage()
+
+    async def actor_of(self, agent_id: str) -> H | None:
+        """The handle of a running agent's actor (``covey kill``, tests), or None."""
+        return self.actors.get(agent_id)
+
+    async def report_of(self, agent_id: str, timeout_s: float = REPORT_WAIT_S) -> FinalReport | None:
+        """The report of ``agent_id``'s ended run, once its watch has recorded it (a sync
+        parent whose event stream broke asks this); None if it has not ended in time."""
+        if (watch := self.watches.get(agent_id)) is not None:
+            await asyncio.wait({watch}, timeout=timeout_s)  # waits without cancelling the watch
+        record = self.core.records.get(agent_id)
+        return record.report if record is not None and not record.live else None
+
+    async def wait_idle(self, timeout_s: float | None = None) -> bool:
+        """Wait until no watch is running (every agent ended and was reported)."""
+        pending = [t for t in list(self.watches.values()) if not t.done()]
+        if not pending:
+            return True
+        _, still = await asyncio.wait(pending, timeout=timeout_s)
+        return not still

@@ -1,0 +1,93 @@
+"""A launch is one call: check, reserve, take a warm actor, start it, watch it.
+
+``spec`` comes with its runtime, or without it and naming it by ``runtime_key``
+(``NeedRuntime`` is the answer if that key is not held: ``covey.actors.travel``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable
+
+from covey.actors.protocols import H
+from covey.actors.travel import travelling
+from covey.registry.answers import Finished, LaunchAnswer, Launched, NeedRuntime, Refused, not_started
+from covey.registry.payloads import Launch
+from covey.registry.records import LaunchRequest, RunRecord
+from covey.registry.stop import Stopping
+
+if TYPE_CHECKING:
+    from covey.agents.spec import AgentSpec
+    from covey.runtime import SessionRuntime
+
+
+class Launching(Stopping[H]):
+    async def register_main(self, agent_id: str, model: str, cwd: str, prompt: str = "",
+                            output_file: str | None = None, node_id: str | None = None) -> RunRecord:
+        self._start_watchdog()
+        record = self.core.register_main(agent_id, model=model, cwd=cwd, prompt=prompt)
+        record.output_file, record.node_id = output_file, node_id
+        return record
+
+    async def reserve(self, request: LaunchRequest) -> RunRecord | Refused:
+        """The record, or the refusal (refusals are answers, not crashes)."""
+        self._start_watchdog()
+        return self.core.admit(request)
+
+    async def launch(self, request: LaunchRequest, spec: AgentSpec | None, follow: bool = False, lane: str = "home",
+                     output_file: str | None = None, runtime_key: str | None = None) -> LaunchAnswer:
+        """Check and reserve, take a warm actor, start the agent on it, watch it.
+
+        A failure to get an actor undoes the reservation: nothing half-started remains.
+        A sync child's start is awaited; a background child's is sent and answered at
+        once, as Claude Code registers it and returns (docs/subagents.md#the-call): if
+        its actor then fails to start it, the record ends ``failed`` and its owner gets that notice.
+        """
+        runtime: SessionRuntime | None = None
+        if spec is not None and spec.runtime is not None:  # no spec: an unknown type, refused below
+            runtime = self.runtimes.keep(spec.runtime)
+            spec = travelling(spec)
+        elif runtime_key is not None and (runtime := self.runtimes.get(runtime_key)) is None:
+            return NeedRuntime()
+        answer = await self.reserve(request)
+        if isinstance(answer, Refused):
+            return answer
+        if spec is None:  # the checks refuse an unknown type; a caller that sent none anyway
+            self.core.abandon(request.agent_id)
+            return not_started(ValueError("no agent spec was sent"))
+        actor: H | None = None
+        run: Awaitable[Finished] | None = None
+        try:
+            actor = await self.pool.take(lane)
+            ref = self.runtimes.ref(runtime)
+            if follow:
+                await actor.start(spec, follow=True, runtime=runtime, runtime_ref=ref)
+            else:  # async: registered and answered at once (docs/subagents.md#the-call); a failed start is its notice
+                run = actor.run_detached(spec, runtime=runtime, runtime_ref=ref)
+        except Exception as exc:
+            self.core.abandon(request.agent_id)
+            if actor is not None:
+                actor.kill()
+            return not_started(exc)
+        await self.track(request.agent_id, actor, output_file, actor.node, run=run)
+        # Kept with its model (the runtime's, shared): a resume may come under a later runtime.
+        self.specs[request.agent_id] = spec.model_copy(update={"model": runtime.model}) if (
+            spec.model is None and runtime is not None) else spec
+        return Launched(record=answer, actor=actor if follow else None)
+
+    async def launch_many(self, launches: list[Launch]) -> AsyncIterator[tuple[int, LaunchAnswer]]:
+        """Several launches in one call (the Agent calls of one assistant message), each
+        answered as ``launch`` answers it, as ``(index, answer)`` the moment it is ready: a
+        launch that gets a warm actor does not wait for one whose actor is still being
+        created (its sync parent could not follow it, nor the actor be recycled). Their
+        checks run in the order given: each reserves before the next one is checked (a
+        task runs up to its first wait when it starts, and they start in order)."""
+        async def one(index: int, launch: Launch) -> tuple[int, LaunchAnswer]:
+            try:
+                return index, await self.launch(launch.request, launch.spec, launch.follow, launch.lane,
+                                                launch.output_file, launch.runtime_key)
+            except Exception as exc:
+                return index, not_started(exc)
+
+        for answered in asyncio.as_completed([asyncio.ensure_future(one(i, a)) for i, a in enumerate(launches)]):
+            yield await answered

@@ -1,0 +1,66 @@
+"""The registry's typed calls and answers that are not launch answers (``answers``) or
+records (``records``): what crosses the actor boundary instead of tuples and dicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple, TypedDict
+
+from covey.model.base import TokenUsage
+from covey.model.usage import ModelUsage
+from covey.registry.records import LaunchRequest
+
+if TYPE_CHECKING:
+    from covey.agents.spec import AgentSpec
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One launch of a batch (``launch_many``): ``Supervisor.launch``'s arguments."""
+
+    request: LaunchRequest
+    spec: AgentSpec | None
+    """None: an unknown agent type (the launch is refused)."""
+    follow: bool = False
+    lane: str = "home"
+    output_file: str | None = None
+    runtime_key: str | None = None
+    """The session runtime the spec names, when it travels without it."""
+
+
+class SessionUsage(NamedTuple):
+    """What the whole session has spent: its cost, and tokens and cost per model."""
+
+    cost_usd: float
+    model_usage: dict[str, ModelUsage]
+
+
+class Held(TypedDict):
+    """What the registry holds (the tests check it does not grow without bound)."""
+
+    records: int
+    specs: int
+    watches: int
+
+
+class ProgressFields(TypedDict, total=False):
+    """A running agent's figures, as it reports them (``Registry.progress``)."""
+
+    usage: TokenUsage
+    tool_uses: int
+    cost_usd: float
+    tools_in_flight: list[str]
+    model: str
+    turns: int
+    seq: int
+    """The update's sequence number (``next_seq``): an older one is dropped."""
+    model_usage: dict[str, ModelUsage]
+
+
+class KeptWorktree(TypedDict, total=False):
+    """A worktree an agent's cleanup kept, as its report and ``stop_all`` name it."""
+
+    kept: bool
+    path: str
+    branch: str
+    reason: str

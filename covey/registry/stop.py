@@ -1,0 +1,80 @@
+"""Stopping agents: one on request, every one at the run's end, and the stalled ones
+(the watchdog). A stopped agent's cleanup runs and its owner is notified once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from covey.actors.protocols import H
+from covey.errors import AgentUnavailable
+from covey.registry.payloads import KeptWorktree
+from covey.registry.records import FinalReport, Status
+from covey.registry.watch import Watching
+
+log = logging.getLogger(__name__)
+
+CANCEL_GRACE_S = 5.0
+
+
+class Stopping(Watching[H]):
+    async def kill_agent(self, agent_id: str, status: Status = "killed", reason: str = "killed on request") -> bool:
+        """End a running agent: its cleanup runs, its owner is notified once."""
+        record = self.core.records.get(agent_id)
+        actor = self.actors.get(agent_id)
+        if record is None or not record.live or actor is None:
+            return False
+        await self._stop(agent_id, actor, status, reason)
+        return True
+
+    async def stop_all(self, reason: str, grace_s: float = CANCEL_GRACE_S) -> list[KeptWorktree]:
+        """Stop every running agent the registry launched (the run is over: interrupted, or
+        a session actor died): their cleanup runs and their owners are notified. Returns
+        the worktrees that were kept, as their reports name them."""
+        live = [(agent_id, actor) for agent_id, actor in list(self.actors.items())
+                if (record := self.core.records.get(agent_id)) is not None and record.live]
+        await asyncio.gather(*(self._stop(agent_id, actor, "killed", reason) for agent_id, actor in live))
+        await self.wait_idle(grace_s)
+        return [_kept(r.worktree) for r in self.core.records.values() if r.worktree and r.worktree.get("kept")]
+
+    async def _stop(self, agent_id: str, actor: H, status: Status, reason: str) -> None:
+        # Record the cause first, so the watch's report cannot overwrite it.
+        self.core.finish(agent_id, FinalReport(status=status, text=reason))
+        try:
+            await asyncio.wait_for(actor.cancel(status, reason, agent_id), CANCEL_GRACE_S)
+        except (asyncio.TimeoutError, AgentUnavailable):
+            actor.kill()
+
+    # -- the stall watchdog ---------------------------------------------------------
+
+    def _start_watchdog(self) -> None:
+        if self._watchdog is None:
+            self._watchdog = asyncio.create_task(self._watch_stalls())
+
+    async def _watch_stalls(self) -> None:
+        tick_s = min(1.0, self.core.limits.stall_ms / 4000)
+        while True:
+            await asyncio.sleep(tick_s)
+            try:
+                self.stop_stalled()
+            except Exception:  # one bad tick must not end the watchdog
+                log.exception("stall watchdog tick failed")
+
+    def stop_stalled(self) -> list[str]:
+        """One watchdog tick: start stopping every stalled agent; their ids."""
+        stopping = []
+        for agent_id in self.core.stalled():
+            # A reserved agent whose actor is still starting is not stalled.
+            if (actor := self.actors.get(agent_id)) is not None:
+                reason = f"stalled: no message or tool progress for {self.core.limits.stall_ms} ms"
+                self._spawn(self._stop(agent_id, actor, "failed", reason))
+                stopping.append(agent_id)
+        return stopping
+
+
+def _kept(worktree: dict[str, object]) -> KeptWorktree:
+    """A record's kept worktree as ``stop_all`` names it (where it is, on which branch, why)."""
+    kept: KeptWorktree = {"kept": True, "path": str(worktree.get("path", "")), "branch": str(worktree.get("branch", ""))}
+    if worktree.get("reason"):
+        kept["reason"] = str(worktree["reason"])
+    return kept

@@ -1,0 +1,65 @@
+"""The agent tree: every agent of the session under its parent, with rolled-up usage
+(``covey ps``, the notebook's live tree, a run's result)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypedDict
+
+from covey.model.base import TokenUsage
+from covey.registry.records import Status
+
+if TYPE_CHECKING:
+    from covey.registry.core import Registry
+
+
+class AgentTree(TypedDict):
+    """One agent and, under ``children``, the agents it launched (a dict: it goes out as JSON)."""
+
+    agent_id: str
+    type: str
+    status: Status
+    description: str
+    model: str
+    depth: int
+    background: bool
+    tokens: int
+    tool_uses: int
+    cost_usd: float
+    turns: int
+    current_tools: list[str]
+    member_name: str | None
+    started_at: float
+    ended_at: float | None
+    subtree_tokens: int
+    subtree_tool_uses: int
+    subtree_cost_usd: float
+    node_id: str | None
+    output_file: str | None
+    children: list[AgentTree]
+
+
+def agent_tree(core: Registry, agent_id: str) -> AgentTree:
+    """The tree from ``agent_id``, with each agent's usage and its subtree's."""
+    record = core.records[agent_id]
+    usage, tools, cost = subtree_usage(core, agent_id)
+    return {
+        "agent_id": record.agent_id, "type": record.agent_type, "status": record.status,
+        "description": record.description, "model": record.model, "depth": record.depth,
+        "background": record.background, "tokens": record.usage.total, "tool_uses": record.tool_uses,
+        "cost_usd": round(record.cost_usd, 6), "turns": record.turns,
+        "current_tools": list(record.tools_in_flight), "member_name": record.member_name,
+        "started_at": record.started_at, "ended_at": record.ended_at, "subtree_tokens": usage.total,
+        "subtree_tool_uses": tools, "subtree_cost_usd": round(cost, 6), "node_id": record.node_id,
+        "output_file": record.output_file,
+        "children": [agent_tree(core, child.agent_id) for child in core.children(agent_id)],
+    }
+
+
+def subtree_usage(core: Registry, agent_id: str) -> tuple[TokenUsage, int, float]:
+    """Tokens, tool uses and cost of an agent and all its descendants (the roll-up)."""
+    record = core.records[agent_id]
+    usage, tools, cost = record.usage, record.tool_uses, record.cost_usd
+    for child in core.children(agent_id):
+        child_usage, child_tools, child_cost = subtree_usage(core, child.agent_id)
+        usage, tools, cost = usage + child_usage, tools + child_tools, cost + child_cost
+    return usage, tools, cost

@@ -1,0 +1,166 @@
+"""Watching a started agent to its end, and what follows the end: the record, orphaned
+children's notices, a teammate's tasks, the notification, and a resume when mail waits.
+
+Every running agent's actor is watched: a dead actor becomes a ``failed`` record and
+one notification, and a finished actor goes back to the pool. A completed agent that
+was sent a message is resumed from its transcript (docs/subagents.md#transcripts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Awaitable
+
+from covey.actors.base import first_line
+from covey.actors.protocols import H
+from covey.errors import AgentUnavailable
+from covey.registry.answers import Finished
+from covey.registry.books import Books
+from covey.registry.notify import notify
+from covey.registry.records import FinalReport, RunRecord
+from covey.registry.state import History
+from covey.teams.tasks import Task
+
+log = logging.getLogger(__name__)
+
+
+class Watching(Books[H]):
+    async def track(self, agent_id: str, actor: H, output_file: str | None = None, node_id: str | None = None,
+                    run: Awaitable[Finished] | None = None) -> None:
+        """Watch a started agent's actor until its run ends or the actor dies; ``run``: the
+        call that starts it and answers at its end (default: ``finish`` on a started run)."""
+        record = self.core.records.get(agent_id)
+        if record is not None:
+            record.output_file, record.node_id = output_file, node_id
+            record.last_activity = self.core.clock()  # the stall clock starts when the agent does
+            record.started_at = time.time()
+        self.actors[agent_id] = actor
+        self.watches[agent_id] = asyncio.create_task(self._watch(agent_id, actor, run))
+
+    async def _watch(self, agent_id: str, actor: H, run: Awaitable[Finished] | None) -> None:
+        report, clean, reusable = await self._outcome(agent_id, actor, run)
+        try:
+            await self._complete(agent_id, report)
+        except Exception:
+            log.exception("completing %s failed", agent_id)
+        finally:
+            self.actors.pop(agent_id, None)
+            self.watches.pop(agent_id, None)
+            if reusable:
+                self._spawn(self.pool.give_back(actor, clean))
+            else:
+                actor.kill()
+
+    async def _outcome(self, agent_id: str, actor: H, run: Awaitable[Finished] | None,
+                       ) -> tuple[FinalReport, bool | None, bool]:
+        """How the watched run ended: its report, how its actor reset, whether the actor may serve again."""
+        try:
+            finished = await (run if run is not None else actor.finish())
+            return finished.report, finished.clean, True
+        except AgentUnavailable as exc:
+            report = FinalReport(status="failed", text=f"The agent's actor died: {first_line(exc)}",
+                                 worktree=await self._dead_agents_worktree(agent_id))
+        except Exception as exc:  # a watch never takes the registry down with it
+            doing = "started" if run is not None else "watched"
+            report = FinalReport(status="failed", text=f"The agent could not be {doing}: {first_line(exc)}")
+        return report, None, False
+
+    async def _dead_agents_worktree(self, agent_id: str) -> dict[str, Any] | None:
+        """An agent whose actor died ran no cleanup: its worktree is removed here if
+        unchanged, else kept and reported (the registry runs where the files are)."""
+        spec = self.specs.get(agent_id)
+        if spec is None or not spec.worktree:
+            return None
+        try:
+            return await self.finish_worktree(spec.worktree)
+        except Exception:  # a worktree that cannot be looked at is left, as a kept one
+            log.exception("cleaning the worktree of %s failed", agent_id)
+            return {**spec.worktree.model_dump(), "kept": True}
+
+    # -- the end of a run ---------------------------------------------------------
+
+    async def _complete(self, agent_id: str, report: FinalReport) -> None:
+        self.core.finish(agent_id, report)
+        await self._forward_orphans(agent_id)
+        released = await self._release_team_tasks(agent_id)
+        await notify(self.core, self.mailbox, agent_id, released, report)
+        await self._resume_if_mail_waits(agent_id)
+        record = self.core.records.get(agent_id)
+        if not self.runtimes.messaging and (record is None or not record.live):
+            self.specs.pop(agent_id, None)  # nothing can resume it: only SendMessage does (teams, coordinator mode)
+
+    async def _forward_orphans(self, agent_id: str) -> None:
+        """An agent ended while background children it owns still run, or was killed with
+        their notices unread: the mailbox sends those, queued and to come, on to the main
+        agent (docs/subagents.md#what-the-parent-gets-back)."""
+        if self.core.notices_go_to_main(agent_id) and self.core.main_agent_id is not None:
+            self._forwarded.add(agent_id)
+            await self.mailbox.close(agent_id, self.core.main_agent_id)
+
+    async def _resume_if_mail_waits(self, agent_id: str) -> None:
+        """A leaf agent ends without a last look at its mailbox (that would cost every
+        child a round trip): mail that came during its last turn resumes it, as mail to a
+        finished agent does (docs/teams.md). Teammates drain before they end; killed or failed
+        agents stay ended."""
+        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
+        if record is None or record.status != "completed" or spec is None or spec.team:
+            return
+        if not self.runtimes.messaging and not any(child.background for child in self.core.children(agent_id)):
+            return  # nobody could have written to it (the inbox rule: ``inbox_for``)
+        if await self.mailbox.pending(agent_id) > 0:
+            await self.resume(agent_id)
+
+    async def _release_team_tasks(self, agent_id: str) -> list[Task]:
+        """A teammate that ended gives back its unfinished tasks (docs/teams.md) and leaves the roster."""
+        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
+        team = spec.team if spec is not None else None
+        if record is None or not team:
+            return []
+        try:
+            released: list[Task] = await team.board.release_owner(team.member)
+            await team.roster.remove(agent_id)
+            return released
+        except Exception:  # a gone team has nothing to release; the notice still goes out
+            log.exception("releasing the tasks of %s failed", agent_id)
+            return []
+
+    # -- resuming a finished agent ------------------------------------------------
+
+    async def resume(self, agent_id: str) -> str | None:
+        """Wake a completed agent that was sent a message: rebuilt from its transcript (docs/subagents.md#transcripts).
+
+        Returns a note for the sender, or None when the agent is running (it reads
+        the message between turns) or cannot be resumed.
+        """
+        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
+        if record is None or record.live or spec is None or not record.output_file or agent_id in self._resuming:
+            return None
+        self._resuming.add(agent_id)  # a sender and the end-of-run check may both ask at once
+        try:
+            history = await asyncio.to_thread(self.load_history, record.output_file)
+            if not history:
+                return None
+            if problem := await asyncio.to_thread(self.place_problem, spec):
+                return f"{agent_id} had finished and was not resumed: {problem}"
+            return await self._rerun(agent_id, record, history)
+        finally:
+            self._resuming.discard(agent_id)
+
+    async def _rerun(self, agent_id: str, record: RunRecord, history: History) -> str:
+        spec = self.specs[agent_id]
+        self.core.reopen(agent_id)
+        if agent_id in self._forwarded:
+            self._forwarded.discard(agent_id)
+            await self.mailbox.reopen(agent_id)
+        runtime = self.runtimes.newest
+        try:
+            actor = await self.pool.take("home")
+            run = actor.run_detached(spec.model_copy(update={"history": history, "background": True}),
+                                     runtime=runtime, runtime_ref=self.runtimes.ref(runtime))
+        except Exception as exc:
+            self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
+            return f"{agent_id} could not be resumed: {exc}"
+        await self.track(agent_id, actor, record.output_file, actor.node, run=run)
+        return f"{agent_id} had finished; it was resumed from its transcript to read the message."
