@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     )),
     ("coordination state: mailbox, teams, running-task records, and the Ray shells of the first two", (
         "covey.teams", "covey.registry.records", "covey.registry.answers", "covey.registry.core",
+        "covey.registry.checks", "covey.registry.payloads", "covey.registry.tree",
         "covey.actors.base", "covey.actors.mailbox", "covey.actors.team",
     )),
     ("tools, the loop and its hooks, MCP servers", ("covey.tools", "covey.loop", "covey.hooks", "covey.mcp")),
