@@ -19,7 +19,7 @@ import logging
 import time
 from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
-from covey.agents.reports import notification_text, released_text
+from covey.agents.reports import record_notice
 from covey.agents.transcript import rebuild_history
 from covey.agents.worktree import finish_worktree_record, resume_place_problem
 from covey.errors import AgentUnavailable
@@ -28,7 +28,7 @@ from covey.registry.core import Registry
 from covey.registry.limits import Limits
 from covey.registry.records import FinalReport, LaunchRequest, Status, RunRecord
 from covey.actors.travel import travelling
-from covey.teams.messages import TaskNotice
+from covey.teams.delivery import registry_delivers
 
 log = logging.getLogger(__name__)
 
@@ -366,15 +366,13 @@ class Supervisor:
         if record is None:
             return
         try:
-            if report.delivered_at is not None:
+            if not registry_delivers(report.delivered_at):  # its actor put it (``covey.teams.delivery``)
                 record.notified_at = report.delivered_at
                 return
             target = self.core.notify_target(record)
             if target is None:
                 return
-            text = notification_text(record) + released_text(released)
-            notice = TaskNotice(task_id=agent_id, status=record.status, text=text, key=record.notice_key)
-            await self.mailbox.put(target, notice)
+            await self.mailbox.put(target, record_notice(record, released))
             record.notified_at = time.time()
         finally:
             self.core.delivered(agent_id)
