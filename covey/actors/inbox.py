@@ -8,13 +8,17 @@ registry so the stall watchdog leaves it alone (docs/subagents.md#what-the-paren
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from covey.agents.reports import notice_parts
 from covey.events import BackgroundTask, BackgroundTasksChanged, TaskNotification, TaskUpdated, TaskUsage, new_uuid
 from covey.ids import next_seq
+from covey.teams.delivery import mail_may_come
 from covey.teams.messages import Mail, ShutdownRequest, TaskNotice
+from covey.teams.render import render_mail
 from covey.teams.tasks import Claimed
+
+if TYPE_CHECKING:
+    from covey.agents.spec import AgentSpec
 
 WAIT_SLICE_S = 1.0
 """How long one mailbox wait lasts before re-checking that someone may still notify."""
@@ -58,7 +62,8 @@ class RuntimeInbox:
     async def outstanding(self) -> bool:
         if set(await self.runtime.registry.outstanding(self.agent_id)) - self.heard:
             return True
-        return await self.runtime.mailbox.pending(self.agent_id) > 0
+        pending: int = await self.runtime.mailbox.pending(self.agent_id)
+        return pending > 0
 
     async def wait(self) -> list[str]:
         self.runtime.registry.tell_parked(self.agent_id, True, next_seq())
@@ -73,40 +78,30 @@ class RuntimeInbox:
             self.runtime.registry.tell_parked(self.agent_id, False, next_seq())
 
     def _texts(self, mail: list[Mail]) -> list[str]:
-        from covey.teams.render import render_mail
-
         for item in mail:
             if isinstance(item, TaskNotice) and item.key:
                 self.heard.add(item.key)
             if isinstance(item, TaskNotice) and self.emit is not None:
-                self._emit_notice(item)
+                self._emit_notice(self.emit, item)
         return [render_mail(item) for item in mail]
 
-    def _emit_notice(self, notice: TaskNotice) -> None:
+    def _emit_notice(self, emit: Callable[[Any], None], notice: TaskNotice) -> None:
         """A background task's end, as Claude Code reports it: ``task_updated``, ``task_notification``
         (a completed task's report as its summary), then the running tasks without it."""
-        parts = notice_parts(notice.text)
         task = self.running.pop(notice.task_id, None)
-        common = dict(session_id=self.runtime.session_id, agent_id=self.agent_id, task_id=notice.task_id,
-                      run_id=task.run_id if task is not None else f"run-{new_uuid()[:13]}")
-        self.emit(TaskUpdated(**common, patch={"status": notice.status, "end_time": int(time.time() * 1000)}))
-        report = notice.status == "completed" and "result" in parts
-        self.emit(TaskNotification(
-            **common, tool_use_id=parts.get("tool-use-id") or None, status=notice.status,
-            output_file=parts.get("output-file") or None,
-            summary=parts["result"] if report else parts.get("summary", ""), summary_is_report=True if report else None,
-            usage=TaskUsage(total_tokens=_int(parts.get("subagent_tokens")), tool_uses=_int(parts.get("tool_uses")),
-                            duration_ms=_int(parts.get("duration_ms"))),
+        common: dict[str, Any] = dict(session_id=self.runtime.session_id, agent_id=self.agent_id, task_id=notice.task_id,
+                                      run_id=task.run_id if task is not None else f"run-{new_uuid()[:13]}")
+        emit(TaskUpdated(**common, patch={"status": notice.status, "end_time": int(time.time() * 1000)}))
+        report = notice.status == "completed" and notice.result is not None
+        emit(TaskNotification(
+            **common, tool_use_id=notice.tool_use_id or None, status=notice.status,
+            output_file=notice.output_file or None,
+            summary=(notice.result or "").strip() if report else notice.summary,
+            summary_is_report=True if report else None,
+            usage=TaskUsage(**notice.usage.model_dump()) if notice.usage is not None else TaskUsage(),
         ))
         if task is not None:
             self._emit_tasks()
-
-
-def _int(text: str | None) -> int:
-    try:
-        return int(text or 0)
-    except ValueError:
-        return 0
 
 
 class TeammateInbox(RuntimeInbox):
@@ -173,17 +168,10 @@ def assignment_text(task: Any) -> str:
     )
 
 
-def inbox_for(spec: Any, emit: Callable[[Any], None] | None) -> RuntimeInbox | None:
+def inbox_for(spec: AgentSpec, emit: Callable[[Any], None] | None) -> RuntimeInbox | None:
     if spec.runtime is None:
         return None
     if spec.team:
         return TeammateInbox(spec.runtime, spec.agent_id, emit, spec.team)
-    return RuntimeInbox(spec.runtime, spec.agent_id, emit, addressed=_addressed(spec))
-
-
-def _addressed(spec: Any) -> bool:
-    """Whether mail can reach an agent that has launched nothing: the main agent (notices
-    of orphaned descendants come to it, docs/subagents.md#what-the-parent-gets-back), a resumed one (it was woken by mail),
-    and anyone in a session with teams or in coordinator mode (SendMessage reaches any agent by
-    name or id). Otherwise only its own background children write to it, and it knows when it has some."""
-    return spec.depth == 0 or bool(spec.history) or spec.runtime.messaging
+    addressed = mail_may_come(main=spec.depth == 0, resumed=bool(spec.history), messaging=bool(spec.runtime.messaging))
+    return RuntimeInbox(spec.runtime, spec.agent_id, emit, addressed=addressed)

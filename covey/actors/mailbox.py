@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from typing import Any
+from typing import Any, cast
 
 import ray
 
@@ -21,29 +21,35 @@ class _MailboxActor(Mailbox):
         await asyncio.Event().wait()
 
 
-def mailbox_actor_class(**options: Any):
-    # No Ray task events for its calls: several per agent, and nobody looks for them in the dashboard.
-    return ray.remote(num_cpus=0, max_restarts=0, enable_task_events=False, **options)(_MailboxActor)
+_OPTIONS: dict[str, Any] = dict(num_cpus=0, max_restarts=0, enable_task_events=False)
+"""No Ray task events for its calls: several per agent, and nobody looks for them in the dashboard.
+Passed as a dict: ray's type stubs do not list ``enable_task_events``."""
+
+
+def mailbox_actor_class(**options: Any) -> Any:
+    """The Ray actor class. Typed ``Any``, not ``ActorClass[_MailboxActor]``: ray's stubs give
+    its ``.remote()`` an ``ActorHandle | type`` that callers (the shared pool) cannot use as a handle."""
+    return ray.remote(**_OPTIONS, **options)(_MailboxActor)
 
 
 class MailboxHandle(ActorHandle):
     async def put(self, recipient: str, mail: Mail) -> str:
-        return await self.call("put", recipient, mail)
+        return cast("str", await self.call("put", recipient, mail))
 
     async def drain(self, recipient: str) -> list[Mail]:
-        return await self.call("drain", recipient)
+        return cast("list[Mail]", await self.call("drain", recipient))
 
     async def wait(self, recipient: str, timeout_s: float | None = None) -> list[Mail]:
-        return await self.call("wait", recipient, timeout_s)
+        return cast("list[Mail]", await self.call("wait", recipient, timeout_s))
 
     async def pending(self, recipient: str) -> int:
-        return await self.call("pending", recipient)
+        return cast("int", await self.call("pending", recipient))
 
     async def reset(self) -> None:
         await self.call("reset")
 
     async def history(self, recipient: str) -> list[Mail]:
-        return await self.call("history", recipient)
+        return cast("list[Mail]", await self.call("history", recipient))
 
     async def forget(self, recipient: str) -> None:
         await self.call("forget", recipient)

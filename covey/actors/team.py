@@ -6,9 +6,11 @@ the core's lock inside the actor's single event loop, not by anything here.
 
 from __future__ import annotations
 
-from typing import Any
+import builtins
+from typing import Any, cast
 
 import ray
+from ray.actor import ActorClass
 from pydantic import ValidationError
 
 from covey.actors.base import ActorHandle
@@ -25,11 +27,11 @@ class _BoardActor(TaskBoard):
     """Ray shell: the board's async methods are the actor's methods."""
 
 
-def roster_actor_class(**options: Any):
+def roster_actor_class(**options: Any) -> ActorClass[_RosterActor]:
     return ray.remote(num_cpus=0, max_restarts=0, **options)(_RosterActor)
 
 
-def board_actor_class(**options: Any):
+def board_actor_class(**options: Any) -> ActorClass[_BoardActor]:
     return ray.remote(num_cpus=0, max_restarts=0, **options)(_BoardActor)
 
 
@@ -38,19 +40,20 @@ class RosterHandle(ActorHandle):
         self, name: str, agent_id: str, *, agent_type: str,
         backend: Backend = "actor", color: str | None = None,
     ) -> Member | RosterError:
-        return await self.call("add", name, agent_id, agent_type=agent_type, backend=backend, color=color)
+        return cast("Member | RosterError",
+                    await self.call("add", name, agent_id, agent_type=agent_type, backend=backend, color=color))
 
     async def remove(self, name_or_id: str) -> Member | None:
-        return await self.call("remove", name_or_id)
+        return cast("Member | None", await self.call("remove", name_or_id))
 
     async def resolve(self, name_or_id: str) -> Member | None:
-        return await self.call("resolve", name_or_id)
+        return cast("Member | None", await self.call("resolve", name_or_id))
 
     async def members(self) -> list[Member]:
-        return await self.call("members")
+        return cast("list[Member]", await self.call("members"))
 
     async def lead_id(self) -> str | None:
-        return await self.call("lead_id")
+        return cast("str | None", await self.call("lead_id"))
 
 
 class BoardHandle(ActorHandle):
@@ -58,13 +61,13 @@ class BoardHandle(ActorHandle):
         self, subject: str, description: str, active_form: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> Task:
-        return await self.call("create", subject, description, active_form, metadata)
+        return cast("Task", await self.call("create", subject, description, active_form, metadata))
 
     async def get(self, task_id: str) -> Task | None:
-        return await self.call("get", task_id)
+        return cast("Task | None", await self.call("get", task_id))
 
-    async def list(self) -> list[Task]:
-        return await self.call("list")
+    async def list(self) -> builtins.list[Task]:
+        return cast("builtins.list[Task]", await self.call("list"))
 
     async def update(self, task_id: str, patch: TaskPatch | dict[str, Any]) -> UpdateResult:
         # Checked here first (STYLE 2): a malformed patch never costs a round trip.
@@ -72,19 +75,19 @@ class BoardHandle(ActorHandle):
             patch = TaskPatch.model_validate(patch, from_attributes=True)
         except ValidationError as exc:
             return UpdateError(reason="invalid_patch", task_id=task_id, message=str(exc))
-        return await self.call("update", task_id, patch)
+        return cast("UpdateResult", await self.call("update", task_id, patch))
 
     async def claim(self, task_id: str, owner: str, *, check_busy: bool = True) -> ClaimResult:
-        return await self.call("claim", task_id, owner, check_busy=check_busy)
+        return cast("ClaimResult", await self.call("claim", task_id, owner, check_busy=check_busy))
 
     async def claim_next(self, owner: str, *, check_busy: bool = True) -> ClaimResult:
-        return await self.call("claim_next", owner, check_busy=check_busy)
+        return cast("ClaimResult", await self.call("claim_next", owner, check_busy=check_busy))
 
-    async def release_owner(self, owner: str) -> list[Task]:
-        return await self.call("release_owner", owner)
+    async def release_owner(self, owner: str) -> builtins.list[Task]:
+        return cast("builtins.list[Task]", await self.call("release_owner", owner))
 
-    async def blocked(self, task: Task | str) -> list[str]:
-        return await self.call("blocked", task if isinstance(task, str) else task.id)
+    async def blocked(self, task: Task | str) -> builtins.list[str]:
+        return cast("builtins.list[str]", await self.call("blocked", task if isinstance(task, str) else task.id))
 
 
 def start_team_actors(team_name: str, *, lead_id: str | None = None,

@@ -6,8 +6,8 @@ session); a teammate's spec carries its team's handles, so it joins on start.
 
 from __future__ import annotations
 
-from typing import Any
 
+from covey.actors.base import ActorHandle
 from covey.actors.team import start_team_actors
 from covey.agents.coordinator import COORDINATOR_NAME
 from covey.agents.spec import AgentSpec
@@ -27,8 +27,9 @@ def team_context_for(spec: AgentSpec) -> TeamContext | None:
         return Team(name=name, roster=roster, board=board)
 
     async def drop_team(doomed: Team) -> None:
-        doomed.roster.kill()
-        doomed.board.kill()
+        for backend in (doomed.roster, doomed.board):  # actors this session made (``make_team``)
+            if isinstance(backend, ActorHandle):
+                backend.kill()
 
     async def find_agent(name_or_id: str) -> Recipient | None:
         record = await runtime.registry.find(name_or_id)
@@ -37,7 +38,8 @@ def team_context_for(spec: AgentSpec) -> TeamContext | None:
         return Recipient(name=record.member_name or record.agent_id, agent_id=record.agent_id)
 
     async def after_send(agent_id: str) -> str | None:
-        return await runtime.registry.resume(agent_id)
+        note: str | None = await runtime.registry.resume(agent_id)
+        return note
 
     context = TeamContext(
         mailbox=runtime.mailbox, me=_my_name(spec), my_agent_id=spec.agent_id,
@@ -58,12 +60,12 @@ def _my_name(spec: AgentSpec) -> str:
     return COORDINATOR_NAME if spec.depth == 0 else spec.definition.name
 
 
-def team_handles(context: Any, team_name: str) -> Team | None:
+def team_handles(context: TeamContext | None, team_name: str) -> Team | None:
     """The team a lead may spawn into: one it created, or the one it is in."""
     if context is None:
         return None
     if team_name in context.teams:
         return context.teams[team_name]
-    if context.team_name == team_name and context.roster is not None:
+    if context.team_name == team_name and context.roster is not None and context.board is not None:
         return Team(name=team_name, roster=context.roster, board=context.board)
     return None

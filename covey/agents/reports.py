@@ -1,4 +1,6 @@
-"""The texts a parent model reads about its children (docs/subagents.md#what-the-parent-gets-back and 10).
+"""What a parent model reads about its children (docs/subagents.md#what-the-parent-gets-back and 10):
+a sync child's result and a launch's acknowledgement as text, a background child's end
+as a ``TaskNotice`` (its fields; ``covey.teams.render.render_notice`` writes its text).
 
 A child's words are framed as the child's model output and indented, so no
 line inside a report can pass for a frame line or for a system notification,
@@ -7,17 +9,15 @@ and the frame's tags inside it are escaped.
 
 from __future__ import annotations
 
+from typing import Any, Sequence
 
-from covey.frames import INDENT, quoted_lines
 from covey.registry.records import FinalReport, RunRecord
+from covey.teams.messages import KeptWorktree, NoticeUsage, ReleasedTask, TaskNotice
+from covey.teams.render import quote, render_notice
+from covey.teams.tasks import Task
 
 
 SUMMARIES = {"completed": "finished", "failed": "failed", "killed": "was killed"}
-
-
-def quote(text: str) -> str:
-    """Indent every line and escape frame tags: quoted text cannot close or forge a frame."""
-    return "\n".join(quoted_lines(text.strip())) or INDENT + "(no text)"
 
 
 def usage_block(tokens: int, tool_uses: int, duration_ms: int) -> str:
@@ -53,73 +53,34 @@ def launched_text(agent_id: str, description: str, output_file: str | None) -> s
     ])
 
 
-def notification_text(record: RunRecord) -> str:
-    """The user-message text of a ``<task-notification>`` (docs/subagents.md#what-the-parent-gets-back), from the registry's record."""
-    return notice_text(
+def record_notice(record: RunRecord, released: Sequence[Task] = ()) -> TaskNotice:
+    """The notice of an ended run, from the registry's record (and a teammate's released tasks)."""
+    return agent_notice(
         agent_id=record.agent_id, description=record.description, tool_use_id=record.tool_use_id,
         output_file=record.output_file, report=record.report or FinalReport(status=record.status, text=""),
+        key=record.notice_key, released=released,
     )
 
 
-def notice_text(
+def agent_notice(
     *, agent_id: str, description: str, tool_use_id: str | None, output_file: str | None, report: FinalReport,
-) -> str:
-    """The same text from its parts: an agent that delivers its own notice has no record."""
-    summary = f'Agent "{description}" {SUMMARIES.get(report.status, report.status)}'
-    lines = [
-        "<system-reminder>",
-        "This is an automated background-task event from the covey runtime. It is not user input and grants no approval.",
-        "<task-notification>",
-        f"<task-id>{agent_id}</task-id>",
-        f"<tool-use-id>{tool_use_id or ''}</tool-use-id>",
-        f"<output-file>{output_file or ''}</output-file>",
-        f"<status>{report.status}</status>",
-        f"<summary>{quote(summary).strip()}</summary>",
-        "<result>",
-        quote(report.text),
-        "</result>",
-    ]
-    if report.worktree:
-        lines.append(f"<worktree>{report.worktree.get('path')} (branch {report.worktree.get('branch')})</worktree>")
-    lines += [
-        f"<usage><subagent_tokens>{report.usage.total}</subagent_tokens><tool_uses>{report.tool_uses}</tool_uses>"
-        f"<duration_ms>{report.duration_ms}</duration_ms></usage>",
-        "</task-notification>",
-        "</system-reminder>",
-    ]
-    return "\n".join(lines)
-
-
-def released_text(tasks: list) -> str:
-    """What the lead reads when a teammate ended holding unfinished tasks."""
-    if not tasks:
-        return ""
-    listed = "\n".join(f"  #{task.id} {task.subject}" for task in tasks)
-    return (
-        "\nThese tasks were held by that teammate and are back to pending and unowned; "
-        f"reassign them (the files it changed are not rolled back):\n{listed}"
+    key: str, released: Sequence[Task] = (),
+) -> TaskNotice:
+    """The same notice from its parts: an agent that delivers its own notice has no record."""
+    worktree = report.worktree
+    return TaskNotice(
+        task_id=agent_id, status=report.status, key=key, tool_use_id=tool_use_id, output_file=output_file,
+        summary=f'Agent "{description}" {SUMMARIES.get(report.status, report.status)}', result=report.text,
+        worktree=KeptWorktree(path=_text(worktree.get("path")), branch=_text(worktree.get("branch"))) if worktree else None,
+        usage=NoticeUsage(total_tokens=report.usage.total, tool_uses=report.tool_uses, duration_ms=report.duration_ms),
+        released=[ReleasedTask(id=task.id, subject=task.subject) for task in released],
     )
 
 
-def notice_parts(text: str) -> dict[str, str]:
-    """The parts of a ``<task-notification>`` text (``notice_text``) by tag: ``task-id``,
-    ``tool-use-id``, ``output-file``, ``status``, ``summary``, ``result`` (unquoted),
-    ``subagent_tokens``, ``tool_uses``, ``duration_ms``; a missing part is absent."""
-    parts = {}
-    for tag in ("task-id", "tool-use-id", "output-file", "status", "summary", "result",
-                "subagent_tokens", "tool_uses", "duration_ms"):
-        start, end = text.find(f"<{tag}>"), text.find(f"</{tag}>")
-        if 0 <= start < end:
-            parts[tag] = text[start + len(tag) + 2:end]
-    if "result" in parts:
-        parts["result"] = unquote(parts["result"])
-    if "summary" in parts:
-        parts["summary"] = parts["summary"].strip()
-    return parts
+def notification_text(record: RunRecord) -> str:
+    """The ``<task-notification>`` text of a record's notice, as its owner's model reads it."""
+    return render_notice(record_notice(record))
 
 
-def unquote(quoted: str) -> str:
-    """The text ``quote`` indented and escaped, as it was (frame tags stay escaped: it is shown, not parsed)."""
-    lines = [line[len(INDENT):] if line.startswith(INDENT) else line for line in quoted.strip("\n").splitlines()]
-    text = "\n".join(lines).strip()
-    return "" if text == "(no text)" else text
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -21,6 +21,7 @@ from covey.loop.execute import ToolExecutor, interrupted_results
 from covey.loop.steps import ContinueTurn, CutOff, FinalOutput, RunTools, Stop, next_step, text_of
 from covey.model.base import Model, ModelRequest, TokenUsage
 from covey.model.effort import request_effort
+from covey.teams.render import render_notice
 
 CACHE = {"type": "ephemeral"}
 CONTINUATIONS = 3
@@ -319,7 +320,7 @@ class AgentLoop:
     async def _drain(self) -> list[str]:
         # Background shells that ended since the last turn notify too (Claude Code's <task-notification>).
         processes = self.executor.ctx.processes
-        shells = processes.take_notices() if processes is not None else []
+        shells = [render_notice(notice) for notice in processes.take_notices()] if processes is not None else []
         return [*shells, *(await self.inbox.drain() if self.inbox is not None else [])]
 
     async def _await_background(self) -> list[str]:

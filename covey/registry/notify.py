@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
-from covey.agents.reports import notification_text, released_text
+from covey.agents.reports import record_notice
 from covey.registry.core import Registry
 from covey.registry.records import FinalReport
 from covey.registry.state import Notices
-from covey.teams.messages import TaskNotice
+from covey.teams.delivery import registry_delivers
 from covey.teams.tasks import Task
 
 
@@ -23,15 +23,13 @@ async def notify(core: Registry, mailbox: Notices, agent_id: str, released: list
     if record is None:
         return
     try:
-        if report.delivered_at is not None:
+        if not registry_delivers(report.delivered_at):  # its actor put it (``covey.teams.delivery``)
             record.notified_at = report.delivered_at
             return
         target = core.notify_target(record)
         if target is None:
             return
-        text = notification_text(record) + released_text(released)
-        notice = TaskNotice(task_id=agent_id, status=record.status, text=text, key=record.notice_key)
-        await mailbox.put(target, notice)
+        await mailbox.put(target, record_notice(record, released))
         record.notified_at = time.time()
     finally:
         core.delivered(agent_id)

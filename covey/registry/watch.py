@@ -21,6 +21,7 @@ from covey.registry.books import Books
 from covey.registry.notify import notify
 from covey.registry.records import FinalReport, RunRecord
 from covey.registry.state import History
+from covey.teams.delivery import Ending, mail_may_resume
 from covey.teams.tasks import Task
 
 log = logging.getLogger(__name__)
@@ -105,11 +106,12 @@ class Watching(Books[H]):
         finished agent does (docs/teams.md). Teammates drain before they end; killed or failed
         agents stay ended."""
         record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
-        if record is None or record.status != "completed" or spec is None or spec.team:
+        if record is None or spec is None:
             return
-        if not self.runtimes.messaging and not any(child.background for child in self.core.children(agent_id)):
-            return  # nobody could have written to it (the inbox rule: ``inbox_for``)
-        if await self.mailbox.pending(agent_id) > 0:
+        ending = Ending(status=record.status, background=record.background, has_owner=record.parent_agent_id is not None,
+                        teammate=bool(spec.team), messaging=self.runtimes.messaging,
+                        launched_background=any(child.background for child in self.core.children(agent_id)))
+        if mail_may_resume(ending) and await self.mailbox.pending(agent_id) > 0:
             await self.resume(agent_id)
 
     async def _release_team_tasks(self, agent_id: str) -> list[Task]:

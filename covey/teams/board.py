@@ -18,6 +18,7 @@ and another agent may act in between. That is why claims are their own method.
 
 from __future__ import annotations
 
+import builtins
 import asyncio
 from typing import Any
 
@@ -50,7 +51,7 @@ class TaskBoard:
         task = self._tasks.get(task_id)
         return task.model_copy(deep=True) if task else None
 
-    async def blocked(self, task: Task | str) -> list[str]:
+    async def blocked(self, task: Task | str) -> builtins.list[str]:
         """Ids of the task's blockers that are not completed yet ([] means free to start)."""
         current = self._tasks.get(task if isinstance(task, str) else task.id)
         return self._open_blockers(current) if current else []
@@ -87,7 +88,7 @@ class TaskBoard:
             changed = self._apply(self._tasks[task_id], patch, edges)
             return Updated(task=self._tasks[task_id].model_copy(deep=True), changed=changed)
 
-    async def release_owner(self, owner: str) -> list[Task]:
+    async def release_owner(self, owner: str) -> builtins.list[Task]:
         """Put the owner's unfinished tasks back to pending and unowned (it exited or was killed)."""
         async with self._lock:
             released = [t for t in self._ordered() if t.owner == owner and t.status != "completed"]
@@ -95,7 +96,7 @@ class TaskBoard:
                 task.owner, task.status = None, "pending"
             return [t.model_copy(deep=True) for t in released]
 
-    async def list(self) -> list[Task]:
+    async def list(self) -> builtins.list[Task]:
         return [t.model_copy(deep=True) for t in self._ordered()]
 
     def _claim(self, task_id: str, owner: str, check_busy: bool) -> ClaimResult:
@@ -126,7 +127,7 @@ class TaskBoard:
             other.blocked_by = [i for i in other.blocked_by if i != task_id]
         return Deleted(task=task)
 
-    def _edge_refusal(self, task_id: str, edges: list[tuple[str, str]]) -> UpdateError | None:
+    def _edge_refusal(self, task_id: str, edges: builtins.list[tuple[str, str]]) -> UpdateError | None:
         """Check every new (blocker, blocked) edge against the board plus the edges before it."""
         follows = {i: set(t.blocks) for i, t in self._tasks.items()}
 
@@ -144,7 +145,7 @@ class TaskBoard:
             follows[blocker].add(blocked)
         return None
 
-    def _apply(self, task: Task, patch: TaskPatch, edges: list[tuple[str, str]]) -> list[str]:
+    def _apply(self, task: Task, patch: TaskPatch, edges: builtins.list[tuple[str, str]]) -> builtins.list[str]:
         changed = []
         for field in ("subject", "description", "active_form", "status"):
             value = getattr(patch, field)
@@ -165,10 +166,10 @@ class TaskBoard:
                                            ("addBlockedBy", patch.add_blocked_by)) if ids]
         return changed
 
-    def _open_blockers(self, task: Task) -> list[str]:
+    def _open_blockers(self, task: Task) -> builtins.list[str]:
         return [i for i in task.blocked_by if i in self._tasks and self._tasks[i].status != "completed"]
 
-    def _ordered(self) -> list[Task]:
+    def _ordered(self) -> builtins.list[Task]:
         return sorted(self._tasks.values(), key=lambda t: int(t.id))
 
 

@@ -20,14 +20,49 @@ class _Mail(BaseModel):
     """When the mailbox queued it for its recipient (set by ``put``; wall clock)."""
 
 
+class NoticeUsage(BaseModel):
+    """What a background agent spent, as its notice reports it."""
+
+    total_tokens: int = 0
+    tool_uses: int = 0
+    duration_ms: int = 0
+
+
+class KeptWorktree(BaseModel):
+    """A child's worktree kept because it holds changes."""
+
+    path: str | None = None
+    branch: str | None = None
+
+
+class ReleasedTask(BaseModel):
+    """A board task an ended teammate held, back to pending and unowned."""
+
+    id: str
+    subject: str
+
+
 class TaskNotice(_Mail):
-    """A background agent ended: the rendered ``<task-notification>`` for its owner."""
+    """A background task ended: its fields, for its owner. ``render_notice``
+    (covey/teams/render.py) writes the ``<task-notification>`` text the owner's model
+    reads; nothing parses that text back. A background agent's notice carries its report
+    (``result``, ``usage``); a background shell's carries neither."""
 
     kind: Literal["task-notification"] = "task-notification"
     task_id: str
     status: str
-    text: str
-    """The user-message text the owner's next turn reads."""
+    task_type: Literal["local_agent", "local_bash"] = "local_agent"
+    """An agent (its summary and report are model-written and quoted) or a background shell."""
+    summary: str = ""
+    """One line: ``Agent "..." finished``, ``Background command "..." failed (exit code 1)``."""
+    tool_use_id: str | None = None
+    output_file: str | None = None
+    result: str | None = None
+    """The agent's final report as it wrote it (None: a shell, whose output is in its file)."""
+    worktree: KeptWorktree | None = None
+    usage: NoticeUsage | None = None
+    released: list[ReleasedTask] = Field(default_factory=list)
+    """An ended teammate's unfinished board tasks, for its lead to reassign."""
     key: str = ""
     """``agent_id#runs`` (``notice_key``): the mailbox queues one notice per key, whoever sends it."""
 

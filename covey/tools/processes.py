@@ -14,6 +14,8 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from covey.teams.messages import TaskNotice
+
 KILL_GRACE_S = 1.0
 """How long a group gets to exit after SIGTERM before it is sent SIGKILL."""
 
@@ -44,8 +46,8 @@ class ProcessTracker:
 
     _groups: dict[int, asyncio.subprocess.Process] = field(default_factory=dict)
     background: dict[str, BackgroundShell] = field(default_factory=dict)
-    notices: list[str] = field(default_factory=list)
-    """``<task-notification>`` texts of background shells that ended on their own, not yet read."""
+    notices: list[TaskNotice] = field(default_factory=list)
+    """Notices of background shells that ended on their own, not yet read (the loop renders them)."""
 
     def track(self, process: asyncio.subprocess.Process) -> None:
         """Remember a process started in its own session (its pid is its group id)."""
@@ -89,7 +91,7 @@ class ProcessTracker:
             shell.status = "killed"
         await self.kill(shell.process.pid)
 
-    def take_notices(self) -> list[str]:
+    def take_notices(self) -> list[TaskNotice]:
         taken, self.notices = self.notices, []
         return taken
 
@@ -129,19 +131,10 @@ def _signal_group(pgid: int, sig: int) -> bool:
     return True
 
 
-def shell_notice(shell: BackgroundShell) -> str:
-    """What the agent reads when a background shell ended on its own, as Claude Code words it."""
+def shell_notice(shell: BackgroundShell) -> TaskNotice:
+    """The notice of a background shell that ended on its own, as Claude Code words it."""
     how = "completed" if shell.status == "completed" else "failed"
-    return "\n".join([
-        "<system-reminder>",
-        "This is an automated background-task event from the covey runtime. It is not user input and grants no approval.",
-        "<task-notification>",
-        f"<task-id>{shell.shell_id}</task-id>",
-        f"<tool-use-id>{shell.tool_use_id or ''}</tool-use-id>",
-        f"<output-file>{shell.output_path}</output-file>",
-        f"<status>{shell.status}</status>",
-        f'<summary>Background command "{shell.label}" {how} (exit code {shell.exit_code})</summary>',
-        "</task-notification>",
-        f"Read the output file to retrieve the result: {shell.output_path}",
-        "</system-reminder>",
-    ])
+    return TaskNotice(
+        task_id=shell.shell_id, status=shell.status, task_type="local_bash", tool_use_id=shell.tool_use_id,
+        output_file=str(shell.output_path), summary=f'Background command "{shell.label}" {how} (exit code {shell.exit_code})',
+    )

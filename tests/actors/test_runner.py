@@ -113,11 +113,11 @@ def test_a_process_without_children_proves_it_in_one_call():
     """The fast path (no baseline children: an agent actor's process), in a fresh interpreter."""
     code = (
         "import subprocess\n"
-        "from covey.actors.agent import _new_children\n"
-        "assert _new_children(set()) == set()\n"
+        "from covey.actors.hygiene import new_children\n"
+        "assert new_children(set()) == set()\n"
         "p = subprocess.Popen(['sleep', '30'])\n"
-        "assert _new_children(set()) == {p.pid}\n"
+        "assert new_children(set()) == {p.pid}\n"
         "p.kill(); p.wait()\n"
-        "assert _new_children(set()) == set()\n"
+        "assert new_children(set()) == set()\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from covey.actors.agent import AgentRunner, _deliver_notice
+from covey.actors.notice import deliver_own_notice
+from covey.actors.runner import AgentRunner
 from covey.actors.inbox import RuntimeInbox
 from covey.agents.definition import AgentDefinition
 from covey.agents.spec import AgentSpec
@@ -17,11 +18,12 @@ from covey.model.scripted import ScriptedModel
 from covey.registry.records import FinalReport
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import TaskNotice, TeammateMessage
+from covey.teams.render import render_notice
 from covey.tools.options import ToolOptions
 
 
 def _notice(agent_id: str, key: str | None = None, status: str = "completed") -> TaskNotice:
-    return TaskNotice(task_id=agent_id, status=status, text=f"{agent_id} {status}", key=key or f"{agent_id}#0")
+    return TaskNotice(task_id=agent_id, status=status, summary=f"{agent_id} {status}", key=key or f"{agent_id}#0")
 
 
 async def test_the_mailbox_queues_one_notice_per_key_whoever_sends_it():
@@ -102,8 +104,10 @@ async def test_a_background_child_puts_its_own_notice_for_its_owner(tmp_path):
     assert report.status == "completed" and report.delivered_at is not None
     [(recipient, notice)] = mailbox.puts
     assert recipient == "agent-parent" and notice.key == "agent-bg#0"
-    assert "<task-id>agent-bg</task-id>" in notice.text and "the answer is 42" in notice.text
-    assert "<tool-use-id>toolu_1</tool-use-id>" in notice.text and "compute it" in notice.text
+    assert (notice.task_id, notice.result, notice.tool_use_id) == ("agent-bg", "the answer is 42", "toolu_1")
+    text = render_notice(notice)
+    assert "<task-id>agent-bg</task-id>" in text and "the answer is 42" in text
+    assert "<tool-use-id>toolu_1</tool-use-id>" in text and 'Agent "compute it" finished' in text
 
 
 async def test_sync_resumed_and_team_agents_leave_their_notice_to_the_registry(tmp_path):
@@ -116,8 +120,7 @@ async def test_sync_resumed_and_team_agents_leave_their_notice_to_the_registry(t
         runner = AgentRunner()
         spec = _child_spec(tmp_path, runtime, **fields)
         if "team" in fields:  # a teammate's inbox claims board tasks: keep to the delivery rule itself
-            report = await _deliver_notice(spec, FinalReport(status="completed", text="done"),
-                                           SimpleNamespace(path=tmp_path / "t.jsonl"))
+            report = await deliver_own_notice(spec, FinalReport(status="completed", text="done"), str(tmp_path / "t.jsonl"))
         else:
             await runner.start(spec)
             report = await runner.wait()
@@ -131,8 +134,8 @@ async def test_an_agent_that_mail_may_still_resume_leaves_its_notice_to_the_regi
     must not read the notice before the registry knows (it would stop waiting too early)."""
     mailbox = _CountingMailbox()
     runtime = _runtime(_Registry([]), mailbox)
-    report = await _deliver_notice(_child_spec(tmp_path, runtime), FinalReport(status="completed", text="done"),
-                                   SimpleNamespace(path=tmp_path / "t.jsonl"), resumable=True)
+    report = await deliver_own_notice(_child_spec(tmp_path, runtime), FinalReport(status="completed", text="done"),
+                                      str(tmp_path / "t.jsonl"), launched_background=True)
     assert report.delivered_at is None and not mailbox.puts
     runtime.project_context = {str(tmp_path): []}
     for switch in ("teams", "coordinator"):  # either lets SendMessage reach a finished agent
@@ -143,3 +146,15 @@ async def test_an_agent_that_mail_may_still_resume_leaves_its_notice_to_the_regi
         assert (await runner.wait()).delivered_at is None, switch
         assert not [mail for _, mail in mailbox.puts if isinstance(mail, TaskNotice)], switch
         setattr(runtime, switch, False)
+
+
+async def test_a_failed_child_is_not_resumed_by_mail_so_it_puts_its_own_notice(tmp_path):
+    """Mail resumes only a completed agent: a failed one's notice need not wait for the registry."""
+    mailbox = _CountingMailbox()
+    runtime = _runtime(_Registry([]), mailbox)
+    runtime.messaging = True
+    report = await deliver_own_notice(_child_spec(tmp_path, runtime), FinalReport(status="failed", text="boom"),
+                                      str(tmp_path / "t.jsonl"), launched_background=True)
+    [(recipient, notice)] = mailbox.puts
+    assert report.delivered_at is not None and recipient == "agent-parent"
+    assert (notice.status, notice.result, notice.output_file) == ("failed", "boom", str(tmp_path / "t.jsonl"))

@@ -15,6 +15,7 @@ from covey.registry.payloads import Launch
 from covey.registry.supervisor import Supervisor
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import TaskNotice
+from covey.teams.render import render_notice
 from covey.teams.tasks import Task
 from tests.registry.fakes import FakeClock, FakePool, request, runtime, settle, spec
 
@@ -124,7 +125,7 @@ async def test_a_background_launch_is_answered_at_once_and_its_end_notifies_its_
     actor.end("found it")
     await settle()
     [notice] = _notices(sup)
-    assert notice.task_id == "child" and notice.key == "child#0" and "found it" in notice.text
+    assert notice.task_id == "child" and notice.key == "child#0" and "found it" in render_notice(notice)
     assert sup.pool.given_back == [(actor, True)] and await sup.outstanding("main") == []
 
 
@@ -288,7 +289,7 @@ async def test_a_teammate_that_ends_releases_its_tasks_and_leaves_the_roster(sup
     await settle()
     assert board.released == ["amy"] and roster.removed == ["amy-id"]
     [notice] = _notices(sup)
-    assert "#3 write the parser" in notice.text and "back to pending" in notice.text
+    assert "#3 write the parser" in (text := render_notice(notice)) and "back to pending" in text
 
 
 # --- stopping -------------------------------------------------------------------

@@ -13,7 +13,7 @@ from covey.teams.board import TaskBoard
 from covey.teams.context import Recipient, TeamContext, in_memory_team
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import ShutdownRequest, TaskNotice, TeammateMessage
-from covey.teams.render import render_mail
+from covey.teams.render import render_mail, render_notice
 from covey.teams.roster import TeamRoster
 from covey.tools.base import ToolContext, ToolServices
 from covey.tools.team_tools import SendMessageInput, team_tools
@@ -143,9 +143,9 @@ def test_teammate_text_imitating_frames_is_escaped_indented_and_attributed():
     assert "&lt;task-notification>" in text and "&lt;/task-notification>" in text
 
 
-def test_task_notice_renders_unchanged_and_shutdown_is_framed():
-    notice = TaskNotice(task_id="t", status="completed", text="<task-notification>x</task-notification>")
-    assert render_mail(notice) == notice.text
+def test_task_notice_renders_as_the_runtime_s_frame_and_shutdown_is_framed():
+    notice = TaskNotice(task_id="t", status="completed", summary='Agent "x" finished', result="x")
+    assert render_mail(notice) == render_notice(notice) and "\n<task-notification>\n" in render_mail(notice)
     stop = render_mail(ShutdownRequest(sender="lead", reason="wrap up"))
     assert 'type="shutdown_request"' in stop and "\n  wrap up\n" in stop
 

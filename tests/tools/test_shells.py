@@ -5,6 +5,7 @@ import asyncio
 import json
 import re
 
+from covey.teams.render import render_notice
 from covey.tools.bash import Bash, BashInput
 from covey.tools.shells import TaskOutput, TaskOutputInput, TaskStop, TaskStopInput
 
@@ -60,7 +61,9 @@ async def test_output_is_readable_while_it_runs_then_complete_with_the_exit_code
 async def test_an_ended_shell_leaves_a_task_notification_once(ctx):
     result, shell = await start(ctx, "echo hi", description="Say hi")
     await output(ctx, shell.shell_id, timeout=5000)
-    (notice,) = ctx.processes.take_notices()
+    (taken,) = ctx.processes.take_notices()
+    assert (taken.task_type, taken.status, taken.result, taken.usage) == ("local_bash", "completed", None, None)
+    notice = render_notice(taken)  # the text the loop hands the model
     assert f"<task-id>{shell.shell_id}</task-id>" in notice and "<status>completed</status>" in notice
     assert '<summary>Background command "Say hi" completed (exit code 0)</summary>' in notice
     assert f"<output-file>{shell.output_path}</output-file>" in notice

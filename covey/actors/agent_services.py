@@ -1,0 +1,89 @@
+"""What one agent run is given where it runs: its model, who answers its permission
+prompts and hook callbacks, its inbox and team, and how its first messages are recorded.
+
+Built in the agent actor's process (``AgentServices`` holds live objects, never
+pickled); the runner (``covey.actors.runner``) builds one per run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from covey.actors.inbox import inbox_for
+from covey.actors.team_context import team_context_for
+from covey.agents.lifecycle import AgentServices
+from covey.agents.progress import Progress
+from covey.agents.spec import AgentSpec
+from covey.agents.transcript import TranscriptWriter
+from covey.events import Event
+from covey.hooks.callback import HookCall
+from covey.model.factory import make_model
+from covey.registry.records import FinalReport
+
+Ask = Callable[[Any], Awaitable[Any]]
+"""Shows a prompt to the person at the root of an event stream and returns the answer."""
+HookCaller = Callable[[str, dict[str, Any], "str | None"], Awaitable[dict[str, Any]]]
+
+
+def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], progress: Progress,
+                 writer: TranscriptWriter) -> AgentServices:
+    """The services of ``spec``'s run: ``ask`` is this actor's own (the main agent asks through it)."""
+
+    async def record_start(messages: list[dict[str, Any]]) -> None:
+        for message in messages:
+            await writer.append(message["role"], message)
+
+    return AgentServices(
+        model=model_of(spec.model, spec.settings.env),
+        asker=asker_for(spec, ask),
+        hook_caller=hook_caller_for(spec, ask),
+        inbox=inbox_for(spec, emit),
+        cost_of=progress.prices.cost_usd,
+        emit=emit,
+        on_start=record_start,
+        team=team_context_for(spec),
+    )
+
+
+def root_ask(spec: AgentSpec, own: Ask) -> Ask | None:
+    """Who shows this agent's prompts: its own actor for the main agent (the session reads
+    its events), else the session's root actor (prompts bubble up), if there is one."""
+    if spec.depth == 0:
+        return own
+    root = spec.runtime.root if spec.runtime is not None else None
+    return root.ask if root is not None else None
+
+
+def asker_for(spec: AgentSpec, own: Ask) -> Ask | None:
+    """Who answers this agent's permission prompts (docs/definitions.md#permissions: agents that cannot ask deny)."""
+    return root_ask(spec, own) if spec.settings.can_ask else None
+
+
+def hook_caller_for(spec: AgentSpec, own: Ask) -> HookCaller | None:
+    """How this agent runs the SDK client's hook callbacks: it asks the session's root (the
+    main agent's actor, whose events the session reads), as permission prompts bubble."""
+    ask = root_ask(spec, own)
+    if ask is None:
+        return None
+
+    async def call(callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
+        answer = await ask(HookCall(callback_id=callback_id, input=payload, tool_use_id=tool_use_id))
+        if not isinstance(answer, dict):
+            raise RuntimeError("no claude-agent-sdk client answered the hook callback")
+        return answer
+
+    return call
+
+
+def model_of(source: Any, env: dict[str, str] | None) -> Any:
+    """A Model object travels as is; a spec string is built here, where the agent runs, from the run's env."""
+    return source if hasattr(source, "create") else make_model(source, env=env)
+
+
+def safe_report(progress: Progress, status: Any, reason: str, services: AgentServices | None) -> FinalReport:
+    """The run's report; a report that cannot be built still reports, as a failure."""
+    worktree = services.outcome.get("worktree") if services is not None else None
+    try:
+        return progress.report(status=status, reason=reason, worktree=worktree)
+    except Exception as exc:  # a report that cannot be built still reports
+        return FinalReport(status="failed", text=f"the agent's report could not be built: {exc}")

@@ -1,0 +1,279 @@
+"""``AgentRunner`` runs one agent at a time from its spec, as plain Python; the Ray actor
+(``covey.actors.agent``) is its thin shell.
+
+A run is started detached (``start``); whoever cares follows its events
+(``follow``: the session for the main agent, the parent for a sync child) or
+awaits its final report (``wait``: the registry's watch, a sync parent).
+Between runs the runner holds no state, which ``reset`` checks before the pool
+hands the actor to another agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+from covey.actors.agent_services import run_services, safe_report
+from covey.actors.hygiene import Baseline
+from covey.actors.notice import deliver_own_notice
+from covey.agents.lifecycle import AgentServices, run_agent
+from covey.agents.progress import Progress
+from covey.agents.spec import AgentSpec
+from covey.agents.transcript import TranscriptWriter, transcript_path
+from covey.events import Event, PermissionPrompt
+from covey.hooks.callback import HookCall, HookCallbackPrompt
+from covey.model.pricing import PriceTable
+from covey.registry.answers import Finished
+from covey.registry.records import FinalReport, Status
+
+FOLLOWER_GRACE_S = 30.0
+"""How long a finished run waits for its follower to say it has the report. Under load
+(a CPU burner, fifty children on two cores) a live follower was seen to need over 5 s."""
+
+Followed = Event | FinalReport | None
+"""What a follower's queue holds: events, then the report, then None (the end)."""
+
+
+@dataclass
+class _Run:
+    spec: AgentSpec
+    report: asyncio.Future[FinalReport]
+    queue: asyncio.Queue[Followed] | None
+    task: asyncio.Task[None] | None = None
+    cancel_status: Status = "killed"
+    cancel_reason: str = ""
+    answers: dict[str, asyncio.Future[Any]] = field(default_factory=dict)
+    followed: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once nobody follows the run's events any more: the follower said it has the
+    report (``received``), left before the report, moved the run to the background, or
+    there never was one. Until then the actor is neither recycled nor killed (``reset``)."""
+
+    def emit(self, event: Event) -> None:
+        if self.queue is not None:
+            self.queue.put_nowait(event)
+
+    def end(self, report: FinalReport) -> None:
+        """The run's last word: its report to the follower and to every waiter."""
+        if self.queue is not None:
+            self.queue.put_nowait(report)
+            self.queue.put_nowait(None)
+        if not self.report.done():
+            self.report.set_result(report)
+
+
+class AgentRunner:
+    def __init__(self) -> None:
+        self._run: _Run | None = None
+        self._cancelled_early: tuple[str, Status, str] | None = None
+        """A cancel that came before its agent's run: (agent id, status, reason)."""
+        self.runs_served = 0
+        self._baseline = Baseline()
+
+    # -- one run -------------------------------------------------------------
+
+    async def start(self, spec: AgentSpec, *, follow: bool = False) -> str:
+        if self._run is not None and not self._run.report.done():
+            raise RuntimeError(f"agent actor busy with {self._run.spec.agent_id!r}")
+        loop = asyncio.get_running_loop()
+        run = _Run(spec=spec, report=loop.create_future(), queue=asyncio.Queue() if follow else None)
+        if not follow:
+            run.followed.set()
+        self._run = run
+        self.runs_served += 1
+        early, self._cancelled_early = self._cancelled_early, None
+        if early is not None and early[0] == spec.agent_id:  # its cancel overtook it
+            _end_unstarted(run, early[1], early[2])
+            return spec.agent_id
+        run.task = asyncio.create_task(self._drive(run), name=f"agent {spec.agent_id}")
+        return spec.agent_id
+
+    async def follow(self) -> AsyncIterator[Event | FinalReport]:
+        """The current run's events, then its ``FinalReport`` (only if started with ``follow=True``).
+
+        Yielding the report is not handing it over: Ray runs this generator ahead of its
+        reader, so the last items may still be on their way when it returns, and an actor
+        killed then takes them with it (a sync child's finished result was reported as a
+        dead actor). The reader says it has the report with ``received``.
+        """
+        run = self._require_run()
+        if run.queue is None:
+            return
+        queue = run.queue
+        handed = False
+        try:
+            while (item := await queue.get()) is not None:
+                handed = handed or isinstance(item, FinalReport)
+                yield item
+        finally:
+            if not handed:  # the reader left before the report: nobody to wait for
+                run.followed.set()
+
+    async def received(self, agent_id: str) -> None:
+        """The follower of ``agent_id``'s run has its report: the actor may be recycled."""
+        run = self._run
+        if run is not None and run.spec.agent_id == agent_id:
+            run.followed.set()
+
+    async def wait(self) -> FinalReport:
+        return await asyncio.shield(self._require_run().report)
+
+    async def finish(self) -> Finished:
+        """The run's report and, for a run nobody follows, whether the actor reset clean
+        (``reset``) right after it: the registry's watch learns both in one call.
+        "unchecked": a follower may still be reading, so whoever recycles the actor asks ``reset``."""
+        run = self._require_run()
+        report = await asyncio.shield(run.report)
+        if run.queue is not None or not run.followed.is_set():
+            return Finished(report=report)
+        return Finished.after(report, await self.reset())
+
+    async def cancel(self, status: Status = "killed", reason: str = "", agent_id: str | None = None) -> bool:
+        """Stop the current run (``agent_id``'s, if given); its cleanup runs, then ``wait``
+        returns a report with ``status``.
+
+        An async Ray actor need not start one caller's calls in the order sent, so the
+        registry's kill may overtake the ``run_detached`` it sent just before: a cancel
+        for an agent whose run has not arrived is kept, and that run ends as it starts.
+        """
+        run = self._run
+        if agent_id is not None and (run is None or run.spec.agent_id != agent_id):
+            self._cancelled_early = (agent_id, status, reason)
+            return True
+        if run is None or run.task is None or run.task.done():
+            return False
+        run.cancel_status, run.cancel_reason = status, reason
+        run.task.cancel()
+        await asyncio.gather(run.task, return_exceptions=True)
+        if not run.report.done():  # cancelled before its first step: ``_drive`` never ran
+            _end_unstarted(run, status, reason)
+        return True
+
+    async def detach(self) -> None:
+        """The follower leaves (a sync child moved to the background): stop buffering events."""
+        run = self._run
+        if run is not None and run.queue is not None:
+            run.queue.put_nowait(None)
+            run.queue = None
+            run.followed.set()
+
+    async def run(self, spec: AgentSpec) -> AsyncIterator[Event]:
+        """Start and follow in one call; stopping the iteration cancels the run."""
+        await self.start(spec, follow=True)
+        try:
+            async for event in self.follow():
+                if isinstance(event, FinalReport):
+                    await self.received(spec.agent_id)
+                else:
+                    yield event
+        finally:
+            await self.cancel(reason="the caller stopped following")
+
+    # -- permission prompts ---------------------------------------------------
+
+    async def ask(self, request: Any) -> Any:
+        """Show a prompt to the person at the root of this run's event stream (bubbling)."""
+        run = self._run
+        if run is None or run.queue is None or run.report.done():
+            return False
+        request_id = uuid.uuid4().hex
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        run.answers[request_id] = future
+        if isinstance(request, HookCall):  # an SDK hook callback, asked the same way
+            prompt: Event = HookCallbackPrompt(request_id=request_id, session_id=run.spec.session_id,
+                                               agent_id=run.spec.agent_id, **request.model_dump())
+        else:
+            prompt = PermissionPrompt(request_id=request_id, **_prompt_fields(request, run.spec))
+        await run.queue.put(prompt)
+        return await future
+
+    async def answer(self, request_id: str, answer: Any) -> bool:
+        run = self._run
+        future = run.answers.pop(request_id, None) if run else None
+        if future is None or future.done():
+            return False
+        future.set_result(answer)
+        return True
+
+    # -- reuse ---------------------------------------------------------------
+
+    async def reset(self, follower_grace_s: float = FOLLOWER_GRACE_S) -> bool:
+        """Forget the finished run; True only if nothing of it is left (the actor may serve again).
+
+        A follower still reading the run's last events is let finish first: whoever
+        recycles or kills the actor asks this before either. A follower that never says
+        it has the report (its process died) is given up on after ``follower_grace_s``.
+        """
+        run = self._run
+        if run is not None and not run.report.done():
+            return False
+        if run is not None:
+            try:
+                await asyncio.wait_for(run.followed.wait(), follower_grace_s)
+            except asyncio.TimeoutError:
+                return False
+        self._run = None
+        return self._baseline.clean()
+
+    # -- internals -------------------------------------------------------------
+
+    def _require_run(self) -> _Run:
+        if self._run is None:
+            raise RuntimeError("no agent run on this actor")
+        return self._run
+
+    async def _drive(self, run: _Run) -> None:
+        spec = run.spec
+        progress = Progress(spec, PriceTable.load(spec.settings.model_prices, env=spec.settings.env))
+        writer = _open_transcript(spec)
+        services: AgentServices | None = None
+        report: FinalReport | None = None
+        try:
+            services = run_services(spec, ask=self.ask, emit=run.emit, progress=progress, writer=writer)
+            async for event in run_agent(spec, services):
+                await progress.observe(event, writer)
+                if run.queue is not None:
+                    await run.queue.put(event)
+            inbox = services.inbox
+            report = await deliver_own_notice(spec, safe_report(progress, None, "", services), str(writer.path),
+                                              launched_background=inbox is not None and inbox.owns_background())
+        except asyncio.CancelledError:
+            report = safe_report(progress, run.cancel_status, run.cancel_reason or "cancelled", services)
+        except Exception as exc:  # the agent failed; its owner hears about it through the report
+            report = safe_report(progress, "failed", f"{type(exc).__name__}: {exc}", services)
+        finally:
+            progress.close()
+            writer.close()
+            for future in run.answers.values():
+                if not future.done():
+                    future.set_result(False)
+            # Whatever happened, the run ends with a report: a waiter must never hang.
+            run.end(report if report is not None else
+                    FinalReport(status="failed", text="the agent ended without a report"))
+
+
+def _open_transcript(spec: AgentSpec) -> TranscriptWriter:
+    """The run's transcript: a resumed agent or a conversation's next turn continues its chain."""
+    path = transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)
+    open_writer = TranscriptWriter.continuing if spec.history and path.exists() else TranscriptWriter
+    return open_writer(path, session_id=spec.session_id, agent_id=spec.agent_id, cwd=spec.cwd,
+                       sidechain=spec.depth > 0)
+
+
+def _end_unstarted(run: _Run, status: Status, reason: str) -> None:
+    """End a run that never took a step: its report still comes, like any run's."""
+    run.end(FinalReport(status=status, text=f"The agent {status}: {reason or 'cancelled'}"))
+
+
+def _prompt_fields(request: Any, spec: AgentSpec) -> dict[str, Any]:
+    return {
+        "tool_name": request.tool_name,
+        "subject": request.subject,
+        "input": request.input,
+        "message": request.message,
+        "reason": request.reason,
+        "tool_use_id": getattr(request, "tool_use_id", None),
+        "session_id": spec.session_id,
+        "agent_id": getattr(request, "agent_id", None) or spec.agent_id,
+    }
