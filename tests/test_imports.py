@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     )),
     ("tools, the loop and its hooks, MCP servers", ("covey.tools", "covey.loop", "covey.hooks", "covey.mcp")),
     ("agents: definitions, specs, the lifecycle, the tools that launch and coordinate them", (
-        "covey.agents", "covey.runtime", "covey.tools.agent", "covey.tools.agent_schema", "covey.tools.catalog",
+        "covey.agents", "covey.runtime", "covey.tools.agent", "covey.tools.agent_launch", "covey.tools.agent_schema", "covey.tools.catalog",
         "covey.tools.team_tools", "covey.tools.task_tools", "covey.actors.travel", "covey.actors.inbox",
         "covey.actors.team_context", "covey.resume",
     )),
