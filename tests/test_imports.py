@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("agents: definitions, specs, the lifecycle, the tools that launch and coordinate them", (
         "covey.agents", "covey.runtime", "covey.tools.agent", "covey.tools.agent_launch", "covey.tools.agent_schema", "covey.tools.catalog",
         "covey.tools.team_tools", "covey.tools.task_tools", "covey.actors.travel", "covey.actors.inbox",
-        "covey.actors.team_context", "covey.resume",
+        "covey.actors.team_context", "covey.resume", "covey.resume_record",
     )),
     ("agent actors, their pool and the registry that launches and watches them", ("covey.actors", "covey.registry")),
     ("drivers: Ray start-up, sessions, inspection, the command line", (
