@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     )),
     ("the model and the events", ("covey.model", "covey.events")),
     ("configuration: permissions, settings, hook, skill and plugin files", (
-        "covey.permissions", "covey.settings", "covey.settings_managed", "covey.settings_guard", "covey.hooks.config", "covey.hooks.conditions",
+        "covey.permissions", "covey.settings", "covey.settings_files", "covey.settings_managed", "covey.settings_guard", "covey.hooks.config", "covey.hooks.conditions",
         "covey.hooks.read", "covey.skills", "covey.plugins",
     )),
     ("coordination state: mailbox, teams, running-task records, and the Ray shells of the first two", (
