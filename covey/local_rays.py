@@ -93,7 +93,7 @@ def _read(path: Path) -> LocalRay | None:
         return None
     if not isinstance(data, dict):
         return None
-    known = {f.name: data.get(f.name) for f in fields(LocalRay)}
+    known: dict[str, Any] = {f.name: data.get(f.name) for f in fields(LocalRay)}
     if any(name not in data or not isinstance(known[name], _TYPES[name]) or isinstance(known[name], bool)
            for name in known):
         return None

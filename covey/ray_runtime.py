@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 import ray
+from ray._private.worker import RayContext
 
 from covey import local_rays, ray_token
 from covey.local_rays import NAMESPACE
@@ -24,7 +25,7 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbo
         return False
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     address = address or os.environ.get("RAY_ADDRESS")
-    common = dict(
+    common: dict[str, Any] = dict(
         namespace=NAMESPACE,
         logging_level=logging.INFO if verbose else logging.ERROR,
         log_to_driver=verbose,
@@ -38,13 +39,16 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbo
         _reload_token()  # Ray may have cached "no token" earlier in this process, and would write its own
     context = ray.init(include_dashboard=False, num_cpus=num_cpus, **common)
     ray_token.tighten_token()  # a token an older Ray (or covey) wrote world-readable
-    local_rays.record(context.address_info["gcs_address"], context.address_info["session_dir"])
+    info = context.address_info if isinstance(context, RayContext) else {}  # a local start answers a RayContext
+    if (gcs := info.get("gcs_address")) and (session_dir := info.get("session_dir")):
+        local_rays.record(gcs, session_dir)
     return True
 
 
 def _reload_token() -> None:
     try:
-        from ray._raylet import AuthenticationTokenLoader
+        # ray/_raylet.pyi leaves out names the compiled module has.
+        from ray._raylet import AuthenticationTokenLoader  # type: ignore[attr-defined]
     except ImportError:  # a Ray without token auth
         return
     AuthenticationTokenLoader.instance().reset_cache()
@@ -67,7 +71,8 @@ def send_token_if_any(token_path: str | None = None) -> None:
     A user's own ``RAY_AUTH_MODE`` is kept. Ray reads the mode and the token once
     and caches them, so both caches are refreshed here.
     """
-    from ray._raylet import AuthenticationTokenLoader, Config
+    # ray/_raylet.pyi leaves out names the compiled module has.
+    from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
 
     if token_path:
         os.environ["RAY_AUTH_TOKEN_PATH"] = token_path

@@ -19,70 +19,17 @@ type it lacks) lands in ``Settings.warnings``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from covey.errors import UserError
 from covey.hooks.read import HookWarning, read_hooks
 from covey.permissions.decisions import PermissionMode
 from covey.permissions.rule_checks import rule_warnings
 from covey.permissions.rules import Rule, RuleError, parse_rule
+from covey.settings_files import SETTING_FILES, SETTING_SOURCES, Wire, read_file, rule_root, setting_labels, validate_wire
 from covey.settings_managed import locked_surfaces, managed_files
-
-_FILES = (  # (label, base: "home" or "project", relative path), lowest precedence first
-    ("userSettings", "home", ".claude/settings.json"),
-    ("userSettings", "home", ".covey/settings.json"),
-    ("projectSettings", "project", ".claude/settings.json"),
-    ("projectSettings", "project", ".covey/settings.json"),
-    ("localSettings", "project", ".claude/settings.local.json"),
-    ("localSettings", "project", ".covey/settings.local.json"),
-)
-
-
-SETTING_SOURCES = {"user": "userSettings", "project": "projectSettings", "local": "localSettings"}
-
-
-def setting_labels(sources: list[str] | None) -> set[str]:
-    """The file labels ``--setting-sources user,project,local`` names (None: every one)."""
-    if sources is None:
-        return set(SETTING_SOURCES.values())
-    unknown = [s for s in sources if s not in SETTING_SOURCES]
-    if unknown:
-        raise UserError(f"--setting-sources: unknown source {unknown[0]!r}; use user, project or local")
-    return {SETTING_SOURCES[s] for s in sources}
-
-
-class _WirePermissions(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    allow: list[str] = []
-    deny: list[str] = []
-    ask: list[str] = []
-    default_mode: PermissionMode | None = Field(default=None, alias="defaultMode")
-    disable_bypass: Any = Field(default=None, alias="disableBypassPermissionsMode")
-    block_outside_reads: bool | None = Field(default=None, alias="blockReadsOutsideWorkingDirectories")
-
-
-class _Wire(BaseModel):
-    """One file's known keys, checked for type; other keys belong to Claude Code and are ignored."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    permissions: _WirePermissions = Field(default_factory=_WirePermissions)
-    env: dict[str, str] = {}
-    model: str | None = None
-    model_prices: dict[str, dict[str, float]] = Field(default={}, alias="modelPrices")
-    model_limits: dict[str, dict[str, int]] = Field(default={}, alias="modelLimits")
-    auto_compact_enabled: bool | None = Field(default=None, alias="autoCompactEnabled")
-    hooks: dict[str, Any] = {}
-    enabled_plugins: dict[str, Any] = Field(default={}, alias="enabledPlugins")
-    strict_plugin_only: Any = Field(default=None, alias="strictPluginOnlyCustomization")
-    fork_subagent: bool | None = Field(default=None, alias="forkSubagent")
-    managed_rules_only: Any = Field(default=None, alias="allowManagedPermissionRulesOnly")
-    managed_hooks_only: Any = Field(default=None, alias="allowManagedHooksOnly")
 
 
 class PermissionSettings(BaseModel):
@@ -151,22 +98,22 @@ class Settings(BaseModel):
         wanted = setting_labels(sources)
         bases = {"home": Path(home or Path.home()).resolve(), "project": Path(cwd).resolve()}
         settings, seen = cls(), set()
-        managed = [(path, _read(path)) for path in managed_files(Path(managed_dir))] if managed_dir else []
+        managed = [(path, read_file(path)) for path in managed_files(Path(managed_dir))] if managed_dir else []
         settings._lock(managed)
-        for label, base, relative in _FILES:
+        for label, base, relative in SETTING_FILES:
             path = bases[base] / relative
             if label in wanted and path.exists() and path not in seen:  # home == cwd must not load a file twice
                 seen.add(path)
-                settings._merge(_read(path), f"{label}:{path}", root=_rule_root(label, path, bases), where=str(path))
+                settings._merge(read_file(path), f"{label}:{path}", root=rule_root(label, path, bases), where=str(path))
         if extra:
             where = "settings passed by the CLI / API"
-            settings._merge(_validate(extra, where), "cliArg", root=bases["project"], where=where)
+            settings._merge(validate_wire(extra, where), "cliArg", root=bases["project"], where=where)
         for path, wire in managed:
             settings._merge(wire, f"policySettings:{path}", root=bases["project"], where=str(path))
         settings.managed_dir = str(managed_dir) if managed_dir else None
         return settings
 
-    def _lock(self, managed: list[tuple[Path, _Wire]]) -> None:
+    def _lock(self, managed: list[tuple[Path, Wire]]) -> None:
         """The surfaces the managed files lock (the last file that sets the key decides), and
         whether only their rules and hooks apply (any managed file that says ``true``)."""
         for path, wire in managed:
@@ -185,7 +132,7 @@ class Settings(BaseModel):
             self.hooks.setdefault(event, []).extend(matchers)
         self.warnings.extend(parsed.warnings)
 
-    def _merge(self, wire: _Wire, source: str, *, root: Path, where: str) -> None:
+    def _merge(self, wire: Wire, source: str, *, root: Path, where: str) -> None:
         self._merge_rules(wire, source, root=root, where=where)
         self._merge_mode(wire, source, where)
         self.model = wire.model or self.model
@@ -199,7 +146,7 @@ class Settings(BaseModel):
         self._merge_plugins(wire, source, where)
         self.sources.append(source)
 
-    def _merge_rules(self, wire: _Wire, source: str, *, root: Path, where: str) -> None:
+    def _merge_rules(self, wire: Wire, source: str, *, root: Path, where: str) -> None:
         written = wire.permissions.allow or wire.permissions.deny or wire.permissions.ask
         if written and self.managed_rules_only and not source.startswith("policySettings"):
             self.warnings.append(HookWarning(where, "permissions", "allow / deny / ask rules not applied: the managed "
@@ -210,7 +157,7 @@ class Settings(BaseModel):
                 if rule := self._rule(text, behavior, source, root, f"permissions.{behavior}[{index}]", where):
                     getattr(self.permissions, behavior).append(rule)
 
-    def _merge_mode(self, wire: _Wire, source: str, where: str) -> None:
+    def _merge_mode(self, wire: Wire, source: str, where: str) -> None:
         label = source.partition(":")[0]
         mode = wire.permissions.default_mode
         if mode == "bypassPermissions" and label in _UNTRUSTED_FOR_BYPASS:
@@ -226,7 +173,7 @@ class Settings(BaseModel):
             self.warnings.append(HookWarning(where, "permissions.disableBypassPermissionsMode",
                                              f"expected \"disable\", got {disable!r}; ignored"))
 
-    def _merge_hooks(self, wire: _Wire, source: str, where: str) -> None:
+    def _merge_hooks(self, wire: Wire, source: str, where: str) -> None:
         if wire.hooks and self.managed_hooks_only and not source.startswith("policySettings"):
             self.warnings.append(HookWarning(where, "hooks", "not loaded: the managed allowManagedHooksOnly "
                                                              "lets only managed hooks run"))
@@ -240,7 +187,7 @@ class Settings(BaseModel):
             self.hooks.setdefault(event, []).extend(matchers)
         self.warnings.extend(hooks.warnings)
 
-    def _merge_plugins(self, wire: _Wire, source: str, where: str) -> None:
+    def _merge_plugins(self, wire: Wire, source: str, where: str) -> None:
         for plugin_id, value in wire.enabled_plugins.items():
             if value is True or (isinstance(value, list) and value):
                 self.enabled_plugins[plugin_id] = where
@@ -269,37 +216,3 @@ _LOCKABLE = set(SETTING_SOURCES.values())
 _UNTRUSTED_FOR_BYPASS = {"projectSettings", "localSettings"}
 """Files a cloned repository can bring (a committed ``settings.local.json`` too): their ``defaultMode:
 bypassPermissions`` is not applied. User, managed and caller-passed settings may set it."""
-
-
-def _rule_root(label: str, path: Path, bases: dict[str, Path]) -> Path:
-    """Where a ``/path`` rule of this file is anchored (Claude Code): user settings at the
-    settings folder (``~/.claude``), local settings at the directory the session started in,
-    project settings at the project."""
-    if label == "userSettings":
-        return path.parent
-    if label == "localSettings":
-        return bases["project"]
-    return path.parent.parent
-
-
-def _read(path: Path) -> _Wire:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"settings file {str(path)!r} cannot be read: {exc}") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"settings file {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from exc
-    return _validate(data, f"settings file {str(path)!r}")
-
-
-def _validate(data: Any, where: str) -> _Wire:
-    if not isinstance(data, dict):
-        raise UserError(f"{where} must hold a JSON object, not {type(data).__name__}")
-    try:
-        return _Wire.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        raise UserError(f"{where}: field {field!r}: {first['msg']}") from exc

@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     )),
     ("the model and the events", ("covey.model", "covey.events")),
     ("configuration: permissions, settings, hook, skill and plugin files", (
-        "covey.permissions", "covey.settings", "covey.settings_managed", "covey.settings_guard", "covey.hooks.config", "covey.hooks.conditions",
+        "covey.permissions", "covey.settings", "covey.settings_files", "covey.settings_managed", "covey.settings_guard", "covey.hooks.config", "covey.hooks.conditions",
         "covey.hooks.read", "covey.skills", "covey.plugins",
     )),
     ("coordination state: mailbox, teams, running-task records, and the Ray shells of the first two", (
@@ -32,9 +32,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     )),
     ("tools, the loop and its hooks, MCP servers", ("covey.tools", "covey.loop", "covey.hooks", "covey.mcp")),
     ("agents: definitions, specs, the lifecycle, the tools that launch and coordinate them", (
-        "covey.agents", "covey.runtime", "covey.tools.agent", "covey.tools.agent_schema", "covey.tools.catalog",
+        "covey.agents", "covey.runtime", "covey.tools.agent", "covey.tools.agent_launch", "covey.tools.agent_schema", "covey.tools.catalog",
         "covey.tools.team_tools", "covey.tools.task_tools", "covey.actors.travel", "covey.actors.inbox",
-        "covey.actors.team_context", "covey.resume",
+        "covey.actors.team_context", "covey.resume", "covey.resume_record",
     )),
     ("agent actors, their pool and the registry that launches and watches them", ("covey.actors", "covey.registry")),
     ("drivers: Ray start-up, sessions, inspection, the command line", (

@@ -387,6 +387,19 @@ def test_an_invalid_session_id_is_refused(text, tdir):
         find_resume(tdir, session_id=text)
 
 
+@pytest.mark.parametrize("value", [None, 123, ["12345678-1234-1234-1234-123456789012"]])
+def test_a_session_id_that_is_not_text_is_refused_as_invalid(value):
+    with pytest.raises(ResumeError, match="Invalid session ID"):
+        validate_session_id(value)
+
+
+def test_find_resume_takes_exactly_one_of_an_id_and_a_directory(tdir, project):
+    with pytest.raises(ValueError, match="exactly one"):
+        find_resume(tdir)
+    with pytest.raises(ValueError, match="exactly one"):
+        find_resume(tdir, session_id="12345678-1234-1234-1234-123456789012", continue_in=project)
+
+
 def test_a_record_takes_only_a_uuid_and_keeps_it_lowercase(project):
     fields = dict(main_agent_id=AGENT, transcript="/t/a.jsonl", cwd=str(project), created_s=1.0, updated_s=1.0)
     assert SessionRecord(session_id="A1B2C3D4-E5F6-4789-ABCD-EF0123456789", **fields).session_id == (

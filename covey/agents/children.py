@@ -7,7 +7,7 @@ the spec without knowing how it was chosen.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from covey.agents.context import agent_list_message
 from covey.agents.definition import AgentDefinition
@@ -42,17 +42,11 @@ async def child_spec(
     tools = resolve_tools(
         definition, available_tools, depth=depth, max_depth=runtime.limits.max_depth, background=background,
     )
-    prelude = await runtime.context_for(cwd, omit=definition.omit_claude_md, env=env)
-    if "Agent" in tools:
-        prelude = [*prelude, agent_list_message(runtime.definitions)]
-    listing = skill_list_message(runtime.skills) if "Skill" in tools else None
-    if listing is not None:
-        prelude = [*prelude, listing]  # the skills it may load, as the main agent's listing
+    prelude = await _prelude(runtime, definition, tools, cwd, env)
     mode = _child_mode(parent, definition, call)
     # A worktree child's working directory is its worktree, not the main checkout (docs/definitions.md#permissions).
     root = Path(worktree.path) if worktree is not None else None
-    permissions = parent.permissions.for_child(definition_mode=mode, cwd=Path(cwd), project_root=root) \
-        if parent.permissions else None
+    permissions = parent.permissions and parent.permissions.for_child(definition_mode=mode, cwd=Path(cwd), project_root=root)
     return AgentSpec(
         session_id=parent.session_id,
         agent_id=agent_id,
@@ -78,6 +72,19 @@ async def child_spec(
         # The parent's settings (its environment included) with the child's own can_ask.
         settings=parent.settings.model_copy(update={"can_ask": _can_ask(runtime, background, mode)}),
     )
+
+
+async def _prelude(runtime: Any, definition: AgentDefinition, tools: list[str], cwd: str,
+                   env: Mapping[str, str] | None) -> list[dict[str, Any]]:
+    """What the child reads before its prompt: its project context, then the agent types it may
+    launch and the skills it may load (as the main agent's listings), when it has those tools."""
+    prelude = await runtime.context_for(cwd, omit=definition.omit_claude_md, env=env)
+    if "Agent" in tools:
+        prelude = [*prelude, agent_list_message(runtime.definitions)]
+    listing = skill_list_message(runtime.skills) if "Skill" in tools else None
+    if listing is not None:
+        prelude = [*prelude, listing]
+    return list(prelude)
 
 
 def _child_mode(parent: AgentSpec, definition: AgentDefinition, call: Any) -> str | None:

@@ -71,7 +71,7 @@ def _git_snapshot(cwd: Path) -> str | None:
         status = repo.git.status("--short") or "(clean)"
         # A fresh repository has no HEAD commit yet; iter_commits would raise.
         recent = repo.iter_commits(max_count=RECENT_COMMITS) if repo.head.is_valid() else []
-        commits = [f"{commit.hexsha[:7]} {commit.summary}" for commit in recent]
+        commits = [f"{commit.hexsha[:7]} {_text(commit.summary)}" for commit in recent]
     except Exception:  # noqa: BLE001 - a git snapshot is a nicety; no git problem may stop an agent
         return None
     if len(status) > MAX_STATUS_CHARS:
@@ -82,6 +82,11 @@ def _git_snapshot(cwd: Path) -> str | None:
         f"Current branch: {branch}\n\nStatus:\n{status}\n\n"
         f"Recent commits:\n{chr(10).join(commits) or '(none)'}\n</system-reminder>"
     )
+
+
+def _text(summary: str | bytes) -> str:
+    """A commit's summary as text (GitPython hands over bytes it could not decode)."""
+    return summary.decode("utf-8", errors="replace") if isinstance(summary, bytes) else summary
 
 
 def tools_summary(definition: AgentDefinition) -> str:

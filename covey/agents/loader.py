@@ -83,7 +83,8 @@ def load_definitions(
     for plugin in plugin_dirs:
         _load_plugin(result, plugin)
     if "agents" not in locked:  # a locked surface loads from plugins and managed sources only
-        for base, source in ((home_dir, "user"), (project, "project")):
+        places: tuple[tuple[Path, Source], ...] = ((home_dir, "user"), (project, "project"))
+        for base, source in places:
             _load_dir(result, base / ".claude" / "agents", source)
             _load_dir(result, base / ".covey" / "agents", source)
     _load_flags(result, flag_agents)
@@ -196,7 +197,7 @@ def _load_flag(result: LoadResult, spec: Any) -> None:
 def _strip_untrusted(result: LoadResult, locked: Collection[str]) -> None:
     """Strict plugin-only policy: user and project agents run without hooks (``hooks`` locked)
     and without MCP servers (``mcp`` locked)."""
-    update = {**({"hooks": {}} if "hooks" in locked else {}), **({"mcp_servers": []} if "mcp" in locked else {})}
+    update: dict[str, Any] = {**({"hooks": {}} if "hooks" in locked else {}), **({"mcp_servers": []} if "mcp" in locked else {})}
     if not update:
         return
     for name, definition in result.definitions.items():
@@ -204,7 +205,7 @@ def _strip_untrusted(result: LoadResult, locked: Collection[str]) -> None:
             result.definitions[name] = definition.model_copy(update=update)
 
 
-_PLUGIN_IGNORED = {"hooks": {}, "mcp_servers": [], "permission_mode": None}
+_PLUGIN_IGNORED: dict[str, Any] = {"hooks": {}, "mcp_servers": [], "permission_mode": None}
 """Fields Claude Code ignores in a plugin's agents (a plugin may not grant itself these)."""
 
 

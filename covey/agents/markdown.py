@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import yaml
 
@@ -89,16 +89,16 @@ def _checked(data: dict[str, Any], body: str, *, plugin: bool) -> FileRead:
     if not _is_text(data.get("name")):
         return _skip("name", "no 'name' in the frontmatter (Claude Code requires it; a file without one is not an agent)")
     description = data.get("description")
-    if plugin:
+    if not _is_text(description):
+        if not plugin:
+            return _skip("description", f"agent {data['name']!r} has no 'description' (Claude Code requires it)")
         description = description if isinstance(description, str) else ""
-    elif not _is_text(description):
-        return _skip("description", f"agent {data['name']!r} has no 'description' (Claude Code requires it)")
-    read = FileRead(fields={**data, "prompt": body.strip()})
     # A literal backslash-n in a description is a line break, as Claude Code reads it.
-    read.fields["description"] = description.replace("\\n", "\n")
+    fields = {**data, "prompt": body.strip(), "description": description.replace("\\n", "\n")}
+    read = FileRead(fields=fields)
     effort = data.get("effort")
     if effort is not None and not is_effort(effort):
-        del read.fields["effort"]
+        del fields["effort"]
         levels = ", ".join(EFFORT_LEVELS)
         read.skipped.append(Problem("effort", f"{effort!r} is not one of {levels} or an integer; ignored"))
     return read
@@ -108,5 +108,5 @@ def _skip(field_name: str | None, message: str) -> FileRead:
     return FileRead(skipped=[Problem(field_name, f"skipped: {message}")])
 
 
-def _is_text(value: Any) -> bool:
+def _is_text(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and bool(value.strip())

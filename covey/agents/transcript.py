@@ -19,7 +19,7 @@ import json
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence, TextIO
 
 from covey.agents.transcript_read import (  # noqa: F401  (the readers, importable from here too)
     COMPACT, copy_transcript, end_torn_line, last_uuid, read_transcript, rebuild_history, record_time_s,
@@ -49,7 +49,7 @@ class TranscriptWriter:
         self.session_id = session_id
         self.agent_id = agent_id
         self.last_uuid: str | None = None
-        self._file = None
+        self._file: TextIO | None = None
         self._stamp = {
             "isSidechain": sidechain, "userType": "external", "cwd": str(cwd), "sessionId": session_id,
             "version": CLAUDE_CODE_VERSION, "gitBranch": git_branch(cwd) if cwd else "",
@@ -78,7 +78,7 @@ class TranscriptWriter:
         return record["uuid"]
 
     async def append_compaction(self, *, trigger: str, pre_tokens: int, summary: dict[str, Any],
-                                attachments: list[dict[str, Any]], context: list[dict[str, Any]] = (),
+                                attachments: list[dict[str, Any]], context: Sequence[dict[str, Any]] = (),
                                 uuid: str | None = None, timestamp: str | None = None) -> str:
         """A compaction as Claude Code records one: a ``system``/``compact_boundary`` record that
         starts a new chain (``parentUuid`` null, ``logicalParentUuid`` the record before), the summary

@@ -109,6 +109,8 @@ def _create(base_cwd: str, agent_id: str) -> Worktree:
     from git import GitCommandError, Repo
 
     with Repo(base_cwd, search_parent_directories=True) as repo:
+        if repo.working_tree_dir is None:  # check_isolation refused it, but the repository may have changed since
+            raise UserError(f"Could not create a git worktree: the repository at {repo.git_dir!r} is bare.")
         root = os.path.realpath(repo.working_tree_dir)
         # In this user's private temporary folder: a shared <tmp>/covey-worktrees lets others read the checkout.
         path = private_dir(user_temp_dir() / "worktrees", "covey's worktree folder") / f"{Path(root).name}-{agent_id}"
@@ -198,7 +200,7 @@ def verify_worktree(path: str, expected_root: str, branch: str) -> str | None:
             # The shared git directory must match: a clone or another repo at the same path is not adopted.
             same_repo = os.path.realpath(repo.common_dir) == os.path.realpath(main.common_dir)
             # The repository must still list it here: a worktree moved by hand is one git has lost track of.
-            is_root = os.path.realpath(repo.working_tree_dir) == real and real in _listed_worktrees(main)
+            is_root = os.path.realpath(repo.working_tree_dir or "") == real and real in _listed_worktrees(main)
             on_branch = not repo.head.is_detached and repo.active_branch.name == branch
     except (InvalidGitRepositoryError, NoSuchPathError):
         same_repo = is_root = False

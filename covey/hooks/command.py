@@ -105,7 +105,7 @@ async def _execute(
 ) -> tuple[int, Captured, Captured]:
     pipes = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.PIPE}
     # Own process group (start_new_session): a kill reaches the hook's children too.
-    options = {"cwd": cwd, "env": {**env, "CLAUDE_PROJECT_DIR": str(project_dir)}, "start_new_session": True, **pipes}
+    options: dict[str, Any] = {"cwd": cwd, "env": {**env, "CLAUDE_PROJECT_DIR": str(project_dir)}, "start_new_session": True, **pipes}
     if hook.args is not None:
         # Exec form: no shell, so each argument arrives as written, placeholders replaced as plain text.
         program, *args = (_placeholders(part, project_dir) for part in (hook.command, *hook.args))
@@ -174,7 +174,7 @@ def _cap(text: str, total: int | None = None) -> str:
 
 def _capped(answer: HookAnswer) -> HookAnswer:
     """Every text of a JSON answer cut to the context cap (``updated_input`` is the tool's input, not context)."""
-    texts = {f.name: _cap(value) for f in fields(answer)
+    texts: dict[str, Any] = {f.name: _cap(value) for f in fields(answer)
              if f.name != "command" and isinstance(value := getattr(answer, f.name), str)}
     return replace(answer, **texts)
 

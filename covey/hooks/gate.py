@@ -163,7 +163,7 @@ def _rule_entry(rule: str) -> dict[str, str]:
 def hook_after(registry: HookRegistry) -> After:
     async def after(tool: Tool, input: Any, result: ToolResult, ctx: ToolContext) -> ToolResult:
         wire = input.model_dump(by_alias=True, exclude_none=True)
-        common = {"cwd": ctx.cwd, "tool_use_id": ctx.tool_use_id, "session_id": ctx.services.session_id,
+        common: dict[str, Any] = {"cwd": ctx.cwd, "tool_use_id": ctx.tool_use_id, "session_id": ctx.services.session_id,
                   "subject": tool.permission_subject(input, ctx)}
         if result.is_error:
             outcome = await registry.run_post_tool_use_failure(ctx.agent_id, tool.name, wire, result.content, **common)

@@ -54,7 +54,8 @@ def combine(event: str, answers: Sequence[HookAnswer], *, text_is_context: bool 
 
 def combine_pre_tool(answers: Sequence[HookAnswer]) -> PreToolOutcome:
     base = combine("PreToolUse", answers)
-    decisions = [a.permission_decision for a in answers if a.permission_decision]
+    decisions = [d for d in (a.permission_decision for a in answers) if d is not None]
+    strictest = max(decisions, key=_STRICTNESS.__getitem__, default=None)
     updated: dict[str, Any] = {}
     for answer in answers:
         updated.update(answer.updated_input or {})
@@ -62,7 +63,7 @@ def combine_pre_tool(answers: Sequence[HookAnswer]) -> PreToolOutcome:
     return PreToolOutcome(
         **{**base.__dict__, "reason": reason},
         updated_input=updated or None,
-        permission_decision=max(decisions, key=_STRICTNESS.__getitem__) if decisions else None,
+        permission_decision=strictest,
     )
 
 
@@ -91,10 +92,10 @@ def combine_permission_request(answers: Sequence[HookAnswer]) -> RequestVerdict 
     """Any deny wins; else an allow (the first); else None: the person is asked as usual.
     Exit 2 does nothing here, as in Claude Code: only the ``decision`` object decides."""
     combine("PermissionRequest", answers)
-    verdicts = [_verdict(a.request_decision) for a in answers if a.request_decision]
-    verdicts = [v for v in verdicts if v is not None]
+    read = [_verdict(a.request_decision) for a in answers if a.request_decision]
+    verdicts = [v for v in read if v is not None]
     denied = [v for v in verdicts if v.behavior == "deny"]
-    return (denied or verdicts or [None])[0]
+    return next(iter(denied or verdicts), None)
 
 
 def _verdict(decision: dict[str, Any]) -> RequestVerdict | None:

@@ -166,8 +166,8 @@ class _Reader:
             message = _IGNORED.get(key, "field not supported by covey; skipped (the hook runs without it)")
             self._skip(f"{where}.{key}", message)
         kept = {k: v for k, v in raw.items() if k in keys}
-        if isinstance(kept.get("if"), str) and (why := valid_if(kept["if"])):
-            self._skip(f"{where}.if", f"not a permission rule ({why}); hook skipped")
+        if isinstance(kept.get("if"), str) and (problem := valid_if(kept["if"])):
+            self._skip(f"{where}.if", f"not a permission rule ({problem}); hook skipped")
             return None
         return self._validate(model, kept, where), kept
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Union
 
-from covey.model.messages import Message, ToolUseBlock
+from covey.model.messages import Message, TextBlock, ToolUseBlock
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,11 @@ Step = Union[FinalOutput, RunTools, ContinueTurn, CutOff, Stop]
 
 
 def text_of(message: Message) -> str:
-    return "".join(block.text for block in message.content if block.type == "text")
+    return "".join(block.text for block in message.content if isinstance(block, TextBlock))
 
 
 def _tool_calls(message: Message) -> tuple[ToolUseBlock, ...]:
-    return tuple(block for block in message.content if block.type == "tool_use")
+    return tuple(block for block in message.content if isinstance(block, ToolUseBlock))
 
 
 def _tools_or_final(message: Message) -> Step:

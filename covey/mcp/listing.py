@@ -62,7 +62,7 @@ def mcp_list(cwd: str, given: list[Any], *, strict: bool, env: dict[str, str]) -
 
 
 def _line(entry: dict[str, Any], config: McpServerConfig) -> str:
-    where = config.url if config.type != "stdio" else " ".join([config.command or "", *config.args])
+    where = (config.url or "") if config.type != "stdio" else " ".join([config.command or "", *config.args])
     where += f" ({config.type})" if config.type != "stdio" else ""
     if entry["status"] == "connected":
         names = ", ".join(tool["name"] for tool in entry["tools"])

@@ -89,9 +89,9 @@ class McpManager:
             self._users[key] -= 1
             if self._users[key] <= 0:
                 self._users.pop(key)
-                connection = self._shared.pop(key, None)
-                if connection is not None:
-                    await connection.close()
+                shared = self._shared.pop(key, None)
+                if shared is not None:
+                    await shared.close()
         held.inline.clear()
         held.shared.clear()
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import Field
 
@@ -22,7 +22,7 @@ class ReadInput(ToolInput):
 
 
 class _ResourceTool(Tool):
-    read_only: ClassVar[bool] = True
+    read_only = True
 
     def __init__(self, connections: list[McpConnection]) -> None:
         self.connections = {c.name: c for c in connections}
@@ -35,14 +35,17 @@ class _ResourceTool(Tool):
 
 
 class ListMcpResources(_ResourceTool):
-    name: ClassVar[str] = "ListMcpResourcesTool"
-    description: ClassVar[str] = "List the resources (files, records, documents) that the connected MCP servers offer."
-    input_model: ClassVar[type[ToolInput]] = ListInput
+    name = "ListMcpResourcesTool"
+    description = "List the resources (files, records, documents) that the connected MCP servers offer."
+    input_model = ListInput
 
     async def run(self, input: ListInput, ctx: ToolContext) -> ToolResult:
-        servers = [self._server(input.server)] if input.server else list(self.connections.values())
-        if servers and isinstance(servers[0], ToolResult):
-            return servers[0]
+        servers = list(self.connections.values())
+        if input.server:
+            found = self._server(input.server)
+            if isinstance(found, ToolResult):
+                return found
+            servers = [found]
         listed: list[dict[str, Any]] = []
         for server in servers:
             try:
@@ -55,9 +58,9 @@ class ListMcpResources(_ResourceTool):
 
 
 class ReadMcpResource(_ResourceTool):
-    name: ClassVar[str] = "ReadMcpResourceTool"
-    description: ClassVar[str] = "Read one resource of an MCP server by its server name and URI."
-    input_model: ClassVar[type[ToolInput]] = ReadInput
+    name = "ReadMcpResourceTool"
+    description = "Read one resource of an MCP server by its server name and URI."
+    input_model = ReadInput
 
     async def run(self, input: ReadInput, ctx: ToolContext) -> ToolResult:
         server = self._server(input.server)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from covey.errors import UserError
 from covey.mcp.config import McpServerConfig, parse_servers
@@ -32,7 +32,7 @@ class McpSources:
 
 
 def session_servers(cwd: Path, *, home: Path | None = None, env: Mapping[str, str],
-                    given: list[Any] = (), strict: bool = False, locked: bool = False) -> McpSources:
+                    given: Sequence[Any] = (), strict: bool = False, locked: bool = False) -> McpSources:
     """Every server the session may use. ``given``: ``--mcp-config`` values and API dicts, in order."""
     found = McpSources()
     if not strict and not locked:

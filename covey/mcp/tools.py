@@ -40,11 +40,11 @@ class McpTool(Tool):
     def __init__(self, connection: McpConnection, tool: Any) -> None:
         self.connection = connection
         self.remote_name = tool.name
-        self.name = mcp_tool_name(connection.name, tool.name)  # type: ignore[misc]
-        self.description = tool.description or f"Tool {tool.name!r} of MCP server {connection.name!r}"  # type: ignore[misc]
+        self.name = mcp_tool_name(connection.name, tool.name)
+        self.description = tool.description or f"Tool {tool.name!r} of MCP server {connection.name!r}"
         self.input_schema = dict(tool.input_schema or {"type": "object", "properties": {}})
         hints = getattr(tool, "annotations", None)
-        self.read_only = bool(getattr(hints, "read_only_hint", False))  # type: ignore[misc]
+        self.read_only = bool(getattr(hints, "read_only_hint", False))
 
     def schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}

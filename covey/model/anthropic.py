@@ -36,7 +36,7 @@ from covey.model.messages import Message
 try:  # A dropped stream raises the HTTP library's error unwrapped; anthropic 2.x uses httpx2.
     import httpx2 as _httpx
 except ImportError:
-    import httpx as _httpx
+    import httpx as _httpx  # type: ignore[no-redef]  # the same API under its older name
 _TransportError = _httpx.TransportError
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -233,7 +233,7 @@ def _one_line(text: str) -> str:
 def _canned_stream(request: Any) -> Any:
     """A streamed reply of one text block and one tool call, as the Messages API sends it."""
     usage = {"input_tokens": 1, "output_tokens": 1}
-    message = {"id": "msg_warm", "type": "message", "role": "assistant", "model": "warm-up", "content": [],
+    message: dict[str, Any] = {"id": "msg_warm", "type": "message", "role": "assistant", "model": "warm-up", "content": [],
                "stop_reason": None, "stop_sequence": None, "usage": usage}
     tool = {"type": "tool_use", "id": "toolu_warm", "name": "Glob", "input": {}}
     events = [

@@ -45,6 +45,8 @@ class LiveView:
             await asyncio.sleep(self.interval_s)
 
     async def refresh(self) -> None:
+        if self.get_tree is None:  # snapshots arrive through show() (the CLI client's): nothing to fetch
+            return
         try:
             tree = await self.get_tree()
         except Exception:  # the view never stops a run

@@ -16,7 +16,7 @@ from covey.permissions.readonly import not_read_only
 from covey.permissions.shell import Script, parse
 
 if TYPE_CHECKING:
-    from covey.permissions.policy import PermissionPolicy as _Base
+    from covey.permissions.host import PolicyHost as _Base
 else:
     _Base = object
 

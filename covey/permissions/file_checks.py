@@ -18,7 +18,7 @@ from covey.permissions.rules import EDIT_TOOLS, READ_TOOLS, Rule
 from covey.permissions.shell import Script
 
 if TYPE_CHECKING:
-    from covey.permissions.policy import PermissionPolicy as _Base
+    from covey.permissions.host import PolicyHost as _Base
 else:
     _Base = object
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple
 
 from covey.permissions.askers import Answer, Asker
 from covey.permissions.decisions import (
@@ -18,6 +18,7 @@ from covey.permissions.decisions import (
 from covey.permissions.bash_checks import BashChecks
 from covey.permissions.bash_judge import first_hit, unknowable
 from covey.permissions.file_checks import FileChecks
+from covey.permissions.host import Behavior
 from covey.permissions.modes import STICKY_MODES
 from covey.permissions.param_rules import matches_parameter
 from covey.permissions.readonly import not_filesystem_edit
@@ -27,8 +28,6 @@ from covey.tool_names import canonical_tool_name
 
 if TYPE_CHECKING:
     from covey.settings import Settings
-
-Behavior = Literal["allow", "deny", "ask"]
 
 
 class LoggedDecision(NamedTuple):
@@ -86,8 +85,9 @@ class PermissionPolicy(FileChecks, BashChecks):
 
     def decide(self, tool_name: str, read_only: bool, subject: str | None, input: Mapping[str, Any] | None = None) -> Decision:
         """The rules' and mode's verdict, before anyone is asked."""
-        call = {"tool_name": canonical_tool_name(tool_name), "subject": subject, "input": dict(input or {})}
-        decision = self._decide(call, read_only or self._read_only_command(call["tool_name"], subject))
+        name = canonical_tool_name(tool_name)
+        call: dict[str, Any] = {"tool_name": name, "subject": subject, "input": dict(input or {})}
+        decision = self._decide(call, read_only or self._read_only_command(name, subject))
         if self.mode == "dontAsk" and isinstance(decision, Ask):
             decision = not_pre_approved(decision, suggest_rule(tool_name, subject))
         if not isinstance(decision, Ask):
@@ -226,10 +226,11 @@ class PermissionPolicy(FileChecks, BashChecks):
             return Allow(**identity, source="user", reason="approved when asked")
         if answer is False:
             return refused_by_person(ask)
-        for text in getattr(answer, "add_allow_rules", []):
-            self.add_rule("allow", text, source="session")
-        if getattr(answer, "set_mode", None):
-            self.mode = answer.set_mode
+        if isinstance(answer, Allow):
+            for text in answer.add_allow_rules:
+                self.add_rule("allow", text, source="session")
+            if answer.set_mode:
+                self.mode = answer.set_mode
         return answer.model_copy(update={"tool_name": ask.tool_name, "subject": ask.subject, "input": ask.input})
 
     def _log(self, decision: Decision) -> None:

@@ -167,6 +167,8 @@ def _edit_reason(command: SimpleCommand, place: _Place) -> str | None:
     if command.assignments or command.redirects or not command.static or any(command.globbed):
         return "a filesystem command with variables, redirections or globs"
     name = command.words[0]
+    if name is None:  # a static command has every word; this keeps the type honest
+        return "a filesystem command with variables, redirections or globs"
     parsed = parse_options(FILESYSTEM_COMMANDS[name], [w for w in command.words[1:] if w is not None])
     if parsed is None:
         return f"{name!r} has an option not on its list"

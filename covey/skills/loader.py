@@ -60,10 +60,11 @@ def discover_skills(
     scan, home_dir, project = SkillScan(), Path(home) if home is not None else Path.home(), Path(cwd).resolve()
     loader = _Loader(scan, project)
     if "skills" not in locked:
-        for base, source in ((project, "project"), (home_dir, "user")):
+        places: tuple[tuple[Path, SkillSource], ...] = ((project, "project"), (home_dir, "user"))
+        for base, source in places:
             for folder in (".claude", ".covey"):
                 loader.commands(base / folder / "commands", _Place(source, "command"))
-        for base, source in ((project, "project"), (home_dir, "user")):
+        for base, source in places:
             for folder in (".claude", ".covey"):
                 loader.skills(base / folder / "skills", _Place(source, "skill"))
     if managed_dir is not None:
@@ -108,13 +109,16 @@ class _Loader:
             frontmatter, body = split_frontmatter(read_definition_text(path))
             meta = SkillFrontmatter.model_validate(load_yaml(frontmatter or "") or {})
         except TooLarge as exc:
-            return self._error(path, str(exc))
+            self._error(path, str(exc))
+            return None
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            return self._error(path, f"cannot read: {exc}")
+            self._error(path, f"cannot read: {exc}")
+            return None
         except ValidationError as exc:
             problem = exc.errors()[0]
             where = ".".join(str(part) for part in problem["loc"]) or "frontmatter"
-            return self._error(path, f"field {where!r}: {problem['msg']}")
+            self._error(path, f"field {where!r}: {problem['msg']}")
+            return None
         plugin = place.plugin
         return Skill(
             name=_name(meta, place, folder_name), description=meta.description or first_paragraph(body), path=path,

@@ -7,7 +7,7 @@ absent from the schema, not forbidden in prose. Each shape is built once.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union, cast
 
 from pydantic import BaseModel, Field, create_model, model_validator
 
@@ -55,7 +55,8 @@ def agent_input_model(*, background: bool = True, teams: bool = False, remote: b
     fields["isolation"] = (Optional[isolation], fields["isolation"][1])
     name = f"AgentInput{'B' if background else ''}{'T' if teams else ''}{'R' if remote else ''}{'F' if fork else ''}"
     base = ToolInput if teams else _NoModeInput
-    return create_model(name, __base__=base, **fields)
+    # The field map as Any: mypy would match its tuples against create_model's own keywords too.
+    return create_model(name, __base__=base, **cast(dict[str, Any], fields))
 
 
 class _NoModeInput(ToolInput):

@@ -123,12 +123,18 @@ def _expand_home(path: Path, env: dict[str, str] | None) -> Path:
 
 
 class Tool:
-    """A tool the model can call. Subclasses set the class attributes and ``run``."""
+    """A tool the model can call. Subclasses set the attributes and ``run``.
 
-    name: ClassVar[str]
-    description: ClassVar[str]
-    input_model: ClassVar[type[ToolInput]]
-    read_only: ClassVar[bool] = False
+    ``name``, ``description``, ``input_model`` and ``read_only`` are set on the class by most
+    tools, and per instance by a tool built per configuration (the Agent tool's schema, an
+    MCP server's tools), so they are not class variables."""
+
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    """The call's input: a ``ToolInput`` (unknown fields refused), or a model that lets a
+    server judge its own arguments (MCP)."""
+    read_only: bool = False
     coordination: ClassVar[bool] = False
     """Changes only coordination state (todos, tasks, messages, teams): it never needs a
     person's approval, as in Claude Code; deny rules still apply."""
@@ -150,7 +156,7 @@ class Tool:
 
 
 @functools.lru_cache(maxsize=None)
-def _input_schema(model: type) -> dict[str, Any]:
+def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
     return _clean_schema(model.model_json_schema())
 
 

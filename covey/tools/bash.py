@@ -113,7 +113,10 @@ async def _read_capped(process: asyncio.subprocess.Process) -> str:
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     kept: list[str] = []
     kept_chars = total_chars = 0
-    while chunk := await process.stdout.read(65536):
+    stream = process.stdout
+    if stream is None:  # started without a pipe: there is nothing to read
+        return ""
+    while chunk := await stream.read(65536):
         text = decoder.decode(chunk)
         total_chars += len(text)
         if kept_chars < MAX_OUTPUT_CHARS:

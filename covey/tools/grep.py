@@ -192,7 +192,9 @@ def _search_files(files: list[str], regex: re.Pattern, input: GrepInput) -> list
     out: list[str] = []
     for path in files:
         text = _read_text(path)
-        hits = _hits(text, regex, bool(input.multiline)) if text else {}
+        if not text:
+            continue
+        hits = _hits(text, regex, bool(input.multiline))
         if hits:
             out += _file_output(path, _lines(text), hits, input, separate=bool(out))
     return out

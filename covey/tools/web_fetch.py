@@ -55,9 +55,10 @@ class WebFetch(Tool):
             return url
         page = _CACHE.get(url)
         if page is None:
-            page = await fetch(url)
-            if isinstance(page, ToolResult):
-                return page
+            fetched = await fetch(url)
+            if isinstance(fetched, ToolResult):
+                return fetched
+            page = fetched
             if page.get("redirect") is None:
                 _CACHE.put(url, page)
         if page.get("redirect"):

@@ -2,7 +2,7 @@ import git
 import pytest
 
 from covey.agents.builtin import BUILTIN_AGENTS
-from covey.agents.context import agent_list_message, project_context
+from covey.agents.context import _text, agent_list_message, project_context
 from covey.agents.definition import AgentDefinition
 
 
@@ -91,3 +91,7 @@ def test_the_kill_switch_is_read_from_the_runs_env_when_given(repo, monkeypatch)
     assert len(texts(project_context(repo, omit=True, env={"COVEY_DISABLE_OMIT_CLAUDE_MD": "1"}))) == 2
     monkeypatch.setenv("COVEY_DISABLE_OMIT_CLAUDE_MD", "1")
     assert project_context(repo, omit=True, env={}) == []  # this process's switch is not the run's
+
+
+def test_a_commit_summary_git_hands_over_as_bytes_is_shown_as_text():
+    assert _text(b"caf\xc3\xa9 \xff") == "café \ufffd" and _text("plain") == "plain"

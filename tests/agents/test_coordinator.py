@@ -19,7 +19,8 @@ from covey.cli_agents import agents_report
 from covey.model.scripted import ScriptedModel
 from covey.runtime import SessionRuntime
 from covey.session import Session
-from covey.tools.agent import AgentTool, Launch
+from covey.tools.agent import AgentTool
+from covey.tools.agent_launch import Launch
 from covey.tools.catalog import tool_catalog, tool_names
 from covey.tools.options import ToolOptions
 

@@ -14,12 +14,14 @@ from covey.agents.fork import (
     without_incomplete_tool_calls,
 )
 from covey.agents.spec import AgentSpec, RunSettings
+from covey.errors import ModelBehaviorError
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
 from covey.runtime import SessionRuntime
 from covey.session import Session
 from covey.settings import Settings
 from covey.tools.agent import AgentTool
+from covey.tools.agent_launch import Launch
 from covey.tools.agent_schema import agent_input_model
 from covey.tools.base import ToolContext, ToolServices
 from covey.tools.catalog import tool_catalog
@@ -156,6 +158,17 @@ async def test_a_fork_inside_a_fork_is_refused_with_an_error_result(tmp_path, ho
     tool = AgentTool(fork=True)
     result = await tool.run(tool.input_model(description="again", prompt="fork again"), ctx)
     assert result.is_error and result.content == FORK_REFUSAL
+
+
+async def test_a_fork_launched_without_its_parents_conversation_is_refused_not_a_crash(tmp_path):
+    parent = _parent(tmp_path)
+    ctx = ToolContext(agent_id=parent.agent_id, cwd=tmp_path, services=ToolServices(runtime=parent.runtime, spec=parent))
+    tool = AgentTool(fork=True)
+    call = tool.input_model(description="d", prompt="look")
+    with pytest.raises(ModelBehaviorError, match="needs the calling agent's conversation"):
+        await Launch(call, ctx, parent, parent.runtime, fork=True)._spec(None)
+    result = await tool.run(call, ctx)
+    assert result.is_error and "needs the calling agent's conversation" in result.content
 
 
 # -- the spec a fork gets ---------------------------------------------------------------

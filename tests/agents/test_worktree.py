@@ -200,6 +200,13 @@ def test_worktree_from_a_bare_repo_is_refused(tmp_path):
     assert "bare repository" in problem
 
 
+async def test_creating_a_worktree_from_a_bare_repo_is_a_user_error_not_a_crash(tmp_path):
+    """The check runs first, but the repository may change before the worktree is made."""
+    Repo.init(tmp_path / "bare.git", bare=True).close()
+    with pytest.raises(UserError, match="is bare"):
+        await create_worktree(str(tmp_path / "bare.git"), "agent-bare")
+
+
 def test_worktree_from_a_repo_without_commits_is_refused(tmp_path):
     Repo.init(tmp_path / "empty").close()
     problem = check_isolation(cwd=None, isolation="worktree", base_cwd=str(tmp_path / "empty"))

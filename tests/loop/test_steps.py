@@ -1,9 +1,9 @@
 import typing
 
-from anthropic.types import Message
 from anthropic.types.stop_reason import StopReason
 
 from covey.loop.steps import STOP_REASON_STEPS, ContinueTurn, CutOff, FinalOutput, RunTools, Stop, next_step
+from covey.model.messages import Message
 
 
 def _message(stop_reason, content):

@@ -208,7 +208,7 @@ async def test_with_a_prompt_cache_directory_copies_in_other_actors_read_what_th
     """``prompt_cache``: usage splits input tokens by the request's breakpoints, across pickled copies."""
     import pickle
 
-    from covey.loop.run import with_breakpoints
+    from covey.loop.wire import with_breakpoints
     from covey.model.base import ModelRequest
 
     rules = tmp_path / "rules.yaml"

@@ -1,0 +1,91 @@
+"""The base of every event (``Event``: its ``wire()`` form), the conversation's messages
+(assistant and user) and the raw stream events of a reply."""
+
+from __future__ import annotations
+
+import uuid as _uuid
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+CLAUDE_CODE_VERSION = "2.1.332"
+"""The Claude Code whose print-mode protocol covey speaks (``system/init``'s ``claude_code_version``)."""
+
+
+def new_uuid() -> str:
+    return str(_uuid.uuid4())
+
+
+def now_iso() -> str:
+    """The current time as Claude Code writes it: ISO 8601, UTC, milliseconds, ``Z``."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@lru_cache(maxsize=1)
+def covey_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("covey")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class Event(BaseModel):
+    type: str
+    session_id: str = ""
+    agent_id: str | None = None
+    """The agent that emitted it. On the wire only where Claude Code has it: a child's messages."""
+    uuid: str = Field(default_factory=new_uuid)
+
+    nullable: ClassVar[frozenset[str]] = frozenset()
+    """Fields written as ``null`` when unset (Claude Code writes them); others are left out."""
+
+    def wire(self) -> dict[str, Any]:
+        data = self.model_dump(by_alias=True, exclude={"agent_id"})
+        return {key: value for key, value in data.items() if value is not None or key in self.nullable}
+
+
+class StreamEvent(Event):
+    """One raw Messages API stream event of the main agent's reply (``--include-partial-messages``)."""
+
+    type: Literal["stream_event"] = "stream_event"
+    event: dict[str, Any]
+    parent_tool_use_id: str | None = None
+
+    nullable: ClassVar[frozenset[str]] = frozenset({"parent_tool_use_id"})
+
+
+class _Message(Event):
+    """An assistant or user message of the conversation (the main agent's or a child's)."""
+
+    message: dict[str, Any]
+    parent_tool_use_id: str | None = None
+    """The Agent tool_use that started the child that said it; None for the main agent."""
+    timestamp: str = Field(default_factory=now_iso)
+    subagent_type: str | None = None
+    """A child's agent type and its Agent call's description (Claude Code's ``task_description``)."""
+    task_description: str | None = None
+
+    nullable: ClassVar[frozenset[str]] = frozenset({"parent_tool_use_id"})
+
+    def wire(self) -> dict[str, Any]:
+        data = super().wire()
+        if self.parent_tool_use_id is not None and self.agent_id is not None:
+            data["agent_id"] = self.agent_id
+        return data
+
+
+class AssistantEvent(_Message):
+    type: Literal["assistant"] = "assistant"
+    request_id: str | None = None
+    """The API response's request id (Claude Code's ``request_id``), when the model gave one."""
+
+
+class UserEvent(_Message):
+    type: Literal["user"] = "user"
+    tool_use_result: Any = None
+    """The structured result of the call answered here (Claude Code's ``toolUseResult``): the
+    Agent tool's output, ``"Error: ..."`` for a failed call; absent where covey has none."""

@@ -1,0 +1,71 @@
+"""What a run has counted (requests, tokens, cost, time) and the result event that closes a turn with it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from covey.events import ResultEvent, ResultSubtype, TerminalReason
+from covey.model.base import TokenUsage
+
+
+@dataclass
+class LoopStats:
+    num_turns: int = 0
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    cost_usd: float = 0.0
+    api_ms: int = 0
+    started: float = field(default_factory=time.monotonic)
+    results: int = 0
+    """Results reported so far: each one closes a turn, as Claude Code's do."""
+    turn_turns: int = 0
+    turn_usage: TokenUsage = field(default_factory=TokenUsage)
+    turn_started: float = field(default_factory=time.monotonic)
+    """Requests, tokens and start time of the turn that is open (since the last result)."""
+
+    def duration_ms(self) -> int:
+        return int((time.monotonic() - self.started) * 1000)
+
+    def close_turn(self) -> tuple[int, TokenUsage, int]:
+        """The open turn's requests, tokens and wall time; the next turn starts now."""
+        figures = (self.turn_turns, self.turn_usage, int((time.monotonic() - self.turn_started) * 1000))
+        self.turn_turns, self.turn_usage, self.turn_started = 0, TokenUsage(), time.monotonic()
+        self.results += 1
+        return figures
+
+    def spend(self, usage: TokenUsage, cost_usd: float) -> None:
+        """A reply's tokens and cost, counted for the run and for the open turn."""
+        self.usage += usage
+        self.turn_usage += usage
+        self.cost_usd += cost_usd
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a turn ended: the result's subtype, its text and Claude Code's terminal reason."""
+
+    subtype: ResultSubtype
+    text: str
+    terminal_reason: TerminalReason
+    why: str = ""
+    """Put before ``text`` in ``errors`` unless ``text`` already says it."""
+    api_error_status: int | None = None
+
+
+def result_event(stats: LoopStats, ending: Ending, *, session_id: str, agent_id: str | None,
+                 stop_reason: str | None, denials: list[dict[str, Any]]) -> ResultEvent:
+    """The turn's result: its own requests, tokens and time (Claude Code's per-turn figures);
+    the API time and the denials of the whole run."""
+    index = stats.results
+    turns, usage, duration_ms = stats.close_turn()
+    text, why = ending.text, ending.why
+    errors = [] if ending.subtype == "success" else [text if not why or why in text else f"{why}: {text}"]
+    return ResultEvent(
+        session_id=session_id, agent_id=agent_id, subtype=ending.subtype, is_error=ending.subtype != "success",
+        result=text, num_turns=turns, duration_ms=duration_ms, duration_api_ms=stats.api_ms,
+        total_cost_usd=round(stats.cost_usd, 6), usage=usage.model_dump(),
+        stop_reason=stop_reason if ending.terminal_reason != "api_error" else None,
+        terminal_reason=ending.terminal_reason, permission_denials=list(denials), errors=errors,
+        api_error_status=ending.api_error_status, result_index=index,
+    )

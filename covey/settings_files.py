@@ -1,0 +1,99 @@
+"""Claude Code's (and covey's) settings files: which there are, in which order, and one file read
+and checked for type (``Wire``); ``Settings.load`` (covey/settings.py) merges them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from covey.errors import UserError
+from covey.permissions.decisions import PermissionMode
+
+SETTING_FILES = (  # (label, base: "home" or "project", relative path), lowest precedence first
+    ("userSettings", "home", ".claude/settings.json"),
+    ("userSettings", "home", ".covey/settings.json"),
+    ("projectSettings", "project", ".claude/settings.json"),
+    ("projectSettings", "project", ".covey/settings.json"),
+    ("localSettings", "project", ".claude/settings.local.json"),
+    ("localSettings", "project", ".covey/settings.local.json"),
+)
+
+
+SETTING_SOURCES = {"user": "userSettings", "project": "projectSettings", "local": "localSettings"}
+
+
+def setting_labels(sources: list[str] | None) -> set[str]:
+    """The file labels ``--setting-sources user,project,local`` names (None: every one)."""
+    if sources is None:
+        return set(SETTING_SOURCES.values())
+    unknown = [s for s in sources if s not in SETTING_SOURCES]
+    if unknown:
+        raise UserError(f"--setting-sources: unknown source {unknown[0]!r}; use user, project or local")
+    return {SETTING_SOURCES[s] for s in sources}
+
+
+class WirePermissions(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    allow: list[str] = []
+    deny: list[str] = []
+    ask: list[str] = []
+    default_mode: PermissionMode | None = Field(default=None, alias="defaultMode")
+    disable_bypass: Any = Field(default=None, alias="disableBypassPermissionsMode")
+    block_outside_reads: bool | None = Field(default=None, alias="blockReadsOutsideWorkingDirectories")
+
+
+class Wire(BaseModel):
+    """One file's known keys, checked for type; other keys belong to Claude Code and are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    permissions: WirePermissions = Field(default_factory=WirePermissions)
+    env: dict[str, str] = {}
+    model: str | None = None
+    model_prices: dict[str, dict[str, float]] = Field(default={}, alias="modelPrices")
+    model_limits: dict[str, dict[str, int]] = Field(default={}, alias="modelLimits")
+    auto_compact_enabled: bool | None = Field(default=None, alias="autoCompactEnabled")
+    hooks: dict[str, Any] = {}
+    enabled_plugins: dict[str, Any] = Field(default={}, alias="enabledPlugins")
+    strict_plugin_only: Any = Field(default=None, alias="strictPluginOnlyCustomization")
+    fork_subagent: bool | None = Field(default=None, alias="forkSubagent")
+    managed_rules_only: Any = Field(default=None, alias="allowManagedPermissionRulesOnly")
+    managed_hooks_only: Any = Field(default=None, alias="allowManagedHooksOnly")
+
+
+def rule_root(label: str, path: Path, bases: dict[str, Path]) -> Path:
+    """Where a ``/path`` rule of this file is anchored (Claude Code): user settings at the
+    settings folder (``~/.claude``), local settings at the directory the session started in,
+    project settings at the project."""
+    if label == "userSettings":
+        return path.parent
+    if label == "localSettings":
+        return bases["project"]
+    return path.parent.parent
+
+
+def read_file(path: Path) -> Wire:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"settings file {str(path)!r} cannot be read: {exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"settings file {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from exc
+    return validate_wire(data, f"settings file {str(path)!r}")
+
+
+def validate_wire(data: Any, where: str) -> Wire:
+    if not isinstance(data, dict):
+        raise UserError(f"{where} must hold a JSON object, not {type(data).__name__}")
+    try:
+        return Wire.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise UserError(f"{where}: field {field!r}: {first['msg']}") from exc
