@@ -5,7 +5,7 @@ transcripts: who its main agent is, where it ran (real paths), its model and
 permission mode. ``find_resume`` reads it back for ``--resume ID`` or
 ``--continue`` and checks that the place is still the same place: a directory or
 worktree whose realpath or repository can no longer be verified is refused, not
-silently adopted (SPEC 11). Nothing here starts a process: resume rebuilds the
+silently adopted (docs/resume.md). Nothing here starts a process: resume rebuilds the
 main conversation, never the agents, shells or sockets that were running.
 """
 

@@ -70,7 +70,7 @@ class BoardHandle(ActorHandle):
         return cast("builtins.list[Task]", await self.call("list"))
 
     async def update(self, task_id: str, patch: TaskPatch | dict[str, Any]) -> UpdateResult:
-        # Checked here first (STYLE 2): a malformed patch never costs a round trip.
+        # Checked here first: a malformed patch never costs a round trip.
         try:
             patch = TaskPatch.model_validate(patch, from_attributes=True)
         except ValidationError as exc:

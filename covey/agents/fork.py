@@ -49,7 +49,7 @@ what is left): it is all your parent will read.
 
 @dataclass
 class CacheSafeParams:
-    """An agent's last request as it was sent (SPEC 5 step 13): what a fork starts from."""
+    """An agent's last request as it was sent, cache breakpoints included: what a fork starts from."""
 
     system: list[dict[str, Any]]
     tools: list[dict[str, Any]]

@@ -145,7 +145,7 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
         bypass_disabled = spec.settings.bypass_disabled
         on_request = permission_request_hook(hooks, spec.permissions, bypass_disabled=bypass_disabled)
         inner = PermissionGate(spec.permissions, asker, on_request=on_request, bypass_disabled=bypass_disabled)
-    # MCP tools (mcp__*) pass every filter of the pool (SPEC 7).
+    # MCP tools (mcp__*) pass every filter of the pool, as in Claude Code (docs/mcp.md).
     executor = ToolExecutor([*available_tools(spec, services), *mcp_tools], ctx, gate=hook_gate(hooks, inner), after=hook_after(hooks))
     config = LoopConfig(
         model_id=spec.model_id, system=spec.system, max_turns=spec.max_turns, effort=spec.effort,

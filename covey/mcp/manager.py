@@ -1,4 +1,4 @@
-"""The MCP servers of the agents running in one process (SPEC step 11 and 15).
+"""The MCP servers of the agents running in one process: started with an agent, stopped at its cleanup (docs/mcp.md).
 
 A session's configured servers are shared: one connection per (session, server) in
 this process, memoized, counted by the agents using it, and stopped when the last

@@ -1,4 +1,4 @@
-"""What the registry and agent actors answer across an actor boundary (STYLE 6).
+"""What the registry and agent actors answer across an actor boundary, as typed values.
 
 A refusal is an answer, not a crash: it travels as ``Refused`` and the handle
 turns it into the exception of whoever must act (``Refused.error``).

@@ -1,6 +1,6 @@
 """What the team tools find in ``ctx.services.team``: this agent's place in a team.
 
-The backends are protocol objects (STYLE 3): in-memory cores in tests and
+The backends are protocol objects: in-memory cores in tests and
 single-process use, Ray handles in a session. TeamCreate and TeamDelete reach
 the outside world only through the injected ``make_team`` / ``drop_team`` hooks.
 """

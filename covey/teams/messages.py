@@ -1,4 +1,4 @@
-"""What travels through a mailbox: a discriminated union on ``kind`` (STYLE 6)."""
+"""What travels through a mailbox: a discriminated union on ``kind``, so each kind crosses an actor boundary as its own type."""
 
 from __future__ import annotations
 

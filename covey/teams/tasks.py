@@ -1,6 +1,6 @@
 """What the task board stores and answers (docs/teams.md): tasks, patches, claim and update results.
 
-Results are discriminated unions on ``kind`` (STYLE 6) so that a refusal crosses
+Results are discriminated unions on ``kind`` so that a refusal crosses
 the actor boundary as data, never as an exception that a caller must catch.
 """
 
