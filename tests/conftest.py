@@ -63,6 +63,31 @@ def ray_session():
     ray.shutdown()
 
 
+@pytest.fixture(scope="session")
+def kit_pool(ray_session):
+    """A shared pool on the shared Ray, named as the covey service names its own, so a
+    served session of this run (``COVEY_SERVICE=1``, see ``served_kits``) borrows from it:
+    ready agent actors and a session kit (registry and mailbox), given back and recycled
+    between tests as the service recycles them between runs, instead of started per test."""
+    from covey.actors.shared_pool import SharedPoolHandle, pool_name
+
+    handle = SharedPoolHandle.create(pool_name(), ray_session.get_runtime_context().get_node_id(),
+                                     floors={"home": 2, "kit": 1})
+    ray_session.get(handle.actor.ready.remote())
+    yield handle
+    ray_session.get(handle.actor.shutdown.remote())
+    handle.kill()
+
+
+@pytest.fixture
+def served_kits(kit_pool, monkeypatch):
+    """This test's sessions (``Session``, ``covey.run``, an in-process ``covey -p``) borrow
+    their actors from ``kit_pool`` unless a test says otherwise (``service=False``, or an
+    ``env`` without ``COVEY_SERVICE``): the path a ``covey -p`` through the service takes."""
+    monkeypatch.setenv("COVEY_SERVICE", "1")
+    return kit_pool
+
+
 @pytest.fixture
 def sandbox_home() -> Path:
     return _SANDBOX / "home"
