@@ -41,6 +41,7 @@ for path in (_SANDBOX / "home", _SANDBOX / "ray"):
 pytest_plugins = ["tests.fake_messages_api", "pytester"]
 
 RAY_CPUS = 2
+KIT_POOL_HALF_LIFE_S = 15.0
 
 
 @pytest.fixture(scope="session")
@@ -71,8 +72,10 @@ def kit_pool(ray_session):
     between tests as the service recycles them between runs, instead of started per test."""
     from covey.actors.shared_pool import SharedPoolHandle, pool_name
 
+    # Demand decays in seconds, not the service's minutes: a test that ran twenty agents at
+    # once leaves no twenty idle actor processes behind for the rest of the run.
     handle = SharedPoolHandle.create(pool_name(), ray_session.get_runtime_context().get_node_id(),
-                                     floors={"home": 2, "kit": 1})
+                                     floors={"home": 2, "kit": 1}, half_life_s=KIT_POOL_HALF_LIFE_S)
     ray_session.get(handle.actor.ready.remote())
     yield handle
     ray_session.get(handle.actor.shutdown.remote())

@@ -90,7 +90,7 @@ def test_outside_a_kernel_live_is_off_by_default():
 
 
 @pytest.mark.ray
-@pytest.mark.usefixtures("ray_session")
+@pytest.mark.usefixtures("served_kits")  # borrows pooled actors
 async def test_session_run_live_shows_children_running_then_done(tmp_path, monkeypatch):
     import IPython.display
 

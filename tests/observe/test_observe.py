@@ -34,6 +34,7 @@ def _three_children():
     )
 
 
+@pytest.mark.usefixtures("served_kits")  # borrows pooled actors (the ps test below keeps its own: ps names them)
 async def test_a_trace_of_a_run_with_three_children_has_one_track_per_agent_and_nested_spans(tmp_path):
     (tmp_path / "p").mkdir()
     session = Session(cwd=str(tmp_path / "p"), model=_three_children(), pool_size=4, max_turns=8,
