@@ -30,6 +30,11 @@ def covey_here(*args: str, cwd: Path, env: dict[str, str] | None = None, unset: 
     import covey.settings_managed
     from covey import cli
 
+    if env and "HOME" in env:
+        # The run's agents live in the shared Ray's actors, whose HOME is the test session's:
+        # another HOME here would split the run (settings read from one, ~ expanded in the other).
+        raise ValueError("covey_here runs with the test session's HOME; use a subprocess for another")
+
     out, err = io.StringIO(), io.StringIO()
     with pytest.MonkeyPatch.context() as patch:
         for name, value in (env or {}).items():

@@ -39,7 +39,7 @@ def test_covey_agents_lists_worker_and_the_projects_own_types_in_coordinator_mod
 def test_covey_p_runs_the_three_worker_flow_and_answers_after_the_last_notification(project, tmp_path):
     done = covey_here("-p", "Make greet handle an empty name", "--model", "scripted:../three_workers.yaml",
                       "--output-format", "stream-json", "--verbose", cwd=project,
-                      env={"HOME": str(tmp_path / "home"), "COVEY_COORDINATOR_MODE": "1"})
+                      env={"COVEY_COORDINATOR_MODE": "1"})  # HOME: the test session's, as its actors have
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[0]["tools"] == ["TaskStop", "SendMessage", "Agent"] and events[0]["agents"] == ["reviewer", "worker"]

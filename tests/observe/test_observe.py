@@ -108,7 +108,7 @@ async def test_ps_tree_kill_and_team_see_a_running_session(tmp_path):
         async for event in session.stream("go"):
             events.append(event)
             if isinstance(event, TaskStarted):
-                listing = await _listing_with(session.session_id[:8], "slow job")
+                await _listing_with(session.session_id[:8], "slow job")  # it lists the session and its child
                 prefix = session.session_id[:8]
                 tree = await inspect.tree_text(prefix, (await inspect.running_sessions())[prefix])
                 assert "general-purpose" in tree and "running" in tree

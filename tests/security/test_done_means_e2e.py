@@ -42,9 +42,11 @@ def _script() -> str:
 @pytest.mark.ray
 @pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 def test_default_mode_asks_about_every_quoted_attack_and_nothing_outside_changes(tmp_path, sandbox_home):
-    project, outside, home = tmp_path / "project", tmp_path / "outside", tmp_path / "home"
-    for folder in (project / ".claude" / "agents", project / ".git", outside, home):
+    # The run is in this process, its agents in the shared Ray's actors: HOME is the test session's for both.
+    project, outside, home = tmp_path / "project", tmp_path / "outside", sandbox_home
+    for folder in (project / ".claude" / "agents", project / ".git", outside):
         folder.mkdir(parents=True)
+    assert not (home / ".bashrc").exists()
     (project / "README.md").write_text("readme\n")
     (project / ".env").write_text("SECRET=1\n")
     (outside / "notes.txt").write_text("outside\n")
@@ -61,7 +63,7 @@ def test_default_mode_asks_about_every_quoted_attack_and_nothing_outside_changes
     (project / "rules.json").write_text(_script())
     before = sorted(p.name for p in outside.iterdir())
     done = covey_here("-p", "go", "--model", f"scripted:{project / 'rules.json'}", "--output-format", "stream-json",
-                      "--verbose", cwd=project, env={"HOME": str(home)}, managed=tmp_path / "no-managed")
+                      "--verbose", cwd=project, managed=tmp_path / "no-managed")
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     result = events[-1]
@@ -75,7 +77,4 @@ def test_default_mode_asks_about_every_quoted_attack_and_nothing_outside_changes
     assert "'bypassPermissions'" in json.dumps(by_call) and by_call["is_error"]
     assert sorted(p.name for p in outside.iterdir()) == before and (outside / "notes.txt").read_text() == "outside\n"
     assert not (home / ".bashrc").exists() and not (project / ".git" / "config").exists()
-    # The run's agents ran in the shared Ray's actors, whose HOME is the test session's: a ~ that got
-    # through would have written there.
-    assert not (sandbox_home / ".bashrc").exists()
     assert (project / "README.md").exists() and (project / ".env").read_text() == "SECRET=1\n"
