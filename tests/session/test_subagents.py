@@ -177,7 +177,9 @@ async def test_twenty_agent_calls_in_one_message_run_at_once(tmp_path):
         rule({**MAIN, "last_message_contains": "<task-notification>"}, {"text": "collected"}),
         rule(MAIN, {"tool_use": calls}),
     )
-    session = _session(tmp_path, model, pool_size=4, max_turns=40)  # a turn per batch of notifications
+    # Its own registry and pool (service=False), not the shared pool's: twenty-one actors warmed
+    # at once would outlast the shared pool's fast-decaying demand (tests/conftest.py kit_pool).
+    session = _session(tmp_path, model, pool_size=4, max_turns=40, service=False)  # a turn per batch of notifications
     await (await session.start()).registry.warm(21)  # 20 children and the main agent
     result, records = await _run(session)
     children = [r for r in records.values() if r.role == "subagent"]
