@@ -41,6 +41,7 @@ for path in (_SANDBOX / "home", _SANDBOX / "ray"):
 pytest_plugins = ["tests.fake_messages_api", "pytester"]
 
 RAY_CPUS = 2
+KIT_POOL_HALF_LIFE_S = 15.0
 
 
 @pytest.fixture(scope="session")
@@ -61,6 +62,33 @@ def ray_session():
     assert all(node["NodeManagerAddress"] == "127.0.0.1" for node in ray.nodes())
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def kit_pool(ray_session):
+    """A shared pool on the shared Ray, named as the covey service names its own, so a
+    served session of this run (``COVEY_SERVICE=1``, see ``served_kits``) borrows from it:
+    ready agent actors and a session kit (registry and mailbox), given back and recycled
+    between tests as the service recycles them between runs, instead of started per test."""
+    from covey.actors.shared_pool import SharedPoolHandle, pool_name
+
+    # Demand decays in seconds, not the service's minutes: a test that ran twenty agents at
+    # once leaves no twenty idle actor processes behind for the rest of the run.
+    handle = SharedPoolHandle.create(pool_name(), ray_session.get_runtime_context().get_node_id(),
+                                     floors={"home": 2, "kit": 1}, half_life_s=KIT_POOL_HALF_LIFE_S)
+    ray_session.get(handle.actor.ready.remote())
+    yield handle
+    ray_session.get(handle.actor.shutdown.remote())
+    handle.kill()
+
+
+@pytest.fixture
+def served_kits(kit_pool, monkeypatch):
+    """This test's sessions (``Session``, ``covey.run``, an in-process ``covey -p``) borrow
+    their actors from ``kit_pool`` unless a test says otherwise (``service=False``, or an
+    ``env`` without ``COVEY_SERVICE``): the path a ``covey -p`` through the service takes."""
+    monkeypatch.setenv("COVEY_SERVICE", "1")
+    return kit_pool
 
 
 @pytest.fixture

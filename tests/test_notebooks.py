@@ -15,12 +15,22 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("
 CELL_TIMEOUT_S = 300
 
 
-def _kernel_env() -> dict[str, str]:
-    """The kernel's env: this process's (HOME and RAY_TMPDIR from conftest), but no API key and no cluster."""
+OWN_RAY = {"04-cluster"}
+"""Notebooks whose subject is the Ray they start (and stop) themselves: their kernel gets no
+``RAY_ADDRESS``. Every other kernel joins the test session's Ray (``RAY_ADDRESS``, as a user on
+a running Ray would) rather than wait for a private one to start."""
+
+
+def _kernel_env(ray_address: str | None) -> dict[str, str]:
+    """The kernel's env: this process's (HOME and RAY_TMPDIR from conftest), but no API key, and
+    the Ray at ``ray_address`` (None: none, the kernel's covey starts its own)."""
     env = dict(os.environ)
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "RAY_ADDRESS", "COVEY_ENABLE_TEAMS", "COVEY_SHARED_FS"):
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "RAY_ADDRESS", "COVEY_ENABLE_TEAMS", "COVEY_SHARED_FS",
+                 "COVEY_SERVICE"):
         env.pop(name, None)
     env.update(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0")
+    if ray_address:
+        env["RAY_ADDRESS"] = ray_address
     return env
 
 
@@ -31,9 +41,12 @@ def test_the_notebooks_are_there():
     ]
 
 
-@pytest.mark.ray  # the kernel's covey.run starts a private Ray
+@pytest.mark.ray  # the kernel's covey.run joins the shared Ray, or starts a private one (OWN_RAY)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_top_to_bottom(path: Path):
+def test_notebook_runs_top_to_bottom(path: Path, request):
+    address = None
+    if path.stem not in OWN_RAY:
+        address = request.getfixturevalue("ray_session").get_runtime_context().gcs_address
     book = nbformat.read(path, as_version=4)
     nbformat.validate(book)
     client = nbclient.NotebookClient(
@@ -41,7 +54,7 @@ def test_notebook_runs_top_to_bottom(path: Path):
         resources={"metadata": {"path": str(path.parent)}},
     )
     try:
-        client.execute(env=_kernel_env())
+        client.execute(env=_kernel_env(address))
     except nbclient.exceptions.CellExecutionError as exc:
         pytest.fail(f"{path.name}: a cell failed\n{exc}")
     outputs = "\n".join(

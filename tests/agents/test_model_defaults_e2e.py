@@ -12,7 +12,7 @@ from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule
 from tests.session.served import model_for, requests_with, served
 
-pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors
 
 QUICK = """---
 name: quick

@@ -71,18 +71,31 @@ async def _turns(progress: Progress, n: int) -> None:
             await progress.observe(event, FakeWriter())
 
 
+async def _until(check, timeout_s: float = 5.0) -> None:
+    """Poll ``check`` until it holds (or fail after ``timeout_s``): what a test waits for, not a guess of how long."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, "timed out waiting"
+        await asyncio.sleep(0.005)
+
+
 async def test_progress_is_told_at_most_once_per_interval_with_the_latest_figures(monkeypatch):
-    monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL_S", 0.05)
+    monkeypatch.setattr(progress_module, "PROGRESS_INTERVAL_S", 0.2)
     spec = _spec()
     progress = Progress(spec, PriceTable.load(None))
     tells = spec.runtime.registry.tells
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     await _turns(progress, 2)
     assert tells == []  # nothing in the run's first interval
-    await asyncio.sleep(0.08)
+    await _until(lambda: len(tells) >= 1)
+    assert loop.time() - started >= 0.2 * 0.9  # not before the interval (the clock's resolution aside)
     assert len(tells) == 1 and tells[0][1]["turns"] == 2  # then the latest figures
+    told = loop.time()
     await _turns(progress, 1)
     assert len(tells) == 1  # at most one per interval
-    await asyncio.sleep(0.08)
+    await _until(lambda: len(tells) >= 2)
+    assert loop.time() - told >= 0.2 * 0.9
     assert len(tells) == 2 and tells[1][1]["turns"] == 3 and tells[1][1]["tool_uses"] == 3
 
 
@@ -92,7 +105,7 @@ async def test_a_run_shorter_than_the_interval_tells_nothing(monkeypatch):
     progress = Progress(spec, PriceTable.load(None))
     await _turns(progress, 3)
     progress.close()  # the run ended: its report carries the figures
-    await asyncio.sleep(0.1)
+    await asyncio.sleep(0.15)  # three intervals: a message still due would have gone by now
     assert spec.runtime.registry.tells == []
 
 
@@ -102,8 +115,8 @@ async def test_a_short_stall_limit_brings_the_first_message_forward(monkeypatch)
     progress = Progress(spec, PriceTable.load(None))
     for event in _turn(progress, tool=True)[:1]:  # a tool call, still running
         await progress.observe(event, FakeWriter())
-    await asyncio.sleep(0.1)
     tells = spec.runtime.registry.tells
+    await _until(lambda: len(tells) >= 1, timeout_s=5.0)  # long before the 10 s interval
     assert len(tells) == 1 and tells[0][1]["tools_in_flight"] == ["Read"]
 
 

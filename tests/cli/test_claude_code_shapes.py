@@ -1,7 +1,8 @@
 """covey's ``-p --output-format stream-json --verbose`` against Claude Code 2.1.332's, scenario by scenario.
 
 Each scenario of tests/data/claude_code runs once through ``covey.cli.main`` (in this process,
-on the test session's Ray, ``--no-service``: the events ``covey -p`` prints) against the fake
+on the test session's Ray, ``--no-service``, its session borrowing pooled actors and a recycled
+kit as a served run does: the events ``covey -p`` prints) against the fake
 Messages API answering by the scenario's ``rules.json``, as Claude Code's recorded run was.
 Every covey event must have a recorded event of its kind, with every key Claude Code has and
 the same JSON value types (``claude_code_shapes``); where covey differs and cannot honestly
@@ -85,13 +86,14 @@ def run_covey(scenario: str, cwd) -> list[dict[str, Any]]:
         patch.setenv("ANTHROPIC_BASE_URL", api.url)
         patch.setenv("ANTHROPIC_API_KEY", "test")
         patch.setenv("COVEY_POOL_SIZE", "2")
+        patch.setenv("COVEY_SERVICE", "1")  # the session borrows from ``kit_pool``
         with contextlib.redirect_stdout(out):
             cli.main([*argv, "--no-service", "--cwd", str(cwd)])
     return [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
 
 
 @pytest.fixture(scope="module")
-def covey_runs(ray_session, tmp_path_factory):
+def covey_runs(kit_pool, tmp_path_factory):
     """Each scenario's events, run once for every test of this module."""
     runs: dict[str, list[dict[str, Any]]] = {}
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_cli import covey
+from tests.inprocess_covey import covey_here
 
 PROJECT = Path(__file__).parents[1] / "data" / "claude_files" / "project"
 
@@ -44,11 +45,14 @@ def test_covey_agents_lists_every_part_with_claude_codes_names_and_sources(proje
     assert "definition error" not in done.stdout
 
 
-@pytest.mark.ray  # covey -p starts a private Ray
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 def test_a_run_resolves_the_skill_and_agent_and_fires_the_hooks(project, tmp_path):
-    done = covey("-p", "review my change", "--model", "scripted:rules.yaml", "--plugin-dir", "plugins/toolkit",
-                 "--output-format", "stream-json", "--verbose", cwd=project, env=_env(tmp_path),
-                 managed=tmp_path / "managed")
+    # In this process the agents' actors have the test session's HOME (tests/conftest.py), so the
+    # run keeps it too (no user settings there) rather than name another the actors would not see.
+    assert not (Path.home() / ".claude").exists()
+    done = covey_here("-p", "review my change", "--model", "scripted:rules.yaml", "--plugin-dir", "plugins/toolkit",
+                      "--output-format", "stream-json", "--verbose", cwd=project, managed=tmp_path / "managed")
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[-1]["result"] == "PARENT DONE: the reviewer found no problems"

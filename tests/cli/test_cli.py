@@ -1,4 +1,6 @@
-"""The ``covey`` command as a user runs it: a subprocess, against a fake Messages API on 127.0.0.1."""
+"""The ``covey`` command as a user runs it, against a fake Messages API on 127.0.0.1: a subprocess
+where it ends before Ray starts; a run in this process on the shared Ray (tests/inprocess_covey.py)
+where it runs agents."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI
+from tests.inprocess_covey import covey_here
 
 COVEY = [sys.executable, "-m", "covey"]
 
@@ -35,12 +38,13 @@ def _read_then_answer(body):
     return {"content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "notes.txt"}}]}
 
 
-@pytest.mark.ray  # covey -p starts a private Ray
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 def test_print_mode_json_against_a_messages_api_server(tmp_path):
     (tmp_path / "notes.txt").write_text("FILE_CONTENT_MARKER hello\n")
     with FakeMessagesAPI(replies=[_read_then_answer]) as api:
-        done = covey("-p", "What do the notes say?", "--output-format", "json", cwd=tmp_path,
-                     env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+        done = covey_here("-p", "What do the notes say?", "--output-format", "json", cwd=tmp_path,
+                          env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["type"] == "result" and result["is_error"] is False
@@ -53,12 +57,13 @@ def test_print_mode_json_against_a_messages_api_server(tmp_path):
     assert tool_result["type"] == "tool_result" and "FILE_CONTENT_MARKER" in str(tool_result["content"])
 
 
-@pytest.mark.ray  # covey -p starts a private Ray
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 def test_stream_json_starts_with_init_and_ends_with_a_result(tmp_path):
     (tmp_path / "notes.txt").write_text("hello\n")
     with FakeMessagesAPI(replies=[_read_then_answer]) as api:
-        done = covey("-p", "go", "--output-format", "stream-json", cwd=tmp_path,
-                     env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+        done = covey_here("-p", "go", "--output-format", "stream-json", cwd=tmp_path,
+                          env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert (events[0]["type"], events[0]["subtype"]) == ("system", "init") and "Read" in events[0]["tools"]
@@ -78,7 +83,8 @@ def _main_with_three_sync_children(body):
     return {"content": calls, "usage": usage}
 
 
-@pytest.mark.ray  # covey -p starts a private Ray
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 @pytest.mark.parametrize("output_format", ["json", "stream-json"])
 def test_the_result_counts_what_every_agent_spent(output_format, tmp_path):
     with FakeMessagesAPI(replies=[_main_with_three_sync_children]) as api:
@@ -97,10 +103,11 @@ def test_the_result_counts_what_every_agent_spent(output_format, tmp_path):
         "canonicalModel": "claude-sonnet-4-6", "provider": "firstParty", "costBasis": "list"}}
 
 
-@pytest.mark.ray  # covey -p starts a private Ray
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 def test_a_persistent_api_error_is_retried_then_reported_with_a_non_zero_exit(tmp_path):
     with FakeMessagesAPI(replies=[("error", 500, None)]) as api:
-        done = covey("-p", "go", "--quiet", cwd=tmp_path, env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+        done = covey_here("-p", "go", "--quiet", cwd=tmp_path, env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
     assert done.returncode != 0
     assert "500" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert len(api.requests) > 1  # retried
@@ -144,10 +151,10 @@ def test_covey_agents_lists_definitions_and_reports_bad_files(tmp_path):
     assert "bad.md: maxTurns" in done.stdout
 
 
-@pytest.mark.ray  # covey -p starts a private Ray
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 def test_demo_runs_end_to_end_without_a_key(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    done = subprocess.run([*COVEY, "demo"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    done = covey_here("demo", cwd=tmp_path, unset=["ANTHROPIC_API_KEY"])
     assert done.returncode == 0, done.stderr
     assert "greet" in done.stdout and "notification" in done.stderr
 
@@ -217,7 +224,8 @@ _BASH_THEN_DONE = """\
     """
 
 
-@pytest.mark.ray  # covey -p starts a private Ray
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 def test_hook_events_covey_lacks_are_skipped_with_a_warning_and_the_rest_run(tmp_path):
     marker, ended = tmp_path / "pre-tool-use.txt", tmp_path / "session-end.json"
     settings = _project(tmp_path, {
@@ -227,8 +235,8 @@ def test_hook_events_covey_lacks_are_skipped_with_a_warning_and_the_rest_run(tmp
         "SessionEnd": [{"matcher": "other", "hooks": [{"type": "command", "command": f"cat > {ended}"}]}],
         "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": f"echo fired > {marker}"}]}],
     })
-    done = covey("-p", "go", "--model", _script(tmp_path, _BASH_THEN_DONE), "--allowed-tools", "Bash",
-                 "--output-format", "json", "--quiet", cwd=tmp_path)
+    done = covey_here("-p", "go", "--model", _script(tmp_path, _BASH_THEN_DONE), "--allowed-tools", "Bash",
+                      "--output-format", "json", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["result"] == "all done"
     assert marker.read_text().strip() == "fired"
@@ -253,12 +261,13 @@ def test_a_malformed_hook_ends_the_run_with_its_cause(tmp_path, output_format):
     assert str(settings) in result["result"] and field in result["result"] and result["errors"] == [result["result"]]
 
 
-@pytest.mark.ray  # covey -p starts a private Ray
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 def test_an_error_inside_the_main_agent_before_its_first_turn_reaches_the_user(tmp_path):
     """A UserPromptSubmit hook that refuses the prompt fails the main agent in its actor."""
     _project(tmp_path, {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo no-such-task >&2; exit 2"}]}]})
-    done = covey("-p", "go", "--model", _script(tmp_path, _BASH_THEN_DONE), "--output-format", "stream-json",
-                 "--quiet", cwd=tmp_path)
+    done = covey_here("-p", "go", "--model", _script(tmp_path, _BASH_THEN_DONE), "--output-format", "stream-json",
+                      "--quiet", cwd=tmp_path)
     assert done.returncode != 0
     last = json.loads(done.stdout.splitlines()[-1])
     assert last["type"] == "result" and last["is_error"] is True and "no-such-task" in last["result"]
@@ -266,14 +275,15 @@ def test_an_error_inside_the_main_agent_before_its_first_turn_reaches_the_user(t
     assert "no-such-task" in done.stderr and "ended without a result" not in done.stderr
 
 
-@pytest.mark.ray  # covey -p starts a private Ray
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 def test_print_mode_reports_a_bad_agent_definition_on_stderr(tmp_path):
     agents = tmp_path / ".claude" / "agents"
     agents.mkdir(parents=True)
     (agents / "bad.md").write_text("---\nname: bad\ndescription: b\nmaxTurns: lots\n---\nx\n")
     (agents / "good.md").write_text("---\nname: good\ndescription: fine\n---\nx\n")
-    done = covey("-p", "go", "--model", _script(tmp_path, "rules:\n  - reply: {text: done}\n"), "--output-format",
-                 "stream-json", "--quiet", cwd=tmp_path)
+    done = covey_here("-p", "go", "--model", _script(tmp_path, "rules:\n  - reply: {text: done}\n"), "--output-format",
+                      "stream-json", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert f"{agents / 'bad.md'}: maxTurns: " in done.stderr and "not loaded" in done.stderr
     init = json.loads(done.stdout.splitlines()[0])

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_cli import covey
+from tests.inprocess_covey import covey_here
 
 CORPUS = Path(__file__).parents[1] / "data" / "claude_files" / "coordinator"
 
@@ -33,11 +34,12 @@ def test_covey_agents_lists_worker_and_the_projects_own_types_in_coordinator_mod
     assert "worker" not in _agents(off) and "general-purpose" in _agents(off)
 
 
-@pytest.mark.ray  # covey -p starts a private Ray
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 def test_covey_p_runs_the_three_worker_flow_and_answers_after_the_last_notification(project, tmp_path):
-    done = covey("-p", "Make greet handle an empty name", "--model", "scripted:../three_workers.yaml",
-                 "--output-format", "stream-json", "--verbose", cwd=project,
-                 env={"HOME": str(tmp_path / "home"), "COVEY_COORDINATOR_MODE": "1"})
+    done = covey_here("-p", "Make greet handle an empty name", "--model", "scripted:../three_workers.yaml",
+                      "--output-format", "stream-json", "--verbose", cwd=project,
+                      env={"COVEY_COORDINATOR_MODE": "1"})  # HOME: the test session's, as its actors have
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[0]["tools"] == ["TaskStop", "SendMessage", "Agent"] and events[0]["agents"] == ["reviewer", "worker"]

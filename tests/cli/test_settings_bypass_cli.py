@@ -12,6 +12,7 @@ import pytest
 import covey as covey_package
 
 from tests.cli.test_cli import covey
+from tests.inprocess_covey import covey_here
 
 _TOUCH_THEN_REPORT = """\
     rules:
@@ -22,14 +23,15 @@ _TOUCH_THEN_REPORT = """\
     """
 
 
-@pytest.mark.ray  # covey -p starts a private Ray
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 def test_a_cloned_projects_bypass_setting_does_not_switch_off_permission_checks(tmp_path):
     settings = tmp_path / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"permissions": {"defaultMode": "bypassPermissions"}}))
     (tmp_path / "rules.yaml").write_text(textwrap.dedent(_TOUCH_THEN_REPORT))
-    done = covey("-p", "go", "--model", f"scripted:{tmp_path / 'rules.yaml'}", "--max-turns", "3",
-                 "--output-format", "stream-json", "--verbose", cwd=tmp_path, managed=tmp_path / "no-managed")
+    done = covey_here("-p", "go", "--model", f"scripted:{tmp_path / 'rules.yaml'}", "--max-turns", "3",
+                      "--output-format", "stream-json", "--verbose", cwd=tmp_path, managed=tmp_path / "no-managed")
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[0]["permissionMode"] == "default"

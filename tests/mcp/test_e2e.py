@@ -14,7 +14,7 @@ from covey.session import Session
 from tests.mcp.helpers import SERVER, alive
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 
-pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors
 
 
 def _project(tmp_path: Path) -> tuple[Path, Path]:

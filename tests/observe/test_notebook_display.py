@@ -33,6 +33,14 @@ class FakeDisplay:
         self.shown.append(obj)
 
 
+async def _until(check, timeout_s: float = 10.0) -> None:
+    """Poll ``check`` until it holds; fail after ``timeout_s``."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, "timed out waiting"
+        await asyncio.sleep(0.005)
+
+
 async def test_one_display_is_updated_in_place_until_the_final_state():
     snapshots = iter([
         _node("agent-main", "running", [_node("agent-c1", "running", tools=["Read"])]),
@@ -45,7 +53,7 @@ async def test_one_display_is_updated_in_place_until_the_final_state():
 
     fake = FakeDisplay()
     async with TreeDisplay(get_tree, interval_s=0.01, display=fake) as view:
-        await asyncio.sleep(0.1)
+        await _until(lambda: view.updates >= 3)
     assert fake.calls == [{"display_id": True}]  # one display, then updates to it
     assert view.updates >= 3
     htmls = [tree._repr_html_() for tree in fake.shown]
@@ -55,12 +63,15 @@ async def test_one_display_is_updated_in_place_until_the_final_state():
 
 
 async def test_a_failing_tree_query_never_stops_the_run():
+    tries = []
+
     async def broken():
+        tries.append(1)
         raise RuntimeError("registry gone")
 
     fake = FakeDisplay()
     async with TreeDisplay(broken, interval_s=0.01, display=fake) as view:
-        await asyncio.sleep(0.05)
+        await _until(lambda: len(tries) >= 3)  # it went on asking after the first failure
     assert view.updates == 0 and len(fake.shown) == 1
 
 
@@ -79,7 +90,7 @@ def test_outside_a_kernel_live_is_off_by_default():
 
 
 @pytest.mark.ray
-@pytest.mark.usefixtures("ray_session")
+@pytest.mark.usefixtures("served_kits")  # borrows pooled actors
 async def test_session_run_live_shows_children_running_then_done(tmp_path, monkeypatch):
     import IPython.display
 

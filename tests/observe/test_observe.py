@@ -34,6 +34,7 @@ def _three_children():
     )
 
 
+@pytest.mark.usefixtures("served_kits")  # borrows pooled actors (the ps test below keeps its own: ps names them)
 async def test_a_trace_of_a_run_with_three_children_has_one_track_per_agent_and_nested_spans(tmp_path):
     (tmp_path / "p").mkdir()
     session = Session(cwd=str(tmp_path / "p"), model=_three_children(), pool_size=4, max_turns=8,
@@ -82,6 +83,17 @@ async def test_live_view_prints_status_changes_when_not_on_a_terminal():
     assert "1.5k tok" in lines[0] and "▸ Agent" in lines[0]
 
 
+async def _listing_with(*texts: str, timeout_s: float = 30.0) -> str:
+    """``covey ps``'s listing once it shows every one of ``texts`` (polled; fails after ``timeout_s``)."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        listing = await inspect.ps_text()
+        if all(text in listing for text in texts):
+            return listing
+        assert asyncio.get_running_loop().time() < deadline, listing
+        await asyncio.sleep(0.1)
+
+
 async def test_ps_tree_kill_and_team_see_a_running_session(tmp_path):
     model = scripted(
         rule(CHILD, {"text": "late"}, latency_s=60),
@@ -96,9 +108,7 @@ async def test_ps_tree_kill_and_team_see_a_running_session(tmp_path):
         async for event in session.stream("go"):
             events.append(event)
             if isinstance(event, TaskStarted):
-                await asyncio.sleep(0.3)
-                listing = await inspect.ps_text()
-                assert session.session_id[:8] in listing and "slow job" in listing
+                await _listing_with(session.session_id[:8], "slow job")  # it lists the session and its child
                 prefix = session.session_id[:8]
                 tree = await inspect.tree_text(prefix, (await inspect.running_sessions())[prefix])
                 assert "general-purpose" in tree and "running" in tree

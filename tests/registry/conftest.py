@@ -1,5 +1,6 @@
 """Backends for the registry conformance suite: the in-memory supervisor (agents run in
-this process, on the real runner) or the registry Ray actor (its raw, typed answers)."""
+this process, on the real runner) or the registry Ray actor (its raw, typed answers), a
+session kit borrowed from the shared pool."""
 
 from __future__ import annotations
 
@@ -14,9 +15,7 @@ import pytest
 from covey.actors.agent import _AgentActor
 from covey.actors.base import ActorHandle
 from covey.actors.handle import AgentHandle
-from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
 from covey.actors.pool import WarmPool
-from covey.registry.actor import registry_actor_class
 from covey.registry.limits import Limits
 from covey.registry.supervisor import Supervisor
 from covey.teams.mailbox import Mailbox
@@ -95,10 +94,11 @@ async def backend(request):
         yield Backend(supervisor, supervisor.mailbox)
         await supervisor.close()
         return
-    request.getfixturevalue("ray_session")
-    mailbox = MailboxHandle(mailbox_actor_class().remote(), "mailbox")
-    actor = registry_actor_class().remote(LIMITS, mailbox, uuid.uuid4().hex, {}, None)
-    raw = _RawRegistry(ActorHandle(actor, "registry"))
-    yield Backend(raw, mailbox)
-    raw.handle.kill()
-    mailbox.kill()
+    # A session kit of the shared pool (tests/conftest.py ``kit_pool``): the registry and mailbox
+    # actors a served session gets, recycled for the next test as the service recycles them.
+    pool = request.getfixturevalue("kit_pool")
+    kit = await pool.take_kit()
+    registry, mailbox = kit.handles()
+    await registry.configure(LIMITS)
+    yield Backend(_RawRegistry(ActorHandle(kit.registry, "registry")), mailbox)
+    pool.end_session(kit.session_id, reuse_kit=True)

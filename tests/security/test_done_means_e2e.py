@@ -11,6 +11,7 @@ import textwrap
 import pytest
 
 from tests.cli.test_cli import covey
+from tests.inprocess_covey import covey_here
 
 COMMANDS = [
     "echo a#b; rm -rf ../outside", "cat a#; cat .env", "echo a#b > .env", "touch a#b ../outside/cron",
@@ -38,11 +39,14 @@ def _script() -> str:
     return json.dumps(rules)
 
 
-@pytest.mark.ray  # covey -p starts a private Ray
-def test_default_mode_asks_about_every_quoted_attack_and_nothing_outside_changes(tmp_path):
-    project, outside, home = tmp_path / "project", tmp_path / "outside", tmp_path / "home"
-    for folder in (project / ".claude" / "agents", project / ".git", outside, home):
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
+def test_default_mode_asks_about_every_quoted_attack_and_nothing_outside_changes(tmp_path, sandbox_home):
+    # The run is in this process, its agents in the shared Ray's actors: HOME is the test session's for both.
+    project, outside, home = tmp_path / "project", tmp_path / "outside", sandbox_home
+    for folder in (project / ".claude" / "agents", project / ".git", outside):
         folder.mkdir(parents=True)
+    assert not (home / ".bashrc").exists()
     (project / "README.md").write_text("readme\n")
     (project / ".env").write_text("SECRET=1\n")
     (outside / "notes.txt").write_text("outside\n")
@@ -58,8 +62,8 @@ def test_default_mode_asks_about_every_quoted_attack_and_nothing_outside_changes
         """))
     (project / "rules.json").write_text(_script())
     before = sorted(p.name for p in outside.iterdir())
-    done = covey("-p", "go", "--model", f"scripted:{project / 'rules.json'}", "--output-format", "stream-json",
-                 "--verbose", cwd=project, env={"HOME": str(home)}, managed=tmp_path / "no-managed")
+    done = covey_here("-p", "go", "--model", f"scripted:{project / 'rules.json'}", "--output-format", "stream-json",
+                      "--verbose", cwd=project, managed=tmp_path / "no-managed")
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     result = events[-1]

@@ -4,7 +4,9 @@ stopped; a killed service is reported and replaced; two clients at once get one 
 
 Each test has its own service directory, HOME and RAY_TMPDIR (one temporary folder, whose
 path every process of the test carries in its environment), and the fixture stops the
-service and kills anything left with that path, even when the test fails.
+service and kills anything left with that path, even when the test fails. The tests that
+only need a service that serves on (a killed client, two clients at once) share one
+(``serving``), as a user's runs do.
 """
 
 from __future__ import annotations
@@ -31,6 +33,13 @@ pytestmark = pytest.mark.ray  # each test's service starts a Ray of its own
 
 @pytest.fixture
 def served() -> Iterator[Served]:
+    with served_service() as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def serving() -> Iterator[Served]:
+    """One service for the tests that leave it serving (the first run starts it)."""
     with served_service() as served:
         yield served
 
@@ -86,7 +95,20 @@ def test_a_run_starts_the_service_the_next_reuses_it_and_stop_leaves_nothing(ser
     assert served.covey("status").returncode == 1
 
 
-def test_a_killed_client_leaves_its_sessions_agents_stopped(served):
+def test_two_clients_at_once_get_their_answers_from_one_service(serving):
+    served = serving
+    # The first test of ``serving`` (this one comes first in the file): the two clients race to start it.
+    assert not (served.root / "service.json").exists()
+    clients = [served.start("-p", f"say ok {i}", "--model", served.rules(SAY_OK), "--output-format", "json")
+               for i in range(2)]
+    outputs = [client.communicate(timeout=180) for client in clients]
+    assert [client.returncode for client in clients] == [0, 0], [err for _, err in outputs]
+    assert [json.loads(out)["result"] for out, _ in outputs] == ["ok", "ok"]
+    assert served.log().count("serving on") == 1
+
+
+def test_a_killed_client_leaves_its_sessions_agents_stopped(serving):
+    served = serving
     mark = f"MARK-{uuid.uuid4().hex[:8]}"
     client = served.start("-p", "run it", "--model", _sleeping_bash(served, mark), "--allowed-tools", "Bash",
                           "--quiet")
@@ -127,15 +149,6 @@ def test_a_killed_service_makes_its_client_exit_with_a_clear_error_and_the_next_
     assert served.status()["pid"] == served.pid()
     # The new service killed what the dead one left: Ray's agents, the Bash command.
     assert leftovers.marked(instance) == [] and _with_mark(mark) == []
-
-
-def test_two_clients_at_once_get_their_answers_from_one_service(served):
-    clients = [served.start("-p", f"say ok {i}", "--model", served.rules(SAY_OK), "--output-format", "json")
-               for i in range(2)]
-    outputs = [client.communicate(timeout=180) for client in clients]
-    assert [client.returncode for client in clients] == [0, 0], [err for _, err in outputs]
-    assert [json.loads(out)["result"] for out, _ in outputs] == ["ok", "ok"]
-    assert served.log().count("serving on") == 1
 
 
 ATTACH_SCRIPT = textwrap.dedent("""

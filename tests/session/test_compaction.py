@@ -15,7 +15,7 @@ from covey.session import Session
 from tests.session.scripts import MAIN, rule
 from tests.session.served import model_for, served
 
-pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors
 
 RULES = (
     rule({**MAIN, "last_message_contains": "Primary Request and Intent"},

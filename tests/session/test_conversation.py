@@ -4,6 +4,7 @@ turn, and claude-agent-sdk hook callbacks (SPEC 18, issue 14)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,10 @@ from covey.events import AssistantEvent, ResultEvent, SystemInit
 from covey.resume import ResumeError
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
+from tests.fake_messages_api import FakeMessagesAPI
 from tests.session.served import model_for, served
 
-pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors
 
 
 RULES = (
@@ -104,31 +106,38 @@ def test_resuming_a_session_that_does_not_exist_is_refused_before_anything_start
 
 
 async def test_an_interrupt_ends_the_turn_with_an_error_result_and_the_next_turn_runs(tmp_path):
-    model = scripted(
-        {**rule({**MAIN, "last_message_contains": "SLOW"}, {"text": "too late"}), "latency_s": 60},
-        rule(MAIN, {"text": "quick answer"}),
-    )
-    session = _session(tmp_path, model)
-    try:
-        events: list[Any] = []
+    release = threading.Event()  # the first request is answered only at the test's end (never in time)
 
-        async def first_turn() -> None:
-            async for event in session.stream("SLOW question"):
-                events.append(event)
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        if len(api.requests) == 1:
+            release.wait(60)
+            return {"text": "too late"}
+        return {"text": "quick answer"}
 
-        turn = asyncio.create_task(first_turn())
-        while session._current_main is None:
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.5)  # the model request is in flight
-        assert await session.interrupt()
-        await asyncio.wait_for(turn, 20)  # long before the 60 s reply
-        result = events[-1]
-        assert isinstance(result, ResultEvent) and result.is_error and result.result == "[Request interrupted by user]"
-        assert not any(isinstance(e, AssistantEvent) for e in events)
-        after = await asyncio.wait_for(_turn(session, "next"), 60)
-        assert after[-1].result == "quick answer"
-    finally:
-        session.close()
+    with FakeMessagesAPI(replies=[answer]) as api:
+        session = _session(tmp_path, model_for(api))
+        try:
+            events: list[Any] = []
+
+            async def first_turn() -> None:
+                async for event in session.stream("SLOW question"):
+                    events.append(event)
+
+            turn = asyncio.create_task(first_turn())
+            deadline = asyncio.get_running_loop().time() + 60
+            while not api.requests:  # the model request is in flight
+                assert asyncio.get_running_loop().time() < deadline and not turn.done()
+                await asyncio.sleep(0.02)
+            assert await session.interrupt()
+            await asyncio.wait_for(turn, 20)  # long before the reply
+            result = events[-1]
+            assert isinstance(result, ResultEvent) and result.is_error and result.result == "[Request interrupted by user]"
+            assert not any(isinstance(e, AssistantEvent) for e in events)
+            after = await asyncio.wait_for(_turn(session, "next"), 60)
+            assert after[-1].result == "quick answer"
+        finally:
+            release.set()
+            session.close()
 
 
 async def test_a_notice_or_message_turn_needs_an_earlier_turn(tmp_path):

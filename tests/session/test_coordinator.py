@@ -15,7 +15,7 @@ from covey.model.scripted import ScriptedModel
 from covey.session import Session
 from tests.session.scripts import main_texts
 
-pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors
 
 CORPUS = Path(__file__).parents[1] / "data/claude_files/coordinator"
 

@@ -16,7 +16,7 @@ from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule
 from tests.session.served import model_for, requests_with, served, text_of, tool_names
 
-pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors
 
 
 def _project(tmp_path: Path, *, claude_md: str | None = None, repo: bool = False) -> Path:

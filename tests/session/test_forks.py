@@ -17,7 +17,7 @@ from covey.session import Session
 from tests.session.scripts import rule
 from tests.session.served import model_for, served
 
-pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors
 
 TAG = "<fork-boilerplate>"
 MAIN = {"system_contains": "You are covey", "messages_lack": TAG}

@@ -13,7 +13,7 @@ from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, main_texts, rule, scripted
 from tests.session.served import model_for, served
 
-pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors
 
 REQUEST_USD = (1000 * 3 + 100 * 15) / 1e6
 """One request of 1,000 input and 100 output tokens at Sonnet's price."""
@@ -22,6 +22,17 @@ REQUEST_USD = (1000 * 3 + 100 * 15) / 1e6
 def _session(tmp_path: Path, model) -> Session:
     (tmp_path / "proj").mkdir(exist_ok=True)
     return Session(cwd=str(tmp_path / "proj"), model=model, transcript_dir=str(tmp_path / "t"), pool_size=2, max_turns=8)
+
+
+async def _first_turn_told(session: Session, agent_id: str, timeout_s: float = 60.0) -> None:
+    """Poll the registry until it has heard of the agent's first turn and its tool use."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        record = await session.runtime.registry.record(agent_id)
+        if record is not None and record.turns >= 1 and record.tool_uses >= 1:
+            return
+        assert asyncio.get_running_loop().time() < deadline, f"the registry never heard of a turn: {record}"
+        await asyncio.sleep(0.05)
 
 
 async def test_the_result_counts_every_agents_requests_and_usage_stays_the_main_agents(tmp_path):
@@ -64,7 +75,7 @@ async def test_a_killed_agent_reports_what_it_spent_before_it_ended(tmp_path):
         async for event in session.stream("go"):
             events.append(event)
             if isinstance(event, TaskStarted):
-                await asyncio.sleep(1.0)  # its first turn is done, its second request waits
+                await _first_turn_told(session, event.task_id)  # its second request waits (30 s)
                 assert await session.runtime.registry.kill_agent(event.task_id)
         child = next(r for r in await session.runtime.registry.records() if r.role == "subagent")
         tree = await session.tree()

@@ -14,7 +14,7 @@ from covey.actors.handle import AgentHandle
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 
-pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors
 
 
 def _session(tmp_path: Path, model, **options) -> Session:
@@ -47,6 +47,20 @@ async def _run(session: Session, prompt: str = "go"):
 
 async def _records(session, result):
     return {r.agent_id: r for r in await session.runtime.registry.records()} if session.runtime else {}
+
+
+async def _polled(ask, timeout_s: float = 30.0):
+    """``await ask()`` until it answers something truthy (polled; fails after ``timeout_s``)."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not (answer := await ask()):
+        assert asyncio.get_running_loop().time() < deadline, "timed out waiting"
+        await asyncio.sleep(0.05)
+    return answer
+
+
+async def _ended(session, prompt: str) -> bool:
+    """The sub-agent given ``prompt`` has ended (its record is no longer running)."""
+    return any(r.prompt == prompt and r.status != "running" for r in await session.runtime.registry.records())
 
 
 async def test_background_child_acknowledged_then_notified(tmp_path):
@@ -163,7 +177,9 @@ async def test_twenty_agent_calls_in_one_message_run_at_once(tmp_path):
         rule({**MAIN, "last_message_contains": "<task-notification>"}, {"text": "collected"}),
         rule(MAIN, {"tool_use": calls}),
     )
-    session = _session(tmp_path, model, pool_size=4, max_turns=40)  # a turn per batch of notifications
+    # Its own registry and pool (service=False), not the shared pool's: twenty-one actors warmed
+    # at once would outlast the shared pool's fast-decaying demand (tests/conftest.py kit_pool).
+    session = _session(tmp_path, model, pool_size=4, max_turns=40, service=False)  # a turn per batch of notifications
     await (await session.start()).registry.warm(21)  # 20 children and the main agent
     result, records = await _run(session)
     children = [r for r in records.values() if r.role == "subagent"]
@@ -186,8 +202,7 @@ async def test_a_killed_child_actor_yields_exactly_one_failed_notification(tmp_p
         async for event in session.stream("go"):
             events.append(event)
             if isinstance(event, TaskStarted):
-                await asyncio.sleep(0.3)
-                actor = await session.runtime.registry.actor_of(event.task_id)
+                actor = await _polled(lambda: session.runtime.registry.actor_of(event.task_id))
                 actor.kill()
         records = await _records(session, None)
     finally:
@@ -241,7 +256,7 @@ async def test_cancelling_the_parent_kills_sync_children_but_not_background_ones
             if started == 2:
                 break
         await stream.aclose()  # the parent is cancelled
-        await asyncio.sleep(0.5)
+        await _polled(lambda: _ended(session, "SYNC_TASK"))
         assert await session.runtime.registry.wait_idle(10)
         records = await _records(session, None)
     finally:

@@ -15,7 +15,7 @@ from covey.ray_runtime import NAMESPACE
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, main_texts, rule, scripted
 
-pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors
 
 TASKS = 10
 BLOCKED_BY = {"2": ["1"], "4": ["3"], "5": ["4"], "7": ["1", "6"], "10": ["9", "8"]}

@@ -14,7 +14,7 @@ from covey.events import UserEvent
 from covey.model.scripted import ScriptedModel
 from covey.session import Session
 
-pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors
 
 CORPUS = Path(__file__).parents[1] / "data" / "claude_files" / "skills" / "project"
 
