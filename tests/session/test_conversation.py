@@ -117,7 +117,7 @@ async def test_an_interrupt_ends_the_turn_with_an_error_result_and_the_next_turn
                 events.append(event)
 
         turn = asyncio.create_task(first_turn())
-        while session._current_main is None:
+        while session.current_main is None:
             await asyncio.sleep(0.05)
         await asyncio.sleep(0.5)  # the model request is in flight
         assert await session.interrupt()
