@@ -13,8 +13,9 @@ import os
 import sys
 from typing import Any, Callable, Mapping, Sequence
 
+from covey.cli_flags import add_no_service_flag, add_run_flags, mcp_config_arg, session_options
+from covey.cli_flags import session_options as _session_options  # noqa: F401  (the name tests call)
 from covey.errors import CoveyError
-from covey.permissions.modes import RUN_MODES
 
 COMMANDS = ("run", "demo", "agents", "mcp", "ps", "tree", "logs", "kill", "team", "start", "stop", "status")
 
@@ -23,11 +24,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help") and _headless(argv):
         argv = ["run", *argv]
-    args = _parser().parse_args(argv)
-    if not getattr(args, "handler", None):
-        _parser().print_help()
-        return 2
     try:
+        # Inside the try: a flag's value is read while parsing (a settings or MCP config file).
+        args = _parser().parse_args(argv)
+        if not getattr(args, "handler", None):
+            _parser().print_help()
+            return 2
         return args.handler(args)
     except CoveyError as exc:
         print(f"covey: {exc}", file=sys.stderr)
@@ -50,13 +52,13 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a prompt to its end and print the result (like claude -p)")
     run.add_argument("prompt", nargs="?", help="the task (read from stdin if omitted)")
     run.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", help="the task, Claude Code style")
-    _add_run_options(run)
+    add_run_flags(run)
     run.set_defaults(handler=_run)
     demo = sub.add_parser("demo", help="run a built-in scripted scenario (no API key needed)")
     demo.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
     demo.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
     demo.add_argument("--verbose", action="store_true")
-    _add_service_flag(demo)
+    add_no_service_flag(demo)
     demo.set_defaults(handler=_demo)
     agents = sub.add_parser("agents", help="list the active agent types with source, model and tools")
     agents.add_argument("--cwd", default=".", help="the project whose agents to list")
@@ -87,11 +89,6 @@ def _add_service_commands(sub: Any) -> None:
     status.set_defaults(handler=_service_command)
 
 
-def _add_service_flag(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--no-service", action="store_true",
-                     help="run in this process on a private Ray, not through the covey service (COVEY_NO_SERVICE=1)")
-
-
 def _add_inspect_commands(sub: Any) -> None:
     specs = {
         "ps": ("running sessions and their agents", []),
@@ -110,70 +107,13 @@ def _add_inspect_commands(sub: Any) -> None:
         cmd.set_defaults(handler=_inspect)
 
 
-def _add_run_options(run: argparse.ArgumentParser) -> None:
-    run.add_argument("--model", help="alias (haiku, sonnet, opus), model id, or scripted:RULES.yaml")
-    run.add_argument("--permission-mode", choices=RUN_MODES)
-    run.add_argument("--dangerously-skip-permissions", action="store_true",
-                     help="run in bypassPermissions mode (Claude Code's flag; --permission-mode wins if both are given)")
-    run.add_argument("--max-turns", type=int, default=100)
-    run.add_argument("--allowed-tools", "--allowedTools", action="append", default=[], metavar="RULES")
-    run.add_argument("--disallowed-tools", "--disallowedTools", action="append", default=[], metavar="RULES")
-    run.add_argument("--cwd", default=".", help="the agent's working directory")
-    run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
-    run.add_argument("--input-format", choices=["text", "stream-json"], default="text",
-                     help="stream-json: user messages and control requests on stdin (claude-agent-sdk's protocol)")
-    run.add_argument("--system-prompt", help="the main agent's system prompt instead of covey's (\"\" for none)")
-    run.add_argument("--system-prompt-file", metavar="PATH", help="the same, read from a file")
-    run.add_argument("--append-system-prompt", help="text added after the main agent's system prompt")
-    run.add_argument("--permission-prompt-tool", metavar="TOOL",
-                     help="who answers permission prompts: stdio (the SDK's can_use_tool over the control protocol)")
-    run.add_argument("--settings", metavar="JSON_OR_FILE", help="extra settings: a JSON object or a settings file")
-    run.add_argument("--setting-sources", metavar="SOURCES", help="settings files to read: user,project,local")
-    run.add_argument("--plugin-dir", action="append", default=[], metavar="DIR",
-                     help="load the plugin in DIR for this session (repeatable), as claude --plugin-dir")
-    run.add_argument("--add-dir", action="append", default=[], metavar="DIR",
-                     help="another directory the file tools may use (repeatable)")
-    run.add_argument("--max-budget-usd", type=float, metavar="USD", help="the session's dollar budget")
-    run.add_argument("--fallback-model", metavar="MODEL", help="where requests go once the model is overloaded")
-    run.add_argument("--tools", metavar="LIST", help='the main agent\'s tools: "Read,Bash", "" for none, "default" for all')
-    run.add_argument("--include-partial-messages", action="store_true",
-                     help="with stream-json: the main agent's replies as they arrive (stream_event lines)")
-    run.add_argument("--include-hook-events", action="store_true", help="accepted for Claude Code compatibility")
-    run.add_argument("--resume", "-r", metavar="SESSION_ID", help="continue the session with this id")
-    run.add_argument("--continue", "-c", dest="continue_conversation", action="store_true",
-                     help="continue the most recent session in this directory")
-    run.add_argument("--session-id", metavar="UUID", help="the new session's id")
-    run.add_argument("--fork-session", action="store_true", help="with --resume/--continue: continue under a new id")
-    run.add_argument("--mcp-config", action="append", default=[], metavar="JSON_OR_FILE",
-                     help="MCP servers: a JSON object or a file holding one ({\"mcpServers\": {...}}); repeatable")
-    run.add_argument("--strict-mcp-config", action="store_true", help="only the --mcp-config servers, none from config files")
-    run.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
-    run.add_argument("--agents", dest="agents_json", help='extra agent definitions as JSON: {"name": {"description": ..., "prompt": ...}}')
-    run.add_argument("--verbose", action="store_true", help="show each step on stderr, and Ray's logs")
-    run.add_argument("--quiet", action="store_true", help="no live agent tree on stderr")
-    run.add_argument("--trace", metavar="PATH", help="write a Chrome/Perfetto trace of the session to PATH")
-    _add_service_flag(run)
-
-
-def _rules(values: list[str]) -> list[str]:
-    """``--allowed-tools "Read,Bash(git status)" Edit``: commas or spaces, outside parentheses."""
-    rules, depth, current = [], 0, ""
-    for ch in " ".join(values):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch in ", " and depth == 0:
-            rules, current = rules + [current] if current else rules, ""
-        else:
-            current += ch
-    return rules + [current] if current else rules
-
-
 def _run(args: argparse.Namespace) -> int:
     if args.permission_prompt_tool not in (None, "stdio"):
         raise CoveyError(f"--permission-prompt-tool {args.permission_prompt_tool}: covey asks permission over stdio "
                          f"only (claude-agent-sdk's can_use_tool); MCP permission tools need MCP support")
     if args.input_format == "stream-json" and args.output_format != "stream-json":
         raise CoveyError("--input-format stream-json needs --output-format stream-json (as Claude Code does)")
-    options = _session_options(args)
+    options = session_options(args)
     if args.input_format == "stream-json":
         return _converse(options, args)
     prompt = args.print_prompt or args.prompt or (sys.stdin.read() if not sys.stdin.isatty() else "")
@@ -182,92 +122,11 @@ def _run(args: argparse.Namespace) -> int:
     return _execute(prompt, options, args, quiet=args.quiet, trace=args.trace)
 
 
-def _session_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The Session's options from the command line (JSON-able: they travel to the service)."""
-    system_prompt = args.system_prompt
-    if args.system_prompt_file:
-        system_prompt = _read_text(args.system_prompt_file, "--system-prompt-file")
-    return _dropping_unset(dict(
-        cwd=args.cwd,
-        model=args.model,
-        permission_mode=args.permission_mode or ("bypassPermissions" if args.dangerously_skip_permissions else None),
-        max_turns=args.max_turns,
-        allowed_tools=_rules(args.allowed_tools),
-        disallowed_tools=_rules(args.disallowed_tools),
-        address=args.address,
-        verbose=args.verbose,
-        agents=args.agents_json,
-        system_prompt=system_prompt,
-        append_system_prompt=args.append_system_prompt,
-        settings=_settings_arg(args.settings),
-        setting_sources=[s for s in args.setting_sources.split(",") if s] if args.setting_sources is not None else None,
-        additional_directories=[os.path.abspath(d) for d in args.add_dir],
-        plugin_dirs=[os.path.abspath(os.path.expanduser(d)) for d in args.plugin_dir],
-        max_budget_usd=args.max_budget_usd,
-        fallback_model=args.fallback_model,
-        include_partial_messages=args.include_partial_messages,
-        tools=_tools_arg(args.tools),
-        resume=args.resume,
-        continue_conversation=args.continue_conversation,
-        session_id=args.session_id,
-        fork_session=args.fork_session,
-        # Files are read here: the service runs elsewhere, maybe in another directory.
-        mcp_servers=[_mcp_config_arg(value) for value in args.mcp_config],
-        strict_mcp_config=args.strict_mcp_config,
-    ))
-
-
-def _dropping_unset(options: dict[str, Any]) -> dict[str, Any]:
-    """The options a run sets: the rest keep the Session's defaults."""
-    kept = ("cwd", "model", "permission_mode", "max_turns", "allowed_tools", "disallowed_tools", "address",
-            "verbose", "agents")
-    return {key: value for key, value in options.items() if key in kept or value not in (None, False, [])}
-
-
-def _tools_arg(value: str | None) -> list[str] | None:
-    """``--tools``: None (every tool) for no flag or ``default``; else the names given ("" for none)."""
-    if value is None or value.strip() == "default":
-        return None
-    return _rules([value])
-
-
-def _settings_arg(value: str | None) -> dict[str, Any] | None:
-    """``--settings``: a JSON object, or the path of a settings file."""
-    return None if value is None else _json_object_arg(value, "--settings")
-
-
-def _mcp_config_arg(value: str) -> dict[str, Any]:
-    """One ``--mcp-config``: a JSON object, or the path of a file holding one."""
-    return _json_object_arg(value, "--mcp-config")
-
-
-def _json_object_arg(value: str, flag: str) -> dict[str, Any]:
-    """A flag's JSON object, written inline or in the file the flag names."""
-    import json
-
-    text = value if value.lstrip().startswith("{") else _read_text(os.path.expanduser(value), flag)
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise CoveyError(f"{flag}: not a JSON object ({exc})") from None
-    if not isinstance(data, dict):
-        raise CoveyError(f"{flag}: must be a JSON object, not {type(data).__name__}")
-    return data
-
-
 def _mcp(args: argparse.Namespace) -> int:
     from covey.mcp.listing import mcp_list
 
-    given = [_mcp_config_arg(value) for value in args.mcp_config]
+    given = [mcp_config_arg(value) for value in args.mcp_config]
     return mcp_list(args.cwd, given, strict=args.strict_mcp_config, env=dict(os.environ))
-
-
-def _read_text(path: str, flag: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise CoveyError(f"{flag}: cannot read {path!r}: {exc.strerror}") from None
 
 
 def _converse(options: dict[str, Any], args: argparse.Namespace) -> int:
@@ -285,7 +144,7 @@ def _converse(options: dict[str, Any], args: argparse.Namespace) -> int:
 def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, verbose: bool | None = None,
              quiet: bool = False, trace: str | None = None) -> int:
     """The run, through the covey service or (``--no-service``) in this process."""
-    verbose = args.verbose if verbose is None else verbose
+    verbose = bool(options.get("verbose")) if verbose is None else verbose
     served, note = (False, None) if args.no_service or _env_flag("COVEY_NO_SERVICE") else _route(options, os.environ)
     if note:
         print(note, file=sys.stderr)
@@ -316,8 +175,9 @@ def _route(options: dict[str, Any], env: Mapping[str, str], ping: Callable[[], d
     if RAY_JOB_ENV not in env:
         return True, None
     from covey.service import lifecycle
+    from covey.service.paths import service_paths
 
-    answer = ping() if ping is not None else lifecycle.ping(lifecycle.service_paths())
+    answer = ping() if ping is not None else lifecycle.ping(service_paths())
     if answer is None:
         return False, (f"covey: no covey service answers on this node, and one started from a Ray job would end "
                        f"with the job: running in this driver, as --no-service does; {JOB_HOW_TO}")
@@ -330,15 +190,15 @@ def _route(options: dict[str, Any], env: Mapping[str, str], ping: Callable[[], d
 
 
 def _service_command(args: argparse.Namespace) -> int:
-    from covey.service import lifecycle
+    from covey.service import commands
 
     match args.command:
         case "start":
-            return lifecycle.start_command(args.address, args.idle_timeout)
+            return commands.start_command(args.address, args.idle_timeout)
         case "stop":
-            return lifecycle.stop_command()
+            return commands.stop_command()
         case "status":
-            return lifecycle.status_command(as_json=args.json)
+            return commands.status_command(as_json=args.json)
     return 2
 
 

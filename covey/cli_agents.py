@@ -15,7 +15,7 @@ def agents_report(cwd: str, agents_json: str | None, plugin_dirs: Iterable[str],
     mode, when ``env`` turns it on, with ``worker`` in place of the built-ins)."""
     from covey.agents.coordinator import coordinator_mode
     from covey.agents.loader import load_definitions
-    from covey.session_defs import managed_agents_dir, session_plugins, session_skills
+    from covey.session.definitions import managed_agents_dir, session_plugins, session_skills
     from covey.settings import Settings
     from covey.settings_managed import managed_dir
 

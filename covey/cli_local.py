@@ -81,7 +81,7 @@ def converse(options: dict[str, Any], permission_prompt_stdio: bool) -> int:
 
 async def _serve_conversation(sock: Any) -> None:
     from covey.service import protocol
-    from covey.service.runs import ConversationRun
+    from covey.service.conversation import ConversationRun
 
     reader, writer = await asyncio.open_unix_connection(sock=sock)
     message = protocol.decode(await reader.readline())

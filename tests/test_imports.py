@@ -38,8 +38,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     )),
     ("agent actors, their pool and the registry that launches and watches them", ("covey.actors", "covey.registry")),
     ("drivers: Ray start-up, sessions, inspection, the command line", (
-        "covey.ray_runtime", "covey.ray_token", "covey.observe", "covey.session", "covey.session_defs", "covey.render", "covey.demo",
-        "covey.cli", "covey.cli_agents", "covey.cli_local", "covey.service", "covey.__main__", "covey",
+        "covey.ray_runtime", "covey.ray_token", "covey.observe", "covey.session", "covey.render", "covey.demo",
+        "covey.cli", "covey.cli_flags", "covey.cli_agents", "covey.cli_local", "covey.service", "covey.__main__", "covey",
     )),
 ]
 

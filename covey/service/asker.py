@@ -28,12 +28,12 @@ class ClientRequests:
 
     def __init__(self, send: Send) -> None:
         self.send = send
-        self._waiting: dict[str, asyncio.Future] = {}
+        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
     async def request(self, subtype: str, **fields: Any) -> dict[str, Any]:
         """The client's ``response``; ``NoAnswer`` if it answered with an error or left."""
         request_id = protocol.new_request_id()
-        answer = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = answer
         try:
             await self.send(protocol.control_request(subtype, request_id, **fields))
@@ -44,7 +44,7 @@ class ClientRequests:
     def answered(self, message: dict[str, Any]) -> None:
         """A ``control_response`` from the client: the answer to the request it names."""
         response = message.get("response") or {}
-        waiting = self._waiting.get(response.get("request_id"))
+        waiting = self._waiting.get(str(response.get("request_id")))
         if waiting is None or waiting.done():
             return
         if response.get("subtype") == "success":

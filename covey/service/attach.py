@@ -5,6 +5,7 @@ borrows the service's ready session actors and warm pool from this process."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from covey.ray_runtime import join
 from covey.local_rays import NAMESPACE
@@ -12,7 +13,7 @@ from covey.service.lifecycle import ensure_service
 from covey.service.paths import service_paths
 
 
-def join_service(verbose: bool = False) -> dict:
+def join_service(verbose: bool = False) -> dict[str, Any]:
     """Join the running service's Ray (starting the service first if none answers); its ping answer."""
     answer, _started = ensure_service(service_paths())
     join(answer["ray_address"], namespace=NAMESPACE, logging_level=logging.INFO if verbose else logging.ERROR,

@@ -2,7 +2,8 @@
 
 It imports the standard library and a few small covey modules, never Ray, pydantic or
 covey's runtime, so a served run's first answer is not spent importing them. It sends
-the run (working directory, whole environment, options, prompt), prints what comes
+the run (working directory, whole environment, the run options by ``SessionOptions``
+field name, the run's own flags, the prompt), prints what comes
 back exactly as an in-process run prints it, answers permission prompts at the
 terminal, and turns Ctrl-C / SIGTERM into an ``interrupt`` for its session only.
 """
@@ -65,21 +66,26 @@ def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose
         conn.close()
 
 
-def run_request(prompt: str, options: dict[str, Any], **flags: Any) -> dict[str, Any]:
-    """The ``covey_run`` control request: the Session's options (every path absolute), the
-    run's own flags (output format, live view, ...), the whole environment."""
-    model = options.get("model")
+def run_request(prompt: str, options: dict[str, Any], **run: Any) -> dict[str, Any]:
+    """The ``covey_run`` control request: the session's options (``SessionOptions`` fields as
+    JSON, every path absolute; the service validates them), the run's own flags (output
+    format, live view, ...) apart from them, and the whole environment."""
+    sent = dict(options)
+    cwd = os.path.abspath(sent.pop("cwd", None) or ".")
+    model = sent.get("model")
     if isinstance(model, str) and model.startswith(SCRIPTED):
-        model = SCRIPTED + os.path.abspath(model[len(SCRIPTED):])
-    trace = flags.pop("trace", None)
-    run_options = {**options, "model": model, "trace": os.path.abspath(trace) if trace else None, **flags}
-    run_options.pop("cwd", None)
-    return protocol.control_request(protocol.RUN, cwd=os.path.abspath(options.get("cwd") or "."),
-                                    env=dict(os.environ), options=run_options)
+        sent["model"] = SCRIPTED + os.path.abspath(model[len(SCRIPTED):])
+    if run.get("trace"):
+        run["trace"] = os.path.abspath(run["trace"])
+    return protocol.control_request(protocol.RUN, cwd=cwd, env=dict(os.environ), options=sent, run=run)
 
 
 class _Leave(Exception):
     """A second signal: leave now (the service stops the session when the connection closes)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 class _PromptInterrupted(Exception):
@@ -103,10 +109,10 @@ class ServedRun:
                 self._send(request)
                 self._send(protocol.user_message(prompt))
             return self._conversation()
-        except _Leave:
-            print(f"covey: interrupted by {signal.Signals(self.signum).name}; the covey service stops its agents",
+        except _Leave as leave:
+            print(f"covey: interrupted by {signal.Signals(leave.signum).name}; the covey service stops its agents",
                   file=sys.stderr)
-            return 128 + self.signum
+            return 128 + leave.signum
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
@@ -128,7 +134,7 @@ class ServedRun:
                 if self.output_format == "stream-json":
                     print(json.dumps(message), flush=True)
         if self.signum is not None:
-            raise _Leave()
+            raise _Leave(self.signum)
         raise ServiceUnavailable(f"the covey service stopped during the run; its log: {self.paths.log}. "
                                  f"The next run starts a new one")
 
@@ -182,7 +188,7 @@ class ServedRun:
 
     def _on_signal(self, signum: int, _frame: Any) -> None:
         if self.signum is not None:
-            raise _Leave()
+            raise _Leave(self.signum)
         self.signum = signum
         if self._sending:
             self._interrupt_pending = True  # never interleave two lines on the socket

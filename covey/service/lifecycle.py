@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 from covey.errors import CoveyError, UserError
 from covey.service import leftovers, protocol
-from covey.service.paths import ServicePaths, open_private, service_paths
+from covey.service.paths import ServicePaths, open_private
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 60.0
@@ -47,6 +47,8 @@ class Connection:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self._lines = sock.makefile("rb")
+        self.run_id: str | None = None
+        """The request id of the run this connection sent (its answer names it)."""
 
     def send(self, message: dict[str, Any]) -> None:
         line = protocol.encode(message)
@@ -117,7 +119,7 @@ def ensure_service(paths: ServicePaths, *, address: str | None = None, idle_time
         return wait_ready(paths, process, since), True
 
 
-def spawn(paths: ServicePaths, *, address: str | None, idle_timeout_s: float | None) -> subprocess.Popen:
+def spawn(paths: ServicePaths, *, address: str | None, idle_timeout_s: float | None) -> subprocess.Popen[bytes]:
     """``python -m covey.service``, detached from this terminal, with this process's environment."""
     command = [sys.executable, "-m", "covey.service"]
     if address:
@@ -136,7 +138,7 @@ def spawn(paths: ServicePaths, *, address: str | None, idle_timeout_s: float | N
         os.close(log)
 
 
-def wait_ready(paths: ServicePaths, process: subprocess.Popen, log_offset: int = 0,
+def wait_ready(paths: ServicePaths, process: subprocess.Popen[bytes], log_offset: int = 0,
                timeout_s: float = READY_TIMEOUT_S) -> dict[str, Any]:
     """Wait until the service answers. One that exits 0 found another holding
     ``service.lock`` (started outside this lock): that one is waited for instead."""
@@ -251,84 +253,3 @@ def _log_tail(paths: ServicePaths, offset: int, lines: int = 20) -> str:
         return f"; no log at {paths.log}"
     tail = "\n".join(text.strip().splitlines()[-lines:])
     return f"; the end of {paths.log}:\n{tail}" if tail else f"; {paths.log} is empty"
-
-
-# -- the commands ---------------------------------------------------------------------------
-
-
-def start_command(address: str | None, idle_timeout_s: float | None) -> int:
-    paths = service_paths()
-    answer, started = ensure_service(paths, address=address, idle_timeout_s=idle_timeout_s)
-    state = "started" if started else "already running"
-    print(f"covey service {state}: pid {answer.get('pid')}, Ray {answer.get('ray_address')}")
-    print(f"  socket {paths.socket}\n  log    {paths.log}")
-    if not started and not same_ray(address, answer):
-        print(f"covey: it serves Ray {answer.get('address') or 'local'}, not {address}: "
-              f"`covey stop` first to change it", file=sys.stderr)
-        return 1
-    return 0
-
-
-def stop_command() -> int:
-    paths = service_paths()
-    pid = stop(paths)
-    if pid is None:
-        print("covey: no covey service is running")
-    else:
-        print(f"covey: stopped the covey service (pid {pid})")
-    return 0
-
-
-def status_command(as_json: bool = False) -> int:
-    paths = service_paths()
-    status = ask(paths, protocol.STATUS, timeout_s=30.0)
-    if status is None:
-        print("covey: no covey service is running", file=sys.stderr)
-        return 1
-    print(json.dumps(status, indent=2) if as_json else status_text(status))
-    return 0
-
-
-def status_text(status: dict[str, Any]) -> str:
-    sessions = status.get("sessions", [])
-    lines = [
-        f"covey service: pid {status['pid']}, up {_duration(status['uptime_s'])}, covey {status.get('version')}",
-        f"  Ray       {status.get('ray_address')} ({'started by the service' if status.get('started_ray') else 'joined'})",
-        f"  sessions  {len(sessions)} running",
-        *(f"    {s['session_id']}  {s['cwd']}  client pid {s.get('client_pid')}  {_duration(s['running_s'])}"
-          for s in sessions),
-        f"  idle      {_duration(status['idle_s'])} (exits after {_duration(status['idle_timeout_s'])} idle)",
-    ]
-    if pool := status.get("pool"):
-        lines += _pool_lines(pool)
-    if procs := status.get("processes"):
-        lines.append(f"  memory    RSS {procs['rss_mib']:.0f} MiB, USS {procs['uss_mib']:.0f} MiB "
-                     f"in {procs['count']} processes (the service and its descendants)")
-        lines.append(f"  CPU       {procs['cpu_percent']:.1f} % of one core over {procs['sample_s']} s, "
-                     f"{procs['cpu_s']:.1f} s in all")
-    lines += [f"  socket    {status.get('socket')}", f"  log       {status.get('log')}"]
-    return "\n".join(lines)
-
-
-def _pool_lines(pool: dict[str, Any]) -> list[str]:
-    """The shared pool, a line per lane: agent actors ("home", "any") and session kits ("kit")."""
-    names = {"home": "agents", "any": "agents (any node)", "kit": "session kits"}
-    lines = []
-    for lane, figures in pool.items():
-        if not isinstance(figures, dict):
-            continue
-        lines.append(
-            f"  pool      {names.get(lane, lane)}: {figures['ready']} ready, {figures['lent']} lent, "
-            f"{figures['starting']} starting; keeps {figures['target']} (floor {figures['floor']}, "
-            f"demand {figures['demand']:g}), high-water {figures['high_water']}")
-    if "created" in pool:
-        lines.append(f"            {pool['created']} created since the service started")
-    return lines
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    return f"{minutes} min {seconds} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from covey.service import lifecycle, protocol
 from covey.service.client import run_request
-from covey.service.lifecycle import Connection, ServiceUnavailable
+from covey.service.lifecycle import Connection, LineTooLong, ServiceUnavailable
 from covey.service.paths import service_paths
 
 
@@ -100,7 +100,7 @@ def _relay_input(stdin: TextIO, conn: Connection) -> None:
 
 def relay_output(conn: Connection, out: "Out", log: str) -> int:
     """The service's lines to stdout until the run is done; the exit code."""
-    run_id = getattr(conn, "run_id", None)
+    run_id = conn.run_id
     last: dict[str, Any] | None = None
     while (message := conn.receive()) is not None:
         kind = message.get("type")

@@ -32,7 +32,8 @@ from covey.service import protocol
 from covey.service.leftovers import INSTANCE_VAR
 from covey.service.lifecycle import same_ray
 from covey.service.paths import ServicePaths, open_private
-from covey.service.runs import ConversationRun, ServedRun
+from covey.service.conversation import ConversationRun
+from covey.service.runs import ServedRun
 from covey.service.stats import process_figures
 
 log = logging.getLogger(__name__)
@@ -60,20 +61,20 @@ class Service:
         self.idle_since = time.monotonic()
         self.started_ray = False
         self.ray_address = ""
-        self._stopping: asyncio.Event | None = None
-        self._runs_changed: asyncio.Event | None = None
+        self._stopping = asyncio.Event()
+        self._runs_changed = asyncio.Event()
 
     async def serve(self) -> None:
-        self._stopping, self._runs_changed = asyncio.Event(), asyncio.Event()
+        self._stopping, self._runs_changed = asyncio.Event(), asyncio.Event()  # this loop's, not a stop before serve
         started = time.monotonic()
         self.started_ray = ensure_ray(self.address)
         self.ray_address = ray.get_runtime_context().gcs_address
         log.info("Ray %s in %.1f s", "started" if self.started_ray else "joined", time.monotonic() - started)
-        self.pool = SharedPoolHandle.create(pool_name(), ray.get_runtime_context().get_node_id(),
-                                            preload=SERVICE_PRELOAD)
-        self.pool_stats = self.pool_stats or self.pool.stats
+        pool = self.pool = SharedPoolHandle.create(pool_name(), ray.get_runtime_context().get_node_id(),
+                                                   preload=SERVICE_PRELOAD)
+        self.pool_stats = self.pool_stats or pool.stats
         # Floors start now; the first run waits only for what it takes (a kit, its main agent).
-        floors = asyncio.create_task(self._floors_ready())
+        floors = asyncio.create_task(self._floors_ready(pool))
         loop = asyncio.get_running_loop()
         # After ray.init: a Ray driver installs its own SIGTERM handler (exit, no cleanup).
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -92,13 +93,13 @@ class Service:
             floors.cancel()
             await self._shut_down(server)
 
-    async def _floors_ready(self) -> None:
+    async def _floors_ready(self, pool: SharedPoolHandle) -> None:
         started = time.monotonic()
-        stats = await self.pool.ready()
+        stats = await pool.ready()
         log.info("the shared pool's floors are ready after %.1f s: %s", time.monotonic() - started, stats)
 
     def stop(self, why: str) -> None:
-        if self._stopping is not None and not self._stopping.is_set():
+        if not self._stopping.is_set():
             log.info("stopping: %s", why)
             self._stopping.set()
 
@@ -141,7 +142,8 @@ class Service:
         if self.pool is None:
             return 0
         try:
-            return (await self.pool.stats()).get("kit", {}).get("lent", 0)
+            kits = (await self.pool.stats()).get("kit")
+            return int(kits.get("lent", 0)) if isinstance(kits, dict) else 0
         except Exception:  # the pool is gone: nothing holds the service
             return 0
 
@@ -188,7 +190,7 @@ class Service:
                          writer: asyncio.StreamWriter, client_pid: int | None) -> None:
         if self._stopping.is_set():
             return
-        conversation = bool((message.get("request", {}).get("options") or {}).get("conversation"))
+        conversation = bool((message.get("request", {}).get("run") or {}).get("conversation"))
         kind = ConversationRun if conversation else ServedRun
         run = kind(message, reader, writer, check=self._refusal, client_pid=client_pid)
         self.runs.add(run)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from covey import cli
+from covey import cli, cli_flags
 from covey.errors import CoveyError
 from covey.hooks.callback import sdk_hook_settings
 from covey.service import protocol
@@ -35,15 +35,14 @@ def test_the_sdks_command_line_needs_no_p_and_maps_to_session_options():
 
 @pytest.mark.parametrize("value, tools", [(None, None), ("default", None), ("", []), ("Read Edit", ["Read", "Edit"])])
 def test_tools_flag(value, tools):
-    assert cli._tools_arg(value) == tools
+    assert cli_flags.tools_arg(value) == tools
 
 
 def test_every_permission_mode_is_accepted_bubble_included(capsys):
     # `bubble` on the main agent (it has no parent) sends its prompts to the session's asker, the
     # person, as `default` does (issue 15): it is no longer refused.
     for mode in ("default", "acceptEdits", "bypassPermissions", "dontAsk", "plan", "auto", "bubble"):
-        assert _parsed(["-p", "x", "--permission-mode", mode]).permission_mode == mode
-    assert cli._session_options(_parsed(["-p", "x", "--permission-mode", "bubble"]))["permission_mode"] == "bubble"
+        assert cli._session_options(_parsed(["-p", "x", "--permission-mode", mode]))["permission_mode"] == mode
     with pytest.raises(SystemExit):
         _parsed(["-p", "x", "--permission-mode", "yolo"])
     assert "yolo" in capsys.readouterr().err
@@ -76,14 +75,14 @@ def test_mcp_config_takes_json_or_a_file_and_travels_as_objects(tmp_path):
 
 
 def test_settings_flag_takes_json_or_a_file(tmp_path):
-    assert cli._settings_arg('{"model": "opus"}') == {"model": "opus"}
+    assert cli_flags.settings_arg('{"model": "opus"}') == {"model": "opus"}
     path = tmp_path / "s.json"
     path.write_text('{"permissions": {"allow": ["Read"]}}')
-    assert cli._settings_arg(str(path)) == {"permissions": {"allow": ["Read"]}}
+    assert cli_flags.settings_arg(str(path)) == {"permissions": {"allow": ["Read"]}}
     with pytest.raises(CoveyError, match="cannot read"):
-        cli._settings_arg(str(tmp_path / "missing.json"))
+        cli_flags.settings_arg(str(tmp_path / "missing.json"))
     with pytest.raises(CoveyError, match="JSON object"):
-        cli._settings_arg('{"a": ')
+        cli_flags.settings_arg('{"a": ')
 
 
 def test_initialize_is_answered_at_once_and_its_agents_and_hooks_go_with_the_run():

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from covey import cli
-from covey.service.runs import session_for
+from covey.service.session_options import session_for
 
 CORPUS = Path(__file__).parents[1] / "data" / "claude_files"
 KIT = CORPUS / "plugins" / "review-kit"

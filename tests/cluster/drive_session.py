@@ -59,7 +59,7 @@ def watch_session_actor_options(pin: bool) -> dict:
     scheduling strategy: a test-side stand-in for what covey should do, so the
     node-loss scenario tests the children, not where Ray happened to put the registry.
     """
-    import covey.session as covey_session
+    import covey.session.kit as covey_session
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     seen: dict = {}

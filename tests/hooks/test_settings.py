@@ -41,7 +41,7 @@ def test_a_malformed_hook_fails_loading_naming_the_file_and_field(tmp_path):
 
 
 def test_a_malformed_hook_fails_the_session_before_ray_starts(tmp_path, monkeypatch):
-    import covey.session as session_module
+    import covey.session.kit as session_module
 
     monkeypatch.setattr(session_module, "ensure_ray", lambda *a, **k: pytest.fail("Ray was started"))
     _settings_file(tmp_path, {"Stop": [{"hooks": [{"type": "command"}]}]})

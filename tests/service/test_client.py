@@ -42,10 +42,11 @@ def test_the_request_carries_absolute_paths_the_whole_environment_and_the_prompt
     request = run["request"]
     assert request["subtype"] == "covey_run" and request["cwd"] == str(tmp_path / "sub")
     assert request["env"]["CLIENT_MARK"] == "marked" and request["env"]["COVEY_SERVICE_DIR"] == str(service_root)
-    options = request["options"]
-    assert options["model"] == f"scripted:{tmp_path / 'rules.yaml'}" and options["trace"] == str(tmp_path / "t.json")
+    options, flags = request["options"], request["run"]
+    assert options["model"] == f"scripted:{tmp_path / 'rules.yaml'}" and flags["trace"] == str(tmp_path / "t.json")
     assert options["max_turns"] == 3 and options["allowed_tools"] == ["Read", "Bash(git status)"]
-    assert options["output_format"] == "text" and options["can_ask"] is False and options["live"] is True
+    assert flags["output_format"] == "text" and flags["can_ask"] is False and flags["live"] is True
+    assert "cwd" not in options and set(options) == {"model", "max_turns", "allowed_tools", "address"}
     assert prompt == {"type": "user", "message": {"role": "user", "content": "say hi"}}
 
 

@@ -8,7 +8,7 @@ import sys
 import time
 
 from covey.service import leftovers
-from covey.service.runs import _run_env
+from covey.service.session_options import _run_env
 
 
 def _sleeper(**env: str) -> subprocess.Popen:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from covey.service import lifecycle
+from covey.service import commands, lifecycle
 from covey.service.paths import service_paths
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,7 +73,7 @@ def test_stop_waits_until_the_service_is_gone_and_nothing_running_is_no_error(fa
     first, _ = lifecycle.ensure_service(paths)
     assert lifecycle.stop(paths) == first["pid"]
     assert not lifecycle.pid_alive(first["pid"])
-    assert lifecycle.stop_command() == 0
+    assert commands.stop_command() == 0
     assert capsys.readouterr().out.strip() == "covey: no covey service is running"
 
 
@@ -101,7 +101,7 @@ def test_a_service_that_never_answers_times_out_with_a_clear_error(service_root)
 
 
 def test_status_text_shows_the_pool_a_line_per_lane():
-    from covey.service.lifecycle import status_text
+    from covey.service.commands import status_text
 
     lane = {"ready": 2, "lent": 1, "starting": 0, "target": 3, "floor": 2, "demand": 3.0, "high_water": 3}
     kit = {"ready": 1, "lent": 0, "starting": 0, "target": 1, "floor": 1, "demand": 1.0, "high_water": 1}

@@ -1,7 +1,7 @@
 """The covey-guide agent knows the user's own configuration (issue: definitions)."""
 
 from covey.agents.definition import AgentDefinition
-from covey.session_defs import session_definitions
+from covey.session.definitions import session_definitions
 
 
 def test_the_guide_prompt_lists_the_projects_agents_skills_and_settings(tmp_path):

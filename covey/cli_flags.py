@@ -1,0 +1,162 @@
+"""The flags of a ``covey`` run, and the run options they set.
+
+A flag that sets a run option is added with ``option``: its long name is the
+``SessionOptions`` field's (``--max-turns`` -> ``max_turns``; ``field=`` where Claude Code's
+name differs), its value is converted here (a file read, a path made absolute), and when it
+is not given it is absent, so the model's default holds. ``session_options`` collects them by
+that name: no list of options is written here, ``covey/session/options.py`` is the list.
+Plain Python (no pydantic): the thin client's way to a served run imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from covey.errors import CoveyError
+from covey.permissions.modes import RUN_MODES
+
+OPTION = "option."
+"""The ``dest`` prefix of a flag that sets a run option: ``option.max_turns``."""
+VALUELESS = ("store_true", "store_false", "store_const")
+
+
+def option(parser: Any, *flags: str, field: str | None = None, **kwargs: Any) -> None:
+    """Add a flag that sets the ``SessionOptions`` field its long name names (or ``field``)."""
+    name = field or next(flag for flag in flags if flag.startswith("--"))[2:].replace("-", "_")
+    if kwargs.get("action") not in VALUELESS and "choices" not in kwargs:
+        kwargs.setdefault("metavar", name.upper())
+    parser.add_argument(*flags, dest=OPTION + name, default=argparse.SUPPRESS, **kwargs)
+
+
+def session_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The run options the command line sets, by ``SessionOptions`` field (JSON: they travel to the service)."""
+    options = {dest[len(OPTION):]: value for dest, value in vars(args).items() if dest.startswith(OPTION)}
+    if getattr(args, "dangerously_skip_permissions", False):  # --permission-mode wins if both are given
+        options.setdefault("permission_mode", "bypassPermissions")
+    return options
+
+
+def add_run_flags(run: argparse.ArgumentParser) -> None:
+    """Every flag of ``covey run`` / ``covey -p``: the run options, then the run's own."""
+    option(run, "--model", help="alias (haiku, sonnet, opus), model id, or scripted:RULES.yaml")
+    option(run, "--permission-mode", choices=RUN_MODES)
+    option(run, "--max-turns", type=int)
+    option(run, "--allowed-tools", "--allowedTools", action="extend", type=rules_arg, metavar="RULES")
+    option(run, "--disallowed-tools", "--disallowedTools", action="extend", type=rules_arg, metavar="RULES")
+    option(run, "--cwd", help="the agent's working directory")
+    prompts = run.add_mutually_exclusive_group()
+    option(prompts, "--system-prompt", help="the main agent's system prompt instead of covey's (\"\" for none)")
+    option(prompts, "--system-prompt-file", field="system_prompt", type=_file_text, metavar="PATH",
+           help="the same, read from a file")
+    option(run, "--append-system-prompt", help="text added after the main agent's system prompt")
+    option(run, "--settings", type=settings_arg, metavar="JSON_OR_FILE",
+           help="extra settings: a JSON object or a settings file")
+    option(run, "--setting-sources", type=_sources_arg, metavar="SOURCES", help="settings files to read: user,project,local")
+    option(run, "--plugin-dir", field="plugin_dirs", action="append", type=_user_path, metavar="DIR",
+           help="load the plugin in DIR for this session (repeatable), as claude --plugin-dir")
+    option(run, "--add-dir", field="additional_directories", action="append", type=os.path.abspath, metavar="DIR",
+           help="another directory the file tools may use (repeatable)")
+    option(run, "--max-budget-usd", type=float, metavar="USD", help="the session's dollar budget")
+    option(run, "--fallback-model", metavar="MODEL", help="where requests go once the model is overloaded")
+    option(run, "--tools", type=tools_arg, metavar="LIST",
+           help='the main agent\'s tools: "Read,Bash", "" for none, "default" for all')
+    option(run, "--include-partial-messages", action="store_true",
+           help="with stream-json: the main agent's replies as they arrive (stream_event lines)")
+    option(run, "--resume", "-r", metavar="SESSION_ID", help="continue the session with this id")
+    option(run, "--continue", "-c", field="continue_conversation", action="store_true",
+           help="continue the most recent session in this directory")
+    option(run, "--session-id", metavar="UUID", help="the new session's id")
+    option(run, "--fork-session", action="store_true", help="with --resume/--continue: continue under a new id")
+    # Files are read here: the service runs elsewhere, maybe in another directory.
+    option(run, "--mcp-config", field="mcp_servers", action="append", type=mcp_config_arg, metavar="JSON_OR_FILE",
+           help="MCP servers: a JSON object or a file holding one ({\"mcpServers\": {...}}); repeatable")
+    option(run, "--strict-mcp-config", action="store_true", help="only the --mcp-config servers, none from config files")
+    option(run, "--address", help="Ray cluster address (default: RAY_ADDRESS or a local Ray)")
+    option(run, "--agents", metavar="JSON", help='extra agent definitions as JSON: {"name": {"description": ..., "prompt": ...}}')
+    option(run, "--verbose", action="store_true", help="show each step on stderr, and Ray's logs")
+    _add_own_flags(run)
+
+
+def _add_own_flags(run: argparse.ArgumentParser) -> None:
+    """The run's own flags: what is printed and how, not how the session runs."""
+    run.add_argument("--dangerously-skip-permissions", action="store_true",
+                     help="run in bypassPermissions mode (Claude Code's flag; --permission-mode wins if both are given)")
+    run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
+    run.add_argument("--input-format", choices=["text", "stream-json"], default="text",
+                     help="stream-json: user messages and control requests on stdin (claude-agent-sdk's protocol)")
+    run.add_argument("--permission-prompt-tool", metavar="TOOL",
+                     help="who answers permission prompts: stdio (the SDK's can_use_tool over the control protocol)")
+    run.add_argument("--include-hook-events", action="store_true", help="accepted for Claude Code compatibility")
+    run.add_argument("--quiet", action="store_true", help="no live agent tree on stderr")
+    run.add_argument("--trace", metavar="PATH", help="write a Chrome/Perfetto trace of the session to PATH")
+    add_no_service_flag(run)
+
+
+def add_no_service_flag(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--no-service", action="store_true",
+                     help="run in this process on a private Ray, not through the covey service (COVEY_NO_SERVICE=1)")
+
+
+def rules_arg(value: str) -> list[str]:
+    """``--allowed-tools "Read,Bash(git status)"``: rules split at commas or spaces outside parentheses."""
+    rules: list[str] = []
+    depth, current = 0, ""
+    for ch in value:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch in ", " and depth == 0:
+            rules, current = rules + [current] if current else rules, ""
+        else:
+            current += ch
+    return rules + [current] if current else rules
+
+
+def tools_arg(value: str | None) -> list[str] | None:
+    """``--tools``: None (every tool) for no flag or ``default``; else the names given ("" for none)."""
+    if value is None or value.strip() == "default":
+        return None
+    return rules_arg(value)
+
+
+def settings_arg(value: str | None) -> dict[str, Any] | None:
+    """``--settings``: a JSON object, or the path of a settings file."""
+    return None if value is None else _json_object_arg(value, "--settings")
+
+
+def mcp_config_arg(value: str) -> dict[str, Any]:
+    """One ``--mcp-config``: a JSON object, or the path of a file holding one."""
+    return _json_object_arg(value, "--mcp-config")
+
+
+def _sources_arg(value: str) -> list[str]:
+    return [source for source in value.split(",") if source]
+
+
+def _user_path(value: str) -> str:
+    return os.path.abspath(os.path.expanduser(value))
+
+
+def _file_text(path: str) -> str:
+    return read_text(path, "--system-prompt-file")
+
+
+def _json_object_arg(value: str, flag: str) -> dict[str, Any]:
+    """A flag's JSON object, written inline or in the file the flag names."""
+    text = value if value.lstrip().startswith("{") else read_text(os.path.expanduser(value), flag)
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise CoveyError(f"{flag}: not a JSON object ({exc})") from None
+    if not isinstance(data, dict):
+        raise CoveyError(f"{flag}: must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+def read_text(path: str, flag: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise CoveyError(f"{flag}: cannot read {path!r}: {exc.strerror}") from None

@@ -1,0 +1,162 @@
+"""A claude-agent-sdk client's conversation through the covey service (``--input-format stream-json``)."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from typing import Any
+
+from covey.errors import CoveyError
+from covey.events import ResultEvent
+from covey.service import protocol
+from covey.service.asker import ClientAsker, HookCaller
+from covey.service.runs import ServedRun, prompt_of
+from covey.session import Session
+
+class _End(enum.Enum):
+    INPUT = "input"
+    """In a conversation's input queue: the client's input has ended."""
+    CONVERSATION = "conversation"
+    """What ``_next_turn`` answers once the input has ended and nothing is left to notify."""
+
+
+_END = _End.INPUT
+
+MAIL_POLL_S = 0.25
+"""Between turns, how often a conversation looks for a notice that came for its main agent."""
+
+
+class ConversationRun(ServedRun):
+    """A claude-agent-sdk client's session (``--input-format stream-json``): every ``user``
+    line is a turn of one conversation, control requests are answered as they come, and
+    the session ends once the client's input has ended and nothing is left to notify.
+
+    A turn runs while the next lines are read: a message that comes during a turn is
+    queued for the main agent (it reads it at its next step, or a turn after this one
+    does); a notice that comes between turns starts a turn of its own, as Claude Code's
+    background agents do. The SDK's ``can_use_tool`` answers permission prompts
+    (``--permission-prompt-tool stdio``) and its hook callbacks run on ``hook_callback``.
+    """
+
+    def __init__(self, *args: Any, service: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.service = service
+        """The session borrows the covey service's actors (else: ``--no-service``, its own Ray)."""
+        self.asker = ClientAsker(self.send) if self.flags.get("permission_prompt_stdio") else None
+        self.hooks = HookCaller(self.send)
+        self.inputs: asyncio.Queue[str | _End] = asyncio.Queue()
+        self.input_ended = False
+
+    async def serve(self) -> None:
+        listening = asyncio.create_task(self._listen())
+        self._work = asyncio.create_task(self._converse())
+        try:
+            await self._work
+        except asyncio.CancelledError:
+            if self.why_cancelled is None:
+                raise
+            if self.session is None:
+                await self.send(await self._cancelled())
+        finally:
+            listening.cancel()
+
+    async def _converse(self) -> None:
+        if (session := await self._open_session(service=self.service, on_hook_callback=self.hooks)) is None:
+            return
+        try:
+            session.hold_main = True
+            while not isinstance(prompt := await self._next_turn(session), _End):
+                async for event in session.stream(prompt):
+                    await self.send(event.wire())
+            await session.release_main()
+            done: dict[str, Any] = {"type": protocol.DONE}
+        except CoveyError as exc:
+            await self.send(ResultEvent.failure(str(exc), session_id=session.session_id).wire())
+            done = {"type": protocol.DONE, "error": str(exc)}
+        except asyncio.CancelledError:
+            done = await self._cancelled()
+        finally:
+            session.close()
+        await self.send(done)
+
+    async def _next_turn(self, session: Session) -> str | None | _End:
+        """The next turn's prompt; None: a turn on the main agent's mail; ``_End.CONVERSATION``: it is over."""
+        while True:
+            if not self.inputs.empty():
+                prompt = self.inputs.get_nowait()
+                if prompt is not _END:
+                    return prompt
+            if await session.mail_waiting():
+                return None
+            if self.input_ended and not await session.background_running():
+                return _End.CONVERSATION
+            try:
+                prompt = await asyncio.wait_for(self.inputs.get(), MAIL_POLL_S)
+            except asyncio.TimeoutError:
+                continue
+            if prompt is not _END:
+                return prompt
+
+    def _gone(self) -> None:
+        # The connection closed before the input ended (no covey_end_input): the client has gone.
+        super()._gone()
+        self.hooks.gone()
+
+    async def _take(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "user":
+            prompt = prompt_of(message)
+            if self.session is not None and self.session.current_main is not None:
+                await self.session.send(prompt)  # the running turn's main agent reads it
+            else:
+                self.inputs.put_nowait(prompt)
+        elif kind == "control_request":
+            await self._control(message)
+        elif kind == "control_response":
+            if self.asker is not None:
+                self.asker.answered(message)
+            self.hooks.answered(message)
+        elif kind == protocol.END_INPUT:
+            self.input_ended = True
+            self.inputs.put_nowait(_END)
+
+    async def _control(self, message: dict[str, Any]) -> None:
+        """A control request from the SDK: answered at once, success or an error naming what is not supported."""
+        request_id, request = message.get("request_id", ""), message.get("request") or {}
+        subtype = request.get("subtype")
+        try:
+            response = await self._answer(subtype, request)
+        except CoveyError as exc:
+            await self.send(protocol.error(request_id, str(exc)))
+            return
+        if response is None:
+            await self.send(protocol.error(request_id, f"covey does not support the control request {subtype!r}"))
+        else:
+            await self.send(protocol.success(request_id, response))
+
+    async def _answer(self, subtype: str | None, request: dict[str, Any]) -> dict[str, Any] | None:
+        session = self.session
+        match subtype:
+            case "interrupt":
+                if session is not None:
+                    await session.interrupt()
+                return {}
+            case "initialize":
+                return protocol.initialize_response(request)
+            case "set_permission_mode" if session is not None:
+                session.set_permission_mode(request.get("mode") or "default")
+                return {}
+            case "set_model" if session is not None:
+                session.set_model(request.get("model"))
+                return {}
+            case "stop_task" if session is not None:
+                if not await session.stop_task(request.get("task_id") or ""):
+                    raise CoveyError(f"no running task {request.get('task_id')!r} in this session")
+                return {}
+            case "mcp_status":
+                return {"mcpServers": await session.mcp_status() if session is not None else []}
+            case "get_context_usage" | "rewind_files" | "mcp_reconnect" | "mcp_toggle":
+                return None
+        if session is None:
+            raise CoveyError(f"{subtype!r} came before the session started")
+        return None

@@ -1,0 +1,134 @@
+"""The session's main agent: its tools, system prompt, first messages, and the ``AgentSpec`` each
+turn runs it with; the ``system/init`` event that announces a turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from covey.agents.context import agent_list_message, project_context
+from covey.agents.coordinator import coordinator_prompt, coordinator_tools, worker_tools, workers_message
+from covey.agents.definition import AgentDefinition
+from covey.agents.fork import fork_enabled
+from covey.agents.spec import AgentSpec, RunSettings
+from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
+from covey.agents.transcript import transcript_path
+from covey.events import SystemInit
+from covey.flags import env_flag
+from covey.model.effort import effort_from_env
+from covey.model.scripted import ScriptedModel
+from covey.runtime import SessionRuntime
+from covey.session.record import history
+from covey.skills import skill_list_message
+from covey.tool_names import canonical_tool_name
+from covey.tools.catalog import tool_names as catalog_tool_names
+from covey.tools.options import ToolOptions
+
+if TYPE_CHECKING:
+    from covey.session.core import Session
+
+MAIN_DEFINITION = AgentDefinition(name="main", description="The session's main agent.", prompt=MAIN_PROMPT)
+
+
+def tool_options(session: Session) -> ToolOptions:
+    background_disabled = env_flag(session.env, "COVEY_DISABLE_BACKGROUND_TASKS")
+    # Claude Code turns forking off in coordinator mode: every spawn there is a worker.
+    coordinator = bool(session.options.coordinator)
+    fork = not coordinator and fork_enabled(session.env, session.settings.fork_subagent, session.settings.env)
+    return ToolOptions(background_disabled=background_disabled, teams=bool(session.options.teams),
+                       coordinator=coordinator, fork=fork)
+
+
+def tool_names(session: Session) -> list[str]:
+    """Every tool minus those removed whole by a bare ``--disallowed-tools`` name."""
+    removed = {name for name in session.options.disallowed_tools if "(" not in name}
+    names = [name for name in catalog_tool_names(tool_options(session)) if name not in removed]
+    if session.options.coordinator:  # the coordinator directs workers; they do the work
+        names = coordinator_tools(names)
+    if session.options.tools is None:
+        return names
+    wanted = {canonical_tool_name(name) for name in session.options.tools}
+    return [name for name in names if name in wanted]
+
+
+def main_prompt(session: Session) -> str:
+    options = session.options
+    default = coordinator_prompt() if options.coordinator else MAIN_PROMPT
+    prompt = default if options.system_prompt is None else options.system_prompt
+    if options.append_system_prompt:
+        prompt = f"{prompt}\n\n{options.append_system_prompt}" if prompt else options.append_system_prompt
+    return prompt
+
+
+def main_prelude(session: Session, runtime: SessionRuntime | None) -> list[dict[str, Any]]:
+    cwd = str(session.cwd)
+    snapshot = runtime.project_context.get(cwd) if runtime is not None else None
+    context = snapshot if snapshot is not None else project_context(cwd, omit=False)
+    listing = skill_list_message(session.skills) if "Skill" in tool_names(session) else None
+    workers = [_workers_message(session)] if session.options.coordinator else []
+    return [*context, agent_list_message(session.definitions), *workers, *([listing] if listing else [])]
+
+
+def _workers_message(session: Session) -> dict[str, Any]:
+    """What the coordinator is told its workers can use (their tools, in the background)."""
+    available = catalog_tool_names(tool_options(session))
+    return workers_message(worker_tools(session.definitions, available, max_depth=session.limits.max_depth))
+
+
+def transcript(session: Session) -> str:
+    """The main agent's transcript: what every hook payload calls ``transcript_path``."""
+    return str(transcript_path(session.options.transcript_dir, session.session_id, session.main_agent_id))
+
+
+def main_spec(session: Session, prompt: str | None, runtime: SessionRuntime) -> AgentSpec:
+    """The main agent's spec for this turn: a later turn (or a resumed session's first) continues its conversation."""
+    options = session.options
+    past = history(options, session.session_id, session.main_agent_id, session.turns, session.resumed)
+    first_resumed = session.resumed is not None and session.turns == 0
+    return AgentSpec(
+        session_id=session.session_id, agent_id=session.main_agent_id, definition=MAIN_DEFINITION,
+        prompt=prompt or "", history=past, next_prompt=prompt if past else None,
+        # A resumed session's first turn fires SessionStart as "resume" (or "fork"); a fresh one "startup".
+        session_source=("fork" if options.fork_session else "resume") if first_resumed else None,
+        model=options.model, model_id=session.model_id, effort=effort_from_env(session.env), cwd=str(session.cwd),
+        system=system_blocks(main_prompt(session), str(session.cwd), session.model_id),
+        prelude=main_prelude(session, runtime), tool_names=tool_names(session), permissions=session.policy,
+        max_turns=options.max_turns, transcript_dir=options.transcript_dir, runtime=runtime,
+        settings=_run_settings(session),
+    )
+
+
+def _run_settings(session: Session) -> RunSettings:
+    settings = session.settings
+    return RunSettings(
+        model_prices=settings.model_prices, can_ask=session.asker is not None, model_limits=settings.model_limits,
+        auto_compact=settings.auto_compact_enabled is not False,
+        partial_messages=session.options.include_partial_messages, hooks=settings.hooks,
+        project_dir=str(session.cwd), session_transcript=transcript(session),
+        # Only an explicit env travels: without one, agents keep their actor's own, as before
+        # (a node's PATH and HOME are its own).
+        env=session.options.env, mcp_servers=session.mcp.servers, bypass_disabled=settings.bypass_disabled is not None,
+    )
+
+
+def init_event(session: Session) -> SystemInit:
+    return SystemInit(
+        session_id=session.session_id, cwd=str(session.cwd), model=session.model_id, tools=tool_names(session),
+        permissionMode=session.policy.mode, agents=sorted(session.definitions), skills=sorted(session.skills),
+        slash_commands=sorted(session.skills),
+        # Each agent connects its servers where it runs: at init they are still starting.
+        mcp_servers=[{"name": name, "status": "pending"} for name in session.mcp.servers],
+        plugins=[plugin.init_entry() for plugin in session.plugins.plugins.values()],
+        apiKeySource=_api_key_source(session.env, session.options.model),
+        additional_directories=[str(Path(d).resolve()) for d in session.options.additional_directories],
+    )
+
+
+def _api_key_source(env: dict[str, str], model: Any) -> str:
+    """``system/init``'s ``apiKeySource``: which variable the Messages API key comes from."""
+    if isinstance(model, ScriptedModel):  # no Messages API, no key
+        return "none"
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        if env.get(name):
+            return name
+    return "none"

@@ -1,0 +1,112 @@
+"""``SessionOptions``: the one list of a session's run options.
+
+Every way into a run reads this model and nothing else: the ``covey`` command's flags
+name its fields (``covey/cli_flags.py``), the thin client sends them as JSON under
+those names, the covey service validates them with ``SessionOptions.model_validate``
+(``covey/service/session_options.py``), and ``Session`` takes the validated model. A new
+run option is one field here (and its flag, if it has one).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from covey.agents.definition import AgentDefinition
+from covey.errors import UserError
+from covey.permissions.modes import RUN_MODES
+from covey.registry.limits import Limits
+
+
+class SessionOptions(BaseModel):
+    """A session's run options; unset ones keep these defaults (some are then read from the run's env)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    cwd: str = "."
+    env: dict[str, str] | None = None
+    """The run's environment; None: this process's. The session reads its API key, base URL, model
+    aliases, ``COVEY_*`` switches and limits, and ``HOME`` (user settings, agents, skills, transcripts)
+    from it, and every agent's Bash, Grep and command hooks run with it."""
+    model: Any = None
+    """Where replies come from: ``scripted:PATH``, a Model object, or an alias/id (Anthropic)."""
+    model_id: str | None = None
+    """The main agent's model alias or id; default: settings' ``model``, else sonnet."""
+    permission_mode: str | None = None
+    allowed_tools: list[str] = Field(default_factory=list)
+    disallowed_tools: list[str] = Field(default_factory=list)
+    max_turns: int = 100
+    address: str | None = None
+    """A Ray cluster to join; default ``RAY_ADDRESS`` or a local Ray started on demand."""
+    settings: dict[str, Any] | None = None
+    """Extra settings, as in a settings.json (highest precedence, source ``cliArg``)."""
+    on_permission: Callable[..., Any] | None = None
+    """Asked when a tool call needs a person's approval: ``fn(request) -> bool``."""
+    asker: Any = None
+    """An Asker object (e.g. TerminalAsker); ``on_permission`` wraps into one."""
+    agents: list[AgentDefinition] | str | dict[str, Any] | None = None
+    """Extra agent definitions: objects, or Claude Code's ``--agents`` JSON."""
+    limits: Limits | None = None
+    pool_size: int | None = None
+    """Warm agent actors kept ready (default ``COVEY_POOL_SIZE`` or 4 per CPU, 4..16)."""
+    transcript_dir: str | None = None
+    """Where transcripts go (default ``~/.covey/transcripts``, ``~`` being the env's ``HOME`` when ``env`` is given)."""
+    shared_fs: bool | None = None
+    """The working tree is on a filesystem every node mounts: file-touching agents may run anywhere
+    (default ``COVEY_SHARED_FS=1``)."""
+    teams: bool | None = None
+    """Team tools (TeamCreate, SendMessage, Task*) and named teammates (default ``COVEY_ENABLE_TEAMS=1``)."""
+    coordinator: bool | None = None
+    """Coordinator mode (docs/coordinator.md): the main agent directs ``worker`` agents, every spawn
+    is async, and it continues a worker with SendMessage (default ``COVEY_COORDINATOR_MODE=1`` or
+    Claude Code's ``CLAUDE_CODE_COORDINATOR_MODE=1``)."""
+    system_prompt: str | None = None
+    """The main agent's system prompt in place of covey's (``--system-prompt``; "" for none)."""
+    append_system_prompt: str | None = None
+    """Text added after the main agent's system prompt (``--append-system-prompt``)."""
+    tools: list[str] | None = None
+    """The main agent's base tool set by name (``--tools``); None: every tool, []: none."""
+    additional_directories: list[str] = Field(default_factory=list)
+    """Directories besides the project that file tools may use without asking (``--add-dir``)."""
+    plugin_dirs: list[str] = Field(default_factory=list)
+    """Plugin folders loaded for this session (``--plugin-dir``), besides those settings enable."""
+    mcp_servers: list[Any] | dict[str, Any] | None = None
+    """MCP servers (docs/mcp.md): ``{name: config}``, ``{"mcpServers": {...}}``, or a list of these and
+    ``--mcp-config`` values (JSON text or a file); over the user, project and local configs."""
+    strict_mcp_config: bool = False
+    """Only ``mcp_servers``' servers, none from the config files (``--strict-mcp-config``)."""
+    setting_sources: list[str] | None = None
+    """Which settings files to read: ``user``, ``project``, ``local`` (``--setting-sources``); None: all."""
+    session_id: str | None = None
+    """The session's id (a UUID, ``--session-id``); default a new one."""
+    resume: str | None = None
+    """Continue the session with this id from its transcript (``--resume``)."""
+    continue_conversation: bool = False
+    """Continue the most recent session of this directory (``--continue``)."""
+    fork_session: bool = False
+    """With ``resume`` / ``continue_conversation``: continue under a new session id (``--fork-session``)."""
+    sdk_hooks: dict[str, Any] | None = None
+    """Hooks a claude-agent-sdk client registered (its ``initialize``): ``{event: [{matcher,
+    hookCallbackIds, timeout}]}``; ``on_hook_callback`` runs them."""
+    on_hook_callback: Callable[..., Any] | None = None
+    """``async (callback_id, payload, tool_use_id) -> output``: runs an SDK hook callback."""
+    include_partial_messages: bool = False
+    """Also stream the main agent's replies as they arrive: Claude Code's ``stream_event`` lines
+    (``--include-partial-messages``). Only a streaming model (the Messages API) has them."""
+    fallback_model: str | None = None
+    """Where the Messages API requests of every agent go once their model is overloaded past its
+    retries (``--fallback-model``; alias or id). A scripted model has no use for it."""
+    max_budget_usd: float | None = None
+    """The session's dollar budget (``--max-budget-usd``): spawns past it are refused."""
+    verbose: bool = False
+    """Ray's own logs on stderr (``--verbose``)."""
+    service: bool | None = None
+    """Borrow the session's actors from the covey service (``COVEY_SERVICE=1``): its warm
+    pool and ready session actors, on its Ray; a service is started if none runs."""
+
+
+def check_mode(mode: str) -> None:
+    """``bubble`` is a run mode too: the main agent's prompts go to the session's asker, as in ``default``."""
+    if mode not in RUN_MODES:
+        raise UserError(f"permission mode {mode!r} is not one a session runs in: use one of {', '.join(RUN_MODES)}")

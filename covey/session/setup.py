@@ -1,0 +1,173 @@
+"""What a session reads before Ray starts: its environment, settings, plugins, model, permission
+policy, limits, agent definitions, skills and MCP servers, and the warnings loading them left.
+
+A missing API key, a bad settings or rule file fails here, before any actor exists.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from covey.actors.pool import default_pool_size
+from covey.agents.coordinator import coordinator_mode
+from covey.agents.transcript import DEFAULT_DIR as DEFAULT_TRANSCRIPT_DIR
+from covey.errors import UserError
+from covey.flags import env_flag
+from covey.hooks.callback import sdk_hook_settings
+from covey.mcp.sources import session_servers
+from covey.model.aliases import DEFAULT_MODEL, resolve_model
+from covey.model.factory import SCRIPTED_PREFIX, make_model
+from covey.permissions.askers import CallbackAsker
+from covey.permissions.modes import PermissionMode
+from covey.permissions.policy import PermissionPolicy
+from covey.registry.limits import Limits
+from covey.session.definitions import managed_agents_dir, session_definitions, session_plugins, session_skills
+from covey.session.options import SessionOptions, check_mode
+from covey.settings import Settings
+from covey.settings_guard import cli_rules, managed_hooks_only, start_mode
+from covey.settings_managed import managed_dir
+
+log = logging.getLogger("covey.session")
+
+
+@dataclass
+class Loaded:
+    """A session's configuration, read once at its start."""
+
+    settings: Settings
+    plugins: Any
+    """The plugin scan (``PluginScan``): plugins by name, and the problems loading them."""
+    model_id: str
+    policy: PermissionPolicy
+    asker: Any
+    limits: Limits
+    definitions: dict[str, Any]
+    definition_errors: list[Any]
+    skills: dict[str, Any]
+    skill_errors: list[Any]
+    mcp: Any
+    """The session's MCP servers (``McpSources``) and the warnings reading their configs left."""
+    warnings: list[str] = field(default_factory=list)
+
+
+def run_env(given: SessionOptions) -> tuple[dict[str, str], Path | None]:
+    """The run's environment (a copy: the session reads it, never ``os.environ``) and the
+    user's home it names (``None``: this process's). Agents get the environment only when
+    ``env`` was given; otherwise they keep their actor's own."""
+    env = dict(given.env) if given.env is not None else dict(os.environ)
+    home = Path(env["HOME"]) if given.env is not None and env.get("HOME") else None
+    return env, home
+
+
+def with_env_defaults(options: SessionOptions, env: dict[str, str], home: Path | None) -> SessionOptions:
+    """The options left unset, as the run's environment sets them: ``start`` reads them from the options."""
+    defaults: dict[str, Any] = {
+        "shared_fs": env_flag(env, "COVEY_SHARED_FS") if options.shared_fs is None else options.shared_fs,
+        "teams": env_flag(env, "COVEY_ENABLE_TEAMS") if options.teams is None else options.teams,
+        "coordinator": coordinator_mode(env) if options.coordinator is None else options.coordinator,
+        "pool_size": default_pool_size(env) if options.pool_size is None else options.pool_size,
+        "service": env_flag(env, "COVEY_SERVICE") if options.service is None else options.service,
+    }
+    if options.transcript_dir is None and home is not None:
+        defaults["transcript_dir"] = str(home / DEFAULT_TRANSCRIPT_DIR.relative_to("~"))
+    return options.model_copy(update=defaults)
+
+
+def transcript_root(options: SessionOptions) -> Path:
+    if options.transcript_dir:
+        return Path(options.transcript_dir).expanduser()
+    return DEFAULT_TRANSCRIPT_DIR.expanduser()
+
+
+def load(options: SessionOptions, cwd: Path, env: dict[str, str], home: Path | None, resumed: Any,
+         session_id: str) -> Loaded:
+    """Everything the session reads from files and its environment, in the order it must be read."""
+    settings = Settings.load(cwd, home=home, extra=options.settings, sources=options.setting_sources,
+                             managed_dir=managed_dir())
+    plugins = session_plugins(cwd, settings, plugin_dirs=options.plugin_dirs, home=home, env=env)
+    if options.sdk_hooks:
+        settings.add_hooks(sdk_hook_settings(options.sdk_hooks), "hooks of the claude-agent-sdk client")
+    model_id = _main_model(options, settings, env, resumed)
+    policy, notes = _policy(options, settings, cwd, home, resumed, session_id)
+    limits = options.limits or Limits.from_env(env)
+    if options.max_budget_usd is not None:
+        limits = limits.model_copy(update={"budget_usd": options.max_budget_usd})
+    asker = options.asker or (CallbackAsker(options.on_permission) if options.on_permission else None)
+    loaded = _definitions(options, settings, plugins, cwd, home, env, model_id, policy, asker, limits)
+    loaded.warnings = [*loaded.warnings, *notes]
+    for warning in loaded.warnings:
+        log.warning("%s", warning)
+    return loaded
+
+
+def _main_model(options: SessionOptions, settings: Settings, env: dict[str, str], resumed: Any) -> str:
+    """The main agent's model id; the options' model built (it travels to every agent actor, so
+    nodes need no key or rule file of their own; without an explicit env the SDK finds the
+    credentials itself, profiles included), with the fallback model set on it."""
+    recorded = resumed.record.model_id if resumed else None
+    name = options.model_id or _model_name(options.model) or recorded or settings.model or DEFAULT_MODEL
+    model_id = resolve_model(name, env=env)
+    if not hasattr(options.model, "create"):
+        options.model = make_model(options.model, env=options.env)
+    if options.fallback_model:
+        fallback = resolve_model(options.fallback_model, env=env)
+        if fallback == model_id:
+            raise UserError(f"--fallback-model {fallback} is the main model: name another model")
+        if hasattr(options.model, "fallback_model"):
+            options.model.fallback_model = fallback
+    return model_id
+
+
+def _model_name(model: Any) -> str | None:
+    """``--model sonnet`` names the model id; ``scripted:PATH`` and objects do not."""
+    if isinstance(model, str) and not model.startswith(SCRIPTED_PREFIX) and model != "anthropic":
+        return model
+    return None
+
+
+def _policy(options: SessionOptions, settings: Settings, cwd: Path, home: Path | None, resumed: Any,
+            session_id: str) -> tuple[PermissionPolicy, list[str]]:
+    """The main agent's permission policy, and what the person must be told about its mode and rules."""
+    if options.permission_mode is not None:
+        check_mode(options.permission_mode)
+    mode, mode_notes = start_mode(settings, explicit=options.permission_mode,
+                                  resumed=resumed.record.permission_mode if resumed else None)
+    allow, deny, rule_notes = cli_rules(settings, options.allowed_tools, options.disallowed_tools)
+    # What covey keeps for this session its agents read without asking: the session's
+    # transcripts (a background child's output file) and this user's task output folder.
+    readable = [transcript_root(options) / session_id, Path(tempfile.gettempdir()) / f"covey-{os.getuid()}"]
+    policy = PermissionPolicy.from_settings(
+        settings, mode=cast(PermissionMode, mode), cli_allow=allow, cli_deny=deny, project_root=cwd, home=home,
+        additional_directories=[Path(d).resolve() for d in options.additional_directories], readable=readable,
+    )
+    return policy, [*mode_notes, *rule_notes]
+
+
+def _definitions(options: SessionOptions, settings: Settings, plugins: Any, cwd: Path, home: Path | None,
+                 env: dict[str, str], model_id: str, policy: PermissionPolicy, asker: Any, limits: Limits) -> Loaded:
+    """The agent definitions, skills and MCP servers, with what was skipped loading them: the
+    run goes on without it, so it is said once, up front."""
+    found, locked = list(plugins.plugins.values()), settings.strict_plugin_only
+    definitions, errors, skipped_hooks = session_definitions(
+        cwd, options.agents, home=home, plugins=found, policy_dir=managed_agents_dir(settings), locked=locked,
+        coordinator=bool(options.coordinator),
+    )
+    definitions, hook_notes = managed_hooks_only(definitions, settings)
+    given = options.mcp_servers
+    mcp = session_servers(cwd, home=home, env=env, given=[given] if isinstance(given, dict) else list(given or []),
+                          strict=options.strict_mcp_config, locked="mcp" in settings.strict_plugin_only)
+    skills, skill_errors = session_skills(cwd, home=home, plugins=found, managed_dir=settings.managed_dir,
+                                          locked=locked)
+    warnings = [
+        *(str(w) for w in (*settings.warnings, *skipped_hooks)), *(str(problem) for problem in plugins.problems),
+        *(f"{e}; agent definition not loaded" for e in errors), *(f"{e}; skill not loaded" for e in skill_errors),
+        *mcp.warnings, *hook_notes,
+    ]
+    return Loaded(settings=settings, plugins=plugins, model_id=model_id, policy=policy, asker=asker, limits=limits,
+                  definitions=definitions, definition_errors=errors, skills=skills, skill_errors=skill_errors,
+                  mcp=mcp, warnings=warnings)

@@ -1,0 +1,64 @@
+"""The end of a session: every agent stopped with its cleanup, the SessionEnd hooks, and every
+actor the session started killed (or given back to the covey service's pool)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from covey.actors.handle import AgentHandle
+from covey.events import ResultEvent
+from covey.hooks.session_end import fire_session_end
+from covey.ray_runtime import shutdown_if_started
+from covey.session.main_agent import transcript
+
+if TYPE_CHECKING:
+    from covey.session.core import Session
+    from covey.session.watch import SessionBroken
+
+STOP_GRACE_S = 5.0
+
+
+async def stop(session: Session, reason: str, grace_s: float = STOP_GRACE_S) -> list[dict[str, Any]]:
+    """Stop every agent of the session, each with its cleanup (a kept worktree stays, and is
+    returned); what does not stop in ``grace_s`` is killed by ``close``."""
+    runtime = session.kit.runtime
+    if runtime is None:
+        return []
+    mains = [handle for handle in session.kit.owned if isinstance(handle, AgentHandle)]
+    stopping: list[asyncio.Future[Any]] = [asyncio.ensure_future(asyncio.wait_for(main.cancel("killed", reason), grace_s))
+                                           for main in mains]
+    stopping.append(asyncio.ensure_future(asyncio.wait_for(runtime.registry.stop_all(reason), grace_s * 2)))
+    done = await asyncio.gather(*stopping, return_exceptions=True)
+    kept: list[dict[str, Any]] = done[-1] if isinstance(done[-1], list) else []
+    session.kept_worktrees += kept
+    return kept
+
+
+async def broken(session: Session, exc: SessionBroken, agent_id: str) -> ResultEvent:
+    """Stop what is left of a session that lost an actor; its error result."""
+    session.kit.lost_actor = True
+    await stop(session, str(exc))
+    text = f"{exc}: the run cannot go on, and every agent of the session was stopped."
+    return ResultEvent.failure(text, session_id=session.session_id, agent_id=agent_id)
+
+
+def close(session: Session, reason: str = "other") -> None:
+    """Run the SessionEnd hooks (``reason``: Claude Code's, ``other`` for a run that simply
+    ended), then kill every actor the session started (pooled agents die with the registry that
+    owns them; a served session's borrowed ones are ended by the service's pool), then Ray if
+    covey started it."""
+    kit = session.kit
+    if session.turns and not session.ended:
+        session.ended = True
+        fire_session_end(session.settings.hooks, reason=reason, project_dir=session.cwd, env=session.options.env,
+                         session_id=session.session_id, transcript_path=transcript(session), mode=session.policy.mode)
+    if kit.lender is not None and kit.runtime is not None:
+        # The kit's actors are the pool's: it kills or reuses them with what this session held.
+        kit.lender.end_session(session.session_id, reuse_kit=not (kit.runtime.teams or kit.lost_actor))
+    for handle in reversed(kit.owned):
+        handle.kill()
+    kit.owned.clear()
+    kit.runtime = None
+    shutdown_if_started(kit.started_ray)
+    kit.started_ray = False

@@ -1,0 +1,151 @@
+"""One turn of the conversation: the main agent's run on an actor from the pool, its events
+as they happen (prompts answered, results given the session's spend), and its actor given
+back or held for the next turn."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, AsyncIterator, TypeGuard
+
+from covey.actors.handle import AgentHandle
+from covey.agents.spec import AgentSpec
+from covey.agents.transcript import transcript_path
+from covey.errors import UserError
+from covey.events import Event, PermissionPrompt, ResultEvent, TaskNotification, UserEvent
+from covey.hooks.callback import HookCallbackPrompt
+from covey.registry.records import FinalReport
+from covey.runtime import SessionRuntime
+from covey.session.kit import start
+from covey.session.callbacks import ask, hook_callback, with_session_spend
+from covey.session.main_agent import init_event, main_spec
+from covey.session.record import record_session
+from covey.session.result import INTERRUPTED, failure
+from covey.session.setup import transcript_root
+from covey.session.teardown import broken, stop
+from covey.session.watch import SessionBroken, watched
+
+if TYPE_CHECKING:
+    from covey.session.core import Session
+
+
+async def stream(session: Session, prompt: str | None) -> AsyncIterator[Event]:
+    """The turn's events (``Session.stream``): ``system/init`` first, the result last."""
+    if prompt is None and session.turns == 0 and session.resumed is None:
+        raise UserError("a conversation's first turn needs a prompt")
+    runtime = await start(session)
+    yield init_event(session)
+    main, spec = await _begin(session, runtime, prompt)
+    turn = _Turn(session, main, spec)
+    try:
+        try:
+            async for event in turn.events(runtime):
+                yield event
+        except SessionBroken as exc:
+            yield await broken(session, exc, spec.agent_id)
+            return
+        except asyncio.CancelledError:
+            # Interrupted (Ctrl-C, SIGTERM, a cancelled cell): every agent is stopped
+            # and its cleanup runs before the session's actors go.
+            await asyncio.shield(stop(session, "the run was interrupted"))
+            raise
+        report = main.last_report or await main.wait()
+        await _finish(session, runtime, main, spec, report)
+        if not turn.ended:
+            # Interrupted, or the agent failed before its loop could report (a bad hook, a
+            # blocked prompt, a crash): the cause travelled in its report, so the turn ends on it.
+            text = INTERRUPTED if session.interrupting else report.text
+            yield failure(report.model_copy(update={"text": text}), session.session_id, spec.agent_id)
+    finally:
+        # Otherwise the main actor stays until close(): teams it created live on it, and
+        # an interrupted run must first cancel its sync children from inside it.
+        session.current_main = None
+        session.interrupting = False
+        runtime.set_root(None)
+
+
+async def _begin(session: Session, runtime: SessionRuntime, prompt: str | None) -> tuple[AgentHandle, AgentSpec]:
+    """The main agent's actor (held from the last turn, or a warm one from the pool), registered."""
+    main, session.held_main = session.held_main, None
+    if main is None:
+        main = await runtime.registry.take("home")
+        session.kit.owned.append(main)
+    session.current_main = main
+    runtime.set_root(main, session.options.model)
+    spec = main_spec(session, prompt, runtime)
+    output_file = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
+    await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt or "", output_file, main.node)
+    record_session(transcript_root(session.options), session_id=session.session_id,
+                   main_agent_id=session.main_agent_id, cwd=session.cwd, model_id=session.model_id,
+                   mode=session.policy.mode)
+    return main, spec
+
+
+async def _finish(session: Session, runtime: SessionRuntime, main: AgentHandle, spec: AgentSpec,
+                  report: FinalReport) -> None:
+    finishing = runtime.registry.finish_main(spec.agent_id, report)
+    session.turns += 1
+    if runtime.teams:
+        await finishing
+    elif session.hold_main and report.status != "failed":
+        # A conversation's next turn runs on the same actor (no trip to the pool and back).
+        session.held_main = main
+        await finishing
+    else:
+        # Its run is over and nothing lives on it: it goes back to the pool (the session's,
+        # or the covey service's), warm for the next turn or run, which takes one from there
+        # (the conversation is in the transcript). The pool keeps a bounded few and kills the
+        # rest, and one whose reset finds leftovers: a notebook's hundredth run holds no
+        # hundred idle processes.
+        session.kit.owned.remove(main)
+        await asyncio.gather(finishing, runtime.registry.release(main))
+
+
+class _Turn:
+    """The main agent's events as the person sees them: prompts answered, not shown; a notice
+    or queued message that starts its next turn announced by ``system/init``."""
+
+    def __init__(self, session: Session, main: AgentHandle, spec: AgentSpec) -> None:
+        self.session, self.main, self.spec = session, main, spec
+        self.ended, self.in_turn = False, True
+        self.noticed: str | None = None
+        """The run id of the last background task that notified the main agent."""
+        self.origin: dict[str, Any] | None = None
+
+    async def events(self, runtime: SessionRuntime) -> AsyncIterator[Event]:
+        session = self.session
+        async for event in watched(runtime, self.main.events(self.spec)):
+            if isinstance(event, PermissionPrompt):
+                await self.main.answer(event.request_id, await ask(session.asker, event, session.main_agent_id))
+            elif isinstance(event, HookCallbackPrompt):
+                await self.main.answer(event.request_id, await hook_callback(session.options.on_hook_callback, event))
+            elif (shown := await self._shown(runtime, event)) is not None:
+                yield shown
+
+    async def _shown(self, runtime: SessionRuntime, event: Event) -> Event | None:
+        mine = event.agent_id in (None, self.spec.agent_id)
+        if isinstance(event, TaskNotification):
+            self.noticed = event.run_id
+        if mine and isinstance(event, ResultEvent):
+            self.ended, self.in_turn = True, False
+            shown = await with_session_spend(runtime.registry, event, self.origin)
+            self.origin = None
+            return shown
+        if mine and _is_turn_input(event):
+            # A notice (a background child's) or a queued message starts the main agent's next
+            # turn: Claude Code announces a turn with system/init and prints no user message
+            # for it (the transcript keeps it).
+            if self.in_turn:
+                return None
+            self.in_turn = True
+            if self.noticed and "<task-notification>" in str(event.message.get("content")):
+                self.origin = {"kind": "task-notification", "producer": "session-task", "runId": self.noticed}
+            return init_event(self.session)
+        return event
+
+
+def _is_turn_input(event: Event) -> TypeGuard[UserEvent]:
+    """A user message of text only: a notice or queued message the loop took, not tool results."""
+    if not isinstance(event, UserEvent):
+        return False
+    content = event.message.get("content")
+    return isinstance(content, list) and all(block.get("type") == "text" for block in content)
