@@ -242,6 +242,7 @@ class RateScheduler:
     # --- what it looks like -----------------------------------------------------------------
 
     def snapshot(self) -> RateSnapshot:
+        """The state now (requests that are due are admitted first, as ``admit`` would)."""
         now = self.now()
         self._pump(now)
         resets = [bucket.resets_at(now) for bucket in self.buckets.values() if bucket.level_at(now) < bucket.capacity]
