@@ -15,6 +15,7 @@ from covey.errors import (
 )
 from covey.hooks.read import HookConfigError
 from covey.mcp.manager import McpServerUnavailable
+from covey.model.ratelimit_types import RateLimitRefused
 from covey.permissions.rules import RuleError
 from covey.resume import ResumeError
 from covey.service.client import PromptTooLarge
@@ -35,6 +36,7 @@ EXAMPLES = [
     McpServerUnavailable("the agent definition requires MCP server 'x': it did not connect within 30 s"),
     PromptTooLarge("the prompt is 70,000,000 bytes; the limit is 67,108,864 bytes (64 MiB) a line"),
     LineTooLong("a covey_run line of 70,000,000 bytes is over the covey service's limit"),
+    RateLimitRefused("Rate limit: the requests per minute limit (60), 60 consumed", "requests", 60, 60, 1.8e9),
 ]
 
 
