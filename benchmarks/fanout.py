@@ -18,10 +18,10 @@ from benchmarks.common import log
 from benchmarks.scripts import MAIN, NOTICE, LoggingModel, agent_call, new_session, read_log, rule, scripted, three_turn_child
 from covey.actors.agent import AgentRunner
 from covey.agents.children import child_spec
-from covey.registry.limits import Limits
-from covey.runtime import SessionRuntime
-from covey.tools.agent_schema import agent_input_model
-from covey.tools.catalog import tool_names
+from covey.limits import Limits
+from covey.agents.runtime import SessionRuntime
+from covey.agents.agent_schema import agent_input_model
+from covey.agents.catalog import tool_names
 
 LATENCY_S = 0.2
 

@@ -21,7 +21,7 @@ from covey.actors.agent import AgentRunner
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.model.scripted import ScriptedModel
 from covey.tools.base import ToolContext
-from covey.tools.catalog import tool_catalog
+from covey.agents.catalog import tool_catalog
 
 
 def _turns(n: int) -> list[dict[str, Any]]:

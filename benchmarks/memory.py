@@ -26,7 +26,7 @@ import ray
 
 from benchmarks.common import GIB, MIB, actor_procs, log, summary, uss_mib
 from benchmarks.scripts import CHILD, MAIN, NOTICE, agent_call, new_session, rule, scripted
-from covey.registry.limits import Limits
+from covey.limits import Limits
 
 FLOOR_BYTES = 4 * GIB
 PER_ACTOR_BYTES = 80 * MIB

@@ -14,7 +14,7 @@ _EXPORTS = {
     "AgentUnavailable": "covey.errors",
     "CoveyError": "covey.errors",
     "LimitExceeded": "covey.errors",
-    "Limits": "covey.registry.limits",
+    "Limits": "covey.limits",
     "ModelAPIError": "covey.errors",
     "ModelBehaviorError": "covey.errors",
     "RunResult": "covey.session",

@@ -174,8 +174,8 @@ def _route(options: dict[str, Any], env: Mapping[str, str], ping: Callable[[], d
     GCS address), and otherwise runs in this process, as ``--no-service`` does."""
     if RAY_JOB_ENV not in env:
         return True, None
-    from covey.service import lifecycle
-    from covey.service.paths import service_paths
+    from covey.daemon import lifecycle
+    from covey.daemon.paths import service_paths
 
     answer = ping() if ping is not None else lifecycle.ping(service_paths())
     if answer is None:

@@ -60,7 +60,7 @@ def converse(options: dict[str, Any], permission_prompt_stdio: bool) -> int:
     import socket
     import threading
 
-    from covey.service.lifecycle import Connection
+    from covey.daemon.lifecycle import Connection
     from covey.service.sdk_client import Out, read_initialize, relay_output, start_relay
 
     out = Out(sys.stdout)
@@ -80,7 +80,7 @@ def converse(options: dict[str, Any], permission_prompt_stdio: bool) -> int:
 
 
 async def _serve_conversation(sock: Any) -> None:
-    from covey.service import protocol
+    from covey.daemon import protocol
     from covey.service.conversation import ConversationRun
 
     reader, writer = await asyncio.open_unix_connection(sock=sock)

@@ -58,3 +58,8 @@ class ModelAPIError(CoveyError):
 
     def __str__(self) -> str:
         return self.args[0]
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error's message (its type's name if it has none): what a report quotes."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

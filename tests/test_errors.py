@@ -19,8 +19,8 @@ from covey.model.ratelimit_types import RateLimitRefused
 from covey.permissions.rules import RuleError
 from covey.resume import ResumeError
 from covey.service.client import PromptTooLarge
-from covey.service.lifecycle import LineTooLong, ServiceUnavailable
-from covey.service.paths import ServiceDirError
+from covey.daemon.lifecycle import LineTooLong, ServiceUnavailable
+from covey.daemon.paths import ServiceDirError
 from covey.session import SessionBroken
 from covey.skills.loader import UnknownSkill
 

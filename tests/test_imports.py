@@ -1,47 +1,49 @@
-"""covey's import graph has no cycle, and every import goes down the layers written here.
+"""covey's imports go down its layers, the layers are folders, and what runs has no cycle.
 
-The graph is built from the source (AST): every ``import covey...`` a module runs,
-at its top or inside a function, except those under ``if TYPE_CHECKING:`` (they
-never run). A module may import modules of its own layer or of a lower one.
+The layers are the table under "## Layers" in docs/architecture.md: the same table a
+reader sees is the one checked here. Each row names folders (``tools/``) and top-level
+modules (``errors``); a folder's every module is in its row's layer.
+
+The graph is what runs: every ``import covey...`` a module executes, at its top or
+inside a function (those under ``if TYPE_CHECKING:`` never run), and, for each, the
+``__init__`` of every package on the way (importing ``covey.tools.options`` runs
+``covey/tools/__init__.py`` first, and whatever that imports). A test in a fresh
+interpreter checks the same thing from ``sys.modules``.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "covey"
+ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
 
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("words: errors, ids and the names written once", (
-        "covey.errors", "covey.ids", "covey.lazy", "covey.frames", "covey.frontmatter", "covey.tool_names", "covey.flags",
-        "covey.permissions.modes", "covey.tools.options", "covey.registry.limits", "covey.local_rays",
-        "covey.private_dirs", "covey.bounded", "covey.safe_yaml",
-    )),
-    ("the model and the events", ("covey.model", "covey.events")),
-    ("configuration: permissions, settings, hook, skill and plugin files", (
-        "covey.permissions", "covey.settings", "covey.settings_files", "covey.settings_managed", "covey.settings_guard", "covey.hooks.config", "covey.hooks.conditions",
-        "covey.hooks.read", "covey.skills", "covey.plugins",
-    )),
-    ("coordination state: mailbox, teams, running-task records, and the Ray shells of the first two", (
-        "covey.teams", "covey.registry.records", "covey.registry.answers", "covey.registry.core",
-        "covey.registry.checks", "covey.registry.payloads", "covey.registry.tree",
-        "covey.actors.base", "covey.actors.mailbox", "covey.actors.team",
-    )),
-    ("tools, the loop and its hooks, MCP servers", ("covey.tools", "covey.loop", "covey.hooks", "covey.mcp")),
-    ("agents: definitions, specs, the lifecycle, the tools that launch and coordinate them", (
-        "covey.agents", "covey.runtime", "covey.tools.agent", "covey.tools.agent_launch", "covey.tools.agent_schema", "covey.tools.catalog",
-        "covey.tools.team_tools", "covey.tools.task_tools", "covey.actors.travel", "covey.actors.inbox",
-        "covey.actors.team_context", "covey.resume", "covey.resume_record",
-    )),
-    ("agent actors, their pool and the registry that launches and watches them", ("covey.actors", "covey.registry")),
-    ("drivers: Ray start-up, sessions, inspection, the command line", (
-        "covey.ray_runtime", "covey.ray_token", "covey.observe", "covey.session", "covey.render", "covey.demo",
-        "covey.cli", "covey.cli_flags", "covey.cli_agents", "covey.cli_local", "covey.service", "covey.__main__", "covey",
-    )),
-]
+
+def read_layers(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The layer table of docs/architecture.md: (what the layer holds, its units), lowest first.
+
+    A unit is ``name/`` (a folder) or ``name`` (a module at covey's top)."""
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    layers = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].isdigit():
+            continue
+        units = tuple(re.findall(r"`([^`]+)`", cells[1]))
+        layers.append((cells[2], units))
+        assert int(cells[0]) == len(layers), f"layer {cells[0]} out of order in docs/architecture.md"
+    return layers
+
+
+LAYERS = read_layers(ARCHITECTURE.read_text(encoding="utf-8"))
 
 
 def _modules() -> dict[str, Path]:
@@ -54,6 +56,17 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+PACKAGES = {name for name, path in MODULES.items() if path.name == "__init__.py"}
+
+
+def unit_of(module: str) -> str:
+    """The folder (``tools/``) or top-level module (``errors``) a module belongs to; ``covey``: the package itself."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "covey"
+    if f"covey.{parts[1]}" in PACKAGES:
+        return parts[1] + "/"
+    return parts[1]
 
 
 def _target(name: str) -> str | None:
@@ -63,7 +76,14 @@ def _target(name: str) -> str | None:
     return name or None
 
 
+def _ancestors(module: str) -> list[str]:
+    """The packages whose ``__init__`` runs before ``module`` (not the root ``covey``: see below)."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(2, len(parts))]
+
+
 def _imports(path: Path) -> set[str]:
+    """The covey modules importing this file runs, each with the package ``__init__`` files on its way."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped = {id(node) for block in ast.walk(tree)
                if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
@@ -76,28 +96,44 @@ def _imports(path: Path) -> set[str]:
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names += [f"{node.module}.{alias.name}" for alias in node.names]
-    return {t for n in names if n.startswith("covey") and (t := _target(n)) is not None}
+    targets = {t for n in names if n.startswith("covey") and (t := _target(n)) is not None}
+    return targets | {package for t in targets for package in _ancestors(t)}
 
 
+def _own(name: str) -> set[str]:
+    """A module's own packages: Python runs their ``__init__`` before it, never because of it."""
+    return set(_ancestors(name)) | ({name} if name in PACKAGES else set())
+
+
+@functools.cache
 def graph() -> dict[str, set[str]]:
-    return {name: _imports(path) - {name} for name, path in MODULES.items()}
+    """Module -> the covey modules importing it runs: what it imports, and the ``__init__`` of
+    each package on their way. (The root ``covey/__init__.py`` runs before every module and
+    imports only ``covey.lazy``; it loads its public names on first use.)"""
+    return {name: _imports(path) - _own(name) - {name} for name, path in MODULES.items()}
+
+
+def layer_of_unit(unit: str) -> int:
+    hits = [index for index, (_, units) in enumerate(LAYERS) if unit in units]
+    if len(hits) != 1:
+        where = "no layer" if not hits else "several layers"
+        raise AssertionError(f"{unit!r} is in {where} of the table in docs/architecture.md")
+    return hits[0]
 
 
 def layer_of(module: str) -> int:
-    """The layer of the most specific entry naming ``module`` (``covey`` itself: exactly)."""
-    best, best_len = None, -1
-    for index, (_, prefixes) in enumerate(LAYERS):
-        for prefix in prefixes:
-            hit = module == prefix or (prefix != "covey" and module.startswith(prefix + "."))
-            if hit and len(prefix) > best_len:
-                best, best_len = index, len(prefix)
-    if best is None:
-        raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_imports.py")
-    return best
+    return layer_of_unit(unit_of(module))
+
+
+def package_graph() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for src, targets in graph().items():
+        edges.setdefault(unit_of(src), set()).update(unit_of(t) for t in targets if unit_of(t) != unit_of(src))
+    return edges
 
 
 def cycle_in(edges: dict[str, set[str]]) -> list[str] | None:
-    """One import cycle as a path (first module repeated at the end), or None."""
+    """One cycle as a path (first node repeated at the end), or None."""
     state: dict[str, int] = {}
     path: list[str] = []
 
@@ -119,24 +155,70 @@ def cycle_in(edges: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def test_every_folder_and_top_level_module_is_in_exactly_one_layer():
+    units = {unit_of(m) for m in MODULES}
+    listed = [unit for _, row in LAYERS for unit in row]
+    assert sorted(u for u in units if u not in listed) == []
+    assert sorted(u for u in listed if u not in units) == [], "the table names what is not in covey/"
+    assert len(listed) == len(set(listed)), "a unit is in two layers"
+
+
 def test_the_import_graph_has_no_cycle():
     cycle = cycle_in(graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
+def test_the_folders_and_modules_import_each_other_without_a_cycle():
+    cycle = cycle_in(package_graph())
+    assert cycle is None, "cycle between folders: " + " -> ".join(cycle)
+
+
 def test_every_import_goes_down_the_layers():
     upward = [
-        f"{src} ({LAYERS[layer_of(src)][0]}) imports {dst} ({LAYERS[layer_of(dst)][0]})"
+        f"{src} (layer {layer_of(src) + 1}) runs {dst} (layer {layer_of(dst) + 1})"
         for src, targets in sorted(graph().items()) for dst in sorted(targets) if layer_of(dst) > layer_of(src)
     ]
     assert upward == []
 
 
+def test_a_package_init_imports_only_its_own_folder():
+    """A package's ``__init__`` runs for every import of a module in it, so it imports only
+    modules of its own folder (same layer) and ``covey.lazy``; covey's own ``__init__`` only ``covey.lazy``
+    (its public names load on first use)."""
+    strays = {name: sorted(t for t in _imports(MODULES[name]) if unit_of(t) not in (unit_of(name), "lazy"))
+              for name in sorted(PACKAGES) if name != "covey"}
+    assert {name: found for name, found in strays.items() if found} == {}
+    assert _imports(MODULES["covey"]) == {"covey.lazy"}
+
+
+_PROBE = """
+import json, sys
+loaded = {}
+for name in sys.argv[1:]:
+    for key in [k for k in sys.modules if k == "covey" or k.startswith("covey.")]:
+        del sys.modules[key]
+    __import__(name)
+    loaded[name] = sorted(k for k in sys.modules if k.startswith("covey."))
+print(json.dumps(loaded))
+"""
+
+
+def test_what_an_import_loads_in_a_fresh_interpreter_stays_in_its_layers():
+    """The same rule, from ``sys.modules``: importing a module of a low layer loads nothing above it."""
+    low = sorted(m for m in MODULES if m != "covey" and layer_of(m) <= 3)
+    done = subprocess.run([sys.executable, "-c", _PROBE, *low], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT.parent)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = json.loads(done.stdout)
+    upward = [f"{name} loads {other}" for name, others in loaded.items() for other in others
+              if other in MODULES and layer_of(other) > layer_of(name)]
+    assert upward == []
+
+
 def test_the_runtime_is_a_leaf_of_the_agents_layer():
-    """``covey.runtime`` travels in every spec: it may name definitions, limits and tool
+    """``covey.agents.runtime`` travels in every spec: it may name definitions, limits and tool
     options (and read project context), never an actor, a handle or the registry at run time."""
-    allowed = {"covey.agents.definition", "covey.agents.context", "covey.registry.limits", "covey.tools.options"}
-    assert graph()["covey.runtime"] <= allowed
+    assert {unit_of(m) for m in graph()["covey.agents.runtime"]} <= {"agents/", "limits", "tools/", "lazy"}
 
 
 @pytest.mark.parametrize("edges, expected", [
@@ -152,3 +234,12 @@ def test_an_import_inside_a_function_counts_and_one_under_type_checking_does_not
               "def f():\n    from covey.cli import main\n")
     (tmp_path / "m.py").write_text(source)
     assert _imports(tmp_path / "m.py") == {"covey.cli"}
+
+
+def test_importing_a_module_of_a_folder_counts_the_folders_init():
+    assert "covey.tools" in _imports(MODULES["covey.loop.execute"])
+
+
+def test_the_table_is_read_from_the_architecture_page():
+    text = "x\n## Layers\n\n| layer | units | what |\n|---|---|---|\n| 1 | `errors`, `model/` | words |\n## Next\n"
+    assert read_layers(text) == [("words", ("errors", "model/"))]

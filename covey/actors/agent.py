@@ -16,12 +16,12 @@ import ray
 from ray.actor import ActorClass
 
 from covey.actors.runner import AgentRunner
-from covey.actors.travel import arrived
+from covey.agents.travel import arrived
 from covey.actors.warmup import warm_up
 from covey.agents.spec import AgentSpec
 from covey.events import Event
 from covey.registry.answers import Finished
-from covey.registry.records import FinalReport, Status
+from covey.agents.records import FinalReport, Status
 
 __all__ = ["AgentRunner", "agent_actor_class"]
 

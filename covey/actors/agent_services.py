@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from covey.actors.inbox import inbox_for
+from covey.agents.inbox import inbox_for
 from covey.actors.team_context import team_context_for
 from covey.agents.lifecycle import AgentServices
 from covey.agents.progress import Progress
@@ -18,7 +18,7 @@ from covey.agents.transcript import TranscriptWriter
 from covey.events import Event
 from covey.hooks.callback import HookCall
 from covey.model.factory import make_model
-from covey.registry.records import FinalReport
+from covey.agents.records import FinalReport
 
 Ask = Callable[[Any], Awaitable[Any]]
 """Shows a prompt to the person at the root of an event stream and returns the answer."""

@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Generic, Mapping, Pa
 import ray
 from ray.exceptions import RayActorError, RayTaskError
 
-from covey.errors import AgentUnavailable
+from covey.errors import AgentUnavailable, first_line
 
 A = TypeVar("A")
 P = ParamSpec("P")
@@ -137,6 +137,3 @@ def _ray_method(method: Callable[..., object]) -> Any:
     """``method`` as what it is at run time: a Ray actor method (``.remote``, ``.options``)."""
     return method
 
-
-def first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -8,18 +8,18 @@ import ray
 from ray.exceptions import RayActorError
 
 from covey.actors.base import RayActor, TypedHandle
-from covey.actors.protocols import AgentActor
+from covey.registry.protocols import AgentActor
 from covey.agents.spec import AgentSpec
 from covey.errors import AgentUnavailable
 from covey.registry.answers import Finished
 from covey.events import Event
-from covey.registry.records import FinalReport, Status
-from covey.actors.travel import travelling
+from covey.agents.records import FinalReport, Status
+from covey.agents.travel import travelling
 
 if TYPE_CHECKING:
     from ray import ObjectRef
 
-    from covey.runtime import SessionRuntime
+    from covey.agents.runtime import SessionRuntime
 
 
 class AgentHandle(TypedHandle[AgentActor]):

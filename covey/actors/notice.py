@@ -13,7 +13,7 @@ import time
 from covey.agents.reports import agent_notice
 from covey.agents.spec import AgentSpec
 from covey.errors import AgentUnavailable
-from covey.registry.records import FinalReport, notice_key
+from covey.agents.records import FinalReport, notice_key
 from covey.teams.delivery import Ending, agent_delivers
 
 

@@ -15,7 +15,7 @@ import itertools
 import logging
 import os
 from collections import defaultdict, deque
-from typing import Any, Awaitable, Callable, Generic, Mapping, TypedDict
+from typing import Any, Awaitable, Callable, Generic, Mapping
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -23,8 +23,9 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from covey.actors.agent import agent_actor_class
 from covey.actors.base import RayActor
 from covey.actors.handle import AgentHandle
-from covey.actors.protocols import H, Lender
+from covey.registry.protocols import H, Lender
 from covey.errors import AgentUnavailable
+from covey.registry.payloads import BorrowedPoolStats, WarmPoolStats
 
 log = logging.getLogger(__name__)
 
@@ -44,22 +45,6 @@ def default_pool_size(env: Mapping[str, str] | None = None) -> int:
     return min(16, max(4, 4 * (os.cpu_count() or 1)))
 
 
-class WarmPoolStats(TypedDict):
-    ready: dict[str, int]
-    starting: dict[str, int]
-    sizes: dict[str, int]
-    warmed: dict[str, int]
-    created: int
-
-
-class BorrowedPoolStats(TypedDict):
-    shared: bool
-    lent: int
-    returned: int
-
-
-PoolStats = WarmPoolStats | BorrowedPoolStats
-"""What ``covey ps`` and the tests read of a session's pool."""
 
 
 class WarmPool(Generic[H]):

@@ -26,7 +26,7 @@ from covey.events import Event, PermissionPrompt
 from covey.hooks.callback import HookCall, HookCallbackPrompt
 from covey.model.pricing import PriceTable
 from covey.registry.answers import Finished
-from covey.registry.records import FinalReport, Status
+from covey.agents.records import FinalReport, Status
 
 FOLLOWER_GRACE_S = 30.0
 """How long a finished run waits for its follower to say it has the report. Under load

@@ -32,9 +32,9 @@ from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
 from covey.actors.pool import AgentFactory
 from covey.ids import new_session_id
 from covey.local_rays import NAMESPACE
-from covey.registry.actor import registry_actor_class
-from covey.registry.handle import RegistryHandle
-from covey.registry.limits import Limits
+from covey.actors.registry import registry_actor_class
+from covey.actors.registry_handle import RegistryHandle
+from covey.limits import Limits
 
 POOL_TICK_S = 5.0
 """How often idle lanes' demand decays and floors are refilled (cheap: no Ray call unless

@@ -59,13 +59,3 @@ def _my_name(spec: AgentSpec) -> str:
         return LEAD_NAME
     return COORDINATOR_NAME if spec.depth == 0 else spec.definition.name
 
-
-def team_handles(context: TeamContext | None, team_name: str) -> Team | None:
-    """The team a lead may spawn into: one it created, or the one it is in."""
-    if context is None:
-        return None
-    if team_name in context.teams:
-        return context.teams[team_name]
-    if context.team_name == team_name and context.roster is not None and context.board is not None:
-        return Team(name=team_name, roster=context.roster, board=context.board)
-    return None

@@ -18,8 +18,8 @@ from covey.tools.options import ToolOptions
 log = logging.getLogger(__name__)
 
 AGENT_RUN_MODULES = (
-    "covey.runtime",
-    "covey.registry.actor",
+    "covey.agents.runtime",
+    "covey.actors.registry",
     "covey.actors.mailbox",
     "covey.actors.handle",
     "covey.agents.children",
@@ -28,7 +28,7 @@ AGENT_RUN_MODULES = (
     "covey.teams.board",
     "covey.teams.roster",
     "covey.model.scripted",
-    "covey.tools.catalog",
+    "covey.agents.catalog",
     "covey.permissions.policy",  # its package loads names on first use
     "covey.permissions.askers",
     "concurrent.futures.thread",  # asyncio.to_thread: file tools, transcripts
@@ -42,7 +42,7 @@ def warm_up(modules: Iterable[str] = ()) -> list[str]:
     """Import the agent-run modules (plus ``modules``, e.g. the session's model adapter)
     and build every tool schema once; returns what could not be imported."""
     missing = preload_modules((*AGENT_RUN_MODULES, *modules))
-    from covey.tools.catalog import tool_catalog
+    from covey.agents.catalog import tool_catalog
 
     for options in _TOOL_OPTIONS:
         for tool in tool_catalog(options):

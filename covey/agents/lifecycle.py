@@ -20,8 +20,9 @@ from covey.agents.transcript import transcript_path
 from covey.agents.worktree import finish_worktree_record
 from covey.errors import PromptBlocked
 from covey.events import Event, McpServerFailed
-from covey.hooks import HookRegistry, hook_after, hook_gate
-from covey.hooks.gate import permission_request_hook
+from covey.hooks.runner import HookRegistry
+from covey.loop.hooks import hook_after, hook_gate
+from covey.loop.hooks import permission_request_hook
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.compact import Compactor, compact_limits
 from covey.loop.gate import PermissionGate
@@ -30,7 +31,7 @@ from covey.model.base import Model
 from covey.model.limits import LimitTable
 from covey.skills import preload_skills
 from covey.tools.base import Tool, ToolContext, ToolServices
-from covey.tools.catalog import tool_catalog
+from covey.agents.catalog import tool_catalog
 from covey.tools.skill import GRANT_SOURCE
 from covey.tools.processes import ProcessTracker
 from covey.tools.todo import clear_todos

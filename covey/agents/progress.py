@@ -13,7 +13,7 @@ from covey.events import AssistantEvent, CompactBoundary, Event, ResultEvent, Us
 from covey.ids import next_seq
 from covey.model.base import TokenUsage
 from covey.model.usage import ModelUsage, add_usage
-from covey.registry.records import FinalReport, Status
+from covey.agents.records import FinalReport, Status
 
 PROGRESS_INTERVAL_S = 0.5
 """At most one progress message per agent in this time, the first one this long after

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from covey.registry.records import FinalReport, RunRecord
+from covey.agents.records import FinalReport, RunRecord
 from covey.teams.messages import KeptWorktree, NoticeUsage, ReleasedTask, TaskNotice
 from covey.teams.render import quote, render_notice
 from covey.teams.tasks import Task

@@ -2,7 +2,6 @@
 
 from covey.hooks.command import HookAnswer
 from covey.hooks.config import EVENTS, CommandHook, HookConfig, HookMatcher, HttpHook
-from covey.hooks.gate import hook_after, hook_gate, permission_request_hook
 from covey.hooks.outcomes import HookOutcome, PreToolOutcome, RequestVerdict
 from covey.hooks.read import HookConfigError, HookWarning, ParsedHooks, parse_hooks, read_hooks
 from covey.hooks.runner import HookRegistry
@@ -21,9 +20,6 @@ __all__ = [
     "ParsedHooks",
     "PreToolOutcome",
     "RequestVerdict",
-    "hook_after",
-    "hook_gate",
     "parse_hooks",
-    "permission_request_hook",
     "read_hooks",
 ]

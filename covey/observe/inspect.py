@@ -28,7 +28,7 @@ from covey.errors import UserError
 from covey.local_rays import LocalRay
 from covey.observe.live import tree_lines
 from covey.ray_runtime import NAMESPACE, join
-from covey.registry.actor import RegistryHandle
+from covey.actors.registry import RegistryHandle
 
 
 @dataclass(frozen=True)

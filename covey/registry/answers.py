@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 from covey.errors import AgentUnavailable, CoveyError, LimitExceeded, ModelBehaviorError
-from covey.registry.records import FinalReport, RunRecord
+from covey.agents.records import FinalReport, RunRecord
 
 RefusalKind = Literal["depth", "concurrency", "budget", "type", "place", "role", "start"]
 LIMITS = ("depth", "concurrency", "budget")

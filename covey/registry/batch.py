@@ -4,7 +4,7 @@ The Agent calls of one assistant message run concurrently, so their launches arr
 the registry handle in the same turn of the event loop; they go in one call
 (``launch_many``), not one each. A spec's session runtime travels with the first launch
 of its key only; later launches name it by key, and a registry that does not hold the key
-answers ``NeedRuntime`` and gets it whole (``covey.actors.travel``).
+answers ``NeedRuntime`` and gets it whole (``covey.agents.travel``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 from typing import AsyncIterator, Awaitable, Protocol
 
-from covey.actors.travel import travelling
+from covey.agents.travel import travelling
 from covey.registry.answers import LaunchAnswer, NeedRuntime
 from covey.registry.payloads import Launch
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Unpack
 
-from covey.actors.pool import PoolStats
-from covey.actors.protocols import H
+from covey.registry.payloads import PoolStats
+from covey.registry.protocols import H
 from covey.registry.payloads import Held, ProgressFields, SessionUsage
-from covey.registry.records import FinalReport, RunRecord
+from covey.agents.records import FinalReport, RunRecord
 from covey.registry.state import SupervisorState
 from covey.registry.tree import AgentTree
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from covey.registry.answers import Refused
-from covey.registry.records import LaunchRequest
+from covey.agents.records import LaunchRequest
 
 if TYPE_CHECKING:
     from covey.registry.core import Registry

@@ -13,9 +13,9 @@ from typing import Callable, Unpack
 from covey.model.usage import ModelUsage, merge_usage
 from covey.registry.answers import Refused
 from covey.registry.checks import refusal
-from covey.registry.limits import Limits
+from covey.limits import Limits
 from covey.registry.payloads import ProgressFields, SessionUsage
-from covey.registry.records import FinalReport, LaunchRequest, RunRecord
+from covey.agents.records import FinalReport, LaunchRequest, RunRecord
 from covey.registry.tree import AgentTree, agent_tree
 
 

@@ -1,7 +1,7 @@
 """A launch is one call: check, reserve, take a warm actor, start it, watch it.
 
 ``spec`` comes with its runtime, or without it and naming it by ``runtime_key``
-(``NeedRuntime`` is the answer if that key is not held: ``covey.actors.travel``).
+(``NeedRuntime`` is the answer if that key is not held: ``covey.agents.travel``).
 """
 
 from __future__ import annotations
@@ -9,16 +9,16 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, AsyncIterator, Awaitable
 
-from covey.actors.protocols import H
-from covey.actors.travel import travelling
+from covey.registry.protocols import H
+from covey.agents.travel import travelling
 from covey.registry.answers import Finished, LaunchAnswer, Launched, NeedRuntime, Refused, not_started
 from covey.registry.payloads import Launch
-from covey.registry.records import LaunchRequest, RunRecord
+from covey.agents.records import LaunchRequest, RunRecord
 from covey.registry.stop import Stopping
 
 if TYPE_CHECKING:
     from covey.agents.spec import AgentSpec
-    from covey.runtime import SessionRuntime
+    from covey.agents.runtime import SessionRuntime
 
 
 class Launching(Stopping[H]):

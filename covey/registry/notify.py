@@ -6,7 +6,7 @@ import time
 
 from covey.agents.reports import record_notice
 from covey.registry.core import Registry
-from covey.registry.records import FinalReport
+from covey.agents.records import FinalReport
 from covey.registry.state import Notices
 from covey.teams.delivery import registry_delivers
 from covey.teams.tasks import Task

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
 from covey.model.base import TokenUsage
 from covey.model.usage import ModelUsage
-from covey.registry.records import LaunchRequest
+from covey.agents.records import LaunchRequest
 
 if TYPE_CHECKING:
     from covey.agents.spec import AgentSpec
@@ -64,3 +64,21 @@ class KeptWorktree(TypedDict, total=False):
     path: str
     branch: str
     reason: str
+
+
+class WarmPoolStats(TypedDict):
+    ready: dict[str, int]
+    starting: dict[str, int]
+    sizes: dict[str, int]
+    warmed: dict[str, int]
+    created: int
+
+
+class BorrowedPoolStats(TypedDict):
+    shared: bool
+    lent: int
+    returned: int
+
+
+PoolStats = WarmPoolStats | BorrowedPoolStats
+"""What ``covey ps`` and the tests read of a session's pool."""

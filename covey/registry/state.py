@@ -8,11 +8,11 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine, Generic, Protocol
 
-from covey.actors.protocols import H, Pool
+from covey.registry.protocols import H, Pool
 from covey.agents.transcript import rebuild_history
 from covey.agents.worktree import Worktree, finish_worktree_record, resume_place_problem
 from covey.registry.core import Registry
-from covey.registry.limits import Limits
+from covey.limits import Limits
 from covey.registry.runtimes import Runtimes
 from covey.teams.messages import Mail
 

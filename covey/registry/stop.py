@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from covey.actors.protocols import H
+from covey.registry.protocols import H
 from covey.errors import AgentUnavailable
 from covey.registry.payloads import KeptWorktree
-from covey.registry.records import FinalReport, Status
+from covey.agents.records import FinalReport, Status
 from covey.registry.watch import Watching
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypedDict
 
 from covey.model.base import TokenUsage
-from covey.registry.records import Status
+from covey.agents.records import Status
 
 if TYPE_CHECKING:
     from covey.registry.core import Registry

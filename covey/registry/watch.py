@@ -13,13 +13,12 @@ import logging
 import time
 from typing import Any, Awaitable
 
-from covey.actors.base import first_line
-from covey.actors.protocols import H
-from covey.errors import AgentUnavailable
+from covey.registry.protocols import H
+from covey.errors import AgentUnavailable, first_line
 from covey.registry.answers import Finished
 from covey.registry.books import Books
 from covey.registry.notify import notify
-from covey.registry.records import FinalReport, RunRecord
+from covey.agents.records import FinalReport, RunRecord
 from covey.registry.state import History
 from covey.teams.delivery import Ending, mail_may_resume
 from covey.teams.tasks import Task

@@ -1,6 +1,6 @@
 """``python -m covey.service [--address A] [--idle-timeout S]``: the covey service process.
 
-Clients start it detached (``covey.service.lifecycle.spawn``); ``covey start`` does too.
+Clients start it detached (``covey.daemon.lifecycle.spawn``); ``covey start`` does too.
 It takes ``service.lock`` before anything slow: if another service holds the lock and
 answers, this one exits 0; one that holds it without answering is still starting or
 stopping, and is waited for.
@@ -16,9 +16,9 @@ import os
 import sys
 import time
 
-from covey.service import leftovers
-from covey.service.lifecycle import ping, read_info
-from covey.service.paths import ServicePaths, open_private, service_paths
+from covey.daemon import leftovers
+from covey.daemon.lifecycle import ping, read_info
+from covey.daemon.paths import ServicePaths, open_private, service_paths
 
 DEFAULT_IDLE_TIMEOUT_S = 600.0
 LOCK_WAIT_S = 30.0

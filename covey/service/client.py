@@ -20,9 +20,9 @@ from typing import Any
 from covey.errors import CoveyError, UserError
 from covey.observe.live import LiveView
 from covey.permissions.prompt import converse, terminal
-from covey.service import lifecycle, protocol
-from covey.service.lifecycle import Connection, ServiceUnavailable
-from covey.service.paths import ServicePaths, service_paths
+from covey.daemon import lifecycle, protocol
+from covey.daemon.lifecycle import Connection, ServiceUnavailable
+from covey.daemon.paths import ServicePaths, service_paths
 
 SCRIPTED = "scripted:"
 TTY = "/dev/tty"

@@ -7,9 +7,9 @@ import json
 import sys
 from typing import Any
 
-from covey.service import protocol
-from covey.service.lifecycle import ask, ensure_service, same_ray, stop
-from covey.service.paths import service_paths
+from covey.daemon import protocol
+from covey.daemon.lifecycle import ask, ensure_service, same_ray, stop
+from covey.daemon.paths import service_paths
 
 
 def start_command(address: str | None, idle_timeout_s: float | None) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 
 from covey.errors import CoveyError
 from covey.events import ResultEvent
-from covey.service import protocol
+from covey.daemon import protocol
 from covey.service.asker import ClientAsker, HookCaller
 from covey.service.runs import ServedRun, prompt_of
 from covey.session import Session

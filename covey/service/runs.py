@@ -18,7 +18,7 @@ from typing import Any, Callable
 from covey.errors import CoveyError
 from covey.events import ResultEvent
 from covey.render import describe
-from covey.service import protocol
+from covey.daemon import protocol
 from covey.service.asker import ClientAsker
 from covey.service.session_options import session_for
 from covey.session import Session

@@ -16,10 +16,10 @@ import sys
 import threading
 from typing import Any, TextIO
 
-from covey.service import lifecycle, protocol
+from covey.daemon import lifecycle, protocol
 from covey.service.client import run_request
-from covey.service.lifecycle import Connection, LineTooLong, ServiceUnavailable
-from covey.service.paths import service_paths
+from covey.daemon.lifecycle import Connection, LineTooLong, ServiceUnavailable
+from covey.daemon.paths import service_paths
 
 
 def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, *,

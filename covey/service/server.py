@@ -28,10 +28,10 @@ import ray
 from covey import local_rays
 from covey.actors.shared_pool import SharedPoolHandle, pool_name
 from covey.ray_runtime import ensure_ray, shutdown_if_started
-from covey.service import protocol
-from covey.service.leftovers import INSTANCE_VAR
-from covey.service.lifecycle import same_ray
-from covey.service.paths import ServicePaths, open_private
+from covey.daemon import protocol
+from covey.daemon.leftovers import INSTANCE_VAR
+from covey.daemon.lifecycle import same_ray
+from covey.daemon.paths import ServicePaths, open_private
 from covey.service.conversation import ConversationRun
 from covey.service.runs import ServedRun
 from covey.service.stats import process_figures

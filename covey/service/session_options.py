@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from covey.errors import UserError
-from covey.service.leftovers import INSTANCE_VAR
+from covey.daemon.leftovers import INSTANCE_VAR
 from covey.session import Session, SessionOptions
 
 SERVICE_OWNED = frozenset({

@@ -9,7 +9,7 @@ from typing import Any, Callable
 from covey.events import PermissionPrompt, ResultEvent
 from covey.hooks.callback import HookCallbackPrompt
 from covey.permissions.decisions import PermissionRequest
-from covey.registry.actor import RegistryHandle
+from covey.actors.registry import RegistryHandle
 
 log = logging.getLogger("covey.session")
 

@@ -21,7 +21,7 @@ from covey.ids import AgentId
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.observe.notebook import TreeDisplay, in_notebook
 from covey.permissions.modes import PermissionMode
-from covey.runtime import SessionRuntime
+from covey.agents.runtime import SessionRuntime
 from covey.session import kit, main_agent, teardown, turn
 from covey.session.options import SessionOptions, check_mode
 from covey.session.record import chosen_session_id, resume_point

@@ -16,10 +16,10 @@ from covey.actors.pool import default_pool_size
 from covey.actors.warmup import model_modules
 from covey.agents.context import project_context
 from covey.ray_runtime import NAMESPACE, ensure_ray
-from covey.registry.actor import RegistryHandle, registry_actor_class
-from covey.runtime import SessionRuntime
+from covey.actors.registry import RegistryHandle, registry_actor_class
+from covey.agents.runtime import SessionRuntime
 from covey.session.main_agent import tool_options
-from covey.tools.catalog import tool_names
+from covey.agents.catalog import tool_names
 
 if TYPE_CHECKING:
     from covey.session.core import Session
@@ -89,7 +89,7 @@ async def _borrowed(session: Session) -> tuple[RegistryHandle, MailboxHandle]:
     """The covey service's ready session kit: a registry that borrows agent actors from
     the service's shared pool, and a mailbox. The session takes the kit's id."""
     if not ray.is_initialized():
-        from covey.service.attach import join_service
+        from covey.daemon.attach import join_service
 
         join_service(session.options.verbose)
     lender = session.kit.lender = SharedPoolHandle.named(pool_name())

@@ -17,11 +17,11 @@ from covey.events import SystemInit
 from covey.flags import env_flag
 from covey.model.effort import effort_from_env
 from covey.model.scripted import ScriptedModel
-from covey.runtime import SessionRuntime
+from covey.agents.runtime import SessionRuntime
 from covey.session.record import history
 from covey.skills import skill_list_message
 from covey.tool_names import canonical_tool_name
-from covey.tools.catalog import tool_names as catalog_tool_names
+from covey.agents.catalog import tool_names as catalog_tool_names
 from covey.tools.options import ToolOptions
 
 if TYPE_CHECKING:

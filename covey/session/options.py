@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from covey.agents.definition import AgentDefinition
 from covey.errors import UserError
 from covey.permissions.modes import RUN_MODES
-from covey.registry.limits import Limits
+from covey.limits import Limits
 
 
 class SessionOptions(BaseModel):

@@ -25,7 +25,7 @@ from covey.model.factory import SCRIPTED_PREFIX, make_model
 from covey.permissions.askers import CallbackAsker
 from covey.permissions.modes import PermissionMode
 from covey.permissions.policy import PermissionPolicy
-from covey.registry.limits import Limits
+from covey.limits import Limits
 from covey.session.definitions import managed_agents_dir, session_definitions, session_plugins, session_skills
 from covey.session.options import SessionOptions, check_mode
 from covey.settings import Settings

@@ -13,8 +13,8 @@ from covey.agents.transcript import transcript_path
 from covey.errors import UserError
 from covey.events import Event, PermissionPrompt, ResultEvent, TaskNotification, UserEvent
 from covey.hooks.callback import HookCallbackPrompt
-from covey.registry.records import FinalReport
-from covey.runtime import SessionRuntime
+from covey.agents.records import FinalReport
+from covey.agents.runtime import SessionRuntime
 from covey.session.kit import start
 from covey.session.callbacks import ask, hook_callback, with_session_spend
 from covey.session.main_agent import init_event, main_spec

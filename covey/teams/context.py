@@ -72,3 +72,14 @@ def team_context(services: Any) -> TeamContext | None:
     """The agent's ``TeamContext`` from ``ctx.services``, if the runtime gave it one."""
     found = services.team
     return found if isinstance(found, TeamContext) else None
+
+
+def team_handles(context: TeamContext | None, team_name: str) -> Team | None:
+    """The team a lead may spawn into: one it created, or the one it is in."""
+    if context is None:
+        return None
+    if team_name in context.teams:
+        return context.teams[team_name]
+    if context.team_name == team_name and context.roster is not None and context.board is not None:
+        return Team(name=team_name, roster=context.roster, board=context.board)
+    return None

@@ -10,7 +10,7 @@ about to resume). Whichever sends it, the mailbox queues one notice per key
 (``agent-id#run``), so a notice sent by both is read once.
 
 Plain functions over plain facts: the agent actor (``covey.actors.notice``), the
-inbox (``covey.actors.inbox``) and the registry's supervisor (``_notify``) ask here.
+inbox (``covey.agents.inbox``) and the registry's supervisor (``_notify``) ask here.
 """
 
 from __future__ import annotations

@@ -11,14 +11,14 @@ from covey.actors.agent import _AgentActor
 from covey.actors.handle import AgentHandle
 from covey.agents.definition import AgentDefinition
 from covey.agents.spec import AgentSpec
-from covey.registry.actor import RegistryHandle
+from covey.actors.registry import RegistryHandle
 from covey.errors import AgentUnavailable, LimitExceeded
 from covey.registry.answers import Launched, NeedRuntime, Refused
 from covey.registry.core import Registry
 from covey.registry.payloads import Launch
-from covey.registry.records import LaunchRequest
-from covey.actors.travel import arrived, travelling
-from covey.runtime import SessionRuntime
+from covey.agents.records import LaunchRequest
+from covey.agents.travel import arrived, travelling
+from covey.agents.runtime import SessionRuntime
 
 
 class _Method:
@@ -313,7 +313,7 @@ def test_a_sealed_model_of_a_class_defined_in_a_script_travels_by_value():
     pickled by reference: the runtime seals it as Ray pickles arguments (cloudpickle)."""
     import pickle
 
-    from covey.runtime import Sealed
+    from covey.agents.runtime import Sealed
 
     class ScriptModel:
         def __init__(self) -> None:

@@ -8,8 +8,8 @@ from covey.agents.builtin import BUILTIN_AGENTS
 from covey.agents.children import child_spec
 from covey.agents.definition import AgentDefinition
 from covey.agents.spec import AgentSpec, RunSettings
-from covey.registry.limits import Limits
-from covey.runtime import SessionRuntime
+from covey.limits import Limits
+from covey.agents.runtime import SessionRuntime
 
 RUN_ENV = {"PATH": "/client/bin", "FOO": "bar", "ANTHROPIC_DEFAULT_HAIKU_MODEL": "client-haiku",
            "COVEY_DISABLE_OMIT_CLAUDE_MD": "1"}

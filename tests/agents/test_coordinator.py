@@ -17,11 +17,11 @@ from covey.agents.resolve import ASYNC_ALLOWED
 from covey.agents.spec import AgentSpec
 from covey.cli_agents import agents_report
 from covey.model.scripted import ScriptedModel
-from covey.runtime import SessionRuntime
+from covey.agents.runtime import SessionRuntime
 from covey.session import Session
-from covey.tools.agent import AgentTool
-from covey.tools.agent_launch import Launch
-from covey.tools.catalog import tool_catalog, tool_names
+from covey.agents.agent_tool import AgentTool
+from covey.agents.agent_launch import Launch
+from covey.agents.catalog import tool_catalog, tool_names
 from covey.tools.options import ToolOptions
 
 CORPUS = Path(__file__).parents[1] / "data/claude_files/coordinator"

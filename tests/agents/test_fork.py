@@ -17,14 +17,14 @@ from covey.agents.spec import AgentSpec, RunSettings
 from covey.errors import ModelBehaviorError
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
-from covey.runtime import SessionRuntime
+from covey.agents.runtime import SessionRuntime
 from covey.session import Session
 from covey.settings import Settings
-from covey.tools.agent import AgentTool
-from covey.tools.agent_launch import Launch
-from covey.tools.agent_schema import agent_input_model
+from covey.agents.agent_tool import AgentTool
+from covey.agents.agent_launch import Launch
+from covey.agents.agent_schema import agent_input_model
 from covey.tools.base import ToolContext, ToolServices
-from covey.tools.catalog import tool_catalog
+from covey.agents.catalog import tool_catalog
 from covey.tools.options import ToolOptions
 
 SYSTEM = [{"type": "text", "text": "PARENT SYSTEM"}, {"type": "text", "text": "<env>cwd</env>"}]

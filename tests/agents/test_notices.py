@@ -11,11 +11,11 @@ from typing import Any
 
 from covey.actors.notice import deliver_own_notice
 from covey.actors.runner import AgentRunner
-from covey.actors.inbox import RuntimeInbox
+from covey.agents.inbox import RuntimeInbox
 from covey.agents.definition import AgentDefinition
 from covey.agents.spec import AgentSpec
 from covey.model.scripted import ScriptedModel
-from covey.registry.records import FinalReport
+from covey.agents.records import FinalReport
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import TaskNotice, TeammateMessage
 from covey.teams.render import render_notice

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from covey.actors.inbox import inbox_for
+from covey.agents.inbox import inbox_for
 from covey.agents import progress as progress_module
 from covey.agents.definition import AgentDefinition
 from covey.agents.progress import Progress
 from covey.agents.spec import AgentSpec
 from covey.events import AssistantEvent, UserEvent
 from covey.model.pricing import PriceTable
-from covey.registry.limits import Limits
+from covey.limits import Limits
 
 
 class FakeRegistry:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from covey.actors.inbox import RuntimeInbox
+from covey.agents.inbox import RuntimeInbox
 from covey.agents.reports import agent_notice
 from covey.events import BackgroundTask, BackgroundTasksChanged, TaskNotification, TaskUpdated
 from covey.model.base import TokenUsage
-from covey.registry.records import FinalReport
+from covey.agents.records import FinalReport
 from covey.teams.messages import TaskNotice
 
 

@@ -43,7 +43,7 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "user:tool_result": {
         "tool_result_meta": "the permission gate (covey/loop/gate.py) does not record each call's decision",
-        # A completed sync child's result (covey/tools/agent.py): Claude Code's harness notes are its own.
+        # A completed sync child's result (covey/agents/agent_tool.py): Claude Code's harness notes are its own.
         "tool_use_result.harnessNoteCount": "covey has no harness notes",
         "tool_use_result.harnessTailCount": "covey has no harness notes",
         "tool_use_result.harnessSectionHash": "covey has no harness notes",

@@ -11,7 +11,7 @@ import pytest
 from covey import cli, cli_flags
 from covey.errors import CoveyError
 from covey.hooks.callback import sdk_hook_settings
-from covey.service import protocol
+from covey.daemon import protocol
 from covey.service.sdk_client import Out, read_initialize, sdk_options
 
 SDK_ARGV = ["--output-format", "stream-json", "--verbose", "--system-prompt", "", "--permission-prompt-tool",

@@ -11,7 +11,7 @@ from covey.actors.agent import AgentRunner
 from covey.agents.fork import fork_spec
 from covey.loop.wire import with_breakpoints
 from covey.model.scripted import ScriptedModel
-from covey.tools.agent_schema import agent_input_model
+from covey.agents.agent_schema import agent_input_model
 from tests.agents.test_fork import _history, _params, _parent
 from covey.model.prompt_cache import PromptCache, breakpoints
 

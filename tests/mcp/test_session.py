@@ -8,7 +8,7 @@ import sys
 
 from covey import cli
 from covey.model.scripted import ScriptedModel
-from covey.runtime import SessionRuntime
+from covey.agents.runtime import SessionRuntime
 from covey.session import Session
 from tests.mcp.helpers import SERVER
 

@@ -16,7 +16,7 @@ from covey.actors.agent import _AgentActor
 from covey.actors.base import ActorHandle
 from covey.actors.handle import AgentHandle
 from covey.actors.pool import WarmPool
-from covey.registry.limits import Limits
+from covey.limits import Limits
 from covey.registry.supervisor import Supervisor
 from covey.teams.mailbox import Mailbox
 

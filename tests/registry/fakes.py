@@ -9,8 +9,8 @@ from covey.agents.definition import AgentDefinition
 from covey.agents.spec import AgentSpec
 from covey.errors import AgentUnavailable
 from covey.registry.answers import Finished
-from covey.registry.records import FinalReport, LaunchRequest
-from covey.runtime import SessionRuntime
+from covey.agents.records import FinalReport, LaunchRequest
+from covey.agents.runtime import SessionRuntime
 from covey.tools.options import ToolOptions
 
 

@@ -10,7 +10,7 @@ from covey.agents.definition import AgentDefinition
 from covey.agents.spec import AgentSpec
 from covey.model.scripted import ScriptedModel
 from covey.registry.answers import Launched, Refused
-from covey.registry.records import FinalReport
+from covey.agents.records import FinalReport
 from covey.teams.messages import TaskNotice
 from tests.registry.fakes import request
 

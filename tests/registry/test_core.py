@@ -11,8 +11,8 @@ from covey.errors import LimitExceeded, ModelBehaviorError
 from covey.model.base import TokenUsage
 from covey.model.usage import ModelUsage
 from covey.registry.core import Registry
-from covey.registry.limits import Limits
-from covey.registry.records import FinalReport, LaunchRequest
+from covey.limits import Limits
+from covey.agents.records import FinalReport, LaunchRequest
 
 
 def _registry(**limits) -> Registry:

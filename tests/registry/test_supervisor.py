@@ -10,7 +10,7 @@ import pytest
 from covey.agents.worktree import Worktree
 from covey.errors import AgentUnavailable
 from covey.registry.answers import Launched, NeedRuntime, Refused
-from covey.registry.limits import Limits
+from covey.limits import Limits
 from covey.registry.payloads import Launch
 from covey.registry.supervisor import Supervisor
 from covey.teams.mailbox import Mailbox

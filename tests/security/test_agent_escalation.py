@@ -10,8 +10,8 @@ import pytest
 from covey.agents.escalation import launch_escalation
 from covey.errors import CoveyError
 from covey.permissions import Allow, Deny
-from covey.tools.agent import AgentTool
-from covey.tools.agent_schema import agent_input_model
+from covey.agents.agent_tool import AgentTool
+from covey.agents.agent_schema import agent_input_model
 from covey.tools.base import ToolContext, ToolServices
 from tests.security._policies import policy, project
 

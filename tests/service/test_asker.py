@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from covey.permissions.decisions import Allow, Deny, PermissionRequest
-from covey.service import protocol
+from covey.daemon import protocol
 from covey.service.asker import ClientAsker, from_response
 
 REQUEST = PermissionRequest(tool_name="Bash", subject="npm publish", input={"command": "npm publish"},

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from covey.service import client, protocol
+from covey.daemon import protocol
+from covey.service import client
 from tests.service.conftest import client_env
 from tests.service.fake_service import INIT, FakeService, result
 

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from covey import cli
-from covey.service import lifecycle
-from covey.service.lifecycle import same_ray
+from covey.daemon import lifecycle
+from covey.daemon.lifecycle import same_ray
 from tests.service.fake_service import INIT, FakeService, result
 
 JOB_GCS = "10.0.0.5:6379"
@@ -112,7 +112,7 @@ def test_a_served_run_names_ray_address_for_the_service_to_compare(service_root,
 
 
 def test_the_service_refuses_a_run_that_names_another_ray_and_serves_one_that_names_its_own(tmp_path):
-    from covey.service.paths import ServicePaths
+    from covey.daemon.paths import ServicePaths
     from covey.service.server import Service
 
     service = Service(ServicePaths(tmp_path), address="auto", idle_timeout_s=60)

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from covey.service import commands, lifecycle
-from covey.service.paths import service_paths
+from covey.daemon import lifecycle
+from covey.service import commands
+from covey.daemon.paths import service_paths
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE = [sys.executable, "-m", "tests.service.fake_service"]

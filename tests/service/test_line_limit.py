@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from covey.service import client, lifecycle, protocol
+from covey.daemon import lifecycle, protocol
+from covey.service import client
 from covey.service.runs import ServedRun
 from tests.service.conftest import client_env
 

@@ -24,7 +24,7 @@ from typing import Iterator
 import psutil
 import pytest
 
-from covey.service import leftovers
+from covey.daemon import leftovers
 from tests.faults.scenario import wait_for, wait_gone
 from tests.service.served import SAY_OK, Served, served_service
 

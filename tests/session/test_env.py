@@ -10,7 +10,7 @@ import pytest
 
 from covey.errors import UserError
 from covey.model.scripted import ScriptedModel
-from covey.runtime import SessionRuntime
+from covey.agents.runtime import SessionRuntime
 from covey.session import Session
 
 SERVICE_ENV = {  # what this process (the service) says, and the run must not see

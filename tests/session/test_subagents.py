@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from covey.events import ResultEvent, TaskNotification, TaskStarted, UserEvent
-from covey.registry.limits import Limits
+from covey.limits import Limits
 from covey.actors.handle import AgentHandle
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from covey.agents.reports import agent_notice, notification_text, record_notice
 from covey.model.base import TokenUsage
-from covey.registry.records import FinalReport, RunRecord
+from covey.agents.records import FinalReport, RunRecord
 from covey.teams.messages import TaskNotice
 from covey.teams.render import render_mail, render_notice
 from covey.teams.tasks import Task

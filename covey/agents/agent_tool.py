@@ -2,7 +2,7 @@
 
 Routing (docs/subagents.md#the-call) happens here: teammates and remote isolation where they are
 available, no fork inside a fork, a person's approval for a child more powerful than its parent.
-The launch itself (covey/tools/agent_launch.py) reserves a slot through the registry, which runs
+The launch itself (covey/agents/agent_launch.py) reserves a slot through the registry, which runs
 the launch checks atomically (docs/subagents.md#limits-the-registry-actor).
 """
 
@@ -14,8 +14,8 @@ from covey.agents.escalation import launch_escalation, refused_text
 from covey.agents.fork import FORK_AGENT, FORK_REFUSAL, FORK_TYPE, in_fork_child
 from covey.errors import CoveyError
 from covey.permissions.decisions import Deny
-from covey.tools.agent_launch import Launch, default_agent_type
-from covey.tools.agent_schema import agent_input_model
+from covey.agents.agent_launch import Launch, default_agent_type
+from covey.agents.agent_schema import agent_input_model
 from covey.tools.base import Tool, ToolContext, ToolResult
 
 DESCRIPTION = """Launch a sub-agent to handle a task on its own: it gets its own conversation, tools \

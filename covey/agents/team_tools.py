@@ -15,7 +15,7 @@ from covey.errors import CoveyError
 from covey.teams.context import Recipient, TeamContext, team_context
 from covey.teams.messages import ShutdownRequest, TeammateMessage
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
-from covey.tools.task_tools import TaskCreate, TaskGet, TaskList, TaskUpdate
+from covey.agents.task_tools import TaskCreate, TaskGet, TaskList, TaskUpdate
 
 NOT_SENT = "Nothing was sent"
 

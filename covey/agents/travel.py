@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from covey.runtime import Sealed
+from covey.agents.runtime import Sealed
 
 if TYPE_CHECKING:
     from covey.agents.spec import AgentSpec
-    from covey.runtime import SessionRuntime
+    from covey.agents.runtime import SessionRuntime
 
 
 def travelling(spec: AgentSpec) -> AgentSpec:

@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Unpack
 from covey.actors.base import RayActor, TypedHandle
 from covey.actors.handle import AgentHandle
 from covey.actors.mailbox import MailboxHandle
-from covey.actors.pool import PoolStats
+from covey.registry.payloads import PoolStats
 from covey.errors import AgentUnavailable
 from covey.registry.answers import LaunchAnswer, Launched, NeedRuntime, Refused
 from covey.registry.batch import LaunchBatch
-from covey.registry.limits import Limits
+from covey.limits import Limits
 from covey.registry.payloads import Held, KeptWorktree, Launch, ProgressFields, SessionUsage
-from covey.registry.records import FinalReport, LaunchRequest, RunRecord
+from covey.agents.records import FinalReport, LaunchRequest, RunRecord
 
 if TYPE_CHECKING:
     from covey.agents.spec import AgentSpec
-    from covey.registry.actor import _RegistryActor
+    from covey.actors.registry import _RegistryActor
 
 
 class RegistryHandle(TypedHandle["_RegistryActor"]):

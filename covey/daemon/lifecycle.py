@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from covey.errors import CoveyError, UserError
-from covey.service import leftovers, protocol
-from covey.service.paths import ServicePaths, open_private
+from covey.daemon import leftovers, protocol
+from covey.daemon.paths import ServicePaths, open_private
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 60.0

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from covey.agents.definition import AgentDefinition
-from covey.registry.limits import Limits
+from covey.limits import Limits
 from covey.tools.options import ToolOptions
 
 if TYPE_CHECKING:
     from covey.actors.handle import AgentHandle
     from covey.actors.mailbox import MailboxHandle
-    from covey.registry.actor import RegistryHandle
+    from covey.actors.registry import RegistryHandle
 
 
 class Sealed:

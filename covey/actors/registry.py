@@ -4,7 +4,7 @@
 method, typed there) plus what only the actor does: build the session's warm pool of
 agent actors, or borrow from the covey service's shared pool, and serve one session
 after another as a service's kit (``recycle``). ``RegistryHandle``
-(``covey.registry.handle``) is the one place that calls it.
+(``covey.actors.registry_handle``) is the one place that calls it.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from covey.actors.base import RayActor, RayActorClass, actor_class
 from covey.actors.handle import AgentHandle
 from covey.actors.mailbox import MailboxHandle
 from covey.actors.pool import AgentFactory, BorrowedPool, WarmPool
-from covey.actors.protocols import Lender, Pool
-from covey.registry.handle import RegistryHandle
-from covey.registry.limits import Limits
+from covey.registry.protocols import Lender, Pool
+from covey.actors.registry_handle import RegistryHandle
+from covey.limits import Limits
 from covey.registry.supervisor import Supervisor
 
 __all__ = ["RegistryHandle", "registry_actor_class"]
-"""``RegistryHandle`` is defined in ``covey.registry.handle``; importers of it from here keep working."""
+"""``RegistryHandle`` is defined in ``covey.actors.registry_handle``; importers of it from here keep working."""
 
 
 class _RegistryActor(Supervisor[AgentHandle]):

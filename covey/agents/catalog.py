@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from covey.tools import core_tools
-from covey.tools.agent import AgentTool
+from covey.agents.agent_tool import AgentTool
 from covey.tools.base import Tool
 from covey.tools.notebook_edit import NotebookEdit
 from covey.tools.plan_mode import ExitPlanMode
@@ -11,7 +11,7 @@ from covey.tools.shells import TaskOutput, TaskStop
 from covey.tools.web_fetch import WebFetch
 from covey.tools.options import ToolOptions
 from covey.tools.skill import Skill
-from covey.tools.team_tools import SendMessage, team_tools
+from covey.agents.team_tools import SendMessage, team_tools
 
 
 def tool_catalog(options: ToolOptions | None = None) -> list[Tool]:

@@ -9,8 +9,8 @@ from typing import Any
 
 from covey.ray_runtime import join
 from covey.local_rays import NAMESPACE
-from covey.service.lifecycle import ensure_service
-from covey.service.paths import service_paths
+from covey.daemon.lifecycle import ensure_service
+from covey.daemon.paths import service_paths
 
 
 def join_service(verbose: bool = False) -> dict[str, Any]:

@@ -12,20 +12,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Hashable, Protocol, TypeVar
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Hashable, Protocol, TypeAlias, TypeVar
 
 if TYPE_CHECKING:
     from ray import ObjectRef
 
     from covey.actors.handle import AgentHandle
-    from covey.actors.pool import PoolStats
+    from covey.registry.payloads import PoolStats
     from covey.agents.spec import AgentSpec
     from covey.events import Event
     from covey.registry.answers import Finished
-    from covey.registry.records import FinalReport, Status
-    from covey.runtime import SessionRuntime
+    from covey.agents.records import FinalReport, Status
+    from covey.agents.runtime import SessionRuntime
 
-    Runtime = SessionRuntime | ObjectRef[SessionRuntime] | None
+    Runtime: TypeAlias = "SessionRuntime | ObjectRef[SessionRuntime] | None"
     """A session runtime as it is sent: itself, or its object ref (Ray hands the actor the value)."""
 
 

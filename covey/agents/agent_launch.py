@@ -11,7 +11,7 @@ import asyncio
 import time
 from typing import Any
 
-from covey.actors.team_context import team_handles
+from covey.teams.context import team_handles
 from covey.agents.children import child_spec
 from covey.agents.coordinator import WORKER_TYPE
 from covey.agents.fork import FORK_AGENT, FORK_TYPE, fork_spec
@@ -25,10 +25,10 @@ from covey.events import (
     UserEvent, new_uuid, wire_usage,
 )
 from covey.ids import AgentId
-from covey.registry.records import FinalReport, LaunchRequest
+from covey.agents.records import FinalReport, LaunchRequest
 from covey.teams.roster import Member
 from covey.tool_names import canonical_tool_name
-from covey.tools.agent_schema import AsyncLaunched, Completed, TeammateSpawned
+from covey.agents.agent_schema import AsyncLaunched, Completed, TeammateSpawned
 from covey.tools.base import ToolContext, ToolResult
 
 
