@@ -3,8 +3,8 @@
 A typed handle (``TypedHandle[A]``) names each call by the method of the class its actor
 runs: ``self._call(self.remote.kill_agent, agent_id, status, reason)``. ``remote`` is the
 Ray actor typed as that class (``A``), so the type checker holds every call to the
-method's own signature and no method is named by a string. ``ActorHandle`` adds the
-by-name ``call`` and ``tell`` for the handles not typed yet (the mailbox's, the team's).
+method's own signature and no method is named by a string. Every handle is one: the
+agent's, the registry's, the shared pool's, the mailbox's and the team's.
 """
 
 from __future__ import annotations
@@ -117,20 +117,6 @@ class TypedHandle(Generic[A]):
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (type(self), (self.actor, self.name))
-
-
-class ActorHandle(TypedHandle[Any]):
-    """A handle that still names its actor's methods by string (the mailbox's, the team's)."""
-
-    async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        return await self._answer(getattr(self.actor, method).remote(*args, **kwargs))
-
-    def tell(self, method: str, *args: Any, **kwargs: Any) -> None:
-        """Fire and forget (``TypedHandle._tell``)."""
-        try:
-            getattr(self.actor, method).remote(*args, **kwargs)
-        except Exception:
-            return
 
 
 def _ray_method(method: Callable[..., object]) -> Any:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from typing import Any, cast
+from typing import Any
 
 import ray
 
-from covey.actors.base import ActorHandle
+from covey.actors.base import TypedHandle
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import Mail
 
@@ -32,30 +32,30 @@ def mailbox_actor_class(**options: Any) -> Any:
     return ray.remote(**_OPTIONS, **options)(_MailboxActor)
 
 
-class MailboxHandle(ActorHandle):
+class MailboxHandle(TypedHandle[_MailboxActor]):
     async def put(self, recipient: str, mail: Mail) -> str:
-        return cast("str", await self.call("put", recipient, mail))
+        return await self._call(self.remote.put, recipient, mail)
 
     async def drain(self, recipient: str) -> list[Mail]:
-        return cast("list[Mail]", await self.call("drain", recipient))
+        return await self._call(self.remote.drain, recipient)
 
     async def wait(self, recipient: str, timeout_s: float | None = None) -> list[Mail]:
-        return cast("list[Mail]", await self.call("wait", recipient, timeout_s))
+        return await self._call(self.remote.wait, recipient, timeout_s)
 
     async def pending(self, recipient: str) -> int:
-        return cast("int", await self.call("pending", recipient))
+        return await self._call(self.remote.pending, recipient)
 
     async def reset(self) -> None:
-        await self.call("reset")
+        await self._call(self.remote.reset)
 
     async def history(self, recipient: str) -> list[Mail]:
-        return cast("list[Mail]", await self.call("history", recipient))
+        return await self._call(self.remote.history, recipient)
 
     async def forget(self, recipient: str) -> None:
-        await self.call("forget", recipient)
+        await self._call(self.remote.forget, recipient)
 
     async def close(self, recipient: str, forward_to: str) -> None:
-        await self.call("close", recipient, forward_to)
+        await self._call(self.remote.close, recipient, forward_to)
 
     async def reopen(self, recipient: str) -> None:
-        await self.call("reopen", recipient)
+        await self._call(self.remote.reopen, recipient)

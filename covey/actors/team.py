@@ -7,13 +7,13 @@ the core's lock inside the actor's single event loop, not by anything here.
 from __future__ import annotations
 
 import builtins
-from typing import Any, cast
+from typing import Any
 
 import ray
 from ray.actor import ActorClass
 from pydantic import ValidationError
 
-from covey.actors.base import ActorHandle
+from covey.actors.base import TypedHandle
 from covey.teams.board import TaskBoard
 from covey.teams.roster import Backend, Member, RosterError, TeamRoster
 from covey.teams.tasks import ClaimResult, Task, TaskPatch, UpdateError, UpdateResult
@@ -35,39 +35,38 @@ def board_actor_class(**options: Any) -> ActorClass[_BoardActor]:
     return ray.remote(num_cpus=0, max_restarts=0, **options)(_BoardActor)
 
 
-class RosterHandle(ActorHandle):
+class RosterHandle(TypedHandle[_RosterActor]):
     async def add(
         self, name: str, agent_id: str, *, agent_type: str,
         backend: Backend = "actor", color: str | None = None,
     ) -> Member | RosterError:
-        return cast("Member | RosterError",
-                    await self.call("add", name, agent_id, agent_type=agent_type, backend=backend, color=color))
+        return await self._call(self.remote.add, name, agent_id, agent_type=agent_type, backend=backend, color=color)
 
     async def remove(self, name_or_id: str) -> Member | None:
-        return cast("Member | None", await self.call("remove", name_or_id))
+        return await self._call(self.remote.remove, name_or_id)
 
     async def resolve(self, name_or_id: str) -> Member | None:
-        return cast("Member | None", await self.call("resolve", name_or_id))
+        return await self._call(self.remote.resolve, name_or_id)
 
     async def members(self) -> list[Member]:
-        return cast("list[Member]", await self.call("members"))
+        return await self._call(self.remote.members)
 
     async def lead_id(self) -> str | None:
-        return cast("str | None", await self.call("lead_id"))
+        return await self._call(self.remote.lead_id)
 
 
-class BoardHandle(ActorHandle):
+class BoardHandle(TypedHandle[_BoardActor]):
     async def create(
         self, subject: str, description: str, active_form: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> Task:
-        return cast("Task", await self.call("create", subject, description, active_form, metadata))
+        return await self._call(self.remote.create, subject, description, active_form, metadata)
 
     async def get(self, task_id: str) -> Task | None:
-        return cast("Task | None", await self.call("get", task_id))
+        return await self._call(self.remote.get, task_id)
 
     async def list(self) -> builtins.list[Task]:
-        return cast("builtins.list[Task]", await self.call("list"))
+        return await self._call(self.remote.list)
 
     async def update(self, task_id: str, patch: TaskPatch | dict[str, Any]) -> UpdateResult:
         # Checked here first: a malformed patch never costs a round trip.
@@ -75,19 +74,19 @@ class BoardHandle(ActorHandle):
             patch = TaskPatch.model_validate(patch, from_attributes=True)
         except ValidationError as exc:
             return UpdateError(reason="invalid_patch", task_id=task_id, message=str(exc))
-        return cast("UpdateResult", await self.call("update", task_id, patch))
+        return await self._call(self.remote.update, task_id, patch)
 
     async def claim(self, task_id: str, owner: str, *, check_busy: bool = True) -> ClaimResult:
-        return cast("ClaimResult", await self.call("claim", task_id, owner, check_busy=check_busy))
+        return await self._call(self.remote.claim, task_id, owner, check_busy=check_busy)
 
     async def claim_next(self, owner: str, *, check_busy: bool = True) -> ClaimResult:
-        return cast("ClaimResult", await self.call("claim_next", owner, check_busy=check_busy))
+        return await self._call(self.remote.claim_next, owner, check_busy=check_busy)
 
     async def release_owner(self, owner: str) -> builtins.list[Task]:
-        return cast("builtins.list[Task]", await self.call("release_owner", owner))
+        return await self._call(self.remote.release_owner, owner)
 
     async def blocked(self, task: Task | str) -> builtins.list[str]:
-        return cast("builtins.list[str]", await self.call("blocked", task if isinstance(task, str) else task.id))
+        return await self._call(self.remote.blocked, task if isinstance(task, str) else task.id)
 
 
 def start_team_actors(team_name: str, *, lead_id: str | None = None,

@@ -7,7 +7,7 @@ session); a teammate's spec carries its team's handles, so it joins on start.
 from __future__ import annotations
 
 
-from covey.actors.base import ActorHandle
+from covey.actors.base import TypedHandle
 from covey.actors.team import start_team_actors
 from covey.agents.coordinator import COORDINATOR_NAME
 from covey.agents.spec import AgentSpec
@@ -28,7 +28,7 @@ def team_context_for(spec: AgentSpec) -> TeamContext | None:
 
     async def drop_team(doomed: Team) -> None:
         for backend in (doomed.roster, doomed.board):  # actors this session made (``make_team``)
-            if isinstance(backend, ActorHandle):
+            if isinstance(backend, TypedHandle):
                 backend.kill()
 
     async def find_agent(name_or_id: str) -> Recipient | None:

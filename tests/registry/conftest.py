@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from covey.actors.agent import _AgentActor
-from covey.actors.base import ActorHandle
+from covey.actors.base import TypedHandle
 from covey.actors.handle import AgentHandle
 from covey.actors.pool import WarmPool
 from covey.limits import Limits
@@ -74,12 +74,12 @@ class LocalAgentHandle(AgentHandle):
 class _RawRegistry:
     """The registry actor's own answers, unconverted by ``RegistryHandle``."""
 
-    def __init__(self, handle: ActorHandle) -> None:
+    def __init__(self, handle: TypedHandle[Any]) -> None:
         self.handle = handle
 
     def __getattr__(self, name: str) -> Any:
         async def call(*args: Any, **kwargs: Any) -> Any:
-            return await self.handle.call(name, *args, **kwargs)
+            return await getattr(self.handle.actor, name).remote(*args, **kwargs)
 
         return call
 
@@ -100,5 +100,5 @@ async def backend(request):
     kit = await pool.take_kit()
     registry, mailbox = kit.handles()
     await registry.configure(LIMITS)
-    yield Backend(_RawRegistry(ActorHandle(kit.registry, "registry")), mailbox)
+    yield Backend(_RawRegistry(TypedHandle(kit.registry, "registry")), mailbox)
     pool.end_session(kit.session_id, reuse_kit=True)
