@@ -88,6 +88,8 @@ class DemandPool(Generic[I]):
         self._peaks: dict[str, float] = {}
         """...from what it was at that moment."""
         self._tasks: set[asyncio.Task[None]] = set()
+        self._warming: dict[str, int] = defaultdict(int)
+        """Lanes a ``warm`` call is filling: their demand holds until it returns."""
 
     # -- lending --------------------------------------------------------------------
 
@@ -141,11 +143,21 @@ class DemandPool(Generic[I]):
         return [loan.item for loan in ended if loan.lane in spare]
 
     async def warm(self, n: int, lane: str = "home") -> int:
-        """Raise ``lane``'s demand to ``n`` and wait until that many are ready or lent."""
+        """Raise ``lane``'s demand to ``n`` and wait until that many are ready or lent.
+
+        While it waits the lane's demand holds (``tick`` neither decays it nor lets go of
+        what is being warmed: with cold starts slower than the decay, it would drop items
+        as fast as this starts them); once warm, an idle lane decays from ``n``."""
         self.demand[lane] = max(self.demand[lane], float(n))
-        while self._held(lane) + self.starting[lane] < n or self.starting[lane]:
-            self._start(lane, n - self._held(lane) - self.starting[lane])
-            await asyncio.sleep(0.05)
+        self._warming[lane] += 1
+        try:
+            while self._held(lane) + self.starting[lane] < n or self.starting[lane]:
+                self._start(lane, n - self._held(lane) - self.starting[lane])
+                await asyncio.sleep(0.05)
+        finally:
+            self._warming[lane] -= 1
+            if lane in self._since:
+                self._since[lane], self._peaks[lane] = self.clock(), self.demand[lane]
         return len(self.ready[lane])
 
     # -- demand ---------------------------------------------------------------------
@@ -160,7 +172,7 @@ class DemandPool(Generic[I]):
         would take the CPU its agents need)."""
         now = self.clock()
         for lane in set(self.ready) | set(self.floors) | set(self.demand):
-            if self.in_use(lane) == 0 and lane in self._since:
+            if self.in_use(lane) == 0 and lane in self._since and not self._warming[lane]:
                 halves = (now - self._since[lane]) / self.half_life_s
                 self.demand[lane] = max(float(self.floors.get(lane, 0)), self._peak(lane) * 0.5 ** halves)
             while len(self.ready[lane]) > max(0, self.target(lane) - self.in_use(lane)):

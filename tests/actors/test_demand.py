@@ -240,3 +240,28 @@ async def test_a_cancelled_taker_leaves_its_late_item_ready():
     maker.gate.set()
     await settle()
     assert len(p.ready["home"]) == 1 and not p.waiting["home"]
+
+
+async def test_warming_an_idle_lane_is_not_undone_by_its_decay_and_decays_only_after():
+    """``warm(n)`` on a lane that lent before and is idle now: its old demand, decaying, must
+    not let ticks drop what warm is starting (else warm starts them again, for ever)."""
+    clock, maker = Clock(), Maker()
+    p = pool(maker, clock, floor=0, parallel_starts=2)
+    p.give_back(await p.take("home", "s"), clean=True)  # lent once: the lane's decay clock runs
+    clock.now += 1000  # ten half-lives idle: its old demand is nothing now
+    maker.gate = asyncio.Event()
+    warming = asyncio.create_task(p.warm(6))
+    for _ in range(200):  # cold starts slower than the ticks: five half-lives between two starts
+        if warming.done():
+            break
+        await asyncio.sleep(0)
+        clock.now += 500
+        p.tick()
+        maker.gate.set()
+        await asyncio.sleep(0.01)
+        maker.gate.clear()
+    assert await asyncio.wait_for(warming, 5) == 6
+    assert len(maker.made) == 6 and not any(item.killed for item in maker.made)
+    clock.now += 100  # one half-life after warming: the decay starts from what warm asked for
+    p.tick()
+    assert p.target("home") == 3
