@@ -90,16 +90,21 @@ def _actor_class() -> Any:
     return actor_class(_RateLimitActor)
 
 
+_HANDLES: dict[str, RateLimitHandle] = {}
+"""This process's handles by identity key: a pooled agent actor runs many runs, each asks once."""
+
+
 class SharedAdmission:
     """One agent run's ``Admission``: its requests carry its session, agent and foreground flag
     to the identity's shared scheduler; each wait is emitted as a ``rate_limit_event``."""
 
     def __init__(self, *, session_id: str, agent_id: str, foreground: bool, settings: RateLimitSettings,
                  emit: Callable[[Event], None] | None = None,
-                 handle_for: Callable[[Identity, RateLimitSettings], RateLimitHandle] = rate_limit_handle) -> None:
+                 handle_for: Callable[[Identity, RateLimitSettings], RateLimitHandle] = rate_limit_handle,
+                 handles: dict[str, RateLimitHandle] | None = None) -> None:
         self.session_id, self.agent_id, self.foreground = session_id, agent_id, foreground
         self.settings, self.emit, self.handle_for = settings, emit, handle_for
-        self._handles: dict[str, RateLimitHandle] = {}
+        self._handles = _HANDLES if handles is None else handles
 
     def _handle(self, identity: Identity) -> RateLimitHandle:
         if (handle := self._handles.get(identity.key)) is None:

@@ -46,7 +46,7 @@ def admission(made: list[FakeHandle], events: list[Event], foreground: bool = Fa
 
     return SharedAdmission(session_id="s1", agent_id="agent-a", foreground=foreground,
                            settings=RateLimitSettings(requests_per_minute=1, patience_s=120), emit=events.append,
-                           handle_for=handle_for)
+                           handle_for=handle_for, handles={})
 
 
 def test_each_request_carries_the_runs_session_agent_place_and_patience() -> None:
