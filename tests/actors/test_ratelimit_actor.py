@@ -22,37 +22,46 @@ KEY = "test-key-not-real"
 
 
 @ray.remote(num_cpus=0)
-def send_all(url: str, agent_id: str, count: int) -> list[str]:
-    """``count`` requests, one after another, through the shared scheduler; their texts."""
-    from covey.actors.ratelimit import SharedAdmission
-    from covey.model.anthropic import AnthropicModel
-    from covey.model.base import ModelRequest
+class Sender:
+    """A model in a worker process of its own, paced by the identity's shared scheduler."""
 
-    admission = SharedAdmission(session_id=f"session-{agent_id}", agent_id=agent_id, foreground=False,
-                                settings=RateLimitSettings())
-    model = AnthropicModel(api_key=KEY, base_url=url).with_admission(admission)
-    request = ModelRequest(model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=16, agent_id=agent_id)
+    def __init__(self, url: str, agent_id: str) -> None:
+        from covey.actors.ratelimit import SharedAdmission
+        from covey.model.anthropic import AnthropicModel
 
-    async def run() -> list[str]:
-        return [(await model.create(request)).content[0].text for _ in range(count)]
+        admission = SharedAdmission(session_id=f"session-{agent_id}", agent_id=agent_id, foreground=False,
+                                    settings=RateLimitSettings())
+        self.model = AnthropicModel(api_key=KEY, base_url=url).with_admission(admission)
+        self.agent_id = agent_id
 
-    return asyncio.run(run())
+    def ready(self) -> bool:
+        return True
+
+    async def send(self, count: int) -> list[str]:
+        """``count`` requests, one after another; their texts."""
+        from covey.model.base import ModelRequest
+
+        request = ModelRequest(model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=16,
+                               agent_id=self.agent_id)
+        return [(await self.model.create(request)).content[0].text for _ in range(count)]
 
 
 def test_two_processes_share_one_scheduler_and_get_no_429() -> None:
     with FakeRateLimitedAPI(requests_per_minute=60) as api:
-        # Someone used the bucket up: 60 per minute, 1 a second from now on.
-        bucket = api.buckets["requests"]
-        bucket.level, bucket.at = 1.0, time.time()
+        senders = [Sender.remote(api.url, agent) for agent in ("agent-a", "agent-b")]
+        assert ray.get([sender.ready.remote() for sender in senders]) == [True, True]
         identity = identity_for(api.url, KEY, MODEL)
         handle = rate_limit_handle(identity)
-        # One request outside the scheduler: it learns from the reply that the bucket is empty.
+        # Someone used the bucket up (60 per minute, 1 a second from now on); one request outside
+        # the scheduler takes the last one, and the scheduler learns from its reply that it is empty.
+        bucket = api.buckets["requests"]
+        bucket.level, bucket.at = 1.0, time.time()
         raw = anthropic.Anthropic(base_url=api.url, api_key=KEY, max_retries=0).messages.with_raw_response.create(
             model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "x"}])
         assert raw.headers["anthropic-ratelimit-requests-remaining"] == "0"
         asyncio.run(handle.record_reply("probe", dict(raw.headers), None))
         started = time.time()
-        texts = ray.get([send_all.remote(api.url, "agent-a", 3), send_all.remote(api.url, "agent-b", 3)])
+        texts = ray.get([sender.send.remote(3) for sender in senders])
         assert texts == [["ok"] * 3, ["ok"] * 3]
         served = [entry for entry in api.log if entry.at >= started]
         assert [entry.status for entry in served] == [200] * 6  # no 429: they waited in one queue
@@ -61,3 +70,5 @@ def test_two_processes_share_one_scheduler_and_get_no_429() -> None:
         assert snapshot.identity == identity.key and snapshot.queued == 0 and snapshot.in_flight == 0
         assert ray.get_actor(actor_name(identity), namespace="covey") is not None
         handle.kill()
+        for sender in senders:
+            ray.kill(sender)
