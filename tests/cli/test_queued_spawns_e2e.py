@@ -47,8 +47,7 @@ def test_twenty_background_reviews_past_a_limit_of_five_all_notify_once(tmp_path
              for a in answers]
     assert len(texts) == REVIEWS and not any(a.get("is_error") for a in answers)
     assert sum(QUEUED_NOTE in text for text in texts) == REVIEWS - LIMIT
-    results = [e["tool_use_result"] for e in events if e["type"] == "user" and e.get("tool_use_result")]
-    assert [r["status"] for r in results] == ["async_launched"] * REVIEWS
+    assert all(text.startswith("Async agent launched") for text in texts)  # each one's async_launched answer
     notified = Counter(e["task_id"] for e in events if e.get("subtype") == "task_notification")
     assert len(notified) == REVIEWS and set(notified.values()) == {1}
     assert events[-1]["type"] == "result" and not events[-1]["is_error"]
