@@ -128,7 +128,7 @@ class Launch:
                 seat = TeamSeat(name=team.name, member=member, roster=team.roster, board=team.board)
                 spec = spec.model_copy(update={"team": seat})
             output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
-            await self.runtime.registry.launch(
+            launched = await self.runtime.registry.launch(
                 self._request(spec), spec, output_file=output_file, lane=placement_lane(spec, self.runtime),
             )
         except BaseException:
@@ -138,6 +138,8 @@ class Launch:
         output = TeammateSpawned(agentId=self.agent_id, name=member, team_name=team.name, color=added.color)
         text = (f"Teammate {member!r} ({self.agent_id}) joined team {team.name!r} and is working in the "
                 "background. It claims pending tasks from the team's board; message it with SendMessage.")
+        if launched.record.queued:
+            text += f"\n{QUEUED_NOTE}"
         return ToolResult(content=text, data=output)
 
     def _request(self, spec: Any) -> LaunchRequest:
