@@ -7,6 +7,8 @@ from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel, Field
 
+from covey.flags import env_flag
+
 DEFAULT_MAX_DEPTH = 2
 """Main agent is depth 0; its children 1; grandchildren 2, which get no Agent tool."""
 DEFAULT_MAX_CONCURRENT = 128
@@ -30,6 +32,7 @@ _FROM_ENV: dict[str, Callable[[Mapping[str, str]], Any]] = {
     "budget_usd": lambda env: _env_float(env, "COVEY_BUDGET_USD"),
     "stall_ms": lambda env: _env_int(env, "COVEY_STALL_TIMEOUT_MS", DEFAULT_STALL_MS),
     "auto_background_ms": lambda env: _env_int(env, "COVEY_AUTO_BACKGROUND_MS", DEFAULT_AUTO_BACKGROUND_MS),
+    "queue_spawns": lambda env: env_flag(env, "COVEY_QUEUE_SPAWNS"),
 }
 """Each limit as an environment sets it (or its default)."""
 
@@ -51,6 +54,9 @@ class Limits(BaseModel):
     """A child with no message or tool progress this long is aborted (``COVEY_STALL_TIMEOUT_MS``)."""
     auto_background_ms: int = Field(default_factory=_from_process_env("auto_background_ms"), gt=0)
     """A sync child running longer moves to the background (``COVEY_AUTO_BACKGROUND_MS``)."""
+    queue_spawns: bool = Field(default_factory=_from_process_env("queue_spawns"))
+    """Past ``max_concurrent``, a background launch waits in a queue instead of being refused
+    (``COVEY_QUEUE_SPAWNS``, settings ``queueSpawns``); off by default, as Claude Code refuses."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Limits":

@@ -78,6 +78,9 @@ class Settings(BaseModel):
     """The managed settings folder read (its ``.claude/agents`` and ``.claude/skills`` are managed too)."""
     fork_subagent: bool | None = Field(default=None, alias="forkSubagent")
     """covey's ``forkSubagent`` key: forking on or off, over the env switches (None: they decide)."""
+    queue_spawns: bool | None = Field(default=None, alias="queueSpawns")
+    """covey's ``queueSpawns`` key: queued spawns past the concurrency limit on or off, over
+    ``COVEY_QUEUE_SPAWNS`` (None: it decides; docs/subagents.md#queued-spawns)."""
     refused_bypass: str | None = None
     """A project or local file whose ``defaultMode: bypassPermissions`` was not applied: a cloned
     repository must not switch off the person's permission checks."""
@@ -137,6 +140,7 @@ class Settings(BaseModel):
         self._merge_mode(wire, source, where)
         self.model = wire.model or self.model
         self.fork_subagent = wire.fork_subagent if wire.fork_subagent is not None else self.fork_subagent
+        self.queue_spawns = wire.queue_spawns if wire.queue_spawns is not None else self.queue_spawns
         self.env.update(wire.env)
         self.model_prices.update(wire.model_prices)
         self.model_limits.update(wire.model_limits)

@@ -61,6 +61,7 @@ class Wire(BaseModel):
     enabled_plugins: dict[str, Any] = Field(default={}, alias="enabledPlugins")
     strict_plugin_only: Any = Field(default=None, alias="strictPluginOnlyCustomization")
     fork_subagent: bool | None = Field(default=None, alias="forkSubagent")
+    queue_spawns: bool | None = Field(default=None, alias="queueSpawns")
     managed_rules_only: Any = Field(default=None, alias="allowManagedPermissionRulesOnly")
     managed_hooks_only: Any = Field(default=None, alias="allowManagedHooksOnly")
 

@@ -7,7 +7,10 @@ pickled); the runner (``covey.actors.runner``) builds one per run.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Awaitable, Callable
+
+import ray
 
 from covey.agents.inbox import inbox_for
 from covey.actors.team_context import team_context_for
@@ -17,7 +20,9 @@ from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
 from covey.events import Event
 from covey.hooks.callback import HookCall
+from covey.actors.ratelimit import SharedAdmission
 from covey.model.factory import make_model
+from covey.model.ratelimit_signals import RateLimitSettings
 from covey.agents.records import FinalReport
 
 Ask = Callable[[Any], Awaitable[Any]]
@@ -34,7 +39,7 @@ def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], pr
             await writer.append(message["role"], message)
 
     return AgentServices(
-        model=model_of(spec.model, spec.settings.env),
+        model=paced(model_of(spec.model, spec.settings.env), spec, emit),
         asker=asker_for(spec, ask),
         hook_caller=hook_caller_for(spec, ask),
         inbox=inbox_for(spec, emit),
@@ -78,6 +83,19 @@ def hook_caller_for(spec: AgentSpec, own: Ask) -> HookCaller | None:
 def model_of(source: Any, env: dict[str, str] | None) -> Any:
     """A Model object travels as is; a spec string is built here, where the agent runs, from the run's env."""
     return source if hasattr(source, "create") else make_model(source, env=env)
+
+
+def paced(model: Any, spec: AgentSpec, emit: Callable[[Event], None]) -> Any:
+    """The model whose requests wait for the identity's shared rate scheduler (a model that
+    takes an admission: the real one), its waits emitted as ``rate_limit_event`` lines.
+    The main agent and sync children wait in front of their session's background work."""
+    if not (hasattr(model, "with_admission") and ray.is_initialized()):
+        return model
+    env = spec.settings.env if spec.settings.env is not None else os.environ
+    admission = SharedAdmission(session_id=spec.session_id, agent_id=spec.agent_id,
+                                foreground=spec.depth == 0 or not spec.background,
+                                settings=RateLimitSettings.load(None, env), emit=emit)
+    return model.with_admission(admission)
 
 
 def safe_report(progress: Progress, status: Any, reason: str, services: AgentServices | None) -> FinalReport:

@@ -91,7 +91,7 @@ class Launch:
             is_backgrounded=self.background, spawn_depth=self.parent.depth + 1, prompt=self.call.prompt,
         ))
         if self.background:
-            return self._launched(spec)
+            return self._launched(spec, queued=launched.record.queued)
         return await self._follow(launched.actor, spec)
 
     async def _spec(self, worktree: Worktree | None) -> AgentSpec | None:
@@ -128,7 +128,7 @@ class Launch:
                 seat = TeamSeat(name=team.name, member=member, roster=team.roster, board=team.board)
                 spec = spec.model_copy(update={"team": seat})
             output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
-            await self.runtime.registry.launch(
+            launched = await self.runtime.registry.launch(
                 self._request(spec), spec, output_file=output_file, lane=placement_lane(spec, self.runtime),
             )
         except BaseException:
@@ -138,6 +138,8 @@ class Launch:
         output = TeammateSpawned(agentId=self.agent_id, name=member, team_name=team.name, color=added.color)
         text = (f"Teammate {member!r} ({self.agent_id}) joined team {team.name!r} and is working in the "
                 "background. It claims pending tasks from the team's board; message it with SendMessage.")
+        if launched.record.queued:
+            text += f"\n{QUEUED_NOTE}"
         return ToolResult(content=text, data=output)
 
     def _request(self, spec: Any) -> LaunchRequest:
@@ -162,12 +164,16 @@ class Launch:
                 return rule.text, rule.source
         return None
 
-    def _launched(self, spec: Any) -> ToolResult:
+    def _launched(self, spec: Any, queued: bool = False) -> ToolResult:
+        """The ``async_launched`` answer; a queued launch (docs/subagents.md#queued-spawns) answers the same, and says so."""
         output = AsyncLaunched(
             agentId=self.agent_id, description=self.call.description, prompt=self.call.prompt,
             resolvedModel=spec.model_id, outputFile=self.output_file,
         )
-        return ToolResult(content=launched_text(self.agent_id, self.call.description, self.output_file), data=output)
+        text = launched_text(self.agent_id, self.call.description, self.output_file)
+        if queued:
+            text += f"\n{QUEUED_NOTE}"
+        return ToolResult(content=text, data=output)
 
     async def _follow(self, actor: Any, spec: Any) -> ToolResult:
         pump = asyncio.create_task(self._pump(actor))
@@ -257,6 +263,9 @@ class Launch:
         if self.ctx.emit is not None:
             self.ctx.emit(event)
 
+
+QUEUED_NOTE = ("queued: the session's concurrency limit of running agents is reached, so it waits and starts when "
+               "one of them ends, in launch order. Its notification arrives as any other's; do not launch it again.")
 
 FILE_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep", "Bash", "NotebookEdit", "Skill"})
 

@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 from covey.model.base import TokenUsage
 from covey.model.usage import ModelUsage
 
-Status = Literal["running", "completed", "failed", "killed"]
+Status = Literal["running", "completed", "failed", "killed", "queued"]
+"""``queued``: a background launch past the concurrency limit waiting for a slot (``Limits.queue_spawns``)."""
 Role = Literal["main", "subagent", "teammate", "in_process_teammate"]
 
 
@@ -117,6 +118,11 @@ class RunRecord(BaseModel):
     @property
     def live(self) -> bool:
         return self.status == "running"
+
+    @property
+    def queued(self) -> bool:
+        """Waiting for a slot under the concurrency limit: not started, not ended (docs/subagents.md#queued-spawns)."""
+        return self.status == "queued"
 
     def newer(self, kind: str, seq: int | None) -> bool:
         """Whether an update is newer than the last one of its kind applied (None: always);

@@ -1,5 +1,5 @@
 """The base of every event (``Event``: its ``wire()`` form), the conversation's messages
-(assistant and user) and the raw stream events of a reply."""
+(assistant and user), the raw stream events of a reply, and a rate-limit wait."""
 
 from __future__ import annotations
 
@@ -56,6 +56,14 @@ class StreamEvent(Event):
     parent_tool_use_id: str | None = None
 
     nullable: ClassVar[frozenset[str]] = frozenset({"parent_tool_use_id"})
+
+
+class RateLimitEvent(Event):
+    """A model request waits for the API's rate limit, or gave up waiting: Claude Code's
+    ``rate_limit_event`` line (``covey.model.ratelimit_types.rate_limit_event`` builds its info)."""
+
+    type: Literal["rate_limit_event"] = "rate_limit_event"
+    rate_limit_info: dict[str, Any]
 
 
 class _Message(Event):

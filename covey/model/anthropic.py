@@ -8,6 +8,13 @@ Retries happen in two places, both with exponential backoff and jitter:
   dropped connection): the SDK cannot retry once the body has begun, so covey
   sends the whole request again, up to ``max_retries`` times.
 
+With an ``Admission`` (``with_admission``: the shared rate scheduler, docs/rate-limits.md),
+each request first waits for its turn, and every reply's ``anthropic-ratelimit-*`` headers
+and usage go back to it. A 429/529 is then not retried by the SDK: it is recorded and the
+request waits (the scheduler's estimate, or ``retry-after``) until its patience runs out,
+when it fails with ``RateLimitRefused`` naming the limit. Other retryable failures are then
+retried by covey alone, as mid-stream ones are.
+
 Anything else (400, 401, 403, 404, 413) fails at once. Every failure surfaces as a
 one-line ``ModelAPIError`` with the status code.
 
@@ -18,20 +25,22 @@ callers that roll usage up per agent read ``message.usage`` from the reply inste
 from __future__ import annotations
 
 import asyncio
-import json
+import copy
 import random
-import threading
 import time
-import weakref
+import uuid
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Awaitable, Callable, Mapping
 
 import anthropic
 
 from covey.errors import ModelAPIError, UserError
+from covey.model.anthropic_client import make_client, shared_client
 from covey.model.base import ModelRequest, TokenUsage
 from covey.model.messages import Message
+from covey.model.ratelimit_admission import Admission, admit_request_for, wait_for_turn
+from covey.model.ratelimit_signals import Identity, identity_for
 
 try:  # A dropped stream raises the HTTP library's error unwrapped; anthropic 2.x uses httpx2.
     import httpx2 as _httpx
@@ -59,8 +68,25 @@ class _MidStreamFailure(Exception):
     """A retryable failure after the stream opened; wraps the SDK error."""
 
 
+class _RateRefusal(Exception):
+    """With an admission: the API refused to open the stream with 429 or 529."""
+
+    def __init__(self, status: int, headers: dict[str, str]) -> None:
+        super().__init__(status)
+        self.status = status
+        self.headers = headers
+
+
 class AnthropicModel:
     """``await create(request)`` against the Messages API (or any compatible server)."""
+
+    # Set by ``with_admission`` on a copy; never pickled (they live where they were given),
+    # so a copy elsewhere, or one pickled before they existed, has these defaults.
+    admission: Admission | None = None
+    """Consulted before each request."""
+    _quiet: anthropic.AsyncAnthropic | None = None
+    """The client without the SDK's retries, for requests an admission paces."""
+    _pacing: tuple[Callable[[], float], Callable[[float], Awaitable[object]]] = (time.time, asyncio.sleep)
 
     def __init__(
         self,
@@ -83,7 +109,7 @@ class AnthropicModel:
             self._client = None
             self._options = (api_key, None if api_key else auth_token, base_url, max_retries, timeout_s)
         else:
-            self._client = client or _make_client(api_key, auth_token, base_url, max_retries, timeout_s)
+            self._client = client or make_client(api_key, auth_token, base_url, max_retries, timeout_s)
             # Resolved now (env included) so a copy in a Ray worker reaches the same server with the
             # same credential. The SDK refuses both at once, and uses the key when the env has both.
             key, token = self._client.api_key, None if self._client.api_key else self._client.auth_token
@@ -109,12 +135,21 @@ class AnthropicModel:
     @property
     def client(self) -> anthropic.AsyncAnthropic:
         if self._client is None:
-            self._client = _shared_client(self._options)
+            self._client = shared_client(self._options)
         return self._client
 
     def __getstate__(self) -> dict[str, Any]:
         # The SDK client holds sockets of this process; a copy builds its own from _options.
-        return {**self.__dict__, "_client": None}
+        local = ("_quiet", "admission", "_pacing")
+        return {**{key: value for key, value in self.__dict__.items() if key not in local}, "_client": None}
+
+    def with_admission(self, admission: Admission | None, *, clock: Callable[[], float] = time.time,
+                       sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> "AnthropicModel":
+        """A copy (sharing this one's client and records) whose requests wait for ``admission``
+        (``clock`` and ``sleep``: how it waits, a test's fake time)."""
+        paced = copy.copy(self)
+        paced.admission, paced._quiet, paced._pacing = admission, None, (clock, sleep)
+        return paced
 
     async def create(self, request: ModelRequest) -> Message:
         started = time.monotonic()
@@ -131,6 +166,8 @@ class AnthropicModel:
         return message
 
     async def _create_with_retries(self, request: ModelRequest) -> Message:
+        if self.admission is not None:
+            return await self._create_admitted(request, self.admission)
         attempt = 0
         while True:
             try:
@@ -141,18 +178,64 @@ class AnthropicModel:
             await asyncio.sleep(self._backoff_s(attempt))
             attempt += 1
 
-    async def _stream_once(self, request: ModelRequest) -> Message:
-        opened = False
+    async def _create_admitted(self, request: ModelRequest, admission: Admission) -> Message:
+        """Wait for the turn, send, tell the admission how it went; a 429/529 waits again in
+        its place (the scheduler pauses everybody for its ``retry-after``)."""
+        identity, ticket = self._identity(request.model), admit_request_for(request, f"mreq_{uuid.uuid4().hex}")
+        attempt = 0
+        while True:
+            await wait_for_turn(admission, identity, ticket, clock=self._pacing[0], sleep=self._pacing[1])
+            headers: dict[str, str] = {}
+            try:
+                message = await self._stream_once(request, headers)
+            except _RateRefusal as refusal:
+                await admission.record_refusal(identity, ticket.request_id, refusal.status, refusal.headers)
+                if refusal.status == 529 and self.fallback_model and request.model != self.fallback_model:
+                    admission.cancel(identity, ticket.request_id)  # --fallback-model: ``create`` fails over now
+                    raise _model_error(refusal.__cause__, retries=0) from refusal.__cause__
+                continue
+            except _MidStreamFailure as failure:
+                admission.cancel(identity, ticket.request_id)
+                if attempt >= self.max_retries:
+                    raise _model_error(failure.__cause__, retries=attempt) from failure.__cause__
+            except BaseException:
+                admission.cancel(identity, ticket.request_id)
+                raise
+            else:
+                await admission.record_reply(identity, ticket.request_id, headers, TokenUsage.of(message.usage))
+                return message
+            await asyncio.sleep(self._backoff_s(attempt))
+            attempt += 1
+
+    def _identity(self, model: str) -> Identity:
+        """Whose limits a request to ``model`` takes from (the credential only as a hash)."""
+        key, token, base_url = self._options[:3]
+        return identity_for(base_url or DEFAULT_BASE_URL, key or token or "", model)
+
+    def _sending_client(self) -> anthropic.AsyncAnthropic:
+        if self.admission is None:
+            return self.client
+        if self._quiet is None:  # the SDK would retry 429s behind the scheduler's back
+            self._quiet = self.client.with_options(max_retries=0)
+        return self._quiet
+
+    async def _stream_once(self, request: ModelRequest, headers: dict[str, str] | None = None) -> Message:
+        """One streamed request; ``headers`` gets the reply's (for the admission)."""
+        opened, paced = False, self.admission is not None
         try:
-            async with self.client.messages.stream(**request.to_api_kwargs()) as stream:
+            async with self._sending_client().messages.stream(**request.to_api_kwargs()) as stream:
                 opened = True
+                if headers is not None:
+                    headers.update(stream.response.headers)
                 if request.on_stream is not None:
                     async for event in stream:
                         if event.type in RAW_STREAM_EVENTS:  # the SDK adds derived ones ("text", ...)
                             request.on_stream(event.model_dump(mode="json", exclude_none=True))
                 final = await stream.get_final_message()
         except (anthropic.APIError, _TransportError) as exc:
-            if opened and _retryable(exc):
+            if paced and not opened and isinstance(exc, anthropic.APIStatusError) and exc.status_code in (429, 529):
+                raise _RateRefusal(exc.status_code, dict(exc.response.headers)) from exc
+            if (opened or paced) and _retryable(exc):  # paced: the SDK did not retry it
                 raise _MidStreamFailure() from exc
             # Failing to open: the SDK has already retried what is retryable.
             raise _model_error(exc, retries=self.max_retries if _retryable(exc) else 0) from exc
@@ -171,40 +254,6 @@ class AnthropicModel:
 RAW_STREAM_EVENTS = frozenset({"message_start", "content_block_start", "content_block_delta", "content_block_stop",
                                "message_delta", "message_stop"})
 """The Messages API's own stream events: what Claude Code's ``stream_event`` lines carry."""
-
-_CLIENTS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, anthropic.AsyncAnthropic]]" = (
-    weakref.WeakKeyDictionary())
-"""The SDK clients of this process, per event loop and settings. Every spec an agent actor
-runs brings its own copy of the session's model; building a client (its TLS context, its
-connection pool) for each would cost every spawn ~20-50 ms of CPU and a new connection."""
-
-
-def _shared_client(options: tuple) -> anthropic.AsyncAnthropic:
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # not in a loop: nothing to share it with
-        return _make_client(*options)
-    clients = _CLIENTS.setdefault(loop, {})
-    if (client := clients.get(options)) is None:
-        client = clients[options] = _make_client(*options)
-    return client
-
-
-def _make_client(
-    api_key: str | None, auth_token: str | None, base_url: str | None, max_retries: int, timeout_s: float
-) -> anthropic.AsyncAnthropic:
-    try:
-        client = anthropic.AsyncAnthropic(
-            api_key=api_key, auth_token=auth_token, base_url=base_url, max_retries=max_retries, timeout=timeout_s
-        )
-    except anthropic.CredentialsError as exc:  # e.g. ANTHROPIC_PROFILE names a missing config file
-        raise UserError(f"cannot load Anthropic credentials: {exc}") from exc
-    if not (client.api_key or client.auth_token or client.credentials):
-        raise UserError(
-            "no Anthropic API key: set ANTHROPIC_API_KEY, or use --model scripted:PATH to run without the API"
-        )
-    return client
-
 
 def _retryable(exc: Exception) -> bool:
     if isinstance(exc, (anthropic.APIConnectionError, _TransportError)):
@@ -230,47 +279,9 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _canned_stream(request: Any) -> Any:
-    """A streamed reply of one text block and one tool call, as the Messages API sends it."""
-    usage = {"input_tokens": 1, "output_tokens": 1}
-    message: dict[str, Any] = {"id": "msg_warm", "type": "message", "role": "assistant", "model": "warm-up", "content": [],
-               "stop_reason": None, "stop_sequence": None, "usage": usage}
-    tool = {"type": "tool_use", "id": "toolu_warm", "name": "Glob", "input": {}}
-    events = [
-        ("message_start", {"type": "message_start", "message": message}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("content_block_start", {"type": "content_block_start", "index": 1, "content_block": tool}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 1,
-                                 "delta": {"type": "input_json_delta", "partial_json": '{"pattern": "*"}'}}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 1}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-                           "usage": usage}),
-        ("message_stop", {"type": "message_stop"}),
-    ]
-    body = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
-    return _httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
-
-
 def warm_up_offline() -> None:
-    """Run one canned streamed exchange through the SDK and this adapter, without a network:
-    a fresh process's first reply builds the SDK's validators and parsers (measured: ~1 s
-    of CPU on 2 cores, paid between a new agent's first and second request otherwise)."""
-    async def exchange() -> None:
-        client = anthropic.AsyncAnthropic(api_key="warm-up", base_url="http://warm-up.invalid",
-                                          http_client=_httpx.AsyncClient(transport=_httpx.MockTransport(_canned_stream)))
-        model = AnthropicModel(client, max_retries=0)
-        request = ModelRequest(model="warm-up", system=[{"type": "text", "text": "warm"}],
-                               messages=[{"role": "user", "content": "warm"}], tools=[])
-        await model.create(request)
-        await client.close()
+    """A fresh process's first reply, offline (``covey.model.anthropic_warmup``): it builds the
+    SDK's validators and parsers, ~1 s of CPU otherwise paid by a new agent's first request."""
+    from covey.model.anthropic_warmup import warm_up_with
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(exchange())
-        return
-    thread = threading.Thread(target=asyncio.run, args=(exchange(),))  # not inside a running loop
-    thread.start()
-    thread.join()
+    warm_up_with(lambda client: AnthropicModel(client, max_retries=0))

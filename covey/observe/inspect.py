@@ -144,12 +144,18 @@ async def running_sessions() -> dict[str, RegistryHandle]:
 async def ps_text() -> str:
     lines = []
     for prefix, registry in (await running_sessions()).items():
-        records = await registry.records()
-        live = sum(r.live for r in records)
-        cost = sum(r.cost_usd for r in records)
-        lines.append(f"session {prefix}: {len(records)} agents, {live} running, ${cost:.4f}")
-        lines += [f"  {r.agent_id}  {r.agent_type:<16} {r.status:<9} {r.description}" for r in records]
+        lines += session_lines(prefix, await registry.records())
     return "\n".join(lines) or "no covey session is running"
+
+
+def session_lines(prefix: str, records: list[Any]) -> list[str]:
+    """One session in ``covey ps``: how many agents run and wait in the queue (docs/subagents.md#queued-spawns),
+    what it spent, then one line per agent, queued ones in their launch order."""
+    live, queued = sum(r.live for r in records), sum(r.status == "queued" for r in records)
+    cost = sum(r.cost_usd for r in records)
+    waiting = f", {queued} queued" if queued else ""
+    lines = [f"session {prefix}: {len(records)} agents, {live} running{waiting}, ${cost:.4f}"]
+    return lines + [f"  {r.agent_id}  {r.agent_type:<16} {r.status:<9} {r.description}" for r in records]
 
 
 async def tree_text(prefix: str, registry: RegistryHandle) -> str:

@@ -17,7 +17,8 @@ from typing import Any, Awaitable, Callable
 from covey.observe.live import tree_lines
 
 COLUMNS = ("agent", "type", "status", "turns", "tokens", "cost", "node", "now")
-STATUS_COLOURS = {"running": "#1f6feb", "completed": "#1a7f37", "failed": "#cf222e", "killed": "#9a6700"}
+STATUS_COLOURS = {"running": "#1f6feb", "completed": "#1a7f37", "failed": "#cf222e", "killed": "#9a6700",
+                  "queued": "#6e7781"}
 
 
 class AgentTree:

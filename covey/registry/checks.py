@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 Check = Callable[["Registry", LaunchRequest], "Refused | None"]
 
 
-def refusal(core: Registry, request: LaunchRequest) -> Refused | None:
-    """The first launch check that fails; None if all pass."""
-    return next((refused for check in CHECKS if (refused := check(core, request)) is not None), None)
+def refusal(core: Registry, request: LaunchRequest, checks: tuple[Check, ...] | None = None) -> Refused | None:
+    """The first launch check that fails (of ``checks``, default all); None if all pass."""
+    return next((refused for check in checks or CHECKS if (refused := check(core, request)) is not None), None)
 
 
 def check_depth(core: Registry, request: LaunchRequest) -> Refused | None:
@@ -34,8 +34,10 @@ def check_depth(core: Registry, request: LaunchRequest) -> Refused | None:
 
 
 def check_concurrency(core: Registry, request: LaunchRequest) -> Refused | None:
+    """Refuses past the limit; a background launch also while others are queued, so that it
+    queues behind them (``covey.registry.queue``) instead of jumping the queue."""
     live = core.live_subagents()
-    if live >= core.limits.max_concurrent:
+    if live >= core.limits.max_concurrent or (request.background and len(core.queue) > 0):
         return Refused(kind="concurrency", text=(
             f"Cannot spawn a sub-agent: {live} agents are running and the concurrency limit is "
             f"{core.limits.max_concurrent}. Do not retry this call: wait for the running agents' "
@@ -45,13 +47,20 @@ def check_concurrency(core: Registry, request: LaunchRequest) -> Refused | None:
 
 
 def check_budget(core: Registry, request: LaunchRequest) -> Refused | None:
+    if (spent := budget_spent(core)) is not None:
+        return Refused(kind="budget", text=(
+            f"Cannot spawn a sub-agent: {spent}. Finish the task with the results you already have."
+        ))
+    return None
+
+
+def budget_spent(core: Registry) -> str | None:
+    """What the session budget's refusal says (``the session budget of $B is spent ($S used)``);
+    None while it is not spent, or there is none."""
     budget = core.limits.budget_usd
     spent = core.session_cost_usd()
     if budget is not None and spent >= budget:
-        return Refused(kind="budget", text=(
-            f"Cannot spawn a sub-agent: the session budget of ${budget:.2f} is spent (${spent:.4f} used). "
-            "Finish the task with the results you already have."
-        ))
+        return f"the session budget of ${budget:.2f} is spent (${spent:.4f} used)"
     return None
 
 

@@ -15,6 +15,8 @@ from covey.registry.answers import Refused
 from covey.registry.checks import refusal
 from covey.limits import Limits
 from covey.registry.payloads import ProgressFields, SessionUsage
+from covey.registry.queue import SpawnQueue
+from covey.registry.spend import count_spend
 from covey.agents.records import FinalReport, LaunchRequest, RunRecord
 from covey.registry.tree import AgentTree, agent_tree
 
@@ -27,13 +29,16 @@ class Registry:
         self.records: dict[str, RunRecord] = {}
         self.main_agent_id: str | None = None
         self.open: dict[str, RunRecord] = {}
-        """Records still running or owing a notice: what the per-launch and per-tick
+        """Records running, queued or owing a notice: what the per-launch and per-tick
         questions look at, so their cost does not grow with the session's history."""
+        self._running: dict[str, RunRecord] = {}
+        """The live sub-agents (the concurrency limit counts them, once per launch and per dequeue)."""
         self._ended_cost_usd = 0.0
         self._earlier_turns: list[dict[str, ModelUsage]] = []
         """What the main agent's earlier turns spent per model (each turn has a record of its own)."""
-
-    # -- launch -------------------------------------------------------------
+        self.queue = SpawnQueue()
+        self.on_dequeue: Callable[[RunRecord], None] | None = None
+        """Told of each queued record whose turn came, the moment a slot frees (``Supervisor._dequeued``)."""
 
     def register_main(self, agent_id: str, *, model: str, cwd: str, prompt: str = "") -> RunRecord:
         """The main agent's record for its run: its first turn, or the next turn of a conversation
@@ -47,7 +52,7 @@ class Registry:
         )
         self.records[agent_id] = record
         self.main_agent_id = agent_id
-        self._settle(record)
+        self.settle(record)
         return record
 
     def reserve(self, request: LaunchRequest) -> RunRecord:
@@ -58,10 +63,15 @@ class Registry:
         return answer
 
     def admit(self, request: LaunchRequest) -> RunRecord | Refused:
-        """Run the launch checks in order (docs/subagents.md#limits-the-registry-actor); on success the child is recorded as running."""
+        """Run the launch checks in order (docs/subagents.md#limits-the-registry-actor); on success the child is
+        recorded as running, or as queued when only the concurrency limit refused it and it may wait."""
+        queued = False
         if (refused := refusal(self, request)) is not None:
-            return refused
+            if (refused := self.queue.refusal_past_limit(self, request, refused)) is not None:
+                return refused
+            queued = True
         record = RunRecord(
+            status="queued" if queued else "running",
             agent_id=request.agent_id,
             owner_agent_id=request.owner_agent_id or request.parent_agent_id,
             parent_agent_id=request.parent_agent_id,
@@ -81,15 +91,17 @@ class Registry:
             models_used=[request.model],
         )
         self.records[record.agent_id] = record
-        self._settle(record)
+        if record.queued:
+            self.queue.add(record)
+        self.settle(record)
         return record
 
     def abandon(self, agent_id: str) -> None:
         """Undo a reservation whose start failed: nothing half-started remains."""
-        self.records.pop(agent_id, None)
-        self.open.pop(agent_id, None)
-
-    # -- progress and completion -------------------------------------------
+        for held in (self.records, self.open, self._running):
+            held.pop(agent_id, None)
+        self.queue.discard(agent_id)
+        self._freed()
 
     def progress(self, agent_id: str, **fields: Unpack[ProgressFields]) -> None:
         """A running agent's latest figures (each one given replaces the last)."""
@@ -132,7 +144,7 @@ class Registry:
             return None
         if not record.live:
             if record.report is not None:
-                self._ended_cost_usd += self._count_spend(record, report)
+                self._ended_cost_usd += count_spend(record, report)
                 if record.worktree is None and report.worktree is not None:
                     record.worktree = report.worktree
                     record.report = record.report.model_copy(update={"worktree": report.worktree})
@@ -140,57 +152,47 @@ class Registry:
         record.status = report.status
         record.report = report
         record.ended_at = time.time()
-        self._count_spend(record, report)
+        count_spend(record, report)
         record.worktree = report.worktree
         record.tools_in_flight = []
         record.parked = False
         self._ended_cost_usd += record.cost_usd
-        self._settle(record)
+        self.settle(record)
+        self._freed()
         return record
 
-    @staticmethod
-    def _count_spend(record: RunRecord, report: FinalReport) -> float:
-        """Raise the record's figures, and its report's, to ``report``'s where larger; the cost added."""
-        if report.usage.total >= record.usage.total:
-            record.usage, record.model_usage = report.usage, report.model_usage or record.model_usage
-        record.tool_uses = max(record.tool_uses, report.tool_uses)
-        record.turns = max(record.turns, report.turns or 0)
-        added = max(0.0, report.cost_usd - record.cost_usd)
-        record.cost_usd += added
-        kept = record.report if record.report is not None else report
-        duration_ms = max(kept.duration_ms, report.duration_ms)
-        record.report = kept.model_copy(update={
-            "usage": record.usage, "model_usage": record.model_usage, "tool_uses": record.tool_uses,
-            "turns": record.turns, "cost_usd": round(record.cost_usd, 6), "duration_ms": duration_ms,
-        })
-        return added
+    def _freed(self) -> None:
+        """A slot may have freed: the queue's next launches take it at once (``SpawnQueue.promote``)."""
+        for record in self.queue.promote(self):
+            if self.on_dequeue is not None:
+                self.on_dequeue(record)
 
     def claim_notification(self, agent_id: str) -> RunRecord | None:
         """Claim the one notification of an ended record; None if already claimed or gone."""
         record = self.records.get(agent_id)
-        if record is None or record.live or record.notified:
+        if record is None or record.live or record.queued or record.notified:
             return None
         record.notified, record.delivering = True, True
         record.notifications += 1
-        self._settle(record)
+        self.settle(record)
         return record
 
     def delivered(self, agent_id: str) -> None:
         """The claimed notice is in the owner's mailbox, or will never be (no owner)."""
         if (record := self.records.get(agent_id)) is not None:
             record.delivering = False
-            self._settle(record)
+            self.settle(record)
 
     def reopen(self, agent_id: str) -> RunRecord | None:
         """A completed agent resumes (a message arrived): it runs again under the same task id."""
         record = self.records.get(agent_id)
-        if record is None or record.live:
+        if record is None or record.live or record.queued:
             return None
         self._ended_cost_usd -= record.cost_usd
         record.status, record.report, record.ended_at = "running", None, None
         record.background, record.notified = True, False
         record.runs += 1
-        self._settle(record)
+        self.settle(record)
         record.last_activity = self.clock()
         record.seen_seq = {}  # its updates now come from another actor, counting afresh
         return record
@@ -207,9 +209,8 @@ class Registry:
         record = self.records.get(agent_id)
         if record is None or not record.live:
             return False
-        record.background = True
-        record.notified = False
-        self._settle(record)
+        record.background, record.notified = True, False
+        self.settle(record)
         return True
 
     def notify_target(self, record: RunRecord) -> str | None:
@@ -222,7 +223,7 @@ class Registry:
     # -- queries --------------------------------------------------------------
 
     def live_subagents(self) -> int:
-        return sum(1 for r in self.open.values() if r.live and r.role != "main")
+        return len(self._running)
 
     def outstanding(self, owner_agent_id: str) -> list[str]:
         """The keys of the notices this agent's background children may still send it.
@@ -263,8 +264,9 @@ class Registry:
         return record.status not in ("running", "completed") and any(c.background for c in self.children(agent_id))
 
     def owned_live_background(self, owner_agent_id: str) -> list[RunRecord]:
-        """Background agents this one owns that still run (they notify it when they end)."""
-        return [r for r in self.open.values() if r.live and r.background and r.owner_agent_id == owner_agent_id]
+        """Background agents this one owns that still run or wait in the queue (they notify it when they end)."""
+        return [r for r in self.open.values()
+                if (r.live or r.queued) and r.background and r.owner_agent_id == owner_agent_id]
 
     def stalled(self, now: float | None = None) -> list[str]:
         """Live children silent for longer than the stall limit, with no tool in flight."""
@@ -285,10 +287,13 @@ class Registry:
         root = agent_id or self.main_agent_id
         return agent_tree(self, root) if root is not None else None
 
-    def _settle(self, record: RunRecord) -> None:
-        """Keep ``open`` true after a change to ``record``."""
-        if record.live or (record.background and (not record.notified or record.delivering)):
-            self.open[record.agent_id] = record
-        else:
-            self.open.pop(record.agent_id, None)
+    def settle(self, record: RunRecord) -> None:
+        """Keep ``open`` and ``_running`` true after a change to ``record``."""
+        owes = record.background and (not record.notified or record.delivering)
+        for held, holds in ((self.open, record.live or record.queued or owes),
+                            (self._running, record.live and record.role != "main")):
+            if holds:
+                held[record.agent_id] = record
+            else:
+                held.pop(record.agent_id, None)
 

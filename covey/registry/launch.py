@@ -13,7 +13,8 @@ from covey.registry.protocols import H
 from covey.agents.travel import travelling
 from covey.registry.answers import Finished, LaunchAnswer, Launched, NeedRuntime, Refused, not_started
 from covey.registry.payloads import Launch
-from covey.agents.records import LaunchRequest, RunRecord
+from covey.agents.records import FinalReport, LaunchRequest, RunRecord
+from covey.registry.state import Waiting
 from covey.registry.stop import Stopping
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ class Launching(Stopping[H]):
         A sync child's start is awaited; a background child's is sent and answered at
         once, as Claude Code registers it and returns (docs/subagents.md#the-call): if
         its actor then fails to start it, the record ends ``failed`` and its owner gets that notice.
+        A queued one (past the concurrency limit, with ``queue_spawns``) is answered at once
+        too, and started when its turn comes (``_dequeued``).
         """
         runtime: SessionRuntime | None = None
         if spec is not None and spec.runtime is not None:  # no spec: an unknown type, refused below
@@ -55,6 +58,22 @@ class Launching(Stopping[H]):
         if spec is None:  # the checks refuse an unknown type; a caller that sent none anyway
             self.core.abandon(request.agent_id)
             return not_started(ValueError("no agent spec was sent"))
+        if answer.queued:
+            answer.output_file = output_file
+            self.waiting[request.agent_id] = Waiting(spec, runtime, lane, output_file)
+            self._keep_spec(request.agent_id, spec, runtime)  # a kill before its start cleans its worktree
+            return Launched(record=answer)
+        try:
+            actor = await self._start(request.agent_id, spec, runtime, follow, lane, output_file)
+        except Exception as exc:
+            self.core.abandon(request.agent_id)
+            return not_started(exc)
+        return Launched(record=answer, actor=actor if follow else None)
+
+    async def _start(self, agent_id: str, spec: AgentSpec, runtime: SessionRuntime | None, follow: bool, lane: str,
+                     output_file: str | None) -> H:
+        """Take an actor for a reserved agent, start the agent on it and watch it; the actor.
+        A failure kills the actor it took and raises (the caller undoes or fails the record)."""
         actor: H | None = None
         run: Awaitable[Finished] | None = None
         try:
@@ -64,16 +83,41 @@ class Launching(Stopping[H]):
                 await actor.start(spec, follow=True, runtime=runtime, runtime_ref=ref)
             else:  # async: registered and answered at once (docs/subagents.md#the-call); a failed start is its notice
                 run = actor.run_detached(spec, runtime=runtime, runtime_ref=ref)
-        except Exception as exc:
-            self.core.abandon(request.agent_id)
+        except Exception:
             if actor is not None:
                 actor.kill()
-            return not_started(exc)
-        await self.track(request.agent_id, actor, output_file, actor.node, run=run)
+            raise
+        await self.track(agent_id, actor, output_file, actor.node, run=run)
+        self._keep_spec(agent_id, spec, runtime)
+        return actor
+
+    def _keep_spec(self, agent_id: str, spec: AgentSpec, runtime: SessionRuntime | None) -> None:
         # Kept with its model (the runtime's, shared): a resume may come under a later runtime.
-        self.specs[request.agent_id] = spec.model_copy(update={"model": runtime.model}) if (
+        self.specs[agent_id] = spec.model_copy(update={"model": runtime.model}) if (
             spec.model is None and runtime is not None) else spec
-        return Launched(record=answer, actor=actor if follow else None)
+
+    # -- queued launches (docs/subagents.md#queued-spawns) ------------------------------
+
+    def _dequeued(self, record: RunRecord) -> None:
+        self._spawn(self._start_queued(record.agent_id))
+
+    async def _start_queued(self, agent_id: str) -> None:
+        """Start a queued agent whose turn came (its record is running, reserved); or, if it
+        cannot be started or the budget failed it in the queue, deliver that end's notice."""
+        waiting = self.waiting.pop(agent_id, None)
+        record = self.core.records.get(agent_id)
+        if record is None:
+            return
+        if record.live:
+            try:
+                if waiting is None:
+                    raise RuntimeError("its launch was not kept")
+                await self._start(agent_id, waiting.spec, waiting.runtime, False, waiting.lane, waiting.output_file)
+                return
+            except Exception as exc:
+                self.core.finish(agent_id, FinalReport(status="failed", text=f"The agent could not be started: {exc}"))
+        if record.report is not None:
+            await self._ended(agent_id, record.report)
 
     async def launch_many(self, launches: list[Launch]) -> AsyncIterator[tuple[int, LaunchAnswer]]:
         """Several launches in one call (the Agent calls of one assistant message), each

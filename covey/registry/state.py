@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine, Generic, Protocol
 
 from covey.registry.protocols import H, Pool
+from covey.agents.records import RunRecord
 from covey.agents.transcript import rebuild_history
 from covey.agents.worktree import Worktree, finish_worktree_record, resume_place_problem
 from covey.registry.core import Registry
@@ -17,6 +20,7 @@ from covey.registry.runtimes import Runtimes
 from covey.teams.messages import Mail
 
 if TYPE_CHECKING:
+    from covey.agents.runtime import SessionRuntime
     from covey.agents.spec import AgentSpec
     from covey.registry.runtimes import Put
 
@@ -33,7 +37,17 @@ class Notices(Protocol):
     async def reopen(self, recipient: str) -> None: ...
 
 
-class SupervisorState(Generic[H]):
+@dataclass(frozen=True)
+class Waiting:
+    """How to start a queued launch when its turn comes: ``launch``'s arguments, its runtime held."""
+
+    spec: AgentSpec
+    runtime: SessionRuntime | None
+    lane: str
+    output_file: str | None
+
+
+class SupervisorState(ABC, Generic[H]):
     def __init__(
         self, limits: Limits, *, pool: Pool[H], mailbox: Notices, clock: Callable[[], float] = time.monotonic,
         load_history: Callable[[str], History] = rebuild_history,
@@ -41,6 +55,9 @@ class SupervisorState(Generic[H]):
         put: Put | None = None, place_problem: Callable[[AgentSpec], str | None] = resume_place_problem,
     ) -> None:
         self.core = Registry(limits, clock)
+        self.core.on_dequeue = self._dequeued
+        self.waiting: dict[str, Waiting] = {}
+        """The queued launches' starts, by agent id (their order is the core's ``queue``)."""
         self.pool, self.mailbox = pool, mailbox
         self.load_history, self.finish_worktree = load_history, finish_worktree
         self.place_problem = place_problem
@@ -57,6 +74,10 @@ class SupervisorState(Generic[H]):
         self._watchdog: asyncio.Task[None] | None = None
         # asyncio keeps only weak references to tasks: hold ours until they finish.
         self._tasks: set[asyncio.Task[Any]] = set()
+
+    @abstractmethod
+    def _dequeued(self, record: RunRecord) -> None:
+        """A queued launch's turn came (``Registry.on_dequeue``): start it, or deliver its failure."""
 
     def _spawn(self, coro: Coroutine[Any, Any, object]) -> None:
         task = asyncio.create_task(coro)

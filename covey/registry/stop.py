@@ -9,7 +9,7 @@ import logging
 from covey.registry.protocols import H
 from covey.errors import AgentUnavailable
 from covey.registry.payloads import KeptWorktree
-from covey.agents.records import FinalReport, Status
+from covey.agents.records import FinalReport, RunRecord, Status
 from covey.registry.watch import Watching
 
 log = logging.getLogger(__name__)
@@ -19,8 +19,12 @@ CANCEL_GRACE_S = 5.0
 
 class Stopping(Watching[H]):
     async def kill_agent(self, agent_id: str, status: Status = "killed", reason: str = "killed on request") -> bool:
-        """End a running agent: its cleanup runs, its owner is notified once."""
+        """End a running agent: its cleanup runs, its owner is notified once. A queued one
+        leaves the queue, never started, and its owner is notified once too."""
         record = self.core.records.get(agent_id)
+        if record is not None and record.queued:
+            await self._end_dropped(self._drop_queued(agent_id, status, reason))
+            return True
         actor = self.actors.get(agent_id)
         if record is None or not record.live or actor is None:
             return False
@@ -30,7 +34,10 @@ class Stopping(Watching[H]):
     async def stop_all(self, reason: str, grace_s: float = CANCEL_GRACE_S) -> list[KeptWorktree]:
         """Stop every running agent the registry launched (the run is over: interrupted, or
         a session actor died): their cleanup runs and their owners are notified. Returns
-        the worktrees that were kept, as their reports name them."""
+        the worktrees that were kept, as their reports name them. The queued ones are
+        dropped first: a stopped agent's slot must not start them."""
+        dropped = [self._drop_queued(agent_id, "killed", reason) for agent_id in self.core.queue.ids()]
+        await asyncio.gather(*(self._end_dropped(record) for record in dropped))
         live = [(agent_id, actor) for agent_id, actor in list(self.actors.items())
                 if (record := self.core.records.get(agent_id)) is not None and record.live]
         await asyncio.gather(*(self._stop(agent_id, actor, "killed", reason) for agent_id, actor in live))
@@ -44,6 +51,20 @@ class Stopping(Watching[H]):
             await asyncio.wait_for(actor.cancel(status, reason, agent_id), CANCEL_GRACE_S)
         except (asyncio.TimeoutError, AgentUnavailable):
             actor.kill()
+
+    def _drop_queued(self, agent_id: str, status: Status, reason: str) -> RunRecord | None:
+        """Take a queued agent out of the queue, ended (synchronously: no slot it frees can start it)."""
+        self.waiting.pop(agent_id, None)
+        return self.core.queue.drop(self.core, agent_id, status, f"{reason} (while queued: it never started)")
+
+    async def _end_dropped(self, record: RunRecord | None) -> None:
+        """A dropped queued agent's end: its worktree (made at launch) cleaned or kept, its one notice."""
+        if record is None or record.report is None:
+            return
+        if (worktree := await self._dead_agents_worktree(record.agent_id)) is not None:
+            record.worktree = worktree
+            record.report = record.report.model_copy(update={"worktree": worktree})
+        await self._ended(record.agent_id, record.report)
 
     # -- the stall watchdog ---------------------------------------------------------
 

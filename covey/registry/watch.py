@@ -83,6 +83,10 @@ class Watching(Books[H]):
 
     async def _complete(self, agent_id: str, report: FinalReport) -> None:
         self.core.finish(agent_id, report)
+        await self._ended(agent_id, report)
+
+    async def _ended(self, agent_id: str, report: FinalReport) -> None:
+        """The consequences of an end already in the books (a run's, or a queued launch's that never ran)."""
         await self._forward_orphans(agent_id)
         released = await self._release_team_tasks(agent_id)
         await notify(self.core, self.mailbox, agent_id, released, report)
@@ -132,11 +136,11 @@ class Watching(Books[H]):
     async def resume(self, agent_id: str) -> str | None:
         """Wake a completed agent that was sent a message: rebuilt from its transcript (docs/subagents.md#transcripts).
 
-        Returns a note for the sender, or None when the agent is running (it reads
+        Returns a note for the sender, or None when the agent is running or queued (it reads
         the message between turns) or cannot be resumed.
         """
         record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
-        if record is None or record.live or spec is None or not record.output_file or agent_id in self._resuming:
+        if record is None or record.live or record.queued or spec is None or not record.output_file or agent_id in self._resuming:
             return None
         self._resuming.add(agent_id)  # a sender and the end-of-run check may both ask at once
         try:

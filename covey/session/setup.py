@@ -95,6 +95,8 @@ def load(options: SessionOptions, cwd: Path, env: dict[str, str], home: Path | N
     model_id = _main_model(options, settings, env, resumed)
     policy, notes = _policy(options, settings, cwd, home, resumed, session_id)
     limits = options.limits or Limits.from_env(env)
+    if options.limits is None and settings.queue_spawns is not None:  # the settings key beats COVEY_QUEUE_SPAWNS
+        limits = limits.model_copy(update={"queue_spawns": settings.queue_spawns})
     if options.max_budget_usd is not None:
         limits = limits.model_copy(update={"budget_usd": options.max_budget_usd})
     asker = options.asker or (CallbackAsker(options.on_permission) if options.on_permission else None)

@@ -1,0 +1,117 @@
+"""``SharedAdmission`` without Ray: what a run adds to each request, how a wait is emitted as a
+``rate_limit_event``, a scheduler actor that died is found again, and the actor's name."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Mapping, cast
+
+from covey.actors.ratelimit import RateLimitHandle, SharedAdmission, actor_name
+from covey.errors import AgentUnavailable
+from covey.events import Event, RateLimitEvent
+from covey.model.base import TokenUsage
+from covey.model.ratelimit import RateScheduler
+from covey.model.ratelimit_signals import Identity, RateLimitSettings, identity_for
+from covey.model.ratelimit_types import AdmitRequest, Decision, Wait
+
+KEY = "sk-ant-secret-value"
+IDENTITY = identity_for("https://api.anthropic.com", KEY, "claude-sonnet-4-6")
+
+
+class FakeHandle:
+    """The handle's calls, on a plain scheduler; ``dead`` makes every call fail as a dead actor's."""
+
+    def __init__(self, identity: Identity, settings: RateLimitSettings) -> None:
+        self.scheduler = RateScheduler(identity, settings, clock=lambda: 1000.0)
+        self.dead = False
+        self.seen: list[AdmitRequest] = []
+
+    async def admit(self, request: AdmitRequest) -> Decision:
+        if self.dead:
+            raise AgentUnavailable("actor 'covey:ratelimit:x' is gone")
+        self.seen.append(request)
+        return self.scheduler.admit(request)
+
+    async def record_reply(self, request_id: str, headers: Mapping[str, str], usage: TokenUsage | None) -> None:
+        self.scheduler.record_reply(request_id, headers=headers, usage=usage)
+
+    def cancel(self, request_id: str) -> None:
+        self.scheduler.cancel(request_id)
+
+
+def admission(made: list[FakeHandle], events: list[Event], foreground: bool = False) -> SharedAdmission:
+    def handle_for(identity: Identity, settings: RateLimitSettings) -> RateLimitHandle:
+        made.append(FakeHandle(identity, settings))
+        return cast(RateLimitHandle, made[-1])
+
+    return SharedAdmission(session_id="s1", agent_id="agent-a", foreground=foreground,
+                           settings=RateLimitSettings(requests_per_minute=1, patience_s=120), emit=events.append,
+                           handle_for=handle_for, handles={})
+
+
+def test_each_request_carries_the_runs_session_agent_place_and_patience() -> None:
+    made: list[FakeHandle] = []
+    shared = admission(made, [], foreground=True)
+    asyncio.run(shared.admit(IDENTITY, AdmitRequest("r1", 10, 16)))
+    asyncio.run(shared.admit(IDENTITY, AdmitRequest("r2", 10, 16, agent_id="from-the-request")))
+    first, second = made[0].seen
+    assert (first.session_id, first.agent_id, first.foreground, first.patience_s) == ("s1", "agent-a", True, 120)
+    assert second.agent_id == "from-the-request"
+    assert len(made) == 1  # one handle per identity, kept
+
+
+def test_a_wait_is_emitted_as_a_claude_code_rate_limit_event() -> None:
+    events: list[Event] = []
+    made: list[FakeHandle] = []
+    shared = admission(made, events)
+    asyncio.run(shared.admit(IDENTITY, AdmitRequest("r1", 10, 16)))
+    decision = asyncio.run(shared.admit(IDENTITY, AdmitRequest("r2", 10, 16)))
+    assert isinstance(decision, Wait) and decision.limit == "requests"
+    shared.waited(decision)
+    [event] = events
+    assert isinstance(event, RateLimitEvent) and event.agent_id == "agent-a"
+    wire = event.wire()
+    assert set(wire) == {"type", "rate_limit_info", "uuid", "session_id"}
+    assert wire["type"] == "rate_limit_event" and wire["session_id"] == "s1"
+    info = wire["rate_limit_info"]
+    assert info["status"] == "allowed_warning" and info["apiLimit"] == "requests" and info["queuePosition"] == 0
+
+
+def test_a_scheduler_actor_that_died_is_made_again() -> None:
+    made: list[FakeHandle] = []
+    shared = admission(made, [])
+    asyncio.run(shared.admit(IDENTITY, AdmitRequest("r1", 10, 16)))
+    made[0].dead = True
+    decision: Any = asyncio.run(shared.admit(IDENTITY, AdmitRequest("r2", 10, 16)))
+    assert len(made) == 2 and made[1].seen[0].request_id == "r2" and decision.request_id == "r2"
+
+
+def test_the_actor_name_never_holds_the_credential() -> None:
+    name = actor_name(IDENTITY)
+    assert name.startswith("covey:ratelimit:") and KEY not in name and IDENTITY.credential_hash not in name
+    assert actor_name(identity_for("https://api.anthropic.com", KEY, "claude-sonnet-4-5")) == name  # one class
+    assert actor_name(identity_for("https://api.anthropic.com", "other", "claude-sonnet-4-6")) != name
+
+
+def test_an_agent_runs_real_model_is_paced_the_main_agent_and_sync_children_in_front(monkeypatch) -> None:
+    from covey.actors import agent_services
+    from covey.model.anthropic import AnthropicModel
+    from covey.model.scripted import ScriptedModel
+    from tests.registry.fakes import spec
+
+    model = AnthropicModel(api_key=KEY, base_url="http://127.0.0.1:1")
+    assert agent_services.paced(model, spec(), print) is model  # no Ray: nobody to share a scheduler with
+    monkeypatch.setattr(agent_services.ray, "is_initialized", lambda: True)
+    scripted = ScriptedModel.from_turns([])
+    assert agent_services.paced(scripted, spec(), print) is scripted
+    env = {"COVEY_RATE_LIMIT_PATIENCE_S": "42"}
+    flags = {}
+    for name, fields in {"main": dict(depth=0), "sync": dict(depth=1), "background": dict(depth=1, background=True)
+                         }.items():
+        run_spec = spec(**fields)
+        run_spec = run_spec.model_copy(update={"settings": run_spec.settings.model_copy(update={"env": env})})
+        paced = agent_services.paced(model, run_spec, print)
+        assert isinstance(paced.admission, SharedAdmission) and paced.admission.settings.patience_s == 42
+        flags[name] = paced.admission.foreground
+    assert flags == {"main": True, "sync": True, "background": False}
+    assert model.admission is None  # the shared model is not changed

@@ -1,0 +1,32 @@
+"""End to end through ``covey -p``: the main agent's request that the API refuses (a 529 burst,
+whose timing does not depend on how long the run takes to start) waits for the ``retry-after``
+instead of failing, and stream-json shows the wait as a Claude Code-shaped ``rate_limit_event``
+line before the reply."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.fake_ratelimited_api import FakeRateLimitedAPI
+from tests.inprocess_covey import covey_here
+
+
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
+def test_an_overload_is_waited_out_and_shown_as_a_rate_limit_event(tmp_path):
+    with FakeRateLimitedAPI(requests_per_minute=60) as api:
+        api.overload(2, retry_after_s=1)
+        done = covey_here("-p", "go", "--output-format", "stream-json", "--verbose", cwd=tmp_path,
+                          env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "test-key-not-real"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    types = [line["type"] for line in lines]
+    assert "rate_limit_event" in types and types.index("rate_limit_event") < types.index("assistant")
+    event = lines[types.index("rate_limit_event")]
+    assert set(event) == {"type", "rate_limit_info", "uuid", "session_id"}
+    info = event["rate_limit_info"]
+    assert info["status"] == "rejected" and info["cause"] == "overloaded_error" and info["waitMs"] <= 1000
+    assert lines[-1]["type"] == "result" and lines[-1]["is_error"] is False
+    assert [entry.status for entry in api.log] == [529, 529, 200]  # each waited out, none retried by the SDK
