@@ -12,12 +12,20 @@ over what the file wrote, not over what it expands to.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
 
 MAX_YAML_ELEMENTS = 100_000
 """Scalars, lists and mappings a document may hold once its aliases are expanded."""
+
+MAX_YAML_NESTING = 500
+"""Open brackets a document may nest. PyYAML's scanner rechecks every open flow level at each
+token, so 100,000 ``[`` take it ~30 s (a 1 MiB file, about an hour) before the recursion limit
+is ever reached: the depth is counted first, in one linear pass."""
+
+_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
 class YamlTooLarge(yaml.YAMLError):
@@ -30,12 +38,24 @@ class YamlTooLarge(yaml.YAMLError):
 
 def load_yaml(text: str) -> Any:
     """``yaml.safe_load(text)``, refused with :class:`YamlTooLarge` when it expands too far."""
+    if _bracket_depth(text) > MAX_YAML_NESTING:
+        raise YamlTooLarge(f"the YAML nests more than {MAX_YAML_NESTING} brackets deep; refused")
     try:
         data = yaml.safe_load(text)
         _Counter().count(data)
     except RecursionError:
         raise YamlTooLarge("the YAML nests too deeply to load") from None
     return data
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest run of unclosed ``[``/``{`` (brackets inside strings count too: a real
+    file never comes near the bound, and over-counting only refuses sooner)."""
+    depth = deepest = 0
+    for char in _BRACKETS.sub("", text):
+        depth = depth + 1 if char in "[{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return deepest
 
 
 class _Counter:

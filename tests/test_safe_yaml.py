@@ -37,7 +37,14 @@ def test_a_document_that_contains_itself_is_refused():
 
 def test_nesting_past_the_recursion_limit_is_a_yaml_error_not_a_crash():
     with pytest.raises(YamlTooLarge, match="nests too deeply"):
+        load_yaml("- " * 3000 + "x")  # block sequences: no brackets to count
+
+
+def test_deep_brackets_are_refused_before_the_scanner_sees_them():
+    # PyYAML's scanner is quadratic in open flow levels: 100,000 "[" took it ~30 s.
+    with pytest.raises(YamlTooLarge, match="more than 500 brackets deep"):
         load_yaml("[" * 100_000)
+    assert load_yaml("[" * 400 + "]" * 400) is not None  # deep but under the bound still loads
 
 
 def test_ordinary_aliases_still_load():
