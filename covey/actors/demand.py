@@ -52,6 +52,8 @@ class LaneStats(TypedDict):
     floor: int
     demand: float
     high_water: int
+    loans: int
+    """Items this lane ever lent: a run that borrowed shows here, whatever the high-water."""
 
 
 SharedPoolStats = dict[str, "LaneStats | int"]
@@ -81,6 +83,7 @@ class DemandPool(Generic[I]):
         self.demand: dict[str, float] = defaultdict(float)
         """The most items a lane lent at once, decaying while it lends nothing."""
         self.high_water: dict[str, int] = defaultdict(int)
+        self.loans: dict[str, int] = defaultdict(int)
         """The most items a lane ever lent at once (for ``covey status``)."""
         self.created = 0
         self._since: dict[str, float] = {}
@@ -187,7 +190,7 @@ class DemandPool(Generic[I]):
         figures: SharedPoolStats = {lane: {
             "ready": len(self.ready[lane]), "lent": self.in_use(lane), "starting": self.starting[lane],
             "target": self.target(lane), "floor": self.floors.get(lane, 0), "demand": round(self.demand[lane], 2),
-            "high_water": self.high_water[lane],
+            "high_water": self.high_water[lane], "loans": self.loans[lane],
         } for lane in lanes}
         figures["created"] = self.created
         return figures
@@ -210,6 +213,7 @@ class DemandPool(Generic[I]):
     def _lend(self, item: I, lane: str, session_id: str) -> None:
         self.lent[self.key(item)] = Loan(item, lane, session_id)
         self.uses[self.key(item)] += 1
+        self.loans[lane] += 1
         in_use = self.in_use(lane)
         self.high_water[lane] = max(self.high_water[lane], in_use)
         self.demand[lane] = max(self.demand[lane], float(in_use))

@@ -76,7 +76,7 @@ def _pool_lines(pool: dict[str, Any]) -> list[str]:
         lines.append(
             f"  pool      {names.get(lane, lane)}: {figures['ready']} ready, {figures['lent']} lent, "
             f"{figures['starting']} starting; keeps {figures['target']} (floor {figures['floor']}, "
-            f"demand {figures['demand']:g}), high-water {figures['high_water']}")
+            f"demand {figures['demand']:g}), high-water {figures['high_water']}, lent {figures.get('loans', 0)} times")
     if "created" in pool:
         lines.append(f"            {pool['created']} created since the service started")
     return lines

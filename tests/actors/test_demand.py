@@ -69,7 +69,7 @@ async def test_a_burst_bigger_than_the_ready_items_starts_the_missing_ones_as_fa
     maker.gate.set()
     got = await asyncio.gather(*takes)
     assert len({item.n for item in got}) == 5 and len(maker.made) == 5
-    assert p.high_water["home"] == 5
+    assert p.high_water["home"] == 5 and p.stats()["home"]["loans"] == 5
 
 
 async def test_ramping_up_to_demand_waits_until_nothing_is_lent():

@@ -104,11 +104,13 @@ def test_a_service_that_never_answers_times_out_with_a_clear_error(service_root)
 def test_status_text_shows_the_pool_a_line_per_lane():
     from covey.service.commands import status_text
 
-    lane = {"ready": 2, "lent": 1, "starting": 0, "target": 3, "floor": 2, "demand": 3.0, "high_water": 3}
-    kit = {"ready": 1, "lent": 0, "starting": 0, "target": 1, "floor": 1, "demand": 1.0, "high_water": 1}
+    lane = {"ready": 2, "lent": 1, "starting": 0, "target": 3, "floor": 2, "demand": 3.0, "high_water": 3,
+            "loans": 9}
+    kit = {"ready": 1, "lent": 0, "starting": 0, "target": 1, "floor": 1, "demand": 1.0, "high_water": 1,
+           "loans": 4}
     status = {"pid": 42, "uptime_s": 75, "version": "0.1.0", "ray_address": "127.0.0.1:6379", "started_ray": True,
               "sessions": [], "idle_s": 5, "idle_timeout_s": 600, "socket": "/s", "log": "/l",
               "pool": {"home": lane, "kit": kit, "created": 7}}
     text = status_text(status)
-    assert "pool      agents: 2 ready, 1 lent, 0 starting; keeps 3 (floor 2, demand 3), high-water 3" in text
+    assert "pool      agents: 2 ready, 1 lent, 0 starting; keeps 3 (floor 2, demand 3), high-water 3, lent 9 times" in text
     assert "pool      session kits: 1 ready, 0 lent" in text and "7 created since the service started" in text

@@ -1,5 +1,6 @@
 """The real covey service, end to end: ``covey -p`` starts it, the next run reuses it,
-``covey status`` shows it, ``covey stop`` leaves nothing; a killed client's agents are
+``covey status`` shows it, a Python ``covey.run(service=True)`` borrows from it, ``covey stop``
+leaves nothing; a killed client's agents are
 stopped; a killed service is reported and replaced; two clients at once get one service.
 
 Each test has its own service directory, HOME and RAY_TMPDIR (one temporary folder, whose
@@ -69,6 +70,15 @@ def _with_mark(mark: str) -> list[int]:
     return found
 
 
+ATTACH_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import covey
+
+    result = covey.run("say ok", model=sys.argv[1], cwd=sys.argv[2], service=True)
+    print(json.dumps({"result": result.result, "is_error": result.is_error, "session_id": result.session_id}))
+""")
+
+
 def test_a_run_starts_the_service_the_next_reuses_it_and_stop_leaves_nothing(served):
     first = served.covey("-p", "say ok", "--model", served.rules(SAY_OK), "--quiet")
     assert (first.returncode, first.stdout) == (0, "ok\n"), first.stderr
@@ -79,6 +89,21 @@ def test_a_run_starts_the_service_the_next_reuses_it_and_stop_leaves_nothing(ser
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout)["result"] == "ok" and served.pid() == pid
     assert served.log().count("serving on") == 1
+
+    # A Python program's covey.run(service=True) borrows from this service (it starts none).
+    kit_loans = served.wait_all_given_back()["pool"]["kit"]["loans"]
+    client_runs = served.log().count("run for client")
+    script = served.base / "attach.py"
+    script.write_text(ATTACH_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), served.rules(SAY_OK), str(served.project)],
+                          cwd=served.project, env=served.env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (out["result"], out["is_error"]) == ("ok", False), out
+    after = served.wait_all_given_back()  # the script's exit leaves the service running, nothing lent
+    assert after["pid"] == pid and served.pid() == pid and served.log().count("serving on") == 1
+    assert after["pool"]["kit"]["loans"] == kit_loans + 1, after["pool"]  # it ran on the service's pool
+    assert served.log().count("run for client") == client_runs  # not a CLI run: the Python process drove it
 
     status = served.status()
     assert status["pid"] == pid and status["sessions"] == [] and status["started_ray"] is True
@@ -125,6 +150,7 @@ def test_a_killed_client_leaves_its_sessions_agents_stopped(serving):
     assert (again.returncode, again.stdout) == (0, "ok\n"), again.stderr
 
 
+@pytest.mark.faults  # a fault: the service is SIGKILLed mid-run (and two services start, one after it)
 def test_a_killed_service_makes_its_client_exit_with_a_clear_error_and_the_next_run_starts_a_new_one(served):
     mark = f"MARK-{uuid.uuid4().hex[:8]}"
     client = served.start("-p", "run it", "--model", _sleeping_bash(served, mark), "--allowed-tools", "Bash",
@@ -150,32 +176,3 @@ def test_a_killed_service_makes_its_client_exit_with_a_clear_error_and_the_next_
     assert served.status()["pid"] == served.pid()
     # The new service killed what the dead one left: Ray's agents, the Bash command.
     assert leftovers.marked(instance) == [] and _with_mark(mark) == []
-
-
-ATTACH_SCRIPT = textwrap.dedent("""
-    import json, sys
-    import covey
-
-    result = covey.run("say ok", model=sys.argv[1], cwd=sys.argv[2], service=True)
-    print(json.dumps({"result": result.result, "is_error": result.is_error, "session_id": result.session_id}))
-""")
-
-
-def test_a_python_run_with_service_true_borrows_from_the_running_service_and_gives_everything_back(served):
-    started = served.covey("start")
-    assert started.returncode == 0, started.stderr
-    pid = served.pid()
-    before = served.status()["pool"]
-    assert before["home"]["high_water"] == 0 and before["kit"]["high_water"] == 0  # no run yet
-    script = served.base / "attach.py"
-    script.write_text(ATTACH_SCRIPT)
-    done = subprocess.run([sys.executable, str(script), served.rules(SAY_OK), str(served.project)],
-                          cwd=served.project, env=served.env, capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    assert (out["result"], out["is_error"]) == ("ok", False), out
-    after = served.wait_all_given_back()  # the script's exit leaves the service running, nothing lent
-    assert after["pid"] == pid and served.pid() == pid  # it found this service; it started none
-    # It ran on the service's pool: a session kit and a main agent were lent to it.
-    assert after["pool"]["kit"]["high_water"] == 1 and after["pool"]["home"]["high_water"] >= 1, after["pool"]
-    assert served.log().count("run for client") == 0  # not a CLI run: the Python process drove it
