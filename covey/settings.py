@@ -61,6 +61,10 @@ class Settings(BaseModel):
     """Per-model prices (USD per million tokens) that override the built-in table."""
     model_limits: dict[str, dict[str, int]] = Field(default={}, alias="modelLimits")
     """Per-model token limits (``contextWindow``, ``maxOutputTokens``) over the built-in table (docs/compaction.md)."""
+    rate_limits: dict[str, float] = Field(default={}, alias="rateLimits")
+    """covey's ``rateLimits``: requests and tokens per minute set by hand, for gateways that send no
+    rate-limit headers, and the patience of a waiting request (docs/rate-limits.md); a later file
+    overrides a key an earlier one set."""
     auto_compact_enabled: bool | None = Field(default=None, alias="autoCompactEnabled")
     """``false`` turns automatic compaction off (docs/compaction.md); None: on."""
     hooks: dict[str, list[Any]] = {}
@@ -144,6 +148,8 @@ class Settings(BaseModel):
         self.env.update(wire.env)
         self.model_prices.update(wire.model_prices)
         self.model_limits.update(wire.model_limits)
+        if wire.rate_limits is not None:
+            self.rate_limits.update(wire.rate_limits.model_dump(by_alias=True, exclude_unset=True))
         if wire.auto_compact_enabled is not None:
             self.auto_compact_enabled = wire.auto_compact_enabled
         self._merge_hooks(wire, source, where)

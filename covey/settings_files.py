@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from covey.errors import UserError
+from covey.model.ratelimit_signals import RateLimitSettings
 from covey.permissions.decisions import PermissionMode
 
 SETTING_FILES = (  # (label, base: "home" or "project", relative path), lowest precedence first
@@ -56,6 +57,7 @@ class Wire(BaseModel):
     model: str | None = None
     model_prices: dict[str, dict[str, float]] = Field(default={}, alias="modelPrices")
     model_limits: dict[str, dict[str, int]] = Field(default={}, alias="modelLimits")
+    rate_limits: RateLimitSettings | None = Field(default=None, alias="rateLimits")
     auto_compact_enabled: bool | None = Field(default=None, alias="autoCompactEnabled")
     hooks: dict[str, Any] = {}
     enabled_plugins: dict[str, Any] = Field(default={}, alias="enabledPlugins")

@@ -23,6 +23,8 @@ class RunSettings(BaseModel):
     """Price overrides per model (settings' ``modelPrices``)."""
     model_limits: dict[str, Any] | None = Field(default=None, alias="modelLimits")
     """Token limit overrides per model (settings' ``modelLimits``)."""
+    rate_limits: dict[str, float] | None = Field(default=None, alias="rateLimits")
+    """Rate limits set by hand (settings' ``rateLimits``), read with ``COVEY_RATE_LIMIT_*`` on top."""
     auto_compact: bool = True
     """Compact the conversation when it nears the model's window (settings' ``autoCompactEnabled``)."""
     can_ask: bool = False

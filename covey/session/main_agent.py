@@ -102,7 +102,7 @@ def _run_settings(session: Session) -> RunSettings:
     settings = session.settings
     return RunSettings(
         model_prices=settings.model_prices, can_ask=session.asker is not None, model_limits=settings.model_limits,
-        auto_compact=settings.auto_compact_enabled is not False,
+        rate_limits=settings.rate_limits or None, auto_compact=settings.auto_compact_enabled is not False,
         partial_messages=session.options.include_partial_messages, hooks=settings.hooks,
         project_dir=str(session.cwd), session_transcript=transcript(session),
         # Only an explicit env travels: without one, agents keep their actor's own, as before

@@ -164,3 +164,18 @@ def test_model_limits_merge_by_model_and_auto_compact_can_be_turned_off(dirs):
     assert settings.model_limits == {"local-": {"contextWindow": 8192}, "big-": {"contextWindow": 400000}}
     assert settings.auto_compact_enabled is False
     assert Settings.load(project, home=project).auto_compact_enabled is None
+
+
+def test_rate_limits_merge_by_key_and_a_wrong_key_names_the_file(dirs):
+    from covey.model.ratelimit_signals import RateLimitSettings
+
+    home, project = dirs
+    write(home / ".claude/settings.json", {"rateLimits": {"requestsPerMinute": 60, "patienceSeconds": 30}})
+    write(project / ".claude/settings.json", {"rateLimits": {"requestsPerMinute": 30, "inputTokensPerMinute": 20000}})
+    merged = Settings.load(project, home=home).rate_limits
+    assert merged == {"requestsPerMinute": 30, "patienceSeconds": 30.0, "inputTokensPerMinute": 20000}
+    limits = RateLimitSettings.load(merged, {"COVEY_RATE_LIMIT_RPM": "45"})  # the environment wins
+    assert (limits.requests_per_minute, limits.input_tokens_per_minute, limits.patience_s) == (45, 20000, 30.0)
+    write(project / ".claude/settings.json", {"rateLimits": {"requestsPerMinut": 30}})
+    with pytest.raises(UserError, match=r"settings.json.*rateLimits\.requestsPerMinut"):
+        Settings.load(project, home=home)
