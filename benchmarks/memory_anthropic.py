@@ -36,15 +36,15 @@ class _Sender:
         config = AnthropicConfig("bench-key", None, url, max_retries=0)
         if via_gateway:
             from covey.actors.gateway_model import GatewayModel
-from covey.actors.gateway_types import Pacing
+            from covey.actors.gateway_types import Pacing
             from covey.model.ratelimit_signals import RateLimitSettings
 
             self.model: Any = GatewayModel(config, pacing=Pacing("bench", "bench-agent", True, RateLimitSettings()))
         else:
-            from covey.model.anthropic import warm_up_offline
+            from covey.model.anthropic import AnthropicModel, warm_up_offline
 
             warm_up_offline()
-            self.model = config.model()
+            self.model = AnthropicModel.of(config)
 
     async def send(self, count: int) -> list[float]:
         """``count`` requests one after another; each one's wall time in ms."""
@@ -108,5 +108,5 @@ if __name__ == "__main__":
 
     ray.init(num_cpus=2, include_dashboard=False, namespace="covey", log_to_driver=False)
     with tempfile.TemporaryDirectory() as tmp:
-        print(json.dumps(asyncio.run(run(Path(tmp), _bare_actor_uss())), indent=2))
+        print(json.dumps(asyncio.run(run(Path(tmp), _bare_actor_uss())), indent=2), flush=True)
     ray.shutdown()
