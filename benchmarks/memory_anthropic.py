@@ -33,7 +33,7 @@ class _Sender:
     def __init__(self, url: str, via_gateway: bool) -> None:
         from covey.model.anthropic_config import AnthropicConfig
 
-        config = AnthropicConfig("bench-key", None, url, max_retries=0)
+        config = AnthropicConfig("bench-key", None, url, max_retries=2, retry_backoff_s=0.001)  # the fake API may close a kept-alive connection
         if via_gateway:
             from covey.actors.gateway_model import GatewayModel
             from covey.actors.gateway_types import Pacing
@@ -63,7 +63,7 @@ def _procs_uss(cls_name: str) -> list[float]:
 
 async def _agents_after_a_run(tmp: Path, api: FakeMessagesAPI) -> dict[str, Any]:
     """USS of a session's agent actors once its main agent has answered through the gateway."""
-    session = new_session(tmp, AnthropicModel(api_key="bench-key", base_url=api.url, max_retries=0), pool_size=2)
+    session = new_session(tmp, AnthropicModel(api_key="bench-key", base_url=api.url, max_retries=2), pool_size=2)
     try:
         started = time.monotonic()
         result = await session.run("hi")
