@@ -20,6 +20,10 @@ one-line ``ModelAPIError`` with the status code.
 
 Usage is recorded per request in ``self.requests`` (the last ``max_records``);
 callers that roll usage up per agent read ``message.usage`` from the reply instead.
+
+A model pickles as its ``AnthropicConfig`` (no SDK import where it lands); ``AnthropicModel.of``
+is a process's one model per config (an agent without Ray, or the node's model gateway, which
+sends every agent's requests under Ray: ``covey.actors.gateway``).
 """
 
 from __future__ import annotations
