@@ -8,6 +8,9 @@ of them has sent its request, psutil reads the USS of every ``ray::_AgentActor``
 process under this driver and the CPU those waiting agents burn over 2 s. The
 session is then closed and the next n starts from nothing.
 
+Then the real model's path (``benchmarks/memory_anthropic.py``): the USS of agent actors that
+answered through the node's model gateway, the gateway's, and request times through it.
+
 Baseline in the same run: the USS of bare Ray actors (an empty class,
 ``num_cpus=0``), started 20 at a time, so the figure shows what covey adds to
 Ray's own per-actor cost. The ramp stops before free memory could fall under
@@ -24,6 +27,7 @@ from typing import Any
 import psutil
 import ray
 
+from benchmarks import memory_anthropic
 from benchmarks.common import GIB, MIB, actor_procs, log, summary, uss_mib
 from benchmarks.scripts import CHILD, MAIN, NOTICE, agent_call, new_session, rule, scripted
 from covey.limits import Limits
@@ -145,4 +149,9 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
         log(f"memory n={n}: {step}")
     if out["max_agents"]:
         out["uss_vs_bare_actor"] = round(out["uss_mib_at_max"]["p50"] / out["bare_actor_uss_mib"]["p50"], 2)
+    try:
+        out["anthropic_path"] = await memory_anthropic.run(tmp, out["bare_actor_uss_mib"])
+    except Exception as exc:
+        out["anthropic_path"] = {"error": f"{type(exc).__name__}: {exc}"}
+    log(f"memory anthropic path: {out['anthropic_path']}")
     return out

@@ -20,7 +20,10 @@ from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
 from covey.events import Event
 from covey.hooks.callback import HookCall
+from covey.actors.gateway_model import GatewayModel
+from covey.actors.gateway_types import Pacing
 from covey.actors.ratelimit import SharedAdmission
+from covey.model.anthropic_config import AnthropicConfig
 from covey.model.factory import make_model
 from covey.model.ratelimit_signals import RateLimitSettings
 from covey.agents.records import FinalReport
@@ -81,21 +84,36 @@ def hook_caller_for(spec: AgentSpec, own: Ask) -> HookCaller | None:
 
 
 def model_of(source: Any, env: dict[str, str] | None) -> Any:
-    """A Model object travels as is; a spec string is built here, where the agent runs, from the run's env."""
-    return source if hasattr(source, "create") else make_model(source, env=env)
+    """A Model object travels as is, the real one as its ``AnthropicConfig``; a spec string is
+    built here, where the agent runs, from the run's env (the real model as its config). Under
+    Ray a config stays one (``paced`` sends it through the node's gateway, and this process
+    never loads the SDK); without Ray it becomes this process's ``AnthropicModel``."""
+    model = source if hasattr(source, "create") or isinstance(source, AnthropicConfig) else make_model(
+        source, env=env, sdk=False)
+    if isinstance(model, AnthropicConfig) and not ray.is_initialized():
+        from covey.model.anthropic import AnthropicModel
+
+        return AnthropicModel.of(model)
+    return model
 
 
 def paced(model: Any, spec: AgentSpec, emit: Callable[[Event], None]) -> Any:
-    """The model whose requests wait for the identity's shared rate scheduler (a model that
-    takes an admission: the real one), its waits emitted as ``rate_limit_event`` lines.
-    The main agent and sync children wait in front of their session's background work."""
-    if not (hasattr(model, "with_admission") and ray.is_initialized()):
+    """Under Ray, the model whose requests wait for the identity's shared rate scheduler, its
+    waits emitted as ``rate_limit_event`` lines; the main agent and sync children wait in front
+    of their session's background work. The real model (its config) sends through the node's
+    gateway, which holds the SDK and asks the scheduler (``GatewayModel``); another model that
+    takes an admission asks the scheduler from here."""
+    if not ray.is_initialized():
         return model
     env = spec.settings.env if spec.settings.env is not None else os.environ
-    admission = SharedAdmission(session_id=spec.session_id, agent_id=spec.agent_id,
-                                foreground=spec.depth == 0 or not spec.background,
-                                settings=RateLimitSettings.load(None, env), emit=emit)
-    return model.with_admission(admission)
+    pacing = Pacing(session_id=spec.session_id, agent_id=spec.agent_id,
+                    foreground=spec.depth == 0 or not spec.background, settings=RateLimitSettings.load(None, env))
+    if isinstance(model, AnthropicConfig):
+        return GatewayModel(model, pacing=pacing, emit=emit)
+    if not hasattr(model, "with_admission"):
+        return model
+    return model.with_admission(SharedAdmission(session_id=pacing.session_id, agent_id=pacing.agent_id,
+                                                foreground=pacing.foreground, settings=pacing.settings, emit=emit))
 
 
 def safe_report(progress: Progress, status: Any, reason: str, services: AgentServices | None) -> FinalReport:

@@ -61,6 +61,9 @@ class RateLimitHandle(TypedHandle[_RateLimitActor]):
     async def record_reply(self, request_id: str, headers: Mapping[str, str], usage: TokenUsage | None) -> None:
         await self._call(self.remote.replied, request_id, dict(headers), usage)
 
+    def tell_reply(self, request_id: str, headers: Mapping[str, str], usage: TokenUsage | None) -> None:
+        self._tell(self.remote.replied, request_id, dict(headers), usage)
+
     async def record_refusal(self, request_id: str, status: int, headers: Mapping[str, str]) -> None:
         await self._call(self.remote.refused, request_id, status, dict(headers))
 
@@ -126,7 +129,10 @@ class SharedAdmission:
 
     async def record_reply(self, identity: Identity, request_id: str, headers: Mapping[str, str],
                            usage: TokenUsage | None) -> None:
-        await self._each(identity, lambda handle: handle.record_reply(request_id, headers, usage))
+        """Told, not awaited: the reply waits for no round trip to the scheduler. The next
+        request's ``admit`` may overtake it; it is then charged with this one's estimate a moment
+        longer. A scheduler found gone is made again by the next ``admit``."""
+        self._handle(identity).tell_reply(request_id, headers, usage)
 
     async def record_refusal(self, identity: Identity, request_id: str, status: int,
                              headers: Mapping[str, str]) -> None:
@@ -136,8 +142,12 @@ class SharedAdmission:
         self._handle(identity).cancel(request_id)
 
     def waited(self, decision: Wait | Refused) -> None:
-        if self.emit is None:
-            return
-        line = rate_limit_event(decision, session_id=self.session_id, now=time.time())
-        self.emit(RateLimitEvent(rate_limit_info=line["rate_limit_info"], uuid=line["uuid"],
-                                 session_id=self.session_id, agent_id=decision.agent_id or self.agent_id))
+        if self.emit is not None:
+            self.emit(rate_limit_line(decision, session_id=self.session_id, agent_id=self.agent_id))
+
+
+def rate_limit_line(decision: Wait | Refused, *, session_id: str, agent_id: str) -> RateLimitEvent:
+    """A wait (or the refusal) as the ``rate_limit_event`` line the run emits."""
+    line = rate_limit_event(decision, session_id=session_id, now=time.time())
+    return RateLimitEvent(rate_limit_info=line["rate_limit_info"], uuid=line["uuid"], session_id=session_id,
+                          agent_id=decision.agent_id or agent_id)

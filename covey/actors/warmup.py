@@ -69,10 +69,16 @@ def preload_modules(modules: Iterable[str]) -> list[str]:
 
 
 def model_modules(model: object) -> tuple[str, ...]:
-    """The module an agent needs for the session's model: its class's, or the Anthropic
-    adapter for a model named by alias or id (``scripted:PATH`` needs nothing more)."""
+    """The module an agent needs for the session's model: its class's, or, for the real model
+    (named by alias or id, or its object), the gateway model, whose warm-up starts the node's
+    gateway (the agent itself never loads the SDK); ``scripted:PATH`` needs nothing more."""
     if model is None or isinstance(model, str):
         from covey.model.factory import SCRIPTED_PREFIX
 
-        return () if isinstance(model, str) and model.startswith(SCRIPTED_PREFIX) else ("covey.model.anthropic",)
-    return (type(model).__module__,)
+        return () if isinstance(model, str) and model.startswith(SCRIPTED_PREFIX) else (GATEWAY_MODEL,)
+    module = type(model).__module__
+    return (GATEWAY_MODEL,) if module in _SENT_THROUGH_THE_GATEWAY else (module,)
+
+
+GATEWAY_MODEL = "covey.actors.gateway_model"
+_SENT_THROUGH_THE_GATEWAY = ("covey.model.anthropic", "covey.model.anthropic_config")

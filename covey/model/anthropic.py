@@ -20,6 +20,10 @@ one-line ``ModelAPIError`` with the status code.
 
 Usage is recorded per request in ``self.requests`` (the last ``max_records``);
 callers that roll usage up per agent read ``message.usage`` from the reply instead.
+
+A model pickles as its ``AnthropicConfig`` (no SDK import where it lands); ``AnthropicModel.of``
+is a process's one model per config (an agent without Ray, or the node's model gateway, which
+sends every agent's requests under Ray: ``covey.actors.gateway``).
 """
 
 from __future__ import annotations
@@ -30,28 +34,23 @@ import random
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Awaitable, Callable, Mapping
 
 import anthropic
 
-from covey.errors import ModelAPIError, UserError
+from covey.errors import ModelAPIError
 from covey.model.anthropic_client import make_client, shared_client
+from covey.model.anthropic_config import DEFAULT_BASE_URL, AnthropicConfig
+from covey.model.anthropic_errors import TransportError as _TransportError
+from covey.model.anthropic_errors import model_error as _model_error, retryable as _retryable
 from covey.model.base import ModelRequest, TokenUsage
 from covey.model.messages import Message
 from covey.model.ratelimit_admission import Admission, admit_request_for, wait_for_turn
 from covey.model.ratelimit_signals import Identity, identity_for
 
-try:  # A dropped stream raises the HTTP library's error unwrapped; anthropic 2.x uses httpx2.
-    import httpx2 as _httpx
-except ImportError:
-    import httpx as _httpx  # type: ignore[no-redef]  # the same API under its older name
-_TransportError = _httpx.TransportError
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
 _MAX_BACKOFF_S = 8.0
-# Mid-stream errors arrive on a 200 response, so they are told apart by error type.
-_RETRYABLE_TYPES = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429, "timeout_error": 504}
 
 
 @dataclass(frozen=True)
@@ -122,15 +121,26 @@ class AnthropicModel:
     def from_env(cls, env: Mapping[str, str], **options: Any) -> "AnthropicModel":
         """A model whose credential (``ANTHROPIC_API_KEY``, else ``ANTHROPIC_AUTH_TOKEN``) and server
         (``ANTHROPIC_BASE_URL``) come from ``env`` alone, never from this process's environment."""
-        api_key = env.get("ANTHROPIC_API_KEY") or None
-        auth_token = None if api_key else env.get("ANTHROPIC_AUTH_TOKEN") or None
-        if not (api_key or auth_token):
-            raise UserError(
-                "no Anthropic API key in the run's environment: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
-                "or use --model scripted:PATH to run without the API"
-            )
-        base_url = env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
-        return cls(api_key=api_key, auth_token=auth_token, base_url=base_url, **options)
+        config = AnthropicConfig.from_env(env)
+        return cls(api_key=config.api_key, auth_token=config.auth_token, base_url=config.base_url, **options)
+
+    @classmethod
+    def of(cls, config: AnthropicConfig) -> "AnthropicModel":
+        """This process's model for ``config`` (a model that travelled), built once: one SDK
+        client set per credential and server, however many runs (or a gateway's agents) use it."""
+        if (found := _MODELS.get(config)) is None:
+            found = _MODELS[config] = cls(
+                api_key=config.api_key, auth_token=config.auth_token, base_url=config.base_url,
+                max_retries=config.max_retries, timeout_s=config.timeout_s, retry_backoff_s=config.retry_backoff_s,
+                fallback_model=config.fallback_model)
+        return found
+
+    @property
+    def config(self) -> AnthropicConfig:
+        """What this model is built from: how it travels to another process (``__reduce__``)."""
+        key, token, base_url, max_retries, timeout_s = self._options
+        return AnthropicConfig(key, token, base_url or DEFAULT_BASE_URL, max_retries, timeout_s,
+                               self.retry_backoff_s, self.fallback_model)
 
     @property
     def client(self) -> anthropic.AsyncAnthropic:
@@ -138,10 +148,17 @@ class AnthropicModel:
             self._client = shared_client(self._options)
         return self._client
 
-    def __getstate__(self) -> dict[str, Any]:
-        # The SDK client holds sockets of this process; a copy builds its own from _options.
-        local = ("_quiet", "admission", "_pacing")
-        return {**{key: value for key, value in self.__dict__.items() if key not in local}, "_client": None}
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # A copy elsewhere is its config: unpickling it imports no SDK (an agent actor sends
+        # through its node's gateway), and it builds its own client (the SDK's holds this
+        # process's sockets) with the same server and credential. Its admission stays here.
+        config = self.config
+        return (AnthropicConfig, tuple(getattr(config, f.name) for f in fields(AnthropicConfig)))
+
+    def __copy__(self) -> "AnthropicModel":
+        copied = object.__new__(AnthropicModel)
+        copied.__dict__.update(self.__dict__)
+        return copied
 
     def with_admission(self, admission: Admission | None, *, clock: Callable[[], float] = time.time,
                        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> "AnthropicModel":
@@ -251,33 +268,12 @@ class AnthropicModel:
         return min(self.retry_backoff_s * 2**attempt, _MAX_BACKOFF_S) * (1 - 0.25 * random.random())
 
 
+_MODELS: dict[AnthropicConfig, AnthropicModel] = {}
+"""This process's models by config (``AnthropicModel.of``)."""
+
 RAW_STREAM_EVENTS = frozenset({"message_start", "content_block_start", "content_block_delta", "content_block_stop",
                                "message_delta", "message_stop"})
 """The Messages API's own stream events: what Claude Code's ``stream_event`` lines carry."""
-
-def _retryable(exc: Exception) -> bool:
-    if isinstance(exc, (anthropic.APIConnectionError, _TransportError)):
-        return True
-    if isinstance(exc, anthropic.APIStatusError):
-        return exc.status_code in (408, 409, 429) or exc.status_code >= 500 or exc.type in _RETRYABLE_TYPES
-    return False
-
-
-def _model_error(exc: BaseException | None, *, retries: int) -> ModelAPIError:
-    after = f" (gave up after {retries} retries)" if retries else ""
-    if isinstance(exc, anthropic.APIStatusError):
-        # A mid-stream error rides on a 200; report the status its type stands for.
-        status = _RETRYABLE_TYPES.get(exc.type or "", exc.status_code) if exc.status_code == 200 else exc.status_code
-        detail = exc.api_message or str(exc)
-        hint = "; check ANTHROPIC_API_KEY" if status == 401 else ""
-        text = f"Anthropic API error {status} ({exc.type or 'error'}): {detail}{after}{hint}"
-        return ModelAPIError(_one_line(text), status)
-    return ModelAPIError(_one_line(f"Anthropic API connection failed: {exc}{after}"), None)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
 
 def warm_up_offline() -> None:
     """A fresh process's first reply, offline (``covey.model.anthropic_warmup``): it builds the

@@ -25,6 +25,7 @@ class FakeHandle:
         self.scheduler = RateScheduler(identity, settings, clock=lambda: 1000.0)
         self.dead = False
         self.seen: list[AdmitRequest] = []
+        self.told: list[str] = []
 
     async def admit(self, request: AdmitRequest) -> Decision:
         if self.dead:
@@ -32,7 +33,8 @@ class FakeHandle:
         self.seen.append(request)
         return self.scheduler.admit(request)
 
-    async def record_reply(self, request_id: str, headers: Mapping[str, str], usage: TokenUsage | None) -> None:
+    def tell_reply(self, request_id: str, headers: Mapping[str, str], usage: TokenUsage | None) -> None:
+        self.told.append(request_id)
         self.scheduler.record_reply(request_id, headers=headers, usage=usage)
 
     def cancel(self, request_id: str) -> None:
@@ -84,6 +86,14 @@ def test_a_scheduler_actor_that_died_is_made_again() -> None:
     made[0].dead = True
     decision: Any = asyncio.run(shared.admit(IDENTITY, AdmitRequest("r2", 10, 16)))
     assert len(made) == 2 and made[1].seen[0].request_id == "r2" and decision.request_id == "r2"
+
+
+def test_a_reply_is_told_to_the_scheduler_without_waiting() -> None:
+    made: list[FakeHandle] = []
+    shared = admission(made, [])
+    asyncio.run(shared.admit(IDENTITY, AdmitRequest("r1", 10, 16)))
+    asyncio.run(shared.record_reply(IDENTITY, "r1", {}, TokenUsage(input_tokens=3, output_tokens=2)))
+    assert made[0].told == ["r1"]
 
 
 def test_the_actor_name_never_holds_the_credential() -> None:

@@ -20,7 +20,10 @@ def test_warm_up_loads_the_run_modules_and_names_what_is_missing():
 def test_the_session_model_decides_which_adapter_is_preloaded():
     assert model_modules(ScriptedModel.from_dict({"rules": []})) == ("covey.model.scripted",)
     assert model_modules("scripted:rules.yaml") == ()
-    assert model_modules("sonnet") == model_modules(None) == ("covey.model.anthropic",)
+    assert model_modules("sonnet") == model_modules(None) == ("covey.actors.gateway_model",)
+    from covey.model.anthropic_config import AnthropicConfig
+
+    assert model_modules(AnthropicConfig("k", None, "http://x")) == ("covey.actors.gateway_model",)
 
 
 @pytest.mark.ray

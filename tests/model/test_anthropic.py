@@ -123,7 +123,7 @@ async def test_base_url_env_is_honoured(fake_api, monkeypatch):
 
 
 async def test_a_pickled_copy_reaches_the_same_server(fake_api):
-    copy = pickle.loads(pickle.dumps(model_for(fake_api)))
+    copy = AnthropicModel.of(pickle.loads(pickle.dumps(model_for(fake_api))))
     await copy.create(REQUEST)
     assert len(fake_api.requests) == 1
 

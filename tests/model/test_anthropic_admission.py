@@ -170,5 +170,5 @@ def test_a_cancelled_wait_gives_its_place_up() -> None:
 def test_the_admission_does_not_travel_with_the_model() -> None:
     model = AnthropicModel(api_key=KEY, base_url="http://127.0.0.1:1").with_admission(LocalAdmission())
     assert model.admission is not None
-    copied = pickle.loads(pickle.dumps(model))
-    assert copied.admission is None and copied._options == model._options
+    copied = pickle.loads(pickle.dumps(model))  # its config: no admission, the same server and credential
+    assert copied == model.config and AnthropicModel.of(copied).admission is None

@@ -63,7 +63,7 @@ def test_an_env_may_carry_an_auth_token_and_a_copy_keeps_it(monkeypatch):
     model = make_model(None, env={"ANTHROPIC_AUTH_TOKEN": "client-token"})
     assert model.client.auth_token == "client-token" and model.client.api_key is None
     monkeypatch.delenv("ANTHROPIC_API_KEY")  # a Ray worker's environment has no key
-    copy = pickle.loads(pickle.dumps(model))
+    copy = AnthropicModel.of(pickle.loads(pickle.dumps(model)))
     assert copy.client.auth_token == "client-token" and copy.client.api_key is None
 
 
@@ -83,7 +83,7 @@ async def test_a_model_built_from_an_env_reaches_its_server(fake_api):
     # os.environ points at a closed port (tests/conftest.py): only the env's URL answers.
     fake_api.replies.append({"text": "from the client's server"})
     model = make_model(None, env={"ANTHROPIC_API_KEY": "client-key", "ANTHROPIC_BASE_URL": fake_api.url})
-    copy = pickle.loads(pickle.dumps(model))
+    copy = AnthropicModel.of(pickle.loads(pickle.dumps(model)))  # what a process without Ray sends through
     request = ModelRequest(model="claude-test-1", messages=[{"role": "user", "content": "hi"}])
     assert (await copy.create(request)).content[0].text == "from the client's server"
     assert len(fake_api.requests) == 1

@@ -1,0 +1,173 @@
+"""The node's model gateway: the one process per node that imports the ``anthropic`` SDK, holds
+its HTTP clients and talks to the rate scheduler; agent actors stream their requests from it
+(``covey.actors.gateway_model.GatewayModel``) and so cost the same memory whatever their model.
+
+``GatewayCore`` is the plain part: one ``AnthropicModel`` per config (the process's,
+``AnthropicModel.of``), each request sent through a copy paced by the run's
+``SharedAdmission``, its stream events, waits and reply turned into ``GatewayItem`` values.
+``_GatewayActor`` is its Ray shell: named per node (``covey:gateway:<node id>``), created with
+``get_if_exists`` and pinned to its node. It is detached, unlike the rate scheduler: the
+first agent actor to ask is any pooled actor, killed when its session closes, and a gateway
+that went with it would fail its other agents' requests in flight and make the next session
+pay for the SDK again. It goes when the Ray cluster goes (covey's own local Ray stops with
+its driver). The scheduler actors it creates live as long as it does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import pickle
+from typing import Any, AsyncGenerator, Callable
+
+import ray
+from ray.exceptions import RayActorError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from covey.actors.base import TypedHandle, actor_class
+from covey.actors.gateway_types import Failed, GatewayItem, Pacing, Replied, StreamedEvent, Waited
+from covey.actors.ratelimit import SharedAdmission
+from covey.errors import ModelAPIError, first_line
+from covey.events import Event, RateLimitEvent
+from covey.local_rays import NAMESPACE
+from covey.model.anthropic_config import AnthropicConfig
+from covey.model.base import ModelRequest
+from covey.model.ratelimit_admission import Admission
+
+log = logging.getLogger(__name__)
+
+AdmissionFor = Callable[[Pacing, Callable[[Event], None]], Admission]
+"""The run's admission, its waits emitted through the given callback."""
+
+
+def shared_admission(pacing: Pacing, emit: Callable[[Event], None]) -> Admission:
+    return SharedAdmission(session_id=pacing.session_id, agent_id=pacing.agent_id,
+                           foreground=pacing.foreground, settings=pacing.settings, emit=emit)
+
+
+class GatewayCore:
+    """Sends requests for every agent of a node: plain, one event loop."""
+
+    def __init__(self, admission_for: AdmissionFor = shared_admission) -> None:
+        self.admission_for = admission_for
+
+    async def send(self, config: AnthropicConfig, request: ModelRequest, pacing: Pacing | None,
+                   stream_events: bool) -> AsyncGenerator[GatewayItem, None]:
+        """``request``'s items as they come, the reply or the error last. Closing the
+        iterator early (the agent cancelled) cancels the request."""
+        from covey.model.anthropic import AnthropicModel  # the SDK: loaded (and warmed up) at the start
+
+        items: asyncio.Queue[GatewayItem] = asyncio.Queue()
+        model: Any = AnthropicModel.of(config)
+        if pacing is not None:
+            model = model.with_admission(self.admission_for(pacing, lambda event: _waited(items, event)))
+        if stream_events:
+            request = request.model_copy(update={"on_stream": lambda event: items.put_nowait(StreamedEvent(event))})
+        task = asyncio.create_task(_answer(model, request, items))
+        try:
+            while True:
+                item = await items.get()
+                yield item
+                if isinstance(item, (Replied, Failed)):
+                    return
+        finally:
+            task.cancel()  # a no-op once it has answered
+
+
+def _waited(items: asyncio.Queue[GatewayItem], event: Event) -> None:
+    if isinstance(event, RateLimitEvent):
+        items.put_nowait(Waited(event))
+
+
+async def _answer(model: Any, request: ModelRequest, items: asyncio.Queue[GatewayItem]) -> None:
+    try:
+        items.put_nowait(Replied(await model.create(request)))
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # every failure reaches the agent, as the error it is in-process
+        items.put_nowait(Failed(_travelling(exc)))
+
+
+def _travelling(exc: Exception) -> BaseException:
+    """``exc`` if it pickles (covey's errors do), else a ``ModelAPIError`` that says what it was."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        log.warning("a model request failed with an error that cannot travel", exc_info=exc)
+        return ModelAPIError(f"the model gateway failed: {type(exc).__name__}: {first_line(exc)}")
+    return exc
+
+
+class _GatewayActor(GatewayCore):
+    """Ray shell: ``stream`` is a streaming generator; the SDK is warmed up when it starts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from covey.model.anthropic import warm_up_offline
+
+        try:
+            warm_up_offline()
+        except Exception:  # a warm-up that fails costs the first request its time only
+            log.warning("warming up the Anthropic SDK failed", exc_info=True)
+
+    async def stream(self, config: AnthropicConfig, request: ModelRequest, pacing: Pacing | None,
+                     stream_events: bool) -> AsyncGenerator[GatewayItem, None]:
+        async for item in self.send(config, request, pacing, stream_events):
+            yield item
+
+    async def ping(self) -> None:
+        return None
+
+
+class GatewayHandle(TypedHandle[_GatewayActor]):
+    async def send(self, config: AnthropicConfig, request: ModelRequest, pacing: Pacing | None,
+                   stream_events: bool) -> AsyncGenerator[GatewayItem, None]:
+        """The request's items; closed before its last (the agent cancelled), it is cancelled there."""
+        method: Any = self.remote.stream
+        stream = method.remote(config, request, pacing, stream_events)
+        finished = False
+        try:
+            async for ref in stream:
+                item = await ref
+                finished = isinstance(item, (Replied, Failed))
+                yield item
+        except RayActorError as exc:
+            finished = True
+            raise self._gone(exc) from None
+        finally:
+            if not finished:
+                ray.cancel(stream)
+
+    async def ping(self) -> None:
+        await self._call(self.remote.ping)
+
+
+def gateway_name(node_id: str) -> str:
+    return f"covey:gateway:{node_id}"
+
+
+_HANDLE: dict[str, GatewayHandle] = {}
+"""This process's gateway handle (its node's), made once."""
+
+
+def node_gateway() -> GatewayHandle:
+    """This node's gateway, created (detached, pinned here) if nobody has yet."""
+    node_id = ray.get_runtime_context().get_node_id()
+    if (handle := _HANDLE.get(node_id)) is None:
+        name = gateway_name(node_id)
+        actor = _actor_class().options(
+            name=name, namespace=NAMESPACE, get_if_exists=True, lifetime="detached", max_concurrency=10_000,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False)).remote()
+        handle = _HANDLE[node_id] = GatewayHandle(actor, name)
+    return handle
+
+
+def forget_node_gateway() -> None:
+    """The gateway was found gone: the next request asks for (or creates) a new one."""
+    _HANDLE.clear()
+
+
+@functools.cache
+def _actor_class() -> Any:
+    return actor_class(_GatewayActor)

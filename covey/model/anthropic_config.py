@@ -1,0 +1,51 @@
+"""The real model as it travels between processes: its settings, without the SDK.
+
+An ``AnthropicModel`` pickles as an ``AnthropicConfig`` (``AnthropicModel.__reduce__``), so
+unpickling the session's model in an agent actor does not import the ``anthropic`` SDK
+(~60 MiB and ~0.75 s of CPU per process). It is data, not a model: under Ray the agent sends
+through its node's model gateway (``covey.actors.gateway_model.GatewayModel``), and the gateway
+(or a process without Ray) sends through ``AnthropicModel.of(config)``, that process's one
+model per config (``covey.actors.agent_services.model_of``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from covey.errors import UserError
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+
+@dataclass(frozen=True)
+class AnthropicConfig:
+    """Everything an ``AnthropicModel`` is built from (the credential resolved, never looked up again)."""
+
+    api_key: str | None
+    auth_token: str | None
+    base_url: str
+    max_retries: int = 4
+    timeout_s: float = 600
+    retry_backoff_s: float = 0.5
+    fallback_model: str | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], **options: Any) -> "AnthropicConfig":
+        """The credential (``ANTHROPIC_API_KEY``, else ``ANTHROPIC_AUTH_TOKEN``) and server
+        (``ANTHROPIC_BASE_URL``) from ``env`` alone, never from this process's environment."""
+        api_key = env.get("ANTHROPIC_API_KEY") or None
+        auth_token = None if api_key else env.get("ANTHROPIC_AUTH_TOKEN") or None
+        if not (api_key or auth_token):
+            raise UserError(
+                "no Anthropic API key in the run's environment: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
+                "or use --model scripted:PATH to run without the API"
+            )
+        return cls(api_key, auth_token, env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL, **options)
+
+    def __repr__(self) -> str:  # the dataclass's would print the credential
+        secret = hashlib.sha256((self.api_key or self.auth_token or "").encode()).hexdigest()[:8]
+        return (f"AnthropicConfig(base_url={self.base_url!r}, credential=sha256:{secret}, "
+                f"max_retries={self.max_retries}, timeout_s={self.timeout_s}, "
+                f"retry_backoff_s={self.retry_backoff_s}, fallback_model={self.fallback_model!r})")
