@@ -72,7 +72,8 @@ class FakeRateLimitedAPI:
     def __init__(self, *, requests_per_minute: int | None = None, input_tokens_per_minute: int | None = None,
                  output_tokens_per_minute: int | None = None, output_tokens: int = 5,
                  count_input: Callable[[dict[str, Any]], int] = prompt_tokens,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 reply: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.clock = clock
         now = clock()
         limits = {"requests": requests_per_minute, "input_tokens": input_tokens_per_minute,
@@ -80,6 +81,9 @@ class FakeRateLimitedAPI:
         self.buckets = {name: _Bucket(float(limit), float(limit), now) for name, limit in limits.items() if limit}
         self.output_tokens = output_tokens
         self.count_input = count_input
+        self.reply = reply or (lambda body: {"text": "ok"})
+        """What a served request answers (``tests/fake_messages_api.py``'s reply shape: ``text`` or
+        ``content``); called with the request body, after its tokens were taken."""
         self.log: list[Served] = []
         self._overloads: list[int] = []
         self._lock = threading.Lock()
@@ -167,7 +171,7 @@ def _handler_for(api: FakeRateLimitedAPI) -> type[BaseHTTPRequestHandler]:
                 self._send(status, json.dumps(error).encode(), "application/json", headers)
                 return
             usage = {"input_tokens": api.count_input(body), "output_tokens": api.output_tokens}
-            message = _message({"text": "ok", "usage": usage}, body["model"])
+            message = _message({**api.reply(body), "usage": usage}, body["model"])
             if not body.get("stream"):
                 self._send(200, json.dumps(message).encode(), "application/json", headers)
                 return

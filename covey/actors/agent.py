@@ -85,6 +85,9 @@ class _AgentActor:
     async def ask(self, request: Any) -> Any:
         return await self.runner.ask(request)
 
+    async def relay(self, event: Event) -> bool:
+        return self.runner.relay(event)
+
     async def answer(self, request_id: str, answer: Any) -> bool:
         return await self.runner.answer(request_id, answer)
 

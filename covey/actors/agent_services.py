@@ -18,7 +18,7 @@ from covey.agents.lifecycle import AgentServices
 from covey.agents.progress import Progress
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
-from covey.events import Event
+from covey.events import Event, RateLimitEvent
 from covey.hooks.callback import HookCall
 from covey.actors.gateway_model import GatewayModel
 from covey.actors.gateway_types import Pacing
@@ -42,7 +42,7 @@ def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], pr
             await writer.append(message["role"], message)
 
     return AgentServices(
-        model=paced(model_of(spec.model, spec.settings.env), spec, emit),
+        model=paced(model_of(spec.model, spec.settings.env), spec, rate_waits_shown(spec, emit, progress)),
         asker=asker_for(spec, ask),
         hook_caller=hook_caller_for(spec, ask),
         inbox=inbox_for(spec, emit),
@@ -106,14 +106,32 @@ def paced(model: Any, spec: AgentSpec, emit: Callable[[Event], None]) -> Any:
     if not ray.is_initialized():
         return model
     env = spec.settings.env if spec.settings.env is not None else os.environ
-    pacing = Pacing(session_id=spec.session_id, agent_id=spec.agent_id,
-                    foreground=spec.depth == 0 or not spec.background, settings=RateLimitSettings.load(None, env))
+    pacing = Pacing(session_id=spec.session_id, agent_id=spec.agent_id, foreground=spec.depth == 0 or not spec.background,
+                    settings=RateLimitSettings.load(spec.settings.rate_limits, env))
     if isinstance(model, AnthropicConfig):
         return GatewayModel(model, pacing=pacing, emit=emit)
     if not hasattr(model, "with_admission"):
         return model
     return model.with_admission(SharedAdmission(session_id=pacing.session_id, agent_id=pacing.agent_id,
                                                 foreground=pacing.foreground, settings=pacing.settings, emit=emit))
+
+
+def rate_waits_shown(spec: AgentSpec, emit: Callable[[Event], None], progress: Progress) -> Callable[[Event], None]:
+    """Where a model request's rate-limit waits go: the agent's figures (``covey ps``, the tree),
+    and the stream a person reads: the run's own for the main agent and a sync child (its parent
+    follows it), the session root's for a background child, whose own events nobody follows."""
+    runtime = spec.runtime
+    root = runtime.root if runtime is not None and spec.depth > 0 and spec.background else None
+
+    def shown(event: Event) -> None:
+        if isinstance(event, RateLimitEvent):
+            progress.rate_waiting(event.rate_limit_info)
+        if root is not None:
+            root.tell_relay(event)
+        else:
+            emit(event)
+
+    return shown
 
 
 def safe_report(progress: Progress, status: Any, reason: str, services: AgentServices | None) -> FinalReport:

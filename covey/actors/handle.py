@@ -127,6 +127,10 @@ class AgentHandle(TypedHandle[AgentActor]):
         except AgentUnavailable:
             return False
 
+    def tell_relay(self, event: Event) -> None:
+        """Show ``event`` in the stream of this agent's run, without waiting (dropped if nobody follows)."""
+        self._tell(self.remote.relay, event)
+
     async def answer(self, request_id: str, answer: object) -> bool:
         """Answer the run's permission prompt or hook call; False if the actor is gone."""
         try:

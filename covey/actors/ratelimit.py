@@ -13,11 +13,14 @@ the limits from the next reply's headers (docs/rate-limits.md).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import hashlib
 import time
 from dataclasses import replace
 from typing import Any, Awaitable, Callable, Mapping, TypeVar
+
+import ray
 
 from covey.actors.base import TypedHandle, actor_class
 from covey.errors import AgentUnavailable
@@ -74,9 +77,36 @@ class RateLimitHandle(TypedHandle[_RateLimitActor]):
         return await self._call(self.remote.state)
 
 
+async def scheduler_states(timeout_s: float = 2.0) -> list[dict[str, Any]]:
+    """Every rate scheduler on the cluster, its state as ``covey status`` shows it (one that does
+    not answer in ``timeout_s`` is left out: a status never hangs on a busy actor)."""
+    def handles() -> list[RateLimitHandle]:  # blocking calls to the GCS: off the event loop
+        names = [entry["name"] for entry in ray.util.list_named_actors(all_namespaces=True)
+                 if entry.get("namespace") == NAMESPACE and entry["name"].startswith(ACTOR_PREFIX)]
+        found = []
+        for name in names:
+            try:
+                found.append(RateLimitHandle(ray.get_actor(name, namespace=NAMESPACE), name))
+            except ValueError:  # gone since it was listed
+                continue
+        return found
+
+    async def one(handle: RateLimitHandle) -> dict[str, Any] | None:
+        try:
+            return dataclasses.asdict(await asyncio.wait_for(handle.snapshot(), timeout_s))
+        except Exception:  # gone or busy: not shown
+            return None
+
+    states = await asyncio.gather(*map(one, await asyncio.to_thread(handles)))
+    return [state for state in states if state is not None]
+
+
+ACTOR_PREFIX = "covey:ratelimit:"
+
+
 def actor_name(identity: Identity) -> str:
     """``covey:ratelimit:<hash of the identity's key>``: short, and safe whatever the base URL holds."""
-    return f"covey:ratelimit:{hashlib.sha256(identity.key.encode()).hexdigest()[:16]}"
+    return f"{ACTOR_PREFIX}{hashlib.sha256(identity.key.encode()).hexdigest()[:16]}"
 
 
 def rate_limit_handle(identity: Identity, settings: RateLimitSettings | None = None) -> RateLimitHandle:

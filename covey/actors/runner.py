@@ -170,7 +170,16 @@ class AgentRunner:
         finally:
             await self.cancel(reason="the caller stopped following")
 
-    # -- permission prompts ---------------------------------------------------
+    # -- permission prompts, and what a background child shows the person ----
+
+    def relay(self, event: Event) -> bool:
+        """Put a background child's event (a rate-limit wait) into this run's stream, if someone
+        follows it; False if nobody does (the turn ended): the event is not kept for later."""
+        run = self._run
+        if run is None or run.queue is None or run.report.done():
+            return False
+        run.queue.put_nowait(event)
+        return True
 
     async def ask(self, request: Any) -> Any:
         """Show a prompt to the person at the root of this run's event stream (bubbling)."""

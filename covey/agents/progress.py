@@ -37,6 +37,8 @@ class Progress:
         self.cost_usd = 0.0
         self.tool_uses = 0
         self.in_flight: list[str] = []
+        self.rate_wait: dict[str, Any] | None = None
+        """The model request waiting for the API's rate limit (``covey ps``), None once it went."""
         self.turns = 0
         self.last_result: ResultEvent | None = None
         self.last_text = ""
@@ -51,6 +53,7 @@ class Progress:
     async def observe(self, event: Event, writer: TranscriptWriter) -> None:
         match event:
             case AssistantEvent(message=message):
+                self.rate_wait = None  # the request went: the next figures clear the wait
                 self._count(message)
                 # The API's whole message, as Claude Code records it; the event's uuid and time,
                 # so its stream-json line and its record name the same message.
@@ -77,6 +80,15 @@ class Progress:
                     attachments=event.attachments, context=event.context, uuid=event.uuid)
             case ResultEvent():
                 self.last_result = event
+
+    def rate_waiting(self, info: dict[str, Any]) -> None:
+        """A model request waits for the API's rate limit (a ``rate_limit_event``'s info): shown
+        in ``covey ps`` and the tree, from when it first waited until its reply."""
+        now = time.time()
+        since = self.rate_wait["since"] if self.rate_wait else now
+        self.rate_wait = {"limit": info.get("apiLimit"), "cause": info.get("cause"), "since": since,
+                          "until": now + (info.get("waitMs") or 0) / 1000}
+        self._report_progress()
 
     def _count(self, message: dict[str, Any]) -> None:
         usage = TokenUsage.model_validate(message.get("usage") or {})
@@ -134,7 +146,7 @@ class Progress:
 
     def _figures(self) -> dict[str, Any]:
         return dict(usage=self.usage, model_usage=self.model_usage, tool_uses=self.tool_uses, cost_usd=self.cost_usd,
-                    tools_in_flight=self.in_flight, turns=self.turns, seq=next_seq())
+                    tools_in_flight=self.in_flight, turns=self.turns, rate_wait=self.rate_wait, seq=next_seq())
 
     def report(self, status: Status | None = None, reason: str = "", worktree: dict | None = None) -> FinalReport:
         """The run's end as its owner hears it: the final text, or why it ended without one."""

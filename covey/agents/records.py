@@ -97,6 +97,8 @@ class RunRecord(BaseModel):
     turns: int = 0
     cost_usd: float = 0.0
     tools_in_flight: list[str] = Field(default_factory=list)
+    rate_wait: dict[str, Any] | None = None
+    """Its model request waiting for the API's rate limit (``covey.registry.payloads.RateWait``)."""
     models_used: list[str] = Field(default_factory=list)
     worktree: dict[str, Any] | None = None
     notified: bool = False

@@ -26,7 +26,7 @@ from covey.actors.shared_pool import KIT_NAME_PREFIX
 from covey.actors.team import BoardHandle, RosterHandle
 from covey.errors import UserError
 from covey.local_rays import LocalRay
-from covey.observe.live import tree_lines
+from covey.observe.live import rate_wait_text, tree_lines
 from covey.ray_runtime import NAMESPACE, join
 from covey.actors.registry import RegistryHandle
 
@@ -155,7 +155,8 @@ def session_lines(prefix: str, records: list[Any]) -> list[str]:
     cost = sum(r.cost_usd for r in records)
     waiting = f", {queued} queued" if queued else ""
     lines = [f"session {prefix}: {len(records)} agents, {live} running{waiting}, ${cost:.4f}"]
-    return lines + [f"  {r.agent_id}  {r.agent_type:<16} {r.status:<9} {r.description}" for r in records]
+    return lines + [f"  {r.agent_id}  {r.agent_type:<16} {r.status:<9} {r.description}"
+                    + (f"  ⏸ {wait}" if (wait := rate_wait_text(r.rate_wait, r.status)) else "") for r in records]
 
 
 async def tree_text(prefix: str, registry: RegistryHandle) -> str:

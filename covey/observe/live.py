@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from typing import Any, Awaitable, Callable, TextIO
 
 
@@ -21,8 +22,24 @@ def tree_lines(tree: dict[str, Any], depth: int = 0) -> list[str]:
         f"{'  ' * depth}{'└ ' if depth else ''}{tree['type']} {name}  {tree['status']}"
         f"  {tree.get('turns', 0)} turns  {_tokens(tree['subtree_tokens'])} tok  ${tree['subtree_cost_usd']:.4f}"
         + (f"  ▸ {tools}" if tools and tree["status"] == "running" else "")
+        + (f"  ⏸ {wait}" if (wait := rate_wait_text(tree.get("rate_wait"), tree["status"])) else "")
     )
     return [line] + [l for child in tree.get("children", []) for l in tree_lines(child, depth + 1)]
+
+
+LIMIT_NAMES = {"requests": "requests per minute", "input_tokens": "input tokens per minute",
+               "output_tokens": "output tokens per minute"}
+
+
+def rate_wait_text(wait: dict[str, Any] | None, status: str, now: float | None = None) -> str:
+    """``waiting for the rate limit (requests per minute), 12 s`` for a running agent whose model
+    request the rate scheduler holds back (``covey.registry.payloads.RateWait``); else empty."""
+    if not wait or status != "running":
+        return ""
+    waited = max((time.time() if now is None else now) - wait["since"], 0.0)
+    cause = {"rate_limit_error": "the API said 429", "overloaded_error": "the API said 529"}.get(wait.get("cause") or "")
+    detail = ", ".join(part for part in (LIMIT_NAMES.get(wait.get("limit") or ""), cause) if part)
+    return f"waiting for the rate limit{f' ({detail})' if detail else ''}, {waited:.0f} s"
 
 
 def _tokens(n: int) -> str:

@@ -111,18 +111,13 @@ class Registry:
         record.last_activity = self.clock()
         if not record.newer("progress", fields.get("seq")):
             return
-        if (usage := fields.get("usage")) is not None:
-            record.usage = usage
-        if (model_usage := fields.get("model_usage")) is not None:
-            record.model_usage = model_usage
-        if (tool_uses := fields.get("tool_uses")) is not None:
-            record.tool_uses = tool_uses
-        if (cost_usd := fields.get("cost_usd")) is not None:
-            record.cost_usd = cost_usd
+        for name in ("usage", "model_usage", "tool_uses", "cost_usd", "turns"):  # each given replaces the last
+            if (value := fields.get(name)) is not None:
+                setattr(record, name, value)
         if (tools_in_flight := fields.get("tools_in_flight")) is not None:
             record.tools_in_flight = list(tools_in_flight)
-        if (turns := fields.get("turns")) is not None:
-            record.turns = turns
+        if "rate_wait" in fields:  # None clears it: the request went
+            record.rate_wait = dict(wait) if (wait := fields["rate_wait"]) is not None else None
         if (model := fields.get("model")) and model not in record.models_used:
             record.models_used.append(model)
 

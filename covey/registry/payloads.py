@@ -35,6 +35,18 @@ class SessionUsage(NamedTuple):
     model_usage: dict[str, ModelUsage]
 
 
+class RateWait(TypedDict):
+    """A request held back by the rate scheduler, as ``covey ps`` shows it."""
+
+    limit: str | None
+    """``requests``, ``input_tokens`` or ``output_tokens`` (per minute); None: not known yet."""
+    cause: str | None
+    """``queue`` (the scheduler paces it), ``rate_limit_error`` or ``overloaded_error`` (the API's retry-after)."""
+    since: float
+    until: float
+    """Epoch seconds: when it first waited, and the scheduler's estimate of when it goes."""
+
+
 class Held(TypedDict):
     """What the registry holds (the tests check it does not grow without bound)."""
 
@@ -55,6 +67,8 @@ class ProgressFields(TypedDict, total=False):
     seq: int
     """The update's sequence number (``next_seq``): an older one is dropped."""
     model_usage: dict[str, ModelUsage]
+    rate_wait: RateWait | None
+    """The model request waiting for the API's rate limit; None: none waits."""
 
 
 class KeptWorktree(TypedDict, total=False):

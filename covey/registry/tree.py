@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from covey.model.base import TokenUsage
 from covey.agents.records import Status
@@ -27,6 +27,7 @@ class AgentTree(TypedDict):
     cost_usd: float
     turns: int
     current_tools: list[str]
+    rate_wait: dict[str, Any] | None
     member_name: str | None
     started_at: float
     ended_at: float | None
@@ -47,7 +48,8 @@ def agent_tree(core: Registry, agent_id: str) -> AgentTree:
         "description": record.description, "model": record.model, "depth": record.depth,
         "background": record.background, "tokens": record.usage.total, "tool_uses": record.tool_uses,
         "cost_usd": round(record.cost_usd, 6), "turns": record.turns,
-        "current_tools": list(record.tools_in_flight), "member_name": record.member_name,
+        "current_tools": list(record.tools_in_flight), "rate_wait": record.rate_wait,
+        "member_name": record.member_name,
         "started_at": record.started_at, "ended_at": record.ended_at, "subtree_tokens": usage.total,
         "subtree_tool_uses": tools, "subtree_cost_usd": round(cost, 6), "node_id": record.node_id,
         "output_file": record.output_file,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 from covey.daemon import protocol
@@ -57,6 +58,7 @@ def status_text(status: dict[str, Any]) -> str:
     ]
     if pool := status.get("pool"):
         lines += _pool_lines(pool)
+    lines += [_rate_line(state, time.time()) for state in status.get("rate_limits") or []]
     if procs := status.get("processes"):
         lines.append(f"  memory    RSS {procs['rss_mib']:.0f} MiB, USS {procs['uss_mib']:.0f} MiB "
                      f"in {procs['count']} processes (the service and its descendants)")
@@ -64,6 +66,19 @@ def status_text(status: dict[str, Any]) -> str:
                      f"{procs['cpu_s']:.1f} s in all")
     lines += [f"  socket    {status.get('socket')}", f"  log       {status.get('log')}"]
     return "\n".join(lines)
+
+
+def _rate_line(state: dict[str, Any], now: float) -> str:
+    """One rate scheduler (an API identity's): its queue, and each bucket the API or settings told it of."""
+    parts = state["identity"].split("|")  # base URL | credential hash | model class
+    who = f"{parts[-1]} at {parts[0]}"
+    buckets = "; ".join(
+        f"{name.replace('_', ' ')} {figures['remaining']:.0f}/{figures['limit']:.0f} left"
+        + (f", full in {max(figures['resets_at'] - now, 0):.0f} s" if figures.get("resets_at") else "")
+        for name, figures in sorted(state.get("buckets", {}).items()))
+    paused = f", paused {max(state['paused_until'] - now, 0):.0f} s (retry-after)" if state.get("paused_until") else ""
+    return (f"  rate      {who}: {state['queued']} waiting, {state['in_flight']} in flight{paused}"
+            + (f"; {buckets}" if buckets else "; no limit known yet"))
 
 
 def _pool_lines(pool: dict[str, Any]) -> list[str]:

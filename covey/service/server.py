@@ -231,6 +231,10 @@ class Service:
         if self.pool_stats is not None:
             figures = self.pool_stats()
             status["pool"] = await figures if asyncio.iscoroutine(figures) else figures
+        if ray.is_initialized():
+            from covey.actors.ratelimit import scheduler_states  # loads the model's scheduler: only here
+
+            status["rate_limits"] = await scheduler_states()
         return status
 
     def _write_info(self) -> None:

@@ -30,3 +30,43 @@ def test_an_overload_is_waited_out_and_shown_as_a_rate_limit_event(tmp_path):
     assert info["status"] == "rejected" and info["cause"] == "overloaded_error" and info["waitMs"] <= 1000
     assert lines[-1]["type"] == "result" and lines[-1]["is_error"] is False
     assert [entry.status for entry in api.log] == [529, 529, 200]  # each waited out, none retried by the SDK
+
+
+def _main_launches_background_children(api: FakeRateLimitedAPI, children: int):
+    """The main agent launches ``children`` background children at once; their first requests
+    meet a 529 burst (set when the launch is answered, so it lands on the children's requests)."""
+
+    def reply(body: dict) -> dict:
+        system = " ".join(block.get("text", "") for block in body.get("system") or [])
+        content = str(body["messages"][-1]["content"])
+        if "You are covey" not in system:
+            return {"text": "child done"}
+        if "<task-notification>" in content:
+            return {"text": "noted"}
+        if "tool_result" in content:
+            return {"text": "waiting for the children"}
+        api.overload(children, retry_after_s=1)
+        return {"content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "Agent", "input": {
+            "description": f"child {i}", "prompt": f"child {i}", "subagent_type": "general-purpose",
+            "run_in_background": True}} for i in range(children)]}
+
+    return reply
+
+
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")
+def test_a_background_childs_wait_reaches_the_sessions_stream_json(tmp_path):
+    with FakeRateLimitedAPI(requests_per_minute=600) as api:
+        api.reply = _main_launches_background_children(api, 3)
+        done = covey_here("-p", "go", "--output-format", "stream-json", "--verbose", cwd=tmp_path,
+                          env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "test-key-not-real"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    launched = {line["task_id"] for line in lines if line.get("subtype") == "task_notification"}
+    assert len(launched) == 3, lines  # each child notified
+    waits = [line["rate_limit_info"] for line in lines if line["type"] == "rate_limit_event"]
+    # The burst meets the children's first requests (the main's next may take one of its three).
+    assert len({info["agentId"] for info in waits} & launched) >= 2, waits
+    assert all(info["cause"] == "overloaded_error" and info["status"] == "rejected" for info in waits)
+    assert lines[-1]["type"] == "result" and lines[-1]["is_error"] is False
+    assert api.count(529) == 3 and api.count(200) == len(api.log) - 3
