@@ -169,7 +169,7 @@ def test_sessions_are_named_by_their_registrys_session_and_idle_kits_are_skipped
     session (no record yet) is not listed at all."""
     from types import SimpleNamespace
 
-    record = SimpleNamespace(agent_id="agent-1", agent_type="main", status="running", description="the run",
+    record = SimpleNamespace(agent_id="agent-1", agent_type="main", status="running", description="the run", rate_wait=None,
                              live=True, cost_usd=0.0)
     own = _Registry("fresh000-z", [], name="covey:fresh000:registry")  # a session's own, started, no agent yet
     monkeypatch.setattr(inspect, "registries", lambda: [_Registry("idle0000-x", []), _Registry("used0000-y", [record]), own])
