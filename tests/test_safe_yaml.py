@@ -1,8 +1,7 @@
 """YAML from user files: aliases load, but an alias bomb or a self-containing document is refused."""
 
-import time
-
 import sys
+import time
 
 import pytest
 
