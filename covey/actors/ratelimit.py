@@ -1,13 +1,14 @@
-"""The rate scheduler as a Ray actor (one per API identity on the cluster), its handle, and the
-``Admission`` an agent run's model consults through it.
+"""The rate schedulers as one Ray actor (one per cluster, every API identity's scheduler in it),
+the handle an identity's requests go through, and the ``Admission`` an agent run's model
+consults through it.
 
-The actor is named from the identity's key (a hash of it: the key holds only a hash of the
-credential, never the credential) in the ``covey`` namespace and created with
-``get_if_exists``, so every agent of every session on the cluster that sends with the same
-base URL, credential and model class waits in its one queue. It is not detached: it lives as
-long as the process that created it (the first agent actor that asked); when that process
-goes, the next call finds it gone and ``SharedAdmission`` creates it again, which then learns
-the limits from the next reply's headers (docs/rate-limits.md).
+The actor is named ``covey:ratelimits`` in the ``covey`` namespace and created with
+``get_if_exists``, so every agent of every session on the cluster that sends with the same base
+URL, credential and model class waits in its identity's one queue; a new identity is a new
+scheduler in it, not a new process. It is not detached: it lives as long as the process that
+created it (the node's model gateway, detached itself); when that process goes, the next call
+finds it gone and ``SharedAdmission`` creates it again, which then learns the limits from the next
+reply's headers (docs/rate-limits.md).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import hashlib
 import time
 from dataclasses import replace
 from typing import Any, Awaitable, Callable, Mapping, TypeVar
@@ -27,100 +27,106 @@ from covey.errors import AgentUnavailable
 from covey.events import Event, RateLimitEvent
 from covey.local_rays import NAMESPACE
 from covey.model.base import TokenUsage
-from covey.model.ratelimit import RateScheduler
+from covey.model.ratelimit import RateSchedulers
 from covey.model.ratelimit_signals import Identity, RateLimitSettings
 from covey.model.ratelimit_types import AdmitRequest, Decision, RateSnapshot, Refused, Wait, rate_limit_event
 
 R = TypeVar("R")
 
 
-class _RateLimitActor(RateScheduler):
-    """Ray shell: the plain scheduler's calls as async methods (one event loop: no call interleaves)."""
+class _RateLimitsActor(RateSchedulers):
+    """Ray shell: each identity's scheduler's calls as async methods (one event loop: no call interleaves)."""
 
-    async def ask(self, request: AdmitRequest) -> Decision:
-        return self.admit(request)
+    async def ask(self, identity: Identity, settings: RateLimitSettings | None, request: AdmitRequest) -> Decision:
+        return self.of(identity, settings).admit(request)
 
-    async def replied(self, request_id: str, headers: dict[str, str], usage: TokenUsage | None) -> None:
-        self.record_reply(request_id, headers=headers, usage=usage)
+    async def replied(self, identity: Identity, request_id: str, headers: dict[str, str],
+                      usage: TokenUsage | None) -> None:
+        self.of(identity).record_reply(request_id, headers=headers, usage=usage)
 
-    async def refused(self, request_id: str, status: int, headers: dict[str, str]) -> None:
-        self.record_refusal(request_id, status, headers)
+    async def refused(self, identity: Identity, request_id: str, status: int, headers: dict[str, str]) -> None:
+        self.of(identity).record_refusal(request_id, status, headers)
 
-    async def forget(self, request_id: str) -> None:
-        self.cancel(request_id)
+    async def forget(self, identity: Identity, request_id: str) -> None:
+        self.of(identity).cancel(request_id)
 
-    async def state(self) -> RateSnapshot:
-        return self.snapshot()
+    async def state(self, identity: Identity) -> RateSnapshot:
+        return self.of(identity).snapshot()
+
+    async def states(self) -> list[RateSnapshot]:
+        return self.snapshots()
 
     async def sentinel(self) -> None:
         """Never answers: a watcher learns of this actor's death by the call failing."""
         await asyncio.Event().wait()
 
 
-class RateLimitHandle(TypedHandle[_RateLimitActor]):
+class RateLimitHandle(TypedHandle[_RateLimitsActor]):
+    """The schedulers' actor, as one identity's requests reach it (``settings``: the limits its
+    scheduler starts with, if this caller is the first to name it)."""
+
+    def __init__(self, actor: Any, name: str, identity: Identity, settings: RateLimitSettings | None = None) -> None:
+        super().__init__(actor, name)
+        self.identity, self.settings = identity, settings
+
     async def admit(self, request: AdmitRequest) -> Decision:
-        return await self._call(self.remote.ask, request)
+        return await self._call(self.remote.ask, self.identity, self.settings, request)
 
     async def record_reply(self, request_id: str, headers: Mapping[str, str], usage: TokenUsage | None) -> None:
-        await self._call(self.remote.replied, request_id, dict(headers), usage)
+        await self._call(self.remote.replied, self.identity, request_id, dict(headers), usage)
 
     def tell_reply(self, request_id: str, headers: Mapping[str, str], usage: TokenUsage | None) -> None:
-        self._tell(self.remote.replied, request_id, dict(headers), usage)
+        self._tell(self.remote.replied, self.identity, request_id, dict(headers), usage)
 
     async def record_refusal(self, request_id: str, status: int, headers: Mapping[str, str]) -> None:
-        await self._call(self.remote.refused, request_id, status, dict(headers))
+        await self._call(self.remote.refused, self.identity, request_id, status, dict(headers))
 
     def cancel(self, request_id: str) -> None:
-        self._tell(self.remote.forget, request_id)
+        self._tell(self.remote.forget, self.identity, request_id)
 
     async def snapshot(self) -> RateSnapshot:
-        return await self._call(self.remote.state)
+        return await self._call(self.remote.state, self.identity)
+
+    async def every_snapshot(self) -> list[RateSnapshot]:
+        """Every identity's state (``covey status``)."""
+        return await self._call(self.remote.states)
 
 
 async def scheduler_states(timeout_s: float = 2.0) -> list[dict[str, Any]]:
-    """Every rate scheduler on the cluster, its state as ``covey status`` shows it (one that does
-    not answer in ``timeout_s`` is left out: a status never hangs on a busy actor)."""
-    def handles() -> list[RateLimitHandle]:  # blocking calls to the GCS: off the event loop
-        names = [entry["name"] for entry in ray.util.list_named_actors(all_namespaces=True)
-                 if entry.get("namespace") == NAMESPACE and entry["name"].startswith(ACTOR_PREFIX)]
-        found = []
-        for name in names:
-            try:
-                found.append(RateLimitHandle(ray.get_actor(name, namespace=NAMESPACE), name))
-            except ValueError:  # gone since it was listed
-                continue
-        return found
+    """Every identity's rate scheduler on the cluster, as ``covey status`` shows it (none if the
+    actor does not exist or does not answer in ``timeout_s``: a status never hangs on it)."""
 
-    async def one(handle: RateLimitHandle) -> dict[str, Any] | None:
+    def found() -> Any:  # a blocking call to the GCS: off the event loop
         try:
-            return dataclasses.asdict(await asyncio.wait_for(handle.snapshot(), timeout_s))
-        except Exception:  # gone or busy: not shown
+            return ray.get_actor(ACTOR_NAME, namespace=NAMESPACE)
+        except ValueError:  # nobody has sent a request yet
             return None
 
-    states = await asyncio.gather(*map(one, await asyncio.to_thread(handles)))
-    return [state for state in states if state is not None]
+    actor = await asyncio.to_thread(found)
+    if actor is None:
+        return []
+    handle = RateLimitHandle(actor, ACTOR_NAME, Identity("", "", ""))
+    try:
+        return [dataclasses.asdict(state) for state in await asyncio.wait_for(handle.every_snapshot(), timeout_s)]
+    except Exception:  # gone or busy: not shown
+        return []
 
 
-ACTOR_PREFIX = "covey:ratelimit:"
-
-
-def actor_name(identity: Identity) -> str:
-    """``covey:ratelimit:<hash of the identity's key>``: short, and safe whatever the base URL holds."""
-    return f"{ACTOR_PREFIX}{hashlib.sha256(identity.key.encode()).hexdigest()[:16]}"
+ACTOR_NAME = "covey:ratelimits"
+"""The one actor of a cluster that holds every identity's scheduler."""
 
 
 def rate_limit_handle(identity: Identity, settings: RateLimitSettings | None = None) -> RateLimitHandle:
-    """The identity's scheduler actor, created if nobody has yet (then with ``settings``; an
-    existing actor keeps the limits it was created with)."""
-    name = actor_name(identity)
-    options: dict[str, Any] = dict(name=name, namespace=NAMESPACE, get_if_exists=True)
-    actor = _actor_class().options(**options).remote(identity, settings)
-    return RateLimitHandle(actor, name)
+    """``identity``'s way to the cluster's schedulers' actor, created if nobody has yet; its
+    scheduler is made with ``settings`` if this caller is the first to name it (an existing
+    one keeps the limits it was made with)."""
+    options: dict[str, Any] = dict(name=ACTOR_NAME, namespace=NAMESPACE, get_if_exists=True)
+    return RateLimitHandle(_actor_class().options(**options).remote(), ACTOR_NAME, identity, settings)
 
 
 @functools.cache
 def _actor_class() -> Any:
-    return actor_class(_RateLimitActor)
+    return actor_class(_RateLimitsActor)
 
 
 _HANDLES: dict[str, RateLimitHandle] = {}

@@ -252,3 +252,21 @@ class RateScheduler:
                             {name: bucket.view(now) for name, bucket in self.buckets.items()},
                             self._paused_until if self._paused_until > now else None,
                             min(resets) if resets else None, waiting)
+
+
+class RateSchedulers:
+    """Every API identity's scheduler, in one place (the one actor of a cluster holds them, so a
+    new identity costs a dictionary entry, not a process): each made on first use, with the limits
+    set by hand of the caller that first named it."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self.by_key: dict[str, RateScheduler] = {}
+
+    def of(self, identity: Identity, settings: RateLimitSettings | None = None) -> RateScheduler:
+        if (scheduler := self.by_key.get(identity.key)) is None:
+            scheduler = self.by_key[identity.key] = RateScheduler(identity, settings, clock=self.clock)
+        return scheduler
+
+    def snapshots(self) -> list[RateSnapshot]:
+        return [scheduler.snapshot() for scheduler in self.by_key.values()]

@@ -11,7 +11,7 @@ import anthropic
 import pytest
 import ray
 
-from covey.actors.ratelimit import actor_name, rate_limit_handle
+from covey.actors.ratelimit import ACTOR_NAME, rate_limit_handle
 from covey.model.ratelimit_signals import RateLimitSettings, identity_for
 from tests.fake_ratelimited_api import FakeRateLimitedAPI
 
@@ -68,7 +68,7 @@ def test_two_processes_share_one_scheduler_and_get_no_429() -> None:
         assert time.time() - started >= 4.5  # one a second, as the API refills
         snapshot = asyncio.run(handle.snapshot())
         assert snapshot.identity == identity.key and snapshot.queued == 0 and snapshot.in_flight == 0
-        assert ray.get_actor(actor_name(identity), namespace="covey") is not None
+        assert ray.get_actor(ACTOR_NAME, namespace="covey") is not None  # one actor holds every identity's
         handle.kill()
         for sender in senders:
             ray.kill(sender)

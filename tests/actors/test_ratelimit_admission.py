@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Mapping, cast
 
-from covey.actors.ratelimit import RateLimitHandle, SharedAdmission, actor_name
+from covey.actors.ratelimit import RateLimitHandle, SharedAdmission
 from covey.errors import AgentUnavailable
 from covey.events import Event, RateLimitEvent
 from covey.model.base import TokenUsage
-from covey.model.ratelimit import RateScheduler
+from covey.model.ratelimit import RateScheduler, RateSchedulers
 from covey.model.ratelimit_signals import Identity, RateLimitSettings, identity_for
-from covey.model.ratelimit_types import AdmitRequest, Decision, Wait
+from covey.model.ratelimit_types import AdmitRequest, Admitted, Decision, Wait
 
 KEY = "sk-ant-secret-value"
 IDENTITY = identity_for("https://api.anthropic.com", KEY, "claude-sonnet-4-6")
@@ -96,11 +96,17 @@ def test_a_reply_is_told_to_the_scheduler_without_waiting() -> None:
     assert made[0].told == ["r1"]
 
 
-def test_the_actor_name_never_holds_the_credential() -> None:
-    name = actor_name(IDENTITY)
-    assert name.startswith("covey:ratelimit:") and KEY not in name and IDENTITY.credential_hash not in name
-    assert actor_name(identity_for("https://api.anthropic.com", KEY, "claude-sonnet-4-5")) == name  # one class
-    assert actor_name(identity_for("https://api.anthropic.com", "other", "claude-sonnet-4-6")) != name
+def test_one_holder_keeps_a_scheduler_per_identity_made_with_its_first_callers_limits() -> None:
+    schedulers = RateSchedulers(clock=lambda: 1000.0)
+    first = schedulers.of(IDENTITY, RateLimitSettings(requests_per_minute=1))
+    assert schedulers.of(identity_for("https://api.anthropic.com", KEY, "claude-sonnet-4-5")) is first  # one class
+    assert schedulers.of(IDENTITY, RateLimitSettings(requests_per_minute=500)).settings.requests_per_minute == 1
+    other = schedulers.of(identity_for("https://api.anthropic.com", "other", "claude-sonnet-4-6"))
+    assert other is not first and len(schedulers.snapshots()) == 2
+    assert isinstance(first.admit(AdmitRequest("r1", 10, 16)), Admitted)
+    assert isinstance(first.admit(AdmitRequest("r3", 10, 16)), Wait)  # one request a minute, taken: r3 waits
+    assert isinstance(other.admit(AdmitRequest("r2", 10, 16)), Admitted)  # another identity's bucket
+    assert KEY not in repr(schedulers.snapshots())  # the identity holds a hash of the credential only
 
 
 def test_an_agent_runs_real_model_is_paced_the_main_agent_and_sync_children_in_front(monkeypatch) -> None:

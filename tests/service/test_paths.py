@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -76,8 +77,12 @@ def test_someone_elses_directory_is_refused(tmp_path, monkeypatch):
 
 def test_the_default_is_under_home_and_a_long_home_falls_back_to_tmp(tmp_path, monkeypatch):
     monkeypatch.delenv("COVEY_SERVICE_DIR", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    assert service_dir() == tmp_path / ".covey" / "service"
+    short = Path(tempfile.mkdtemp(prefix="ch-", dir="/tmp"))  # pytest's tmp_path may itself be too long
+    try:
+        monkeypatch.setenv("HOME", str(short))
+        assert service_dir() == short / ".covey" / "service"
+    finally:
+        short.rmdir()
     long_home = tmp_path / ("h" * SOCKET_PATH_MAX)
     monkeypatch.setenv("HOME", str(long_home))
     fallback = service_dir()
