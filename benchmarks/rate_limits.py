@@ -136,6 +136,18 @@ def _env(tmp: Path) -> dict[str, str]:
             "RAY_TMPDIR": tempfile.mkdtemp(prefix="cb-", dir="/tmp"), "COVEY_MAX_CONCURRENT_AGENTS": "200"}
 
 
+def _start_service(env: dict[str, str], attempts: int = 4) -> dict[str, Any]:
+    """``covey start`` until the service answers: on a loaded machine its Ray can take longer to
+    start than the client waits (a retry waits for the one already starting)."""
+    started, said = time.monotonic(), ""
+    for _ in range(attempts):
+        done = subprocess.run([*_covey(), "start"], env=env, capture_output=True, text=True, timeout=600)
+        if done.returncode == 0:
+            return {"s": round(time.monotonic() - started, 1), "attempts": _ + 1}
+        said = (done.stderr or done.stdout)[-400:]
+    raise RuntimeError(f"the covey service did not start: {said}")
+
+
 def _start(env: dict[str, str], project: Path, mark: str) -> subprocess.Popen[str]:
     return subprocess.Popen([*_covey(), "-p", f"{mark}: fan out", "--output-format", "stream-json", "--verbose"],
                             cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -275,6 +287,7 @@ def measure(tmp: Path, sizes: argparse.Namespace) -> dict[str, Any]:
         "queued": lambda: _queued(env, project, sizes.queued, sizes.queued_at_once),
     }
     try:
+        out["service_start"] = _start_service(env)
         for name, step in steps.items():
             if only is None or name in only:
                 log(f"rate_limits: {name}")
