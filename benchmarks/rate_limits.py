@@ -211,11 +211,15 @@ def _done_means(env: dict[str, str], project: Path, n: int, rpm: int) -> dict[st
     with FakeRateLimitedAPI(requests_per_minute=rpm, reply=replies) as api:
         run_env = {**env, "ANTHROPIC_BASE_URL": api.url}
         proc = _start(run_env, project, "RLB-0")
-        while proc.poll() is None:
-            time.sleep(2.0)
+        finished: dict[str, Any] = {}
+        # Its stream is read while it runs: a full pipe would stop the run's output.
+        reader = threading.Thread(target=lambda: finished.update(_finish(proc, 3600)), daemon=True)
+        reader.start()
+        while reader.is_alive():
+            reader.join(2.0)
             status = subprocess.run([*_covey(), "status"], env=run_env, capture_output=True, text=True, timeout=120)
             rate_lines += [line for line in status.stdout.splitlines() if line.startswith("  rate ")]
-        run = _finish(proc, 60)
+        run = finished
         del run["_own"], run["_waits"]
     waiting = [line for line in rate_lines if not re.search(r": 0 waiting", line)]
     return {"children": n, "requests_per_minute": rpm, **_served(api, {"requests": rpm}), "run": run,
@@ -299,6 +303,7 @@ def measure(tmp: Path, sizes: argparse.Namespace) -> dict[str, Any]:
     finally:
         out["stop"] = _stop(env)
         shutil.rmtree(env["COVEY_SERVICE_DIR"], ignore_errors=True)
+        shutil.rmtree(env["RAY_TMPDIR"], ignore_errors=True)
     return out
 
 
