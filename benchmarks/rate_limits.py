@@ -68,6 +68,8 @@ class Children:
         self.outcomes: dict[str, Outcome] = {}
         """Per main agent (its mark): every notice and result that reached it."""
         self.finished = 0
+        self.unmarked: list[str] = []
+        """Requests with the main agent's system prompt but no scenario mark (their starts)."""
         """Children that were answered their last turn."""
         self._lock = threading.Lock()
 
@@ -75,7 +77,13 @@ class Children:
         system = json.dumps(body.get("system") or "")
         assistants = sum(1 for m in body["messages"] if m["role"] == "assistant")
         if "You are covey" in system:
-            mark = re.search(r"RLB-\d+", json.dumps(body["messages"])).group(0)
+            found = re.search(r"RLB-\d+", json.dumps(body["messages"]))
+            if found is None:  # its first message is gone (compacted): the one main agent's, if one
+                with self._lock:
+                    self.unmarked.append(json.dumps(body["messages"])[:300])
+                if len(self.outcomes) != 1:
+                    return {"text": "ok"}
+            mark = found.group(0) if found else next(iter(self.outcomes))
             if assistants == 0:
                 return {"content": [self._agent_call(mark, i) for i in range(self.n)]}
             last = max(i for i, m in enumerate(body["messages"]) if m["role"] == "assistant")
@@ -109,6 +117,10 @@ class Children:
                     len(s) - 1 for s in seen.notices.values()),
                 "failed": sum(1 for s in seen.notices.values() if "completed" not in s) + len(seen.errors),
                 "notices": sum(len(s) for s in seen.notices.values())}
+
+
+    def unmarked_figures(self) -> dict[str, Any]:
+        return {"unmarked_main_requests": len(self.unmarked), "unmarked_sample": self.unmarked[:2]}
 
 
 class CacheReads:
@@ -201,7 +213,7 @@ def _scenario(env: dict[str, str], project: Path, n: int, limits: dict[str, int]
         del run["_own"], run["_waits"]
     return {"children_per_session": n, "sessions": sessions, "limits_per_minute": limits, "wall_s": round(wall, 1),
             **_served(api, limits), "runs": runs,
-            "children": [replies.tally(f"RLB-{k}") for k in range(sessions)]}
+            "children": [replies.tally(f"RLB-{k}") for k in range(sessions)], **replies.unmarked_figures()}
 
 
 def _done_means(env: dict[str, str], project: Path, n: int, rpm: int) -> dict[str, Any]:
@@ -223,7 +235,7 @@ def _done_means(env: dict[str, str], project: Path, n: int, rpm: int) -> dict[st
         del run["_own"], run["_waits"]
     waiting = [line for line in rate_lines if not re.search(r": 0 waiting", line)]
     return {"children": n, "requests_per_minute": rpm, **_served(api, {"requests": rpm}), "run": run,
-            "tally": replies.tally("RLB-0"), "status_polls_with_rate_lines": len(rate_lines),
+            "tally": replies.tally("RLB-0"), **replies.unmarked_figures(), "status_polls_with_rate_lines": len(rate_lines),
             "status_rate_lines_with_a_queue": len(waiting), "status_sample": (waiting or rate_lines)[:3]}
 
 
@@ -261,7 +273,7 @@ def _queued(env: dict[str, str], project: Path, n: int, at_once: int) -> dict[st
             sampler.join()
     after = [s for s in samples if s["finished"] >= at_once]
     return {"children": n, "at_once": at_once, "wall_s": round(time.monotonic() - started, 1), "run": run,
-            "tally": replies.tally("RLB-0"), "served": api.count(200),
+            "tally": replies.tally("RLB-0"), **replies.unmarked_figures(), "served": api.count(200),
             "uss_mib_after_first": after[0]["uss_mib"] if after else None,
             "uss_mib_max_after_first": max((s["uss_mib"] for s in after), default=None),
             "uss_mib_last": samples[-1]["uss_mib"] if samples else None, "samples": samples}
