@@ -2,7 +2,7 @@
 
     python -m benchmarks.run [--quick] [--only NAME[,NAME]] [--out benchmarks/results/latest.json]
 
-``startup`` and ``cli_fanout`` run first, before this process starts its own Ray (each
+``startup``, ``cli_fanout`` and the other cases of the real ``covey`` command run first, before this process starts its own Ray (each
 ``covey -p`` starts and stops a private one); every other case shares one local Ray.
 """
 
@@ -21,9 +21,9 @@ from typing import Any
 from benchmarks.common import log, machine, prepare_env, start_ray
 
 CASES = [
-    "cli", "sdk", "startup", "cli_fanout", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "task_claims", "mailbox", "leaks", "memory", "fork",
+    "cli", "sdk", "startup", "cli_fanout", "rate_limits", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "task_claims", "mailbox", "leaks", "memory", "fork",
 ]
-CLI_CASES = ("cli", "sdk", "startup", "cli_fanout")
+CLI_CASES = ("cli", "sdk", "startup", "cli_fanout", "rate_limits")
 """Cases that run the real ``covey`` command, each run with a private Ray: before this process starts one."""
 MODULES = {"spawn_latency": "spawn", "notify_latency": "spawn", "task_claims": "teams", "mailbox": "teams"}
 FUNCTIONS = {"notify_latency": "run_notify", "task_claims": "run_claims", "mailbox": "run_mailbox"}

@@ -72,6 +72,7 @@ class FakeRateLimitedAPI:
     def __init__(self, *, requests_per_minute: int | None = None, input_tokens_per_minute: int | None = None,
                  output_tokens_per_minute: int | None = None, output_tokens: int = 5,
                  count_input: Callable[[dict[str, Any]], int] = prompt_tokens,
+                 cache_reads: Callable[[dict[str, Any]], int] | None = None,
                  clock: Callable[[], float] = time.time,
                  reply: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.clock = clock
@@ -81,6 +82,10 @@ class FakeRateLimitedAPI:
         self.buckets = {name: _Bucket(float(limit), float(limit), now) for name, limit in limits.items() if limit}
         self.output_tokens = output_tokens
         self.count_input = count_input
+        self.cache_reads = cache_reads
+        """The part of a prompt's input tokens its cache serves (a function of the body, so the same
+        on every call): left out of the input bucket, as the API does on current models, and
+        reported in the reply's usage as ``cache_read_input_tokens``."""
         self.reply = reply or (lambda body: {"text": "ok"})
         """What a served request answers (``tests/fake_messages_api.py``'s reply shape: ``text`` or
         ``content``); called with the request body, after its tokens were taken."""
@@ -111,9 +116,14 @@ class FakeRateLimitedAPI:
     def count(self, status: int) -> int:
         return sum(entry.status == status for entry in self.log)
 
+    def input_of(self, body: dict[str, Any]) -> tuple[int, int]:
+        """(input tokens counted toward the limit, cache reads) of one request."""
+        read = min(self.cache_reads(body), self.count_input(body)) if self.cache_reads else 0
+        return self.count_input(body) - read, read
+
     def decide(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | None, dict[str, str]]:
         """(status, error body or None, headers) for one request; takes from the buckets if it is served."""
-        input_tokens, max_tokens = self.count_input(body), int(body.get("max_tokens", 0))
+        input_tokens, max_tokens = self.input_of(body)[0], int(body.get("max_tokens", 0))
         needs = {"requests": 1, "input_tokens": input_tokens, "output_tokens": max_tokens}
         with self._lock:
             now = self.clock()
@@ -170,7 +180,8 @@ def _handler_for(api: FakeRateLimitedAPI) -> type[BaseHTTPRequestHandler]:
             if error is not None:
                 self._send(status, json.dumps(error).encode(), "application/json", headers)
                 return
-            usage = {"input_tokens": api.count_input(body), "output_tokens": api.output_tokens}
+            counted, read = api.input_of(body)
+            usage = {"input_tokens": counted, "cache_read_input_tokens": read, "output_tokens": api.output_tokens}
             message = _message({**api.reply(body), "usage": usage}, body["model"])
             if not body.get("stream"):
                 self._send(200, json.dumps(message).encode(), "application/json", headers)

@@ -79,6 +79,17 @@ def test_input_and_output_token_buckets() -> None:
         assert left == 600 - 2 * api.log[0].input_tokens
 
 
+def test_cache_reads_are_left_out_of_the_input_bucket_and_reported() -> None:
+    with FakeRateLimitedAPI(input_tokens_per_minute=600, count_input=lambda body: 500,
+                            cache_reads=lambda body: 450, clock=Clock()) as api:
+        for _ in range(3):  # 3 × 500 would not fit in 600; 3 × 50 does
+            raw = send(api)
+        usage = raw.parse().usage
+        assert (usage.input_tokens, usage.cache_read_input_tokens) == (50, 450)
+        assert raw.headers["anthropic-ratelimit-input-tokens-remaining"] == "450"
+        assert [entry.input_tokens for entry in api.log] == [50, 50, 50]
+
+
 def test_overload_bursts_answer_529_then_serve() -> None:
     with FakeRateLimitedAPI(requests_per_minute=100) as api:
         api.overload(2, retry_after_s=3)
