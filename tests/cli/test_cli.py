@@ -88,8 +88,8 @@ def _main_with_three_sync_children(body):
 @pytest.mark.parametrize("output_format", ["json", "stream-json"])
 def test_the_result_counts_what_every_agent_spent(output_format, tmp_path):
     with FakeMessagesAPI(replies=[_main_with_three_sync_children]) as api:
-        done = covey("-p", "go", "--output-format", output_format, "--model", "claude-sonnet-4-6", cwd=tmp_path,
-                     env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+        done = covey_here("-p", "go", "--output-format", output_format, "--model", "claude-sonnet-4-6", cwd=tmp_path,
+                          env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.splitlines()[-1])
     assert result["type"] == "result" and result["result"] == "all done" and len(api.requests) == 5
