@@ -40,6 +40,23 @@ for path in (_SANDBOX / "home", _SANDBOX / "ray"):
 
 pytest_plugins = ["tests.fake_messages_api", "pytester"]
 
+
+def _compile_covey() -> None:
+    """Bytecode for covey's modules, when this environment forbids writing it on import
+    (``PYTHONDONTWRITEBYTECODE``, as in CI's sandbox): an editable install has none, so each of
+    the suite's hundreds of processes (Ray workers, ``covey`` subprocesses, kernels) would
+    compile every module again, about half a second of CPU each. A no-op once compiled."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        return
+    import compileall
+
+    import covey
+
+    compileall.compile_dir(Path(covey.__file__).parent, quiet=1)
+
+
+_compile_covey()
+
 RAY_CPUS = 2
 KIT_POOL_HALF_LIFE_S = 15.0
 
@@ -82,6 +99,19 @@ def kit_pool(ray_session):
     handle.kill()
 
 
+@pytest.fixture(scope="session")
+def shared_service():
+    """One real covey service (its own HOME, service dir and Ray: tests/service/served.py) for
+    every test that needs a service serving run after run, as a user's serves: the SDK suite,
+    the fault suite, a killed client, the private-files check. Started at its first use and
+    stopped, with everything it started, at the end of the session. A test of the service's own
+    start or stop makes its own (tests/service/test_service_ray.py)."""
+    from tests.service.served import served_service
+
+    with served_service(start=True) as served:
+        yield served
+
+
 @pytest.fixture
 def served_kits(kit_pool, monkeypatch):
     """This test's sessions (``Session``, ``covey.run``, an in-process ``covey -p``) borrow
@@ -121,9 +151,11 @@ class RayNotAllowed(RuntimeError):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Safety net: a test that requests ``ray_session`` (itself or through a fixture) is in the ``ray`` tier."""
+    """Safety net: a test that requests ``ray_session`` or ``shared_service`` (itself or through a
+    fixture) is in the ``ray`` tier."""
     for item in items:
-        if "ray_session" in getattr(item, "fixturenames", ()) and item.get_closest_marker("ray") is None:
+        needs_ray = {"ray_session", "shared_service"} & set(getattr(item, "fixturenames", ()))
+        if needs_ray and item.get_closest_marker("ray") is None:
             item.add_marker(pytest.mark.ray)
 
 

@@ -1,4 +1,6 @@
-"""The local Ray covey starts: it stays on loopback, and ``covey ps`` finds it (and no other Ray)."""
+"""The local Ray covey starts: it stays on loopback, and ``covey ps`` finds it (and no other Ray).
+
+One test, as the Ray it starts is the slow part."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,58 +18,30 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.ray  # each test starts its own Rays in subprocesses
-
-PROBE = textwrap.dedent("""
-    import json
-    import ray  # imported before covey, as in a notebook
-    from covey.ray_runtime import ensure_ray
-
-    started = ensure_ray(num_cpus=1)
-    context = ray.get_runtime_context()
-    print(json.dumps({"started": started, "gcs": context.gcs_address,
-                      "nodes": [n["NodeManagerAddress"] for n in ray.nodes()]}))
-    ray.shutdown()
-""")
-
-
-def test_a_local_ray_binds_loopback_when_ray_was_imported_first():
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
-    with tempfile.TemporaryDirectory(prefix="cvr-", dir="/tmp") as short:  # Ray's socket paths have a length limit
-        env["RAY_TMPDIR"] = short
-        out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    seen = json.loads(out.stdout.strip().splitlines()[-1])
-    assert seen["started"] is True
-    assert seen["nodes"] == ["127.0.0.1"]
-    assert seen["gcs"].startswith("127.0.0.1:")
-
+pytestmark = pytest.mark.ray  # the test joins the shared Ray and starts its own in a subprocess
 
 HOLD = textwrap.dedent("""
     import asyncio, json, sys
-    import ray
+    import ray  # imported before covey, as in a notebook
     from covey.model.scripted import ScriptedModel
     from covey.session import Session
 
     session = Session(cwd=sys.argv[1], model=ScriptedModel.from_dict({"rules": []}), pool_size=0)
     asyncio.run(session.start())  # a session's actors, as covey -p has them while it runs
-    print(json.dumps({"session": session.session_id, "gcs": ray.get_runtime_context().gcs_address}), flush=True)
+    print(json.dumps({"session": session.session_id, "gcs": ray.get_runtime_context().gcs_address,
+                      "nodes": [node["NodeManagerAddress"] for node in ray.nodes()]}), flush=True)
     sys.stdin.read()  # until the test closes it
     session.close()
 """)
 
 
 def _env(home: Path, ray_tmp: str) -> dict[str, str]:
-    """A user's shell: own HOME and Ray temp dir, no address, no auth settings of its own."""
+    """A user's shell: own HOME and Ray temp dir, no address, no auth or network settings of its own
+    (no ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``, which tests/conftest.py sets: covey keeps a Ray it
+    starts on loopback by itself)."""
     home.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH")}
-    return {**env, "HOME": str(home), "RAY_TMPDIR": ray_tmp, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    drop = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
+    return {**{k: v for k, v in os.environ.items() if k not in drop}, "HOME": str(home), "RAY_TMPDIR": ray_tmp}
 
 
 def _stop_processes_of(ray_tmp: str) -> None:
@@ -101,22 +74,15 @@ def covey(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "covey", *args], env=env, capture_output=True, text=True, timeout=90)
 
 
-def test_covey_ps_finds_covey_rays_only_and_joins_an_authenticated_ray_by_address(tmp_path):
-    foreign_tmp = tempfile.mkdtemp(prefix="cvf-", dir="/tmp")  # Ray's socket paths have a length limit
-    covey_tmp = tempfile.mkdtemp(prefix="cvr-", dir="/tmp")
+def test_covey_rays_are_on_loopback_and_ps_finds_them_only_and_joins_one_by_address(tmp_path, ray_session):
+    covey_tmp = tempfile.mkdtemp(prefix="cvr-", dir="/tmp")  # Ray's socket paths have a length limit
     env = _env(tmp_path / "home", covey_tmp)
     runs = tmp_path / "home" / ".covey" / "run"
     holder = None
+    # Someone else's Ray on this machine, the test session's (no token: anyone may join it; Ray's
+    # "auto" would take it, found by its processes): covey neither lists nor joins it.
+    foreign = ray_session.get_runtime_context().gcs_address
     try:
-        # Someone else's Ray on this machine (no token: anyone may join it) -- Ray's "auto" would take it.
-        port = _free_port()
-        started = subprocess.run(
-            [str(Path(sys.executable).parent / "ray"), "start", "--head", "--port", str(port),
-             "--node-ip-address", "127.0.0.1", "--temp-dir", foreign_tmp, "--num-cpus", "0",
-             "--include-dashboard", "false", "--disable-usage-stats"],
-            env=_env(tmp_path / "other", foreign_tmp), capture_output=True, text=True, timeout=120)
-        assert started.returncode == 0, started.stderr[-2000:]
-
         alone = covey("ps", env=env)
         assert alone.returncode == 1 and "no covey run is active" in alone.stderr, alone.stderr[-2000:]
 
@@ -125,20 +91,22 @@ def test_covey_ps_finds_covey_rays_only_and_joins_an_authenticated_ray_by_addres
         line = holder.stdout.readline()
         assert line, holder.stderr.read()[-2000:]
         run = json.loads(line)
+        # The Ray covey started (with Ray imported first, as in a notebook) is on loopback.
+        assert run["nodes"] == ["127.0.0.1"] and run["gcs"].startswith("127.0.0.1:")
         record = json.loads((runs / f"ray-{holder.pid}.json").read_text())
-        assert record["gcs_address"] == run["gcs"] and run["gcs"].startswith("127.0.0.1:")
+        assert record["gcs_address"] == run["gcs"]
         assert Path(record["token_path"]).is_file()
         # The token of the Ray covey started is the user's alone (covey/ray_token.py).
         assert os.stat(record["token_path"]).st_mode & 0o777 == 0o600
         assert os.stat(tmp_path / "home" / ".ray").st_mode & 0o777 == 0o700
         # A stale file of a dead driver, pointing at the foreign Ray: ignored and removed.
         stale = runs / f"ray-{_dead_pid()}.json"
-        stale.write_text(json.dumps({**record, "pid": int(stale.stem[4:]), "gcs_address": f"127.0.0.1:{port}"}))
+        stale.write_text(json.dumps({**record, "pid": int(stale.stem[4:]), "gcs_address": foreign}))
 
         listing = covey("ps", env=env)
         assert listing.returncode == 0, listing.stderr[-2000:]
         assert listing.stdout.startswith(f"session {run['session'][:8]}: 0 agents"), listing.stdout
-        assert str(port) not in listing.stdout + listing.stderr and not stale.exists()
+        assert foreign.rsplit(":", 1)[1] not in listing.stdout + listing.stderr and not stale.exists()
 
         by_address = covey("ps", "--address", run["gcs"], env=env)
         assert by_address.returncode == 0, by_address.stderr[-2000:]
@@ -150,8 +118,6 @@ def test_covey_ps_finds_covey_rays_only_and_joins_an_authenticated_ray_by_addres
                 holder.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 holder.kill()
-        _stop_processes_of(foreign_tmp)
         _stop_processes_of(covey_tmp)
-        shutil.rmtree(foreign_tmp, ignore_errors=True)
         shutil.rmtree(covey_tmp, ignore_errors=True)
     assert holder.returncode == 0 and not (runs / f"ray-{holder.pid}.json").exists()

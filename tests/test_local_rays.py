@@ -13,7 +13,7 @@ import pytest
 import ray
 
 from covey import local_rays
-from covey.errors import UserError
+from covey.errors import AgentUnavailable, UserError
 from covey.observe import inspect
 
 
@@ -153,10 +153,12 @@ def test_a_session_is_found_on_whichever_covey_ray_runs_it(two_covey_rays):
 
 
 class _Registry:
-    def __init__(self, session_id, records, name="covey:kit-abc123:registry"):
-        self._session_id, self._records, self.name = session_id, records, name
+    def __init__(self, session_id, records, name="covey:kit-abc123:registry", gone=False):
+        self._session_id, self._records, self.name, self.gone = session_id, records, name, gone
 
     async def records(self):
+        if self.gone:
+            raise AgentUnavailable(f"actor {self.name!r} is gone: The actor died unexpectedly")
         return self._records
 
     async def session(self):
@@ -172,7 +174,11 @@ def test_sessions_are_named_by_their_registrys_session_and_idle_kits_are_skipped
     record = SimpleNamespace(agent_id="agent-1", agent_type="main", status="running", description="the run", rate_wait=None,
                              live=True, cost_usd=0.0)
     own = _Registry("fresh000-z", [], name="covey:fresh000:registry")  # a session's own, started, no agent yet
-    monkeypatch.setattr(inspect, "registries", lambda: [_Registry("idle0000-x", []), _Registry("used0000-y", [record]), own])
+    # A kit the service let go (or a session that ended) between the listing and the question: not running.
+    gone = _Registry("gone0000-w", [record], name="covey:kit-dead00:registry", gone=True)
+    monkeypatch.setattr(inspect, "registries",
+                        lambda: [_Registry("idle0000-x", []), gone, _Registry("used0000-y", [record]), own])
     listing = inspect.run(inspect.ps_text())
     assert "session used0000" in listing and "idle0000" not in listing and "session fresh000: 0 agents" in listing
+    assert "gone0000" not in listing
     assert list(inspect.run(inspect.running_sessions())) == ["used0000", "fresh000"]

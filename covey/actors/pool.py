@@ -5,7 +5,8 @@ creates real actors. The registry actor owns the session's pool, so a launch
 is one call: reserve a slot and take a warm actor. An actor goes back into the pool only if its runner
 reports a clean reset (no run, no task, no child process, no extra file
 descriptor) and it has served fewer than ``max_uses`` runs; otherwise it is
-killed. Refills happen in the background, once a lane has fallen under half its size.
+killed. A lane starts at its floor and grows with the session's demand up to its size;
+refills happen in the background, once a lane has fallen under half its target.
 """
 
 from __future__ import annotations
@@ -45,16 +46,40 @@ def default_pool_size(env: Mapping[str, str] | None = None) -> int:
     return min(16, max(4, 4 * (os.cpu_count() or 1)))
 
 
+def default_pool_floor(env: Mapping[str, str] | None = None) -> int:
+    """Agent actors ready before any demand: ``COVEY_POOL_FLOOR`` (default 2: a main agent and one child)."""
+    return max(0, int((os.environ if env is None else env).get("COVEY_POOL_FLOOR") or 2))
+
+
+def session_floors(sizes: Mapping[str, int]) -> dict[str, int]:
+    """A session's own pool starts its home lane at the floor (its size if smaller); the
+    other lanes start empty and grow with demand."""
+    return {lane: min(size, default_pool_floor()) if lane == "home" else 0 for lane, size in sizes.items()}
 
 
 class WarmPool(Generic[H]):
+    """A session's own pool of ready agent actors, lane by lane.
+
+    ``sizes`` caps what a lane is refilled to; ``floors`` is what it starts with (default: its
+    size). Between the two a lane grows with the session's demand: it is refilled to the most
+    of its actors the session has had out at once, so a run of three agents keeps three ready,
+    not the whole size (each process costs about a second of CPU to start).
+    """
+
     def __init__(
         self, create: Callable[[str], Awaitable[H]], sizes: dict[str, int], *, max_uses: int = DEFAULT_MAX_USES,
-        refill_delay_s: float = REFILL_DELAY_S,
+        refill_delay_s: float = REFILL_DELAY_S, floors: dict[str, int] | None = None,
     ) -> None:
         self.create = create
         self.sizes = dict(sizes)
-        """What a lane is refilled to."""
+        """The most a lane is refilled to."""
+        self.floors = {lane: min(size, (floors if floors is not None else sizes).get(lane, 0))
+                       for lane, size in self.sizes.items()}
+        """What a lane is filled to before any demand."""
+        self.out: dict[str, int] = defaultdict(int)
+        """A lane's actors taken and not given back."""
+        self.peak: dict[str, int] = defaultdict(int)
+        """The most of a lane's actors out at once: the demand the lane is refilled for."""
         self.warmed: dict[str, int] = {}
         """What ``warm`` grew a lane to: kept when given back, not refilled (see ``warm``)."""
         self.max_uses = max_uses
@@ -76,6 +101,8 @@ class WarmPool(Generic[H]):
         queue = self.ready[lane]
         actor = queue.pop() if queue else await self._new(lane)
         self.uses[actor] = self.uses.get(actor, 0) + 1
+        self.out[lane] += 1
+        self.peak[lane] = max(self.peak[lane], self.out[lane])
         self.refill(lane)
         return actor
 
@@ -88,6 +115,7 @@ class WarmPool(Generic[H]):
         take the report with it.
         """
         lane = self.lane_of.get(actor, "home")
+        self.out[lane] = max(0, self.out[lane] - 1)
         if clean is None:
             clean = await actor.reset()
         # Up to twice the pool size stays warm: a refill during a burst may already have
@@ -134,12 +162,17 @@ class WarmPool(Generic[H]):
         self._due.discard(lane)
         self.fill(lane)
 
+    def target(self, lane: str) -> int:
+        """What the lane is filled to: its floor, or the most actors the session has had out
+        at once if that is more, never over its size."""
+        return min(self.sizes.get(lane, 0), max(self.floors.get(lane, 0), self.peak[lane]))
+
     def _under_half(self, lane: str) -> bool:
-        return len(self.ready[lane]) + self.starting[lane] < (self.sizes.get(lane, 0) + 1) // 2
+        return len(self.ready[lane]) + self.starting[lane] < (self.target(lane) + 1) // 2
 
     def fill(self, lane: str) -> None:
-        """Start actors until the lane holds its size again, once it has fallen under half of it."""
-        size = self.sizes.get(lane, 0)
+        """Start actors until the lane holds its target again, once it has fallen under half of it."""
+        size = self.target(lane)
         have = len(self.ready[lane]) + self.starting[lane]
         if self._under_half(lane):
             self._filling.add(lane)
@@ -170,7 +203,7 @@ class WarmPool(Generic[H]):
         return {
             "ready": {lane: len(q) for lane, q in self.ready.items()},
             "starting": dict(self.starting), "sizes": dict(self.sizes), "warmed": dict(self.warmed),
-            "created": self.created,
+            "targets": {lane: self.target(lane) for lane in self.sizes}, "created": self.created,
         }
 
     async def _start_one(self, lane: str) -> None:

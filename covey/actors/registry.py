@@ -16,7 +16,7 @@ import ray
 from covey.actors.base import RayActor, RayActorClass, actor_class
 from covey.actors.handle import AgentHandle
 from covey.actors.mailbox import MailboxHandle
-from covey.actors.pool import AgentFactory, BorrowedPool, WarmPool
+from covey.actors.pool import AgentFactory, BorrowedPool, WarmPool, session_floors
 from covey.registry.protocols import Lender, Pool
 from covey.actors.registry_handle import RegistryHandle
 from covey.limits import Limits
@@ -42,7 +42,7 @@ class _RegistryActor(Supervisor[AgentHandle]):
         else:
             peers: tuple[RayActor, ...] = (ray.get_runtime_context().current_actor, mailbox)
             factory = AgentFactory(session_id, home_node_id, preload=preload, peers=peers)
-            warm = WarmPool(factory.create, pool_sizes or {})
+            warm = WarmPool(factory.create, pool_sizes or {}, floors=session_floors(pool_sizes or {}))
             for lane in pool_sizes or {}:
                 warm.fill(lane)
             pool = warm

@@ -29,7 +29,7 @@ from covey.actors.base import RayActor, RayActorClass, TypedHandle, actor_class
 from covey.actors.demand import DEFAULT_HALF_LIFE_S, DemandPool, SharedPoolStats
 from covey.actors.handle import AgentHandle
 from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
-from covey.actors.pool import AgentFactory
+from covey.actors.pool import AgentFactory, default_pool_floor
 from covey.ids import new_session_id
 from covey.local_rays import NAMESPACE
 from covey.actors.registry import registry_actor_class
@@ -57,7 +57,7 @@ def default_half_life_s() -> float:
 def default_floors() -> dict[str, int]:
     """Ready when idle: ``COVEY_POOL_FLOOR`` agent actors (default 2: a main agent and one
     child) and one session kit."""
-    return {KIT_LANE: 1, "home": max(0, int(os.environ.get("COVEY_POOL_FLOOR", "2")))}
+    return {KIT_LANE: 1, "home": default_pool_floor()}
 
 
 @dataclass

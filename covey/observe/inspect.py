@@ -24,7 +24,7 @@ import ray
 from covey import local_rays
 from covey.actors.shared_pool import KIT_NAME_PREFIX
 from covey.actors.team import BoardHandle, RosterHandle
-from covey.errors import UserError
+from covey.errors import AgentUnavailable, UserError
 from covey.local_rays import LocalRay
 from covey.observe.live import rate_wait_text, tree_lines
 from covey.ray_runtime import NAMESPACE, join
@@ -121,22 +121,33 @@ def with_agent(address: str | None, agent_id: str, act: Callable[[RegistryHandle
 
 
 def registries() -> list[RegistryHandle]:
-    """Every session registry on this Ray: a session's own, or a covey service's kit."""
-    return [RegistryHandle(ray.get_actor(entry["name"], namespace=NAMESPACE), entry["name"])
-            for entry in ray.util.list_named_actors(all_namespaces=True)
-            if entry["namespace"] == NAMESPACE and entry["name"].startswith("covey:")
-            and entry["name"].endswith(":registry")]
+    """Every session registry on this Ray: a session's own, or a covey service's kit (one that
+    ends between the listing and the lookup is left out)."""
+    found = []
+    for entry in ray.util.list_named_actors(all_namespaces=True):
+        name = entry["name"]
+        if entry["namespace"] != NAMESPACE or not (name.startswith("covey:") and name.endswith(":registry")):
+            continue
+        try:
+            found.append(RegistryHandle(ray.get_actor(name, namespace=NAMESPACE), name))
+        except ValueError:  # it ended since the listing
+            continue
+    return found
 
 
 async def running_sessions() -> dict[str, RegistryHandle]:
     """Running sessions by session id prefix: a session's own registry, or a covey service's
     kit while it serves one (a kit serves one session after another, and holds no record
-    while it waits for the next)."""
+    while it waits for the next). A registry that ends while it is asked (its session ended,
+    or the service let an idle kit go) is not running: it is left out, not an error."""
     found = {}
     for registry in registries():
-        if registry.name.startswith(KIT_NAME_PREFIX) and not await registry.records():
-            continue  # a kit waiting for its next session
-        session_id, _mailbox = await registry.session()
+        try:
+            if registry.name.startswith(KIT_NAME_PREFIX) and not await registry.records():
+                continue  # a kit waiting for its next session
+            session_id, _mailbox = await registry.session()
+        except AgentUnavailable:
+            continue
         found[session_id[:8]] = registry
     return found
 
@@ -144,7 +155,10 @@ async def running_sessions() -> dict[str, RegistryHandle]:
 async def ps_text() -> str:
     lines = []
     for prefix, registry in (await running_sessions()).items():
-        lines += session_lines(prefix, await registry.records())
+        try:
+            lines += session_lines(prefix, await registry.records())
+        except AgentUnavailable:  # the session ended since it was found
+            continue
     return "\n".join(lines) or "no covey session is running"
 
 

@@ -85,6 +85,7 @@ class WarmPoolStats(TypedDict):
     starting: dict[str, int]
     sizes: dict[str, int]
     warmed: dict[str, int]
+    targets: dict[str, int]
     created: int
 
 

@@ -103,6 +103,30 @@ async def test_a_warmed_lane_keeps_its_actors_but_refills_only_to_its_size():
     assert kept.count(True) == 4 and len(pool.ready["home"]) == 6  # up to the warmed six stay warm
 
 
+async def test_a_lane_with_a_floor_starts_there_and_grows_with_demand_up_to_its_size():
+    pool, made = pool_of(8, floors={"home": 2})
+    pool.fill("home")
+    await settle(pool)
+    assert len(made) == 2  # the floor, not the size: a run of one agent starts no eight processes
+    taken = [await pool.take() for _ in range(3)]  # a main agent and two children at once
+    await settle(pool)
+    assert len(made) == 3 + 3 and len(pool.ready["home"]) == 3  # refilled for the demand seen: three
+    for actor in taken:
+        assert await pool.give_back(actor)
+    burst = [await pool.take() for _ in range(12)]  # a fan-out past the size
+    await settle(pool)
+    assert len(pool.ready["home"]) == 8 and pool.stats()["targets"] == {"home": 8}  # never over the size
+    assert burst
+
+
+async def test_session_floors_start_the_home_lane_at_covey_pool_floor_and_the_others_empty(monkeypatch):
+    from covey.actors.pool import session_floors
+
+    assert session_floors({"home": 8, "any": 8}) == {"home": 2, "any": 0}
+    monkeypatch.setenv("COVEY_POOL_FLOOR", "5")
+    assert session_floors({"home": 8}) == {"home": 5} and session_floors({"home": 3}) == {"home": 3}
+
+
 async def test_a_pool_of_size_zero_starts_every_actor_cold_and_keeps_none():
     pool, made = pool_of(0)
     actor = await pool.take()

@@ -57,6 +57,24 @@ def tagged_pids(tag: str) -> list[int]:
     return found
 
 
+def pids_holding_files_under(folder: Path) -> list[int]:
+    """Live processes (not zombies) with a file open under ``folder``."""
+    prefix = str(folder).rstrip("/") + "/"
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            if Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            targets = [os.readlink(f"/proc/{entry}/fd/{fd}") for fd in os.listdir(f"/proc/{entry}/fd")]
+        except OSError:
+            continue
+        if any(target.startswith(prefix) for target in targets):
+            found.append(int(entry))
+    return found
+
+
 def process_name(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/comm").read_text().strip()
@@ -72,7 +90,9 @@ class Node:
         self.output = ""
 
     def pids(self) -> list[int]:
-        return tagged_pids(self.tag)
+        """The node's live processes: those carrying its tag, and those holding a file open under its
+        temp dir (Ray's dashboard and runtime-env agents retitle themselves over their environment)."""
+        return sorted(set(tagged_pids(self.tag)) | set(pids_holding_files_under(self.tmpdir)))
 
     def pids_named(self, name: str) -> list[int]:
         return [pid for pid in self.pids() if process_name(pid) == name]
@@ -88,6 +108,8 @@ class LocalCluster:
         self.nodes: list[Node] = []
         self.port: int | None = None
         self.dashboard_port: int | None = None
+        self.no_dashboard: str | None = None
+        """Why the head was started without its dashboard (None: it has one, or was not asked to)."""
 
     @property
     def address(self) -> str:

@@ -2,7 +2,7 @@
 
 The covey session runs in a subprocess (``drive_session.py``): a driver joins one
 cluster only, and this pytest process may already be joined to the test suite's
-shared local Ray. The module's cluster is a head node and a worker node, each a
+shared local Ray. The cluster (the session's) is a head node and a worker node, each a
 ``ray start`` with its own ``RAY_TMPDIR``; both are stopped by pid at the end,
 even when a test fails (``ray stop`` would also stop other Rays on the machine).
 
@@ -11,7 +11,8 @@ even when a test fails (``ray stop`` would also stop other Rays on the machine).
    the worker node. Registry records carry each child's node id.
 2. Node loss: the worker node's raylet is SIGKILLed while children run there;
    those children end ``failed`` with one notification each, and the session ends.
-   (This test kills the module's worker node, so it runs last.)
+   (This test kills the worker node, so it runs last of the module; the cluster is the
+   session's, tests/cluster/conftest.py.)
 """
 
 from __future__ import annotations

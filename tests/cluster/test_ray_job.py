@@ -1,7 +1,7 @@
 """A covey run submitted as a Ray Job (``JobSubmissionClient``) to a head node started with its dashboard.
 
-The head is a ``ray start --head`` of this test's own (loopback, its own RAY_TMPDIR),
-stopped by pid at the end. The project directory (with the scripted model's rule
+The head is the cluster tests' ``ray start --head`` (tests/cluster/conftest.py: loopback,
+its own RAY_TMPDIR, its dashboard on), stopped by pid at the end of the session. The project directory (with the scripted model's rule
 file) is the job's ``working_dir``; the entrypoint is covey's CLI in print mode with
 ``--output-format json``, and the result line is read back from the job's logs.
 Skipped when the job server cannot run here (``ray[default]`` not installed).
@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.cluster.conftest import _skip_if_disabled, stop_and_check
 
 pytestmark = pytest.mark.ray  # a `ray start --head` with its job server, and a covey run as a Ray job
 
@@ -37,39 +36,12 @@ RULES = {"rules": [
 ]}
 
 
-def _job_server_available() -> str | None:
-    """Why the job server cannot run here, or None."""
-    try:
-        import aiohttp  # noqa: F401  - the dashboard (job server) needs ray[default]
-        from ray.dashboard.modules.job.sdk import JobSubmissionClient  # noqa: F401
-    except ImportError as exc:
-        return f"the Ray job server needs ray[default] ({exc})"
-    return None
-
-
-@pytest.fixture(scope="module")
-def dashboard_head():
-    _skip_if_disabled()
-    if reason := _job_server_available():
-        pytest.skip(reason)
-    import shutil
-    import tempfile
-
-    from tests.cluster._cluster import LocalCluster
-
-    base = Path(tempfile.mkdtemp(prefix="covey-job-"))
-    cluster = LocalCluster(base)
-    try:
-        try:
-            cluster.head(dashboard=True)
-        except RuntimeError as exc:
-            if "dashboard" in str(exc).lower():
-                pytest.skip(f"the head could not start its dashboard here: {str(exc)[-500:]}")
-            raise
-        yield cluster
-    finally:
-        stop_and_check(cluster)
-        shutil.rmtree(base, ignore_errors=True)
+@pytest.fixture
+def dashboard_head(two_nodes):
+    """The cluster tests' head (tests/cluster/conftest.py), which runs its dashboard and so the job server."""
+    if two_nodes.no_dashboard:
+        pytest.skip(two_nodes.no_dashboard)
+    return two_nodes
 
 
 def _client(url: str, timeout_s: float = 60):

@@ -1,17 +1,15 @@
-"""The fault suite's covey service: one per module, started before its first test and
-stopped (with everything it started) after its last, as a user's service serves run
-after run. A test that needs a pristine service makes its own (tests/service)."""
+"""The fault suite's covey service: the session's one (``shared_service``, tests/conftest.py),
+started before the first test that needs it and stopped (with everything it started) after the
+last, as a user's service serves run after run. A test that needs a pristine service makes its
+own (tests/service)."""
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import pytest
 
-from tests.service.served import Served, served_service
+from tests.service.served import Served
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[Served]:
-    with served_service(start=True, ANTHROPIC_API_KEY="x") as served:
-        yield served
+@pytest.fixture
+def served(shared_service: Served) -> Served:
+    return shared_service

@@ -1,5 +1,5 @@
-"""The SDK compatibility suite's covey: the real ``covey`` executable, reached through one
-covey service per module, as a claude-agent-sdk program meets it with ``cli_path``.
+"""The SDK compatibility suite's covey: the real ``covey`` executable, reached through the
+session's one covey service, as a claude-agent-sdk program meets it with ``cli_path``.
 
 Every run talks to the test's own fake Messages API (``fake_api``, tests/fake_messages_api.py):
 the SDK's child, the ``covey`` client, forwards its whole environment to the service,
@@ -15,25 +15,24 @@ import shutil
 import stat
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import pytest
 from claude_agent_sdk import ClaudeAgentOptions
 
 from tests.fake_messages_api import FakeMessagesAPI
-from tests.service.served import Served, served_service
+from tests.service.served import Served
 
 REFERENCE_CLI = "COVEY_SDK_SUITE_CLI"
 """Set to a real Claude Code executable (the SDK's ``_bundled/claude``) to check the suite's
 own expectations against Claude Code instead of covey (the fake API still answers)."""
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[Served]:
-    """One covey service for the module, started before its first test (Ray's start is the
-    slow part) and stopped, with everything it started, after its last."""
-    with served_service(start=True, ANTHROPIC_API_KEY="test-key-not-real") as served:
-        yield served
+@pytest.fixture
+def served(shared_service: Served) -> Served:
+    """The session's covey service (``shared_service``, tests/conftest.py): started before the
+    first test that needs it (Ray's start is the slow part), stopped after the last."""
+    return shared_service
 
 
 @pytest.fixture(scope="session")

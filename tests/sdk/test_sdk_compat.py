@@ -374,5 +374,6 @@ def test_covey_continue_p_continues_the_last_conversation_of_the_directory(serve
     assert json.loads(again.stdout)["result"] == "then step two"
     [later] = requests_with(fake_api, "and then?")
     assert said(later, "user", "make a plan") and said(later, "assistant", "PLAN-8: step one")
-    elsewhere = served.covey("--continue", "-p", "and then?", env=env, cwd=served.project)
+    (elsewhere_dir := tmp_path / "elsewhere").mkdir()  # a directory no conversation ran in
+    elsewhere = served.covey("--continue", "-p", "and then?", env=env, cwd=elsewhere_dir)
     assert elsewhere.returncode == 1 and "No conversation found to continue" in elsewhere.stderr

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.service.served import served_service
-
-pytestmark = pytest.mark.ray  # the service starts a Ray
+pytestmark = pytest.mark.ray  # the service runs on a Ray of its own
 
 RULES = """\
 rules:
@@ -35,25 +33,23 @@ def _open_to_others(folder: Path, skip: Path | None = None) -> list[str]:
     return found
 
 
-def test_nothing_covey_writes_is_open_to_other_users():
-    with served_service() as served:
-        tmp = served.base / "tmp"
-        tmp.mkdir()
-        env = {"TMPDIR": str(tmp)}
-        rules = served.rules(RULES)
-        through_service = served.covey("-p", "go", "--model", rules, "--quiet", env=env)
-        assert through_service.returncode == 0, through_service.stderr
-        # Without the service, joining the service's Ray (as a user on a running Ray would):
-        # what the run writes is the same, and the test waits for one Ray start, not two.
-        ray_address = served.status()["ray_address"]
-        alone = served.covey("-p", "go", "--model", rules, "--quiet", "--no-service",
-                             env={**env, "RAY_ADDRESS": ray_address})
-        assert alone.returncode == 0, alone.stderr
-        home = served.base / "home"
-        covey_files = [home / ".covey", served.root, tmp / f"covey-{os.getuid()}"]
-        assert (home / ".covey" / "transcripts").is_dir() and any((tmp / f"covey-{os.getuid()}").rglob("*.output"))
-        open_files = [line for folder in covey_files if folder.exists() for line in _open_to_others(folder)]
-        token = home / ".ray" / "auth_token"
-        if token.exists():
-            open_files += _open_to_others(token)
-        assert open_files == []
+def test_nothing_covey_writes_is_open_to_other_users(shared_service):
+    served = shared_service  # the session's service: its folder holds what every earlier served test wrote too
+    tmp = Path(served.env["TMPDIR"])  # the service's, and so its agents' (tests/service/served.py)
+    rules = served.rules(RULES)
+    through_service = served.covey("-p", "go", "--model", rules, "--quiet")
+    assert through_service.returncode == 0, through_service.stderr
+    # Without the service, joining the service's Ray (as a user on a running Ray would):
+    # what the run writes is the same, and the test waits for one Ray start, not two.
+    ray_address = served.status()["ray_address"]
+    alone = served.covey("-p", "go", "--model", rules, "--quiet", "--no-service",
+                         env={"RAY_ADDRESS": ray_address})
+    assert alone.returncode == 0, alone.stderr
+    home = served.base / "home"
+    covey_files = [home / ".covey", served.root, tmp / f"covey-{os.getuid()}"]
+    assert (home / ".covey" / "transcripts").is_dir() and any((tmp / f"covey-{os.getuid()}").rglob("*.output"))
+    open_files = [line for folder in covey_files if folder.exists() for line in _open_to_others(folder)]
+    token = home / ".ray" / "auth_token"
+    if token.exists():
+        open_files += _open_to_others(token)
+    assert open_files == []

@@ -1,6 +1,6 @@
 """One real covey service for a test (or a module of tests), with a private base dir.
 
-HOME, the service directory and RAY_TMPDIR all sit under one short temporary folder
+HOME, the service directory, RAY_TMPDIR and TMPDIR all sit under one short temporary folder
 (Unix socket paths must stay under ~100 bytes), whose path every process the service
 starts carries in its environment. ``served_service`` always stops it at the end
 (``covey stop``, then it kills whatever is left carrying the base path in
@@ -33,10 +33,14 @@ class Served:
     def __init__(self, base: Path, **env: str) -> None:
         self.base = base
         self.root = base / "svc"
-        for name in ("home", "ray", "project"):
+        for name in ("home", "ray", "project", "tmp"):
             (base / name).mkdir()
         self.project = base / "project"
-        self.env = client_env(self.root, HOME=str(base / "home"), RAY_TMPDIR=str(base / "ray"), **env)
+        # Idle demand decays in seconds, not the service's minutes: a hundred actors a load test
+        # left ready would otherwise hold their memory through the tests after it.
+        defaults = {"COVEY_POOL_HALF_LIFE_S": "5"}
+        self.env = client_env(self.root, HOME=str(base / "home"), RAY_TMPDIR=str(base / "ray"),
+                              TMPDIR=str(base / "tmp"), **{**defaults, **env})
         self.leftovers_expected = False
         """A SIGKILLed service leaves Ray's dashboard and runtime-env agents (and a running
         Bash command's processes) behind: Ray's fate sharing ends only the GCS and raylet."""

@@ -3,11 +3,11 @@
 leaves nothing; a killed client's agents are
 stopped; a killed service is reported and replaced; two clients at once get one service.
 
-Each test has its own service directory, HOME and RAY_TMPDIR (one temporary folder, whose
-path every process of the test carries in its environment), and the fixture stops the
-service and kills anything left with that path, even when the test fails. The tests that
-only need a service that serves on (a killed client, two clients at once) share one
-(``serving``), as a user's runs do.
+A test of the service's start or stop has its own service directory, HOME and RAY_TMPDIR (one
+temporary folder, whose path every process of the test carries in its environment), and the
+fixture stops the service and kills anything left with that path, even when the test fails. A
+test that only needs a service that serves on (a killed client) uses the session's one
+(``shared_service``, tests/conftest.py), as a user's runs do.
 """
 
 from __future__ import annotations
@@ -34,13 +34,6 @@ pytestmark = pytest.mark.ray  # each test's service starts a Ray of its own
 
 @pytest.fixture
 def served() -> Iterator[Served]:
-    with served_service() as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def serving() -> Iterator[Served]:
-    """One service for the tests that leave it serving (the first run starts it)."""
     with served_service() as served:
         yield served
 
@@ -79,9 +72,14 @@ ATTACH_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_a_run_starts_the_service_the_next_reuses_it_and_stop_leaves_nothing(served):
-    first = served.covey("-p", "say ok", "--model", served.rules(SAY_OK), "--quiet")
-    assert (first.returncode, first.stdout) == (0, "ok\n"), first.stderr
+def test_two_clients_start_one_service_the_next_run_reuses_it_and_stop_leaves_nothing(served):
+    # Two clients at once find no service: they race to start it, and one service answers both.
+    assert not (served.root / "service.json").exists()
+    clients = [served.start("-p", f"say ok {i}", "--model", served.rules(SAY_OK), "--quiet") for i in range(2)]
+    outputs = [client.communicate(timeout=180) for client in clients]
+    assert [(client.returncode, out) for client, (out, _) in zip(clients, outputs)] == [(0, "ok\n")] * 2, \
+        [err for _, err in outputs]
+    assert served.log().count("serving on") == 1
     pid = served.pid()
     assert stat.S_IMODE(os.stat(served.root).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(served.root / "service.sock").st_mode) == 0o600
@@ -120,20 +118,8 @@ def test_a_run_starts_the_service_the_next_reuses_it_and_stop_leaves_nothing(ser
     assert served.covey("status").returncode == 1
 
 
-def test_two_clients_at_once_get_their_answers_from_one_service(serving):
-    served = serving
-    # The first test of ``serving`` (this one comes first in the file): the two clients race to start it.
-    assert not (served.root / "service.json").exists()
-    clients = [served.start("-p", f"say ok {i}", "--model", served.rules(SAY_OK), "--output-format", "json")
-               for i in range(2)]
-    outputs = [client.communicate(timeout=180) for client in clients]
-    assert [client.returncode for client in clients] == [0, 0], [err for _, err in outputs]
-    assert [json.loads(out)["result"] for out, _ in outputs] == ["ok", "ok"]
-    assert served.log().count("serving on") == 1
-
-
-def test_a_killed_client_leaves_its_sessions_agents_stopped(serving):
-    served = serving
+def test_a_killed_client_leaves_its_sessions_agents_stopped(shared_service):
+    served = shared_service
     mark = f"MARK-{uuid.uuid4().hex[:8]}"
     client = served.start("-p", "run it", "--model", _sleeping_bash(served, mark), "--allowed-tools", "Bash",
                           "--quiet")
