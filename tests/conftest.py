@@ -152,7 +152,11 @@ class RayNotAllowed(RuntimeError):
 
 def pytest_collection_modifyitems(config, items):
     """Safety net: a test that requests ``ray_session`` or ``shared_service`` (itself or through a
-    fixture) is in the ``ray`` tier."""
+    fixture) is in the ``ray`` tier. And a test that starts a covey service of its own (``served``
+    without ``shared_service``: tests/service/test_service_ray.py) runs first, on a quiet machine:
+    after the load tests the shared service's idle actors are still being let go."""
+    items.sort(key=lambda item: 0 if {"served"} & set(getattr(item, "fixturenames", ()))
+               and "shared_service" not in getattr(item, "fixturenames", ()) else 1)
     for item in items:
         needs_ray = {"ray_session", "shared_service"} & set(getattr(item, "fixturenames", ()))
         if needs_ray and item.get_closest_marker("ray") is None:
