@@ -11,6 +11,7 @@ process started Ray).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -39,6 +40,8 @@ for path in (_SANDBOX / "home", _SANDBOX / "ray"):
     path.mkdir(parents=True, exist_ok=True)
 
 pytest_plugins = ["tests.fake_messages_api", "pytester"]
+
+from tests import shared_services  # noqa: E402  (after the environment above)
 
 
 def _compile_covey() -> None:
@@ -99,17 +102,24 @@ def kit_pool(ray_session):
     handle.kill()
 
 
+def _covey_service() -> contextlib.AbstractContextManager[Any]:
+    from tests.service.served import served_service
+
+    return served_service(start=True)
+
+
+shared_services.register("shared_service", _covey_service)
+
+
 @pytest.fixture(scope="session")
 def shared_service():
     """One real covey service (its own HOME, service dir and Ray: tests/service/served.py) for
     every test that needs a service serving run after run, as a user's serves: the SDK suite,
-    the fault suite, a killed client, the private-files check. Started at its first use and
-    stopped, with everything it started, at the end of the session. A test of the service's own
-    start or stop makes its own (tests/service/test_service_ray.py)."""
-    from tests.service.served import served_service
-
-    with served_service(start=True) as served:
-        yield served
+    the fault suite, a killed client, the private-files check. Started in the background when
+    the run begins and stopped, with everything it started, after the last test that uses it
+    (tests/shared_services.py). A test of the service's own start or stop makes its own
+    (tests/service/test_service_ray.py)."""
+    yield from shared_services.fixture_of("shared_service")
 
 
 @pytest.fixture
@@ -151,16 +161,35 @@ class RayNotAllowed(RuntimeError):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Safety net: a test that requests ``ray_session`` or ``shared_service`` (itself or through a
-    fixture) is in the ``ray`` tier. And a test that starts a covey service of its own (``served``
-    without ``shared_service``: tests/service/test_service_ray.py) runs first, on a quiet machine:
-    after the load tests the shared service's idle actors are still being let go."""
-    items.sort(key=lambda item: 0 if {"served"} & set(getattr(item, "fixturenames", ()))
-               and "shared_service" not in getattr(item, "fixturenames", ()) else 1)
+    """Safety net: a test that requests ``ray_session`` or a shared service (itself or through a
+    fixture) is in the ``ray`` tier. Then the order: the Ray-free tests first (the shared services
+    start meanwhile: tests/shared_services.py), then a test that starts a covey service of its own
+    (``served`` without ``shared_service``: tests/service/test_service_ray.py), before the load
+    tests leave the machine busy letting idle actors go, then the other ``ray`` tests."""
     for item in items:
-        needs_ray = {"ray_session", "shared_service"} & set(getattr(item, "fixturenames", ()))
+        needs_ray = {"ray_session", *shared_services.SERVICES} & set(getattr(item, "fixturenames", ()))
         if needs_ray and item.get_closest_marker("ray") is None:
             item.add_marker(pytest.mark.ray)
+    items.sort(key=_running_order)
+
+
+def _running_order(item: pytest.Item) -> int:
+    if item.get_closest_marker("ray") is None:
+        return 0
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return 1 if "served" in fixtures and "shared_service" not in fixtures else 2
+
+
+def pytest_collection_finish(session):
+    shared_services.start_needed(session.items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    try:
+        return (yield)
+    finally:
+        shared_services.close_unneeded(item)
 
 
 def ray_sessions_started() -> set[str]:
@@ -222,7 +251,9 @@ def _ray_processes_of_this_run() -> list[str]:
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """A run that selected no ``ray`` test (``-m "not ray"``) must have started no Ray at all."""
+    """Every shared service stopped (a run cut short included); and a run that selected no ``ray``
+    test (``-m "not ray"``) must have started no Ray at all."""
+    shared_services.close_all()
     items = getattr(session, "items", None)
     if not items or any(item.get_closest_marker("ray") for item in items):
         return

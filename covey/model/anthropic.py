@@ -6,7 +6,8 @@ Retries happen in two places, both with exponential backoff and jitter:
   retries 408/409/429/5xx incl. 529 overload and honours ``retry-after``.
 - Mid-stream (an ``error`` event such as ``overloaded_error`` after a 200, or a
   dropped connection): the SDK cannot retry once the body has begun, so covey
-  sends the whole request again, up to ``max_retries`` times.
+  sends the whole request again, up to ``max_retries`` times, after the reply's
+  ``retry-after`` where it has one (as the SDK does), else its own backoff.
 
 With an ``Admission`` (``with_admission``: the shared rate scheduler, docs/rate-limits.md),
 each request first waits for its turn, and every reply's ``anthropic-ratelimit-*`` headers
@@ -47,10 +48,12 @@ from covey.model.anthropic_errors import model_error as _model_error, retryable 
 from covey.model.base import ModelRequest, TokenUsage
 from covey.model.messages import Message
 from covey.model.ratelimit_admission import Admission, admit_request_for, wait_for_turn
-from covey.model.ratelimit_signals import Identity, identity_for
+from covey.model.ratelimit_signals import Identity, identity_for, retry_after_s
 
 
 _MAX_BACKOFF_S = 8.0
+_MAX_SERVER_RETRY_AFTER_S = 60.0
+"""A server's ``retry-after`` longer than this is not waited for as is (the SDK's own bound)."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,12 @@ class RequestRecord:
 
 
 class _MidStreamFailure(Exception):
-    """A retryable failure after the stream opened; wraps the SDK error."""
+    """A retryable failure covey retries itself (after the stream opened, or any with an
+    admission); wraps the SDK error. ``retry_after_s``: the server's ``retry-after``, if it sent one."""
+
+    def __init__(self, retry_after_s: float | None = None) -> None:
+        super().__init__()
+        self.retry_after_s = retry_after_s
 
 
 class _RateRefusal(Exception):
@@ -192,7 +200,7 @@ class AnthropicModel:
             except _MidStreamFailure as failure:
                 if attempt >= self.max_retries:
                     raise _model_error(failure.__cause__, retries=attempt) from failure.__cause__
-            await asyncio.sleep(self._backoff_s(attempt))
+                await asyncio.sleep(self._backoff_s(attempt, failure.retry_after_s))
             attempt += 1
 
     async def _create_admitted(self, request: ModelRequest, admission: Admission) -> Message:
@@ -215,13 +223,13 @@ class AnthropicModel:
                 admission.cancel(identity, ticket.request_id)
                 if attempt >= self.max_retries:
                     raise _model_error(failure.__cause__, retries=attempt) from failure.__cause__
+                await self._pacing[1](self._backoff_s(attempt, failure.retry_after_s))
             except BaseException:
                 admission.cancel(identity, ticket.request_id)
                 raise
             else:
                 await admission.record_reply(identity, ticket.request_id, headers, TokenUsage.of(message.usage))
                 return message
-            await asyncio.sleep(self._backoff_s(attempt))
             attempt += 1
 
     def _identity(self, model: str) -> Identity:
@@ -253,7 +261,7 @@ class AnthropicModel:
             if paced and not opened and isinstance(exc, anthropic.APIStatusError) and exc.status_code in (429, 529):
                 raise _RateRefusal(exc.status_code, dict(exc.response.headers)) from exc
             if (opened or paced) and _retryable(exc):  # paced: the SDK did not retry it
-                raise _MidStreamFailure() from exc
+                raise _MidStreamFailure(_server_retry_after_s(exc)) from exc
             # Failing to open: the SDK has already retried what is retryable.
             raise _model_error(exc, retries=self.max_retries if _retryable(exc) else 0) from exc
         if final.stop_reason is None:
@@ -264,8 +272,19 @@ class AnthropicModel:
         message.request_id = stream.request_id
         return message
 
-    def _backoff_s(self, attempt: int) -> float:
+    def _backoff_s(self, attempt: int, server_s: float | None = None) -> float:
+        """The server's ``retry-after`` where it sent a usable one (as the SDK honours it), else
+        exponential backoff with jitter."""
+        if server_s is not None and server_s <= _MAX_SERVER_RETRY_AFTER_S:
+            return server_s
         return min(self.retry_backoff_s * 2**attempt, _MAX_BACKOFF_S) * (1 - 0.25 * random.random())
+
+
+def _server_retry_after_s(exc: BaseException) -> float | None:
+    """The ``retry-after`` (or ``retry-after-ms``) of a failed reply, if it had one."""
+    if isinstance(exc, anthropic.APIStatusError):
+        return retry_after_s(exc.response.headers, time.time())
+    return None
 
 
 _MODELS: dict[AnthropicConfig, AnthropicModel] = {}

@@ -47,12 +47,12 @@ def _tokens(n: int) -> str:
 
 
 class LiveView:
-    def __init__(self, get_tree: Callable[[], Awaitable[dict[str, Any]]] | None, stream: TextIO = sys.stderr,
+    def __init__(self, get_tree: Callable[[], Awaitable[dict[str, Any]]] | None, stream: TextIO | None = None,
                  interval_s: float = 0.5) -> None:
         self.get_tree = get_tree
-        self.stream = stream
+        self.stream = sys.stderr if stream is None else stream  # the one of now, not of import time
         self.interval_s = interval_s
-        self.tty = stream.isatty()
+        self.tty = self.stream.isatty()
         self._drawn = 0
         self._seen: dict[str, str] = {}
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests import shared_services
 from tests.cluster._cluster import LocalCluster
 
 
@@ -33,12 +36,8 @@ def job_server_missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def two_nodes():
-    """A head (``head_node`` resource, with its dashboard and so Ray's job server when it can
-    run here) and a worker (``worker_node``), both on 127.0.0.1, shared by the cluster tests
-    (a ``ray start`` is the slow part); stopped even on failure. ``no_dashboard`` says why
-    the head has none. The node-loss test kills the worker: a test after it has the head only."""
+@contextlib.contextmanager
+def _two_node_cluster() -> Iterator[LocalCluster]:
     _skip_if_disabled()
     base = Path(tempfile.mkdtemp(prefix="covey-cluster-"))
     cluster = LocalCluster(base)
@@ -58,3 +57,17 @@ def two_nodes():
     finally:
         stop_and_check(cluster)
         shutil.rmtree(base, ignore_errors=True)
+
+
+shared_services.register("two_nodes", _two_node_cluster)
+
+
+@pytest.fixture(scope="session")
+def two_nodes():
+    """A head (``head_node`` resource, with its dashboard and so Ray's job server when it can
+    run here) and a worker (``worker_node``), both on 127.0.0.1, shared by the cluster tests
+    (a ``ray start`` is the slow part: started in the background when the run begins, stopped
+    after the last cluster test, tests/shared_services.py); stopped even on failure.
+    ``no_dashboard`` says why the head has none. The node-loss test kills the worker: a test
+    after it has the head only."""
+    yield from shared_services.fixture_of("two_nodes")

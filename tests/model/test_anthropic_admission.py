@@ -172,3 +172,23 @@ def test_the_admission_does_not_travel_with_the_model() -> None:
     assert model.admission is not None
     copied = pickle.loads(pickle.dumps(model))  # its config: no admission, the same server and credential
     assert copied == model.config and AnthropicModel.of(copied).admission is None
+
+
+@pytest.mark.parametrize(("retry_after_ms", "waited"), [(250, [0.25, 0.25]), (120_000, None)])
+def test_a_5xx_is_retried_after_the_servers_retry_after_when_it_sent_a_usable_one(retry_after_ms, waited) -> None:
+    """As the SDK does: the reply's ``retry-after-ms`` is the wait (not covey's own backoff),
+    unless it is longer than a minute, when the backoff (here 5 s, doubling) applies."""
+    from tests.fake_messages_api import FakeMessagesAPI
+
+    clock = Clock()
+    replies = [("error", 500, None), ("error", 503, None), {"text": "ok"}]
+    with FakeMessagesAPI(replies=replies, retry_after_ms=retry_after_ms) as api:
+        admission = LocalAdmission(None, clock=clock)
+        model = AnthropicModel(api_key=KEY, base_url=api.url, max_retries=4, retry_backoff_s=5.0)
+        model = model.with_admission(admission, clock=clock, sleep=clock.sleep)
+        assert asyncio.run(model.create(request())).content[0].text == "ok"
+    backoffs = [s for s in clock.slept if s > 0]
+    if waited is not None:
+        assert backoffs == waited
+    else:
+        assert len(backoffs) == 2 and 3.75 <= backoffs[0] <= 5 and 6 <= backoffs[1] <= 8  # 5, then 10 capped at 8; jitter

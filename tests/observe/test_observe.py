@@ -120,3 +120,10 @@ async def test_ps_tree_kill_and_team_see_a_running_session(tmp_path):
     finally:
         session.close()
     assert events[-1].result == "saw the kill"
+
+
+def test_a_live_view_draws_on_the_stderr_of_when_it_is_made(monkeypatch):
+    """Not the one of when covey.observe.live was imported (a test's capture, since closed)."""
+    now = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", now)
+    assert LiveView(None).stream is now
