@@ -38,7 +38,9 @@ class _RateLimitsActor(RateSchedulers):
     """Ray shell: each identity's scheduler's calls as async methods (one event loop: no call interleaves)."""
 
     async def ask(self, identity: Identity, settings: RateLimitSettings | None, request: AdmitRequest) -> Decision:
-        return self.of(identity, settings).admit(request)
+        scheduler = self.of(identity)
+        scheduler.hold(request.session_id, settings)
+        return scheduler.admit(request)
 
     async def replied(self, identity: Identity, request_id: str, headers: dict[str, str],
                       usage: TokenUsage | None) -> None:

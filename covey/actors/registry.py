@@ -16,7 +16,8 @@ import ray
 from covey.actors.base import RayActor, RayActorClass, actor_class
 from covey.actors.handle import AgentHandle
 from covey.actors.mailbox import MailboxHandle
-from covey.actors.pool import AgentFactory, BorrowedPool, WarmPool, session_floors
+from covey.actors.agent_factory import AgentFactory
+from covey.actors.pool import BorrowedPool, WarmPool, session_floors
 from covey.registry.protocols import Lender, Pool
 from covey.actors.registry_handle import RegistryHandle
 from covey.limits import Limits

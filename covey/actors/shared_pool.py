@@ -29,7 +29,8 @@ from covey.actors.base import RayActor, RayActorClass, TypedHandle, actor_class
 from covey.actors.demand import DEFAULT_HALF_LIFE_S, DemandPool, SharedPoolStats
 from covey.actors.handle import AgentHandle
 from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
-from covey.actors.pool import AgentFactory, default_pool_floor
+from covey.actors.agent_factory import AgentFactory
+from covey.actors.pool import default_pool_floor
 from covey.ids import new_session_id
 from covey.local_rays import NAMESPACE
 from covey.actors.registry import registry_actor_class

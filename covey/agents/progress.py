@@ -16,6 +16,7 @@ from covey.model.usage import ModelUsage, add_usage
 from covey.agents.records import FinalReport, Status
 
 PROGRESS_INTERVAL_S = 0.5
+MAX_RATE_WAITS = 50
 """At most one progress message per agent in this time, the first one this long after
 the run starts; the latest state wins. The registry's uses (the stall watchdog,
 ``covey ps``/``tree``, the live view) need no finer grain, and at a message per event a
@@ -39,6 +40,8 @@ class Progress:
         self.in_flight: list[str] = []
         self.rate_wait: dict[str, Any] | None = None
         """The model request waiting for the API's rate limit (``covey ps``), None once it went."""
+        self.rate_waits: list[dict[str, Any]] = []
+        """The waits that ended (the last ``MAX_RATE_WAITS``): the session's trace shows them."""
         self.turns = 0
         self.last_result: ResultEvent | None = None
         self.last_text = ""
@@ -53,7 +56,7 @@ class Progress:
     async def observe(self, event: Event, writer: TranscriptWriter) -> None:
         match event:
             case AssistantEvent(message=message):
-                self.rate_wait = None  # the request went: the next figures clear the wait
+                self._rate_wait_ended()  # the request went: the next figures clear the wait
                 self._count(message)
                 # The API's whole message, as Claude Code records it; the event's uuid and time,
                 # so its stream-json line and its record name the same message.
@@ -89,6 +92,11 @@ class Progress:
         self.rate_wait = {"limit": info.get("apiLimit"), "cause": info.get("cause"), "since": since,
                           "until": now + (info.get("waitMs") or 0) / 1000}
         self._report_progress()
+
+    def _rate_wait_ended(self) -> None:
+        if self.rate_wait is not None:
+            self.rate_waits = [*self.rate_waits[-(MAX_RATE_WAITS - 1):], {**self.rate_wait, "until": time.time()}]
+            self.rate_wait = None
 
     def _count(self, message: dict[str, Any]) -> None:
         usage = TokenUsage.model_validate(message.get("usage") or {})
@@ -146,7 +154,8 @@ class Progress:
 
     def _figures(self) -> dict[str, Any]:
         return dict(usage=self.usage, model_usage=self.model_usage, tool_uses=self.tool_uses, cost_usd=self.cost_usd,
-                    tools_in_flight=self.in_flight, turns=self.turns, rate_wait=self.rate_wait, seq=next_seq())
+                    tools_in_flight=self.in_flight, turns=self.turns, rate_wait=self.rate_wait,
+                    rate_waits=self.rate_waits, seq=next_seq())
 
     def report(self, status: Status | None = None, reason: str = "", worktree: dict | None = None) -> FinalReport:
         """The run's end as its owner hears it: the final text, or why it ended without one."""
@@ -157,7 +166,7 @@ class Progress:
         return FinalReport(
             status=status, text=text, usage=self.usage, model_usage=self.model_usage, tool_uses=self.tool_uses,
             duration_ms=int((time.monotonic() - self.started) * 1000), cost_usd=round(self.cost_usd, 6),
-            worktree=worktree, turns=self.turns,
+            worktree=worktree, turns=self.turns, rate_waits=self.rate_waits,
         )
 
 

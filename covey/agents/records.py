@@ -62,6 +62,8 @@ class FinalReport(BaseModel):
     worktree: dict[str, Any] | None = None
     turns: int | None = None
     """Model turns taken (None: unknown, e.g. the actor died)."""
+    rate_waits: list[dict[str, Any]] = Field(default_factory=list)
+    """Its model requests' waits for the API's rate limit (``covey.registry.payloads.RateWait``)."""
     delivered_at: float | None = None
     """When the agent put its own notice in its owner's mailbox (one hop instead of two:
     ``AgentRunner``); None if the registry is to deliver it."""
@@ -99,6 +101,8 @@ class RunRecord(BaseModel):
     tools_in_flight: list[str] = Field(default_factory=list)
     rate_wait: dict[str, Any] | None = None
     """Its model request waiting for the API's rate limit (``covey.registry.payloads.RateWait``)."""
+    rate_waits: list[dict[str, Any]] = Field(default_factory=list)
+    """Its requests' waits that ended (the trace shows them)."""
     models_used: list[str] = Field(default_factory=list)
     worktree: dict[str, Any] | None = None
     notified: bool = False

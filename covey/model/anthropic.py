@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import random
 import time
 import uuid
 from collections import deque
@@ -44,16 +43,14 @@ from covey.errors import ModelAPIError
 from covey.model.anthropic_client import make_client, shared_client
 from covey.model.anthropic_config import DEFAULT_BASE_URL, AnthropicConfig
 from covey.model.anthropic_errors import TransportError as _TransportError
+from covey.model.anthropic_errors import backoff_s, server_retry_after_s
 from covey.model.anthropic_errors import model_error as _model_error, retryable as _retryable
 from covey.model.base import ModelRequest, TokenUsage
 from covey.model.messages import Message
 from covey.model.ratelimit_admission import Admission, admit_request_for, wait_for_turn
-from covey.model.ratelimit_signals import Identity, identity_for, retry_after_s
+from covey.model.ratelimit_cache import CachedPrefixes
+from covey.model.ratelimit_signals import Identity, identity_for
 
-
-_MAX_BACKOFF_S = 8.0
-_MAX_SERVER_RETRY_AFTER_S = 60.0
-"""A server's ``retry-after`` longer than this is not waited for as is (the SDK's own bound)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +121,7 @@ class AnthropicModel:
         self.max_retries = max_retries
         self.retry_backoff_s = retry_backoff_s
         self.requests: deque[RequestRecord] = deque(maxlen=max_records)
+        self._cached_prefixes = CachedPrefixes()  # shared by this model's copies (``with_admission``)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **options: Any) -> "AnthropicModel":
@@ -206,7 +204,9 @@ class AnthropicModel:
     async def _create_admitted(self, request: ModelRequest, admission: Admission) -> Message:
         """Wait for the turn, send, tell the admission how it went; a 429/529 waits again in
         its place (the scheduler pauses everybody for its ``retry-after``)."""
-        identity, ticket = self._identity(request.model), admit_request_for(request, f"mreq_{uuid.uuid4().hex}")
+        identity, now = self._identity(request.model), self._pacing[0]()
+        cached = self._cached_prefixes.expected_read(request.agent_id, now)
+        ticket = admit_request_for(request, f"mreq_{uuid.uuid4().hex}", cached)
         attempt = 0
         while True:
             await wait_for_turn(admission, identity, ticket, clock=self._pacing[0], sleep=self._pacing[1])
@@ -228,7 +228,9 @@ class AnthropicModel:
                 admission.cancel(identity, ticket.request_id)
                 raise
             else:
-                await admission.record_reply(identity, ticket.request_id, headers, TokenUsage.of(message.usage))
+                usage = TokenUsage.of(message.usage)
+                self._cached_prefixes.record(request.agent_id, usage, self._pacing[0]())
+                await admission.record_reply(identity, ticket.request_id, headers, usage)
                 return message
             attempt += 1
 
@@ -261,7 +263,7 @@ class AnthropicModel:
             if paced and not opened and isinstance(exc, anthropic.APIStatusError) and exc.status_code in (429, 529):
                 raise _RateRefusal(exc.status_code, dict(exc.response.headers)) from exc
             if (opened or paced) and _retryable(exc):  # paced: the SDK did not retry it
-                raise _MidStreamFailure(_server_retry_after_s(exc)) from exc
+                raise _MidStreamFailure(server_retry_after_s(exc)) from exc
             # Failing to open: the SDK has already retried what is retryable.
             raise _model_error(exc, retries=self.max_retries if _retryable(exc) else 0) from exc
         if final.stop_reason is None:
@@ -273,18 +275,7 @@ class AnthropicModel:
         return message
 
     def _backoff_s(self, attempt: int, server_s: float | None = None) -> float:
-        """The server's ``retry-after`` where it sent a usable one (as the SDK honours it), else
-        exponential backoff with jitter."""
-        if server_s is not None and server_s <= _MAX_SERVER_RETRY_AFTER_S:
-            return server_s
-        return min(self.retry_backoff_s * 2**attempt, _MAX_BACKOFF_S) * (1 - 0.25 * random.random())
-
-
-def _server_retry_after_s(exc: BaseException) -> float | None:
-    """The ``retry-after`` (or ``retry-after-ms``) of a failed reply, if it had one."""
-    if isinstance(exc, anthropic.APIStatusError):
-        return retry_after_s(exc.response.headers, time.time())
-    return None
+        return backoff_s(self.retry_backoff_s, attempt, server_s)
 
 
 _MODELS: dict[AnthropicConfig, AnthropicModel] = {}

@@ -3,9 +3,13 @@ status code, as ``ModelAPIError``."""
 
 from __future__ import annotations
 
+import random
+import time
+
 import anthropic
 
 from covey.errors import ModelAPIError
+from covey.model.ratelimit_signals import retry_after_s
 
 try:  # A dropped stream raises the HTTP library's error unwrapped; anthropic 2.x uses httpx2.
     import httpx2 as _httpx
@@ -23,6 +27,26 @@ def retryable(exc: Exception) -> bool:
     if isinstance(exc, anthropic.APIStatusError):
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500 or exc.type in _RETRYABLE_TYPES
     return False
+
+
+MAX_BACKOFF_S = 8.0
+MAX_SERVER_RETRY_AFTER_S = 60.0
+"""A server's ``retry-after`` longer than this is not waited for as is (the SDK's own bound)."""
+
+
+def backoff_s(base_s: float, attempt: int, server_s: float | None = None) -> float:
+    """How long covey waits before its retry ``attempt`` (0 first): the server's ``retry-after``
+    where it sent a usable one (as the SDK honours it), else exponential backoff with jitter."""
+    if server_s is not None and server_s <= MAX_SERVER_RETRY_AFTER_S:
+        return server_s
+    return min(base_s * 2**attempt, MAX_BACKOFF_S) * (1 - 0.25 * random.random())
+
+
+def server_retry_after_s(exc: BaseException) -> float | None:
+    """The ``retry-after`` (or ``retry-after-ms``) of a failed reply, if it had one."""
+    if isinstance(exc, anthropic.APIStatusError):
+        return retry_after_s(exc.response.headers, time.time())
+    return None
 
 
 def model_error(exc: BaseException | None, *, retries: int) -> ModelAPIError:

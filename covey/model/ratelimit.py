@@ -5,8 +5,9 @@ now), ``Wait`` (ask again at ``until``) or ``Refused`` (the wait would outlast t
 patience). ``covey.model.ratelimit_acquire.acquire`` is the asyncio loop around it. Rules (docs/rate-limits.md):
 
 - three token buckets (requests, input tokens, output tokens per minute), known from limits set
-  by hand and from every reply's ``anthropic-ratelimit-*`` headers; a limit nobody told us about
-  does not hold anything back;
+  by hand (held by the runs that set them while they send: ``covey.model.ratelimit_holds``) and
+  from every reply's ``anthropic-ratelimit-*`` headers; a limit nobody told us about does not
+  hold anything back;
 - a request takes 1 request, its input estimate (cache reads left out where the model class's
   API does) and its ``max_tokens``, as the API counts them; the reply's usage corrects both;
 - strict arrival order, except that a foreground request takes the place of its session's
@@ -25,6 +26,7 @@ from typing import Callable, Mapping
 
 from covey.model.base import TokenUsage
 from covey.model.ratelimit_bucket import TokenBucket
+from covey.model.ratelimit_holds import HandLimits
 from covey.model.ratelimit_signals import (LIMIT_NAMES, Identity, LimitName, RateLimitSettings, counts_cache_reads,
                                            parse_rate_headers, retry_after_s)
 from covey.model.ratelimit_types import (AdmitRequest, Admitted, Decision, Refused, WaitCause, RateSnapshot, Wait,
@@ -59,13 +61,14 @@ class RateScheduler:
     def __init__(self, identity: Identity, settings: RateLimitSettings | None = None, *,
                  clock: Callable[[], float] = time.time, cache_reads_count: bool | None = None) -> None:
         self.identity = identity
-        self.settings = settings or RateLimitSettings()
+        self.hand = HandLimits(settings)
+        """Limits set by hand: ``settings`` for good, and each run's while it sends (``hold``)."""
         self.now = clock
         self.cache_reads_count = counts_cache_reads(identity.model_class) if cache_reads_count is None else cache_reads_count
         """Whether cache reads count toward the input limit (only the Claude 3 models)."""
         now = clock()
         self.buckets: dict[LimitName, TokenBucket] = {
-            name: TokenBucket.full(limit, now) for name in LIMIT_NAMES if (limit := self.settings.limit(name))}
+            name: TokenBucket.full(limit, now) for name, limit in self.hand.limits.items()}
         self._queue: list[_Entry] = []
         self._granted: dict[str, Admitted] = {}
         self._in_flight: dict[str, _Entry] = {}
@@ -88,7 +91,7 @@ class RateScheduler:
         if (granted := self._granted.pop(request.request_id, None)) is not None:
             return granted
         plan = plans[request.request_id]
-        patience = self.settings.patience_s if request.patience_s is None else request.patience_s
+        patience = self.hand.patience_s(request.session_id) if request.patience_s is None else request.patience_s
         if plan.send_at - entry.arrived_at > patience:
             self._queue.remove(entry)
             self._version += 1
@@ -223,6 +226,20 @@ class RateScheduler:
             self._paused_until = now + wait
             self._pause = ("rate_limit_error" if status == 429 else "overloaded_error", exhausted)
 
+    def hold(self, session_id: str, settings: RateLimitSettings | None) -> None:
+        """A request of ``session_id`` comes with its run's limits set by hand (``HandLimits``)."""
+        now = self.now()
+        if not self.hand.hold(session_id, settings, now):
+            return
+        self._version += 1
+        for name in LIMIT_NAMES:
+            ceiling = self.hand.limits.get(name)
+            if (bucket := self.buckets.get(name)) is None:
+                if ceiling:
+                    self.buckets[name] = TokenBucket.full(ceiling, now)
+            elif not bucket.cap(ceiling, now):
+                del self.buckets[name]
+
     def _adjust(self, name: LimitName, amount: float, now: float) -> None:
         self._version += 1
         if name in self.buckets:
@@ -231,7 +248,7 @@ class RateScheduler:
     def _observe(self, headers: Mapping[str, str], now: float) -> None:
         self._version += 1
         for name, signal in parse_rate_headers(headers).items():
-            ceiling = self.settings.limit(name)
+            ceiling = self.hand.limits.get(name)
             if name in self.buckets:
                 self.buckets[name].observe(signal, ceiling, now)
             elif signal.limit:
@@ -256,16 +273,16 @@ class RateScheduler:
 
 class RateSchedulers:
     """Every API identity's scheduler, in one place (the one actor of a cluster holds them, so a
-    new identity costs a dictionary entry, not a process): each made on first use, with the limits
-    set by hand of the caller that first named it."""
+    new identity costs a dictionary entry, not a process): each made on first use. Limits set by
+    hand come with each request and are held while its run sends (``RateScheduler.hold``)."""
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
         self.by_key: dict[str, RateScheduler] = {}
 
-    def of(self, identity: Identity, settings: RateLimitSettings | None = None) -> RateScheduler:
+    def of(self, identity: Identity) -> RateScheduler:
         if (scheduler := self.by_key.get(identity.key)) is None:
-            scheduler = self.by_key[identity.key] = RateScheduler(identity, settings, clock=self.clock)
+            scheduler = self.by_key[identity.key] = RateScheduler(identity, clock=self.clock)
         return scheduler
 
     def snapshots(self) -> list[RateSnapshot]:

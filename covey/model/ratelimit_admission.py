@@ -38,12 +38,15 @@ class Admission(Protocol):
         """A new wait, or the refusal: where it is reported (a ``rate_limit_event`` line)."""
 
 
-def admit_request_for(request: ModelRequest, request_id: str) -> AdmitRequest:
+def admit_request_for(request: ModelRequest, request_id: str, cache_read_tokens: int = 0) -> AdmitRequest:
     """What ``request`` will cost, before it is sent. Input tokens: the prompt's JSON length / 4
-    (a rough count, the reply's usage corrects it); output tokens: its ``max_tokens``, as the API
-    counts them until the reply."""
+    (a rough count, the reply's usage corrects it), of which ``cache_read_tokens`` should come
+    from the prompt cache (``covey.model.ratelimit_cache``); output tokens: its ``max_tokens``,
+    as the API counts them until the reply."""
     prompt = json.dumps([request.system, request.messages, request.tools], default=str)
-    return AdmitRequest(request_id, input_tokens=max(len(prompt) // 4, 1), max_tokens=request.max_tokens,
+    input_tokens = max(len(prompt) // 4, 1)
+    return AdmitRequest(request_id, input_tokens=input_tokens, max_tokens=request.max_tokens,
+                        cache_read_tokens=min(max(cache_read_tokens, 0), input_tokens),
                         agent_id=request.agent_id or "")
 
 

@@ -19,6 +19,8 @@ class TokenBucket:
     updated_at: float
     reset_at: float | None = None
     """When the API last said the bucket is full again (its ``-reset`` header)."""
+    learned: int | None = None
+    """The API's own limit, from its headers (None: only a limit set by hand made this bucket)."""
 
     @classmethod
     def full(cls, capacity: float, now: float) -> "TokenBucket":
@@ -70,12 +72,23 @@ class TokenBucket:
         taken out here, so the lower of the two is the safe one."""
         self.refill(now)
         if signal.limit:
+            self.learned = signal.limit
             self.capacity = float(min(signal.limit, ceiling) if ceiling else signal.limit)
             self.level = min(self.level, self.capacity)
         if signal.remaining is not None:
             self.level = min(self.level, float(signal.remaining))
         if signal.reset_at is not None:
             self.reset_at = signal.reset_at
+
+    def cap(self, ceiling: int | None, now: float) -> bool:
+        """A limit set by hand came or went: the capacity is the API's limit under ``ceiling``.
+        False when nothing limits this bucket any more (no ceiling, nothing learned)."""
+        self.refill(now)
+        if ceiling is None and self.learned is None:
+            return False
+        self.capacity = float(min(ceiling, self.learned) if ceiling and self.learned else ceiling or self.learned or 0)
+        self.level = min(self.level, self.capacity)
+        return True
 
     def view(self, now: float) -> dict[str, float]:
         self.refill(now)

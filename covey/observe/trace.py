@@ -1,7 +1,9 @@
 """A session trace in the Chrome trace event format (Perfetto and chrome://tracing open it).
 
 One track (thread) per agent; on it, the agent's whole run as a span, with
-its model requests and tool calls nested inside. Built after the run from the
+its model requests and tool calls nested inside, and each wait of a request for
+the API's rate limit (the shared scheduler's queue, or a 429/529's retry-after)
+inside its model request. Built after the run from the
 registry's records and each agent's transcript, so background agents on any
 node are included. Timestamps are microseconds since the session's first event.
 """
@@ -59,7 +61,15 @@ def _agent_track(record: Any, tid: int, origin: float) -> list[dict[str, Any]]:
         {"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": tid, "args": {"sort_index": tid}},
         agent_span,
         *_inner_spans(lines, start, tid, origin),
+        *_rate_waits(getattr(record, "rate_waits", None) or [], tid, origin),
     ]
+
+
+def _rate_waits(waits: list[dict[str, Any]], tid: int, origin: float) -> list[dict[str, Any]]:
+    return [_span(f"waiting for the rate limit ({wait.get('limit') or 'unknown'})", "rate_limit", wait["since"],
+                  wait["until"], tid, origin, {"limit": wait.get("limit"), "cause": wait.get("cause"),
+                                               "waited_s": round(wait["until"] - wait["since"], 3)})
+            for wait in waits if wait.get("since") and wait.get("until")]
 
 
 def _inner_spans(lines: list[dict[str, Any]], start: float, tid: int, origin: float) -> list[dict[str, Any]]:

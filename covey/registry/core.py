@@ -118,6 +118,8 @@ class Registry:
             record.tools_in_flight = list(tools_in_flight)
         if "rate_wait" in fields:  # None clears it: the request went
             record.rate_wait = dict(wait) if (wait := fields["rate_wait"]) is not None else None
+        if (waits := fields.get("rate_waits")) is not None:
+            record.rate_waits = [dict(wait) for wait in waits]
         if (model := fields.get("model")) and model not in record.models_used:
             record.models_used.append(model)
 

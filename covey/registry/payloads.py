@@ -69,6 +69,8 @@ class ProgressFields(TypedDict, total=False):
     model_usage: dict[str, ModelUsage]
     rate_wait: RateWait | None
     """The model request waiting for the API's rate limit; None: none waits."""
+    rate_waits: list[RateWait]
+    """The waits that ended (``until``: when the request went)."""
 
 
 class KeptWorktree(TypedDict, total=False):

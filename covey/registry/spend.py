@@ -15,6 +15,8 @@ def count_spend(record: RunRecord, report: FinalReport) -> float:
         record.usage, record.model_usage = report.usage, report.model_usage or record.model_usage
     record.tool_uses = max(record.tool_uses, report.tool_uses)
     record.turns = max(record.turns, report.turns or 0)
+    if report.rate_waits:  # the agent's own report has the latest (a kill's has none)
+        record.rate_waits = list(report.rate_waits)
     added = max(0.0, report.cost_usd - record.cost_usd)
     record.cost_usd += added
     kept = record.report if record.report is not None else report

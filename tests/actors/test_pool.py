@@ -195,7 +195,7 @@ async def test_an_actor_is_killed_only_after_its_reset_says_the_follower_has_the
 
 
 async def test_an_any_lane_actor_is_pinned_hard_and_placed_by_ray_if_its_node_is_gone():
-    from covey.actors.pool import AgentFactory
+    from covey.actors.agent_factory import AgentFactory
     from covey.errors import AgentUnavailable
 
     factory = AgentFactory("session-1")

@@ -117,8 +117,10 @@ async def test_the_registry_keeps_a_wait_until_the_agent_says_it_went_and_ps_and
     assert "⏸ waiting for the rate limit" in session_lines("abcd1234", await sup.records())[2]
     tree = await sup.tree()
     assert "⏸ waiting for the rate limit" in tree_lines(tree)[1] and "⏸" not in tree_lines(tree)[0]
-    await sup.progress("a", rate_wait=None, seq=2)
-    assert (await sup.record("a")).rate_wait is None
+    ended = {**wait, "until": 1031.5}
+    await sup.progress("a", rate_wait=None, rate_waits=[ended], seq=2)
+    record = await sup.record("a")
+    assert record.rate_wait is None and record.rate_waits == [ended]  # for the trace
     assert "⏸" not in "\n".join(session_lines("abcd1234", await sup.records()))
     await sup.close()
 

@@ -96,11 +96,13 @@ def test_a_reply_is_told_to_the_scheduler_without_waiting() -> None:
     assert made[0].told == ["r1"]
 
 
-def test_one_holder_keeps_a_scheduler_per_identity_made_with_its_first_callers_limits() -> None:
+def test_one_holder_keeps_a_scheduler_per_identity_with_the_limits_its_runs_hold() -> None:
     schedulers = RateSchedulers(clock=lambda: 1000.0)
-    first = schedulers.of(IDENTITY, RateLimitSettings(requests_per_minute=1))
+    first = schedulers.of(IDENTITY)
+    first.hold("s1", RateLimitSettings(requests_per_minute=1))
     assert schedulers.of(identity_for("https://api.anthropic.com", KEY, "claude-sonnet-4-5")) is first  # one class
-    assert schedulers.of(IDENTITY, RateLimitSettings(requests_per_minute=500)).settings.requests_per_minute == 1
+    first.hold("s2", RateLimitSettings(requests_per_minute=500))
+    assert first.hand.limits == {"requests": 1}  # the lowest held applies
     other = schedulers.of(identity_for("https://api.anthropic.com", "other", "claude-sonnet-4-6"))
     assert other is not first and len(schedulers.snapshots()) == 2
     assert isinstance(first.admit(AdmitRequest("r1", 10, 16)), Admitted)

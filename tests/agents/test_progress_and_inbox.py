@@ -169,3 +169,17 @@ async def test_the_main_agent_a_resumed_one_and_team_and_coordinator_sessions_al
                  _spec(coordinator=True)):
         await inbox_for(spec, None).drain()
         assert spec.runtime.mailbox.drains == 1
+
+
+async def test_a_rate_wait_ends_when_its_request_goes_and_the_report_keeps_it():
+    progress = Progress(_spec(), PriceTable.load(None))
+    progress.rate_waiting({"apiLimit": "requests", "cause": "rate_limit_error", "waitMs": 2000})
+    progress.rate_waiting({"apiLimit": "requests", "cause": "queue", "waitMs": 500})  # the same wait, updated
+    assert progress.rate_wait is not None and progress.rate_waits == []
+    since = progress.rate_wait["since"]
+    await _turns(progress, 1)
+    assert progress.rate_wait is None
+    (wait,) = progress.rate_waits
+    assert (wait["limit"], wait["cause"], wait["since"]) == ("requests", "queue", since) and wait["until"] >= since
+    assert progress.report().rate_waits == [wait]
+    assert progress._figures()["rate_waits"] == [wait]  # the registry's record hears it with the figures

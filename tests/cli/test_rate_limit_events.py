@@ -18,10 +18,14 @@ from tests.inprocess_covey import covey_here
 def test_an_overload_is_waited_out_and_shown_as_a_rate_limit_event(tmp_path):
     with FakeRateLimitedAPI(requests_per_minute=60) as api:
         api.overload(2, retry_after_s=1)
-        done = covey_here("-p", "go", "--output-format", "stream-json", "--verbose", cwd=tmp_path,
+        done = covey_here("-p", "go", "--output-format", "stream-json", "--verbose", "--trace",
+                          str(tmp_path / "trace.json"), cwd=tmp_path,
                           env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "test-key-not-real"})
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    # The trace shows the wait inside the main agent's track, as long as it was.
+    (wait,) = [e for e in json.loads((tmp_path / "trace.json").read_text())["traceEvents"] if e.get("cat") == "rate_limit"]
+    assert wait["args"]["cause"] == "overloaded_error" and wait["dur"] >= 900_000
     types = [line["type"] for line in lines]
     assert "rate_limit_event" in types and types.index("rate_limit_event") < types.index("assistant")
     event = lines[types.index("rate_limit_event")]

@@ -161,8 +161,11 @@ def test_a_served_session_actor_killed_mid_run_ends_that_run_with_an_error_and_t
     assert (again.returncode, again.stdout) == (0, "ok\n"), again.stderr
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_stops_every_child_with_its_cleanup_and_reports_kept_worktrees(tmp_path, signum):
+def test_a_signal_stops_every_child_with_its_cleanup_and_reports_kept_worktrees(tmp_path):
+    """In-process (``--no-service``), SIGTERM: what the run must leave is nothing at all, its private
+    Ray included. SIGINT takes the same path there (``cli_local._interruptible``); through the
+    service it is the client's, below."""
+    signum = signal.SIGTERM
     repo = git_repo(tmp_path)
     fanout = Fanout(2, background=True, delay_s=0.3, turns=200, write={0}, isolation="worktree")
     with FakeMessagesAPI(replies=[fanout]) as api:
@@ -183,3 +186,31 @@ def test_a_signal_stops_every_child_with_its_cleanup_and_reports_kept_worktrees(
     assert len(kept) == 1 and (Path(kept[0]) / "made-by-0.txt").exists()  # the unchanged one was removed
     assert f"kept worktree {kept[0]}" in err
     assert left == []  # Ray and every agent process are gone
+
+
+def test_ctrl_c_on_a_served_run_stops_its_children_with_their_cleanup_and_the_service_serves_on(served, tmp_path):
+    """Through the service (a user's default path): the client turns SIGINT into an interrupt of
+    its session only; the children stop with their cleanup, the kept worktree is reported, every
+    agent goes back to the service, which serves the next run."""
+    repo = git_repo(tmp_path)
+    fanout = Fanout(2, background=True, delay_s=0.3, turns=200, write={0}, isolation="worktree")
+    pid = served.pid()
+    with FakeMessagesAPI(replies=[fanout]) as api:
+        proc = served.start("-p", f"{MAIN_MARK}: fan out", "--permission-mode", "acceptEdits", "--quiet",
+                            env={"ANTHROPIC_BASE_URL": api.url}, cwd=repo)
+        try:
+            wait_for(lambda: fanout.children_seen(3) == 2, 120, "two children past their first turns")
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            fanout.released.set()
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 128 + signal.SIGINT, err[-2000:]
+        kept = worktrees(repo)
+        assert len(kept) == 1 and (Path(kept[0]) / "made-by-0.txt").exists()  # the unchanged one was removed
+        assert f"kept worktree {kept[0]}" in err
+        status = served.wait_all_given_back()
+    assert status["pid"] == pid and served.pid() == pid
+    again = served.covey("-p", "say ok", "--model", served.rules(SAY_OK), "--quiet")
+    assert (again.returncode, again.stdout) == (0, "ok\n"), again.stderr

@@ -192,3 +192,42 @@ def test_a_5xx_is_retried_after_the_servers_retry_after_when_it_sent_a_usable_on
         assert backoffs == waited
     else:
         assert len(backoffs) == 2 and 3.75 <= backoffs[0] <= 5 and 6 <= backoffs[1] <= 8  # 5, then 10 capped at 8; jitter
+
+
+def test_what_an_agent_will_read_from_the_prompt_cache_does_not_wait_for_room_in_the_input_limit() -> None:
+    """Two agents, each with a prompt of ~8,000 tokens nearly all read from the cache, under an
+    input limit of 10,000 a minute: the API counts ~50 a request, so their next requests go at
+    once. Each agent's last reply told what its next request reads (``ratelimit_cache``); without
+    that the second of them would wait for room for a whole prompt."""
+    from tests.fake_ratelimited_api import prompt_tokens
+
+    clock = Clock()
+    with FakeRateLimitedAPI(input_tokens_per_minute=10_000, cache_reads=lambda body: prompt_tokens(body) - 50,
+                            clock=clock) as api:
+        model, admission, waits = paced(api, clock)
+        seen: list[AdmitRequest] = []
+        admit = admission.admit
+
+        async def spying(identity, ticket):
+            seen.append(ticket)
+            return await admit(identity, ticket)
+
+        admission.admit = spying  # type: ignore[method-assign]
+
+        def ask(agent: str, turn: int) -> ModelRequest:
+            text = f"turn {turn} " + "the same long prefix " * 1_600
+            return ModelRequest(model=MODEL, messages=[{"role": "user", "content": text}], max_tokens=16,
+                                agent_id=agent)
+
+        async def run() -> None:
+            for agent in ("a1", "a2"):  # the first requests: nothing known yet
+                await model.create(ask(agent, 1))
+            before, seen[:] = clock.now, []
+            waits.clear()
+            replies = await asyncio.gather(model.create(ask("a1", 2)), model.create(ask("a2", 2)))
+            assert [r.content[0].text for r in replies] == ["ok", "ok"]
+            assert clock.now == before and waits == []  # nobody waited
+
+        asyncio.run(run())
+    assert all(t.cache_read_tokens > 7_000 and t.input_tokens - t.cache_read_tokens < 200 for t in seen), seen
+    assert api.count(429) == 0

@@ -48,3 +48,14 @@ def test_the_trace_file_is_0600_and_the_folders_made_for_it_0700(tmp_path):
     path = write_trace(tmp_path / "traces" / "run.json", [])
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
     assert json.loads(path.read_text())["traceEvents"] == []
+
+
+def test_a_requests_wait_for_the_rate_limit_is_a_span_on_its_agents_track(tmp_path):
+    record = _record(str(tmp_path / "none.jsonl"))
+    record.rate_waits = [{"limit": "input_tokens", "cause": "queue", "since": 1764500001.0, "until": 1764500004.25}]
+    events = trace_events([record])
+    (wait,) = [e for e in events if e.get("cat") == "rate_limit"]
+    (agent,) = [e for e in events if e.get("cat") == "agent"]
+    assert wait["name"] == "waiting for the rate limit (input_tokens)" and wait["tid"] == agent["tid"]
+    assert wait["dur"] == 3_250_000 and wait["args"] == {"limit": "input_tokens", "cause": "queue", "waited_s": 3.25}
+    assert agent["ts"] <= wait["ts"] and wait["ts"] + wait["dur"] <= agent["ts"] + agent["dur"]
