@@ -90,6 +90,8 @@ class FakeMessagesAPI:
         self.cache = PromptCache() if prompt_cache else None
         """The prompt-cache model whose figures replace each reply's input token counts."""
         self.requests: list[dict[str, Any]] = []
+        self.credentials: list[str] = []
+        """Each request's credential as sent (``x-api-key``, else ``authorization``)."""
         self.retry_after_ms = retry_after_ms
         self.request_ids = request_ids
         """Send a ``request-id`` header with each reply, as the real API does (the fake API
@@ -136,6 +138,7 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            api.credentials.append(self.headers.get("x-api-key") or self.headers.get("authorization") or "")
             reply = api.next_reply(body)
             if isinstance(reply, tuple) and reply[0] == "error":
                 self._send_error(reply[1], reply[2] if len(reply) > 2 else None)

@@ -19,12 +19,13 @@ import asyncio
 import functools
 import logging
 import pickle
-from typing import Any, AsyncGenerator, Callable
+from typing import Any, AsyncGenerator, Awaitable, Callable
 
 import ray
 from ray.exceptions import RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from covey.actors import credentials
 from covey.actors.base import TypedHandle, actor_class
 from covey.actors.gateway_types import Failed, GatewayItem, Pacing, Replied, StreamedEvent, Waited
 from covey.actors.ratelimit import SharedAdmission
@@ -49,8 +50,11 @@ def shared_admission(pacing: Pacing, emit: Callable[[Event], None]) -> Admission
 class GatewayCore:
     """Sends requests for every agent of a node: plain, one event loop."""
 
-    def __init__(self, admission_for: AdmissionFor = shared_admission) -> None:
+    def __init__(self, admission_for: AdmissionFor = shared_admission,
+                 keyed: Callable[[AnthropicConfig], Awaitable[AnthropicConfig]] = credentials.keyed) -> None:
         self.admission_for = admission_for
+        self.keyed = keyed
+        """A keyless config with its credential (``covey.actors.credentials``)."""
 
     async def send(self, config: AnthropicConfig, request: ModelRequest, pacing: Pacing | None,
                    stream_events: bool) -> AsyncGenerator[GatewayItem, None]:
@@ -59,6 +63,11 @@ class GatewayCore:
         from covey.model.anthropic import AnthropicModel  # the SDK: loaded (and warmed up) at the start
 
         items: asyncio.Queue[GatewayItem] = asyncio.Queue()
+        try:
+            config = await self.keyed(config)
+        except Exception as exc:
+            yield Failed(_travelling(exc))
+            return
         model: Any = AnthropicModel.of(config)
         if pacing is not None:
             model = model.with_admission(self.admission_for(pacing, lambda event: _waited(items, event)))
@@ -119,6 +128,9 @@ class _GatewayActor(GatewayCore):
     async def ping(self) -> None:
         return None
 
+    async def remember_credential(self, config: AnthropicConfig) -> AnthropicConfig:
+        return await credentials.remember(config)
+
 
 class GatewayHandle(TypedHandle[_GatewayActor]):
     async def send(self, config: AnthropicConfig, request: ModelRequest, pacing: Pacing | None,
@@ -141,6 +153,19 @@ class GatewayHandle(TypedHandle[_GatewayActor]):
 
     async def ping(self) -> None:
         await self._call(self.remote.ping)
+
+    async def remember_credential(self, config: AnthropicConfig) -> AnthropicConfig:
+        return await self._call(self.remote.remember_credential, config)
+
+
+async def keyless(model: Any) -> Any:
+    """(In a driver.) The session's model as its agent actors get it: a real model's config
+    without its credential, which this node's gateway keeps and gives to the cluster's holder
+    (``covey.actors.credentials``); any other model as it is."""
+    config = getattr(model, "config", None)
+    if not isinstance(config, AnthropicConfig) or not config.keyed:
+        return model
+    return await node_gateway().remember_credential(config)
 
 
 def gateway_name(node_id: str) -> str:

@@ -26,6 +26,7 @@ from covey.actors.base import TypedHandle, actor_class
 from covey.errors import AgentUnavailable
 from covey.events import Event, RateLimitEvent
 from covey.local_rays import NAMESPACE
+from covey.model.anthropic_config import AnthropicConfig, Credentials
 from covey.model.base import TokenUsage
 from covey.model.ratelimit import RateSchedulers
 from covey.model.ratelimit_signals import Identity, RateLimitSettings
@@ -35,7 +36,18 @@ R = TypeVar("R")
 
 
 class _RateLimitsActor(RateSchedulers):
-    """Ray shell: each identity's scheduler's calls as async methods (one event loop: no call interleaves)."""
+    """Ray shell: each identity's scheduler's calls as async methods (one event loop: no call
+    interleaves); and the credentials of keyless model configs (``covey.actors.credentials``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.credentials = Credentials()
+
+    async def remember_credential(self, config: AnthropicConfig) -> AnthropicConfig:
+        return self.credentials.remember(config)
+
+    async def credential(self, credential_id: str) -> tuple[str | None, str | None] | None:
+        return self.credentials.credential(credential_id)
 
     async def ask(self, identity: Identity, settings: RateLimitSettings | None, request: AdmitRequest) -> Decision:
         scheduler = self.of(identity)
@@ -64,8 +76,8 @@ class _RateLimitsActor(RateSchedulers):
 
 
 class RateLimitHandle(TypedHandle[_RateLimitsActor]):
-    """The schedulers' actor, as one identity's requests reach it (``settings``: the limits its
-    scheduler starts with, if this caller is the first to name it)."""
+    """The schedulers' actor, as one identity's requests reach it (``settings``: the run's limits
+    set by hand, which each request brings and the scheduler holds while the run sends)."""
 
     def __init__(self, actor: Any, name: str, identity: Identity, settings: RateLimitSettings | None = None) -> None:
         super().__init__(actor, name)
@@ -93,6 +105,13 @@ class RateLimitHandle(TypedHandle[_RateLimitsActor]):
         """Every identity's state (``covey status``)."""
         return await self._call(self.remote.states)
 
+    async def remember_credential(self, config: AnthropicConfig) -> AnthropicConfig:
+        """Keep ``config``'s credential on the cluster; its keyless form."""
+        return await self._call(self.remote.remember_credential, config)
+
+    async def credential(self, credential_id: str) -> tuple[str | None, str | None] | None:
+        return await self._call(self.remote.credential, credential_id)
+
 
 async def scheduler_states(timeout_s: float = 2.0) -> list[dict[str, Any]]:
     """Every identity's rate scheduler on the cluster, as ``covey status`` shows it (none if the
@@ -119,9 +138,8 @@ ACTOR_NAME = "covey:ratelimits"
 
 
 def rate_limit_handle(identity: Identity, settings: RateLimitSettings | None = None) -> RateLimitHandle:
-    """``identity``'s way to the cluster's schedulers' actor, created if nobody has yet; its
-    scheduler is made with ``settings`` if this caller is the first to name it (an existing
-    one keeps the limits it was made with)."""
+    """``identity``'s way to the cluster's schedulers' actor, created if nobody has yet; each of
+    its requests brings ``settings`` (the run's limits set by hand, held while it sends)."""
     options: dict[str, Any] = dict(name=ACTOR_NAME, namespace=NAMESPACE, get_if_exists=True)
     return RateLimitHandle(_actor_class().options(**options).remote(), ACTOR_NAME, identity, settings)
 

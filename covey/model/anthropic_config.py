@@ -11,7 +11,7 @@ model per config (``covey.actors.agent_services.model_of``).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from covey.errors import UserError
@@ -30,6 +30,8 @@ class AnthropicConfig:
     timeout_s: float = 600
     retry_backoff_s: float = 0.5
     fallback_model: str | None = None
+    credential_id: str | None = None
+    """A keyless config's credential, by id (``keyless``): the node's model gateway looks it up."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **options: Any) -> "AnthropicConfig":
@@ -44,8 +46,47 @@ class AnthropicConfig:
             )
         return cls(api_key, auth_token, env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL, **options)
 
+    @property
+    def keyed(self) -> bool:
+        return bool(self.api_key or self.auth_token)
+
+    def keyless(self) -> "AnthropicConfig":
+        """This config without its credential, which it names by id instead: what travels to
+        agent actors under Ray (``Credentials`` holds the credential for the node's gateway)."""
+        if not self.keyed:
+            return self
+        return replace(self, api_key=None, auth_token=None, credential_id=credential_id(self.api_key, self.auth_token))
+
+    def keyed_with(self, credential: tuple[str | None, str | None]) -> "AnthropicConfig":
+        """A keyless config with its credential (api key, auth token) back."""
+        return replace(self, api_key=credential[0], auth_token=credential[1], credential_id=None)
+
     def __repr__(self) -> str:  # the dataclass's would print the credential
-        secret = hashlib.sha256((self.api_key or self.auth_token or "").encode()).hexdigest()[:8]
-        return (f"AnthropicConfig(base_url={self.base_url!r}, credential=sha256:{secret}, "
+        secret = self.credential_id or credential_id(self.api_key, self.auth_token)
+        return (f"AnthropicConfig(base_url={self.base_url!r}, credential=sha256:{secret[:8]}, "
                 f"max_retries={self.max_retries}, timeout_s={self.timeout_s}, "
                 f"retry_backoff_s={self.retry_backoff_s}, fallback_model={self.fallback_model!r})")
+
+
+def credential_id(api_key: str | None, auth_token: str | None) -> str:
+    """A credential's id: a hash (the credential cannot be read back from it)."""
+    kind, secret = ("key", api_key) if api_key else ("token", auth_token or "")
+    return hashlib.sha256(f"{kind}:{secret}".encode()).hexdigest()
+
+
+class Credentials:
+    """The credentials of keyless configs, by id: the plain core of the cluster's one holder
+    (``covey.actors.ratelimit``, beside the rate schedulers of the same identities)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, tuple[str | None, str | None]] = {}
+
+    def remember(self, config: AnthropicConfig) -> AnthropicConfig:
+        """Keep ``config``'s credential; its keyless form."""
+        keyless = config.keyless()
+        if keyless.credential_id is not None:
+            self._by_id[keyless.credential_id] = (config.api_key, config.auth_token)
+        return keyless
+
+    def credential(self, credential_id: str) -> tuple[str | None, str | None] | None:
+        return self._by_id.get(credential_id)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from covey.actors.gateway import keyless
 from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
 from covey.actors.shared_pool import SharedPoolHandle, pool_name
 from covey.actors.pool import default_pool_size
@@ -57,6 +58,9 @@ async def start(session: Session) -> SessionRuntime:
         shared_fs=bool(session.options.shared_fs), env=session.options.env,
         project_context={cwd: await asyncio.to_thread(project_context, cwd, omit=False)},
     )
+    # Agent actors get the real model's config without the API credential (the node's model
+    # gateway looks it up): it is not in their specs.
+    session.options.model = await keyless(session.options.model)
     return kit.runtime
 
 

@@ -14,7 +14,7 @@ from covey.actors.gateway import GatewayCore
 from covey.actors.gateway_model import GatewayModel
 from covey.actors.gateway_types import Failed, Pacing, Replied, StreamedEvent, Waited
 from covey.actors.ratelimit import rate_limit_line
-from covey.errors import AgentUnavailable, ModelAPIError
+from covey.errors import AgentUnavailable, ModelAPIError, UserError
 from covey.events import Event, RateLimitEvent
 from covey.model import anthropic
 from covey.model.anthropic import AnthropicModel
@@ -188,3 +188,28 @@ def test_a_model_named_in_an_agent_is_built_as_a_config_from_the_runs_env(monkey
     monkeypatch.setattr(agent_services.ray, "is_initialized", lambda: True)
     env = {"ANTHROPIC_API_KEY": "run-key", "ANTHROPIC_BASE_URL": "http://127.0.0.1:2"}
     assert agent_services.model_of("sonnet", env) == AnthropicConfig("run-key", None, "http://127.0.0.1:2")
+
+
+async def test_a_keyless_config_is_sent_with_the_credential_the_holder_gives_back(fake_api):
+    """An agent's config names its credential; the gateway gets it from the cluster's holder
+    (here a plain ``Credentials``) and the request carries it. An unknown one fails the request."""
+    from covey.model.anthropic_config import Credentials
+
+    holder = Credentials()
+    keyless = holder.remember(config_for(fake_api.url))
+
+    async def keyed(config: AnthropicConfig) -> AnthropicConfig:
+        found = holder.credential(config.credential_id or "")
+        if found is None:
+            raise UserError("the API credential of this run is not known on this Ray cluster")
+        return config.keyed_with(found)
+
+    fake_api.replies.append({"text": "sent with the key"})
+    core = GatewayCore(keyed=keyed)
+    (replied,) = await items_of(core, keyless, stream_events=False)
+    assert isinstance(replied, Replied)
+    assert [sent.removeprefix("Bearer ") for sent in fake_api.credentials] == ["test-key"]  # as the SDK sends it
+    stranger = AnthropicConfig(None, None, fake_api.url, credential_id="0" * 64)
+    (failed,) = await items_of(core, stranger, stream_events=False)
+    assert isinstance(failed, Failed) and "not known on this Ray cluster" in str(failed.error)
+    assert len(fake_api.requests) == 1  # nothing was sent without a credential

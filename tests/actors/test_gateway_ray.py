@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ray import cloudpickle
 
+from covey.agents.travel import travelling
 from covey.events import ResultEvent, StreamEvent
 from covey.model.anthropic import AnthropicModel
 from covey.session import Session
@@ -18,15 +20,21 @@ from tests.fake_messages_api import FakeMessagesAPI
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
 
 
+KEY = "test-key-only-the-gateway-holds"
+
+
 async def _run_in_actor(tmp_path: Path, api: FakeMessagesAPI) -> tuple[list[Any], list[str]]:
-    """The main agent's events, run in a pooled actor, and the modules that actor has loaded."""
-    model = AnthropicModel(api_key="test-key", base_url=api.url, max_retries=0)
+    """The main agent's events, run in a pooled actor, and the modules that actor has loaded.
+    What the actor was sent (its spec, the session runtime) never holds the API key."""
+    model = AnthropicModel(api_key=KEY, base_url=api.url, max_retries=0)
     session = Session(cwd=str(tmp_path), model=model, pool_size=1, transcript_dir=str(tmp_path / "t"),
                       include_partial_messages=True)
     try:
         runtime = await session.start()
         actor = await runtime.registry.take("home")
-        events = [e async for e in actor.events(session.main_spec("hi", runtime))]
+        spec = session.main_spec("hi", runtime)
+        assert KEY.encode() not in cloudpickle.dumps(travelling(spec)) + cloudpickle.dumps(runtime)
+        events = [e async for e in actor.events(spec)]
         modules = await actor.loaded_modules()
         actor.kill()
         return events, modules
@@ -38,6 +46,7 @@ async def test_the_agent_actor_gets_the_reply_and_stream_events_without_the_sdk(
     with FakeMessagesAPI(replies=[{"text": "through the gateway"}]) as api:
         events, modules = await asyncio.wait_for(_run_in_actor(tmp_path, api), 120)
         assert len(api.requests) == 1
+        assert [sent.removeprefix("Bearer ") for sent in api.credentials] == [KEY]  # the gateway had it
     assert "anthropic" not in modules and "covey.model.anthropic" not in modules
     assert "covey.actors.gateway_model" in modules
     result = next(e for e in events if isinstance(e, ResultEvent))

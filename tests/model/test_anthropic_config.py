@@ -53,3 +53,19 @@ async def test_a_process_builds_one_model_per_config_and_it_reaches_the_server(f
     model = AnthropicModel.of(config)
     assert (await model.create(REQUEST)).content[0].text == "through the config"
     assert AnthropicModel.of(AnthropicConfig("k", None, fake_api.url)) is model and model.config == config
+
+
+def test_a_keyless_config_names_its_credential_and_the_holder_gives_it_back():
+    from covey.model.anthropic_config import Credentials
+
+    config = AnthropicConfig("secret-key", None, "http://127.0.0.1:1", fallback_model="claude-fallback-1")
+    holder = Credentials()
+    keyless = holder.remember(config)
+    assert (keyless.api_key, keyless.auth_token, keyless.keyed) == (None, None, False)
+    assert keyless.credential_id and b"secret-key" not in pickle.dumps(keyless)
+    assert keyless.fallback_model == "claude-fallback-1" and keyless.base_url == config.base_url
+    assert keyless.keyed_with(holder.credential(keyless.credential_id)) == config
+    token = AnthropicConfig(None, "secret-token", "http://127.0.0.1:1").keyless()
+    assert token.credential_id != keyless.credential_id  # a key and a token are told apart
+    assert holder.credential(token.credential_id) is None  # never given to this holder
+    assert "secret-key" not in repr(config) and repr(config)[:60] == repr(keyless)[:60]
