@@ -181,7 +181,8 @@ def _running_order(item: pytest.Item) -> int:
 
 
 def pytest_collection_finish(session):
-    shared_services.start_needed(session.items)
+    if not session.config.option.collectonly:  # a listing starts nothing
+        shared_services.start_needed(session.items)
 
 
 @pytest.hookimpl(wrapper=True)

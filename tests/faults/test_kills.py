@@ -155,10 +155,7 @@ def test_a_served_session_actor_killed_mid_run_ends_that_run_with_an_error_and_t
         assert result["is_error"] is True and f"covey's {actor} actor died" in result["result"], result
         assert f"{actor} actor died" in err
         # The service lives on: that session's agents are stopped and given back, and it serves the next run.
-        status = served.wait_all_given_back()
-    assert status["pid"] == pid and served.pid() == pid
-    again = served.covey("-p", "say ok", "--model", served.rules(SAY_OK), "--quiet")
-    assert (again.returncode, again.stdout) == (0, "ok\n"), again.stderr
+        _serves_on(served, pid)
 
 
 def test_a_signal_stops_every_child_with_its_cleanup_and_reports_kept_worktrees(tmp_path):
@@ -210,7 +207,12 @@ def test_ctrl_c_on_a_served_run_stops_its_children_with_their_cleanup_and_the_se
         kept = worktrees(repo)
         assert len(kept) == 1 and (Path(kept[0]) / "made-by-0.txt").exists()  # the unchanged one was removed
         assert f"kept worktree {kept[0]}" in err
-        status = served.wait_all_given_back()
+        _serves_on(served, pid)
+
+
+def _serves_on(served, pid: int) -> None:
+    """The same service (``pid``) has every agent back and serves the next run."""
+    status = served.wait_all_given_back()
     assert status["pid"] == pid and served.pid() == pid
     again = served.covey("-p", "say ok", "--model", served.rules(SAY_OK), "--quiet")
     assert (again.returncode, again.stdout) == (0, "ok\n"), again.stderr
