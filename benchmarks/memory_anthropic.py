@@ -22,7 +22,7 @@ from covey.model.anthropic import AnthropicModel
 from covey.model.base import ModelRequest
 from tests.fake_messages_api import FakeMessagesAPI
 
-WARM_REQUESTS = 40
+WARM_REQUESTS = 200
 
 
 @ray.remote(num_cpus=0)
@@ -46,6 +46,17 @@ class _Sender:
             warm_up_offline()
             self.model = AnthropicModel.of(config)
 
+    async def floor(self, echo: Any, count: int) -> list[float]:
+        """The bound of any gateway: a bare call to another actor with the same request and its
+        answer, ``count`` times; each one's wall time in ms."""
+        request = ModelRequest(model="claude-sonnet-4-6", messages=[{"role": "user", "content": "hi"}], max_tokens=8)
+        times = []
+        for _ in range(count):
+            started = time.perf_counter()
+            await echo.call.remote(request)
+            times.append((time.perf_counter() - started) * 1000)
+        return times
+
     async def send(self, count: int) -> list[float]:
         """``count`` requests one after another; each one's wall time in ms."""
         request = ModelRequest(model="claude-sonnet-4-6", messages=[{"role": "user", "content": "hi"}], max_tokens=8)
@@ -55,6 +66,12 @@ class _Sender:
             await self.model.create(request)
             times.append((time.perf_counter() - started) * 1000)
         return times
+
+
+@ray.remote(num_cpus=0)
+class _Echo:
+    async def call(self, request: ModelRequest) -> ModelRequest:
+        return request
 
 
 def _procs_uss(cls_name: str) -> list[float]:
@@ -87,6 +104,11 @@ def _latency(api: FakeMessagesAPI) -> dict[str, Any]:
             out["sdk_actor_uss_mib"] = summary(_procs_uss("_Sender"), 1)
         ray.kill(sender)
     out["warm_added_ms"] = round(out["gateway"]["warm_ms"]["p50"] - out["in_process"]["warm_ms"]["p50"], 2)
+    echo, sender = _Echo.remote(), _Sender.remote(api.url, False)
+    floor = ray.get(sender.floor.remote(echo, WARM_REQUESTS))
+    out["bare_ray_call_ms"] = summary(floor, 2)  # what one actor call costs here: the bound of the gateway's hop
+    for actor in (echo, sender):
+        ray.kill(actor)
     return out
 
 

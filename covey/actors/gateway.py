@@ -27,7 +27,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from covey.actors import credentials
 from covey.actors.base import TypedHandle, actor_class
-from covey.actors.gateway_types import Failed, GatewayItem, Pacing, Replied, StreamedEvent, Waited
+from covey.actors.gateway_types import Deferred, Failed, GatewayItem, Pacing, Replied, StreamedEvent, Waited
 from covey.actors.ratelimit import SharedAdmission
 from covey.errors import ModelAPIError, first_line
 from covey.events import Event, RateLimitEvent
@@ -35,6 +35,8 @@ from covey.local_rays import NAMESPACE
 from covey.model.anthropic_config import AnthropicConfig
 from covey.model.base import ModelRequest
 from covey.model.ratelimit_admission import Admission
+from covey.model.ratelimit_signals import Identity
+from covey.model.ratelimit_types import AdmitRequest, Admitted, Decision
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,45 @@ class GatewayCore:
             task.cancel()  # a no-op once it has answered
 
 
+    async def direct(self, config: AnthropicConfig, request: ModelRequest,
+                     pacing: Pacing | None) -> Replied | Failed | Deferred:
+        """``request``'s answer in one call (no stream events asked for), if it is admitted without
+        waiting; ``Deferred``, with nothing sent, if it would wait (``send`` then shows its waits).
+        The common case costs an agent one plain call: no generator, no scheduler round trip
+        while the scheduler lends (``covey.model.ratelimit_lease``)."""
+        from covey.model.anthropic import AnthropicModel
+
+        try:
+            model: Any = AnthropicModel.of(await self.keyed(config))
+            if pacing is not None:
+                model = model.with_admission(_NoWait(self.admission_for(pacing, lambda event: None)))
+            return Replied(await model.create(request))
+        except _WouldWait:
+            return Deferred()
+        except Exception as exc:  # every failure reaches the agent, as the error it is in-process
+            return Failed(_travelling(exc))
+
+
+class _WouldWait(Exception):
+    """The scheduler did not admit a ``direct`` request at once."""
+
+
+class _NoWait:
+    """An ``Admission`` that gives a request up instead of waiting (``GatewayCore.direct``)."""
+
+    def __init__(self, admission: Admission) -> None:
+        self.admission = admission
+        self.record_reply, self.record_refusal = admission.record_reply, admission.record_refusal
+        self.cancel, self.waited = admission.cancel, admission.waited
+
+    async def admit(self, identity: Identity, request: AdmitRequest) -> Decision:
+        decision = await self.admission.admit(identity, request)
+        if not isinstance(decision, Admitted):
+            self.admission.cancel(identity, request.request_id)
+            raise _WouldWait()
+        return decision
+
+
 def _waited(items: asyncio.Queue[GatewayItem], event: Event) -> None:
     if isinstance(event, RateLimitEvent):
         items.put_nowait(Waited(event))
@@ -125,6 +166,10 @@ class _GatewayActor(GatewayCore):
         async for item in self.send(config, request, pacing, stream_events):
             yield item
 
+    async def call(self, config: AnthropicConfig, request: ModelRequest,
+                   pacing: Pacing | None) -> Replied | Failed | Deferred:
+        return await self.direct(config, request, pacing)
+
     async def ping(self) -> None:
         return None
 
@@ -135,7 +180,22 @@ class _GatewayActor(GatewayCore):
 class GatewayHandle(TypedHandle[_GatewayActor]):
     async def send(self, config: AnthropicConfig, request: ModelRequest, pacing: Pacing | None,
                    stream_events: bool) -> AsyncGenerator[GatewayItem, None]:
-        """The request's items; closed before its last (the agent cancelled), it is cancelled there."""
+        """The request's items; closed before its last (the agent cancelled), it is cancelled there.
+        Without stream events, one plain call first (``GatewayCore.direct``); a stream only if
+        the request must wait."""
+        if not stream_events:
+            call: Any = self.remote.call
+            ref = call.remote(config, request, pacing)
+            try:
+                answer = await ref
+            except RayActorError as exc:
+                raise self._gone(exc) from None
+            except asyncio.CancelledError:
+                ray.cancel(ref)
+                raise
+            if not isinstance(answer, Deferred):
+                yield answer
+                return
         method: Any = self.remote.stream
         stream = method.remote(config, request, pacing, stream_events)
         finished = False

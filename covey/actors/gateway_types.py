@@ -48,6 +48,12 @@ class Failed:
     error: BaseException
 
 
+@dataclass(frozen=True)
+class Deferred:
+    """(``direct`` only.) The request would wait for the API's limits: nothing was sent, and it
+    goes again as a stream, which shows its waits as they come."""
+
+
 GatewayItem = StreamedEvent | Waited | Replied | Failed
 
 

@@ -28,9 +28,10 @@ from covey.events import Event, RateLimitEvent
 from covey.local_rays import NAMESPACE
 from covey.model.anthropic_config import AnthropicConfig, Credentials
 from covey.model.base import TokenUsage
-from covey.model.ratelimit import RateSchedulers
+from covey.model.ratelimit_schedulers import RateSchedulers
 from covey.model.ratelimit_signals import Identity, RateLimitSettings
-from covey.model.ratelimit_types import AdmitRequest, Decision, RateSnapshot, Refused, Wait, rate_limit_event
+from covey.model.ratelimit_lease import Lease, LeaseHolder, LeaseReport
+from covey.model.ratelimit_types import AdmitRequest, Admitted, Decision, RateSnapshot, Refused, Wait, rate_limit_event
 
 R = TypeVar("R")
 
@@ -54,6 +55,15 @@ class _RateLimitsActor(RateSchedulers):
         scheduler.hold(request.session_id, settings)
         return scheduler.admit(request)
 
+    async def ask_leasing(self, identity: Identity, settings: RateLimitSettings | None,
+                          request: AdmitRequest) -> tuple[Decision, Lease | None]:
+        """``ask``, and once admitted a lease if the scheduler lends one (``ratelimit_lease``)."""
+        decision = await self.ask(identity, settings, request)
+        return decision, self.of(identity).lease() if isinstance(decision, Admitted) else None
+
+    async def report(self, identity: Identity, report: LeaseReport) -> bool:
+        return self.of(identity).report(report)
+
     async def replied(self, identity: Identity, request_id: str, headers: dict[str, str],
                       usage: TokenUsage | None) -> None:
         self.of(identity).record_reply(request_id, headers=headers, usage=usage)
@@ -76,15 +86,22 @@ class _RateLimitsActor(RateSchedulers):
 
 
 class RateLimitHandle(TypedHandle[_RateLimitsActor]):
-    """The schedulers' actor, as one identity's requests reach it (``settings``: the run's limits
-    set by hand, which each request brings and the scheduler holds while the run sends)."""
+    """The schedulers' actor, as one identity's requests reach it. Each request brings its run's
+    limits set by hand (``settings``), which the scheduler holds while the run sends."""
 
-    def __init__(self, actor: Any, name: str, identity: Identity, settings: RateLimitSettings | None = None) -> None:
+    def __init__(self, actor: Any, name: str, identity: Identity) -> None:
         super().__init__(actor, name)
-        self.identity, self.settings = identity, settings
+        self.identity = identity
 
-    async def admit(self, request: AdmitRequest) -> Decision:
-        return await self._call(self.remote.ask, self.identity, self.settings, request)
+    async def admit(self, request: AdmitRequest, settings: RateLimitSettings | None = None) -> Decision:
+        return await self._call(self.remote.ask, self.identity, settings, request)
+
+    async def admit_leasing(self, request: AdmitRequest,
+                            settings: RateLimitSettings | None = None) -> tuple[Decision, Lease | None]:
+        return await self._call(self.remote.ask_leasing, self.identity, settings, request)
+
+    async def report(self, report: LeaseReport) -> bool:
+        return await self._call(self.remote.report, self.identity, report)
 
     async def record_reply(self, request_id: str, headers: Mapping[str, str], usage: TokenUsage | None) -> None:
         await self._call(self.remote.replied, self.identity, request_id, dict(headers), usage)
@@ -137,11 +154,10 @@ ACTOR_NAME = "covey:ratelimits"
 """The one actor of a cluster that holds every identity's scheduler."""
 
 
-def rate_limit_handle(identity: Identity, settings: RateLimitSettings | None = None) -> RateLimitHandle:
-    """``identity``'s way to the cluster's schedulers' actor, created if nobody has yet; each of
-    its requests brings ``settings`` (the run's limits set by hand, held while it sends)."""
+def rate_limit_handle(identity: Identity) -> RateLimitHandle:
+    """``identity``'s way to the cluster's schedulers' actor, created if nobody has yet."""
     options: dict[str, Any] = dict(name=ACTOR_NAME, namespace=NAMESPACE, get_if_exists=True)
-    return RateLimitHandle(_actor_class().options(**options).remote(), ACTOR_NAME, identity, settings)
+    return RateLimitHandle(_actor_class().options(**options).remote(), ACTOR_NAME, identity)
 
 
 @functools.cache
@@ -152,6 +168,9 @@ def _actor_class() -> Any:
 _HANDLES: dict[str, RateLimitHandle] = {}
 """This process's handles by identity key: a pooled agent actor runs many runs, each asks once."""
 
+_LEASES = LeaseHolder()
+"""This process's leases (the node's gateway's): requests admitted here while the scheduler lends."""
+
 
 class SharedAdmission:
     """One agent run's ``Admission``: its requests carry its session, agent and foreground flag
@@ -159,15 +178,16 @@ class SharedAdmission:
 
     def __init__(self, *, session_id: str, agent_id: str, foreground: bool, settings: RateLimitSettings,
                  emit: Callable[[Event], None] | None = None,
-                 handle_for: Callable[[Identity, RateLimitSettings], RateLimitHandle] = rate_limit_handle,
-                 handles: dict[str, RateLimitHandle] | None = None) -> None:
+                 handle_for: Callable[[Identity], RateLimitHandle] = rate_limit_handle,
+                 handles: dict[str, RateLimitHandle] | None = None, leases: LeaseHolder | None = None) -> None:
         self.session_id, self.agent_id, self.foreground = session_id, agent_id, foreground
         self.settings, self.emit, self.handle_for = settings, emit, handle_for
         self._handles = _HANDLES if handles is None else handles
+        self._leases = _LEASES if leases is None else leases
 
     def _handle(self, identity: Identity) -> RateLimitHandle:
         if (handle := self._handles.get(identity.key)) is None:
-            handle = self._handles[identity.key] = self.handle_for(identity, self.settings)
+            handle = self._handles[identity.key] = self.handle_for(identity)
         return handle
 
     async def _each(self, identity: Identity, call: Callable[[RateLimitHandle], Awaitable[R]]) -> R:
@@ -179,23 +199,38 @@ class SharedAdmission:
             return await call(self._handle(identity))
 
     async def admit(self, identity: Identity, request: AdmitRequest) -> Decision:
+        """Under this process's lease of the identity if it has room, else by the scheduler
+        (asking for a lease with it when none is held)."""
         ours = replace(request, session_id=self.session_id, agent_id=request.agent_id or self.agent_id,
                        foreground=self.foreground, patience_s=self.settings.patience_s)
-        return await self._each(identity, lambda handle: handle.admit(ours))
+        if self._leases.admit_here(identity.key, ours, self.settings):
+            return Admitted(request.request_id, 0.0)
+        if not self._leases.wants(identity.key):
+            return await self._each(identity, lambda handle: handle.admit(ours, self.settings))
+        lease = None
+        try:
+            decision, lease = await self._each(identity, lambda handle: handle.admit_leasing(ours, self.settings))
+        finally:
+            self._leases.asked(identity.key, lease, lambda report: self._each(identity, lambda h: h.report(report)))
+        return decision
 
     async def record_reply(self, identity: Identity, request_id: str, headers: Mapping[str, str],
                            usage: TokenUsage | None) -> None:
         """Told, not awaited: the reply waits for no round trip to the scheduler. The next
         request's ``admit`` may overtake it; it is then charged with this one's estimate a moment
-        longer. A scheduler found gone is made again by the next ``admit``."""
-        self._handle(identity).tell_reply(request_id, headers, usage)
+        longer. A scheduler found gone is made again by the next ``admit``. A request sent under
+        a lease is told with the lease's next report."""
+        if not self._leases.replied(request_id, headers, usage):
+            self._handle(identity).tell_reply(request_id, headers, usage)
 
     async def record_refusal(self, identity: Identity, request_id: str, status: int,
                              headers: Mapping[str, str]) -> None:
+        self._leases.refused(request_id)  # sent under a lease: the lease ends, the request queues
         await self._each(identity, lambda handle: handle.record_refusal(request_id, status, headers))
 
     def cancel(self, identity: Identity, request_id: str) -> None:
-        self._handle(identity).cancel(request_id)
+        if not self._leases.forget(request_id):
+            self._handle(identity).cancel(request_id)
 
     def waited(self, decision: Wait | Refused) -> None:
         if self.emit is not None:

@@ -2,19 +2,15 @@
 
 A plain core (no Ray, no I/O, an injected clock). ``admit`` answers at once: ``Admitted`` (send
 now), ``Wait`` (ask again at ``until``) or ``Refused`` (the wait would outlast the request's
-patience). ``covey.model.ratelimit_acquire.acquire`` is the asyncio loop around it. Rules (docs/rate-limits.md):
-
-- three token buckets (requests, input tokens, output tokens per minute), known from limits set
-  by hand (held by the runs that set them while they send: ``covey.model.ratelimit_holds``) and
-  from every reply's ``anthropic-ratelimit-*`` headers; a limit nobody told us about does not
-  hold anything back;
-- a request takes 1 request, its input estimate (cache reads left out where the model class's
-  API does) and its ``max_tokens``, as the API counts them; the reply's usage corrects both;
-- strict arrival order, except that a foreground request takes the place of its session's
-  earliest waiting background one; the head of the queue holds the rest back, so a request larger
-  than a bucket waits until the bucket is full, is sent alone, and is never starved;
-- a 429/529 pauses every request of the identity for its ``retry-after``; the refused request
-  keeps its place in the queue.
+patience). Rules (docs/rate-limits.md): three token buckets (requests, input and output tokens
+per minute), from limits set by hand (``ratelimit_holds``) and every reply's headers, a limit
+nobody told us about holding nothing back; a request takes 1 request, its input estimate (cache
+reads left out where the API does) and its ``max_tokens``, corrected by the reply's usage;
+strict arrival order, except that a foreground request takes its session's earliest waiting
+background place; the head holds the rest back, so a request larger than a bucket is sent alone
+once it is full, never starved; a 429/529 pauses the identity for its ``retry-after``, the
+refused request keeping its place. While nobody waits, slices of the buckets are lent to the
+gateways (``ratelimit_lease``).
 """
 
 from __future__ import annotations
@@ -27,6 +23,7 @@ from typing import Callable, Mapping
 from covey.model.base import TokenUsage
 from covey.model.ratelimit_bucket import TokenBucket
 from covey.model.ratelimit_holds import HandLimits
+from covey.model.ratelimit_lease import Lease, LeaseBook, LeaseReport, Needs
 from covey.model.ratelimit_signals import (LIMIT_NAMES, Identity, LimitName, RateLimitSettings, counts_cache_reads,
                                            parse_rate_headers, retry_after_s)
 from covey.model.ratelimit_types import (AdmitRequest, Admitted, Decision, Refused, WaitCause, RateSnapshot, Wait,
@@ -78,6 +75,8 @@ class RateScheduler:
         self._version = 0
         """Bumped by every change, so a plan is only recomputed when something changed or is due."""
         self._plans: tuple[int, float, dict[str, _Plan]] = (-1, 0.0, {})
+        self.leases = LeaseBook()
+        self._heard = False  # a reply came: whether the API sends limits is known (nothing is lent before)
 
     # --- admission ----------------------------------------------------------------------
 
@@ -197,12 +196,43 @@ class RateScheduler:
         """A reply arrived: correct the estimates by its usage, then learn from its headers."""
         now = self.now()
         entry = self._in_flight.pop(request_id, None)
-        if entry is not None and usage is not None:
+        if entry is not None:
+            self._correct(entry.needs(), usage, now)
+        self._observe(headers or {}, now)
+
+    def _correct(self, needs: Needs, usage: TokenUsage | None, now: float) -> None:
+        """Give back (or take) what a request's estimate missed, by its reply's usage."""
+        if usage is not None:
             counted = usage.input_tokens + usage.cache_creation_input_tokens
             counted += usage.cache_read_input_tokens if self.cache_reads_count else 0
-            self._adjust("input_tokens", entry.input_counted - counted, now)
-            self._adjust("output_tokens", entry.request.max_tokens - usage.output_tokens, now)
-        self._observe(headers or {}, now)
+            self._adjust("input_tokens", needs["input_tokens"] - counted, now)
+            self._adjust("output_tokens", needs["output_tokens"] - usage.output_tokens, now)
+
+    # --- leases (covey.model.ratelimit_lease) -------------------------------------------------
+
+    def lease(self) -> Lease | None:
+        """Lend a slice of the buckets, if nobody waits and the identity is far from its limits."""
+        now = self.now()
+        if self._queue or self._paused_until > now or not (self._heard or self.buckets):
+            return None
+        lease = self.leases.grant(self.buckets, now, self.cache_reads_count)
+        self._version += lease is not None
+        return lease
+
+    def report(self, report: LeaseReport) -> bool:
+        """A holder's news (``LeaseReport``); whether its lease still holds (else it is ended here)."""
+        now = self.now()
+        for session_id, settings in report.holds.items():
+            self.hold(session_id, settings)
+        for reply in report.replies:
+            self._correct(reply.needs, reply.usage, now)
+            self._observe(reply.headers, now)
+        if not report.end and not self._queue and self._paused_until <= now \
+                and self.leases.keeps(report.lease_id, self.buckets, now):
+            return True
+        self.leases.end(report.lease_id, report.used, self.buckets, now)
+        self._version += 1
+        return False
 
     def record_refusal(self, request_id: str, status: int, headers: Mapping[str, str] | None = None) -> None:
         """The API answered 429 (``rate_limit_error``) or 529 (``overloaded_error``): pause the whole
@@ -247,6 +277,7 @@ class RateScheduler:
 
     def _observe(self, headers: Mapping[str, str], now: float) -> None:
         self._version += 1
+        self._heard = True
         for name, signal in parse_rate_headers(headers).items():
             ceiling = self.hand.limits.get(name)
             if name in self.buckets:
@@ -255,8 +286,6 @@ class RateScheduler:
                 capacity = float(min(signal.limit, ceiling) if ceiling else signal.limit)
                 self.buckets[name] = TokenBucket(capacity, capacity, now)
                 self.buckets[name].observe(signal, ceiling, now)
-
-    # --- what it looks like -----------------------------------------------------------------
 
     def snapshot(self) -> RateSnapshot:
         """The state now (requests that are due are admitted first, as ``admit`` would)."""
@@ -268,22 +297,4 @@ class RateScheduler:
         return RateSnapshot(self.identity.key, len(self._queue), len(self._in_flight),
                             {name: bucket.view(now) for name, bucket in self.buckets.items()},
                             self._paused_until if self._paused_until > now else None,
-                            min(resets) if resets else None, waiting)
-
-
-class RateSchedulers:
-    """Every API identity's scheduler, in one place (the one actor of a cluster holds them, so a
-    new identity costs a dictionary entry, not a process): each made on first use. Limits set by
-    hand come with each request and are held while its run sends (``RateScheduler.hold``)."""
-
-    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
-        self.clock = clock
-        self.by_key: dict[str, RateScheduler] = {}
-
-    def of(self, identity: Identity) -> RateScheduler:
-        if (scheduler := self.by_key.get(identity.key)) is None:
-            scheduler = self.by_key[identity.key] = RateScheduler(identity, clock=self.clock)
-        return scheduler
-
-    def snapshots(self) -> list[RateSnapshot]:
-        return [scheduler.snapshot() for scheduler in self.by_key.values()]
+                            min(resets) if resets else None, waiting, len(self.leases))

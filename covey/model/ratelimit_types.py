@@ -141,6 +141,8 @@ class RateSnapshot:
     paused_until: float | None
     next_reset: float | None
     waiting: list[WaitingEntry] = field(default_factory=list)
+    leases: int = 0
+    """Slices of the buckets lent to gateways (``covey.model.ratelimit_lease``)."""
 
 
 def rate_limit_event(decision: Wait | Refused, *, session_id: str, now: float,

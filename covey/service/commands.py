@@ -77,7 +77,8 @@ def _rate_line(state: dict[str, Any], now: float) -> str:
         + (f", full in {max(figures['resets_at'] - now, 0):.0f} s" if figures.get("resets_at") else "")
         for name, figures in sorted(state.get("buckets", {}).items()))
     paused = f", paused {max(state['paused_until'] - now, 0):.0f} s (retry-after)" if state.get("paused_until") else ""
-    return (f"  rate      {who}: {state['queued']} waiting, {state['in_flight']} in flight{paused}"
+    lent = f", {state['leases']} lent to gateways" if state.get("leases") else ""
+    return (f"  rate      {who}: {state['queued']} waiting, {state['in_flight']} in flight{lent}{paused}"
             + (f"; {buckets}" if buckets else "; no limit known yet"))
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from covey.actors.gateway import GatewayCore
 from covey.actors.gateway_model import GatewayModel
-from covey.actors.gateway_types import Failed, Pacing, Replied, StreamedEvent, Waited
+from covey.actors.gateway_types import Deferred, Failed, Pacing, Replied, StreamedEvent, Waited
 from covey.actors.ratelimit import rate_limit_line
 from covey.errors import AgentUnavailable, ModelAPIError, UserError
 from covey.events import Event, RateLimitEvent
@@ -99,6 +99,22 @@ async def test_the_core_puts_waits_on_the_stream_before_the_reply():
         api.overload(1, retry_after_s=1)
         items = await items_of(GatewayCore(local_admission), config_for(api.url), False, PACING)
     assert [type(item) for item in items] == [Waited, Replied]
+
+
+async def test_a_direct_request_is_one_answer_and_one_that_would_wait_is_deferred_unsent():
+    with FakeRateLimitedAPI() as api:
+        config, core = config_for(api.url), GatewayCore(local_admission)
+        assert isinstance(await core.direct(config, request(), PACING), Replied)
+        api.overload(1, retry_after_s=1)  # the next request is refused with 529: the identity pauses 1 s
+        assert isinstance(await core.direct(config, request(), PACING), Deferred)
+        sent = len(api.log)
+        queued: list[Any] = []
+        paused = LocalAdmission(on_wait=queued.append)
+        paused.scheduler(AnthropicModel.of(config)._identity(MODEL)).record_refusal("x", 529, {"retry-after": "5"})
+        deferred = await GatewayCore(lambda pacing, emit: paused).direct(config, request(), PACING)
+        assert isinstance(deferred, Deferred) and len(api.log) == sent  # nothing was sent
+        assert all(not scheduler._queue for scheduler in paused.schedulers.values())  # its place given up
+        assert queued == []  # its waits are shown by the stream it goes again as
 
 
 class Parked:

@@ -23,12 +23,13 @@ pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
 KEY = "test-key-only-the-gateway-holds"
 
 
-async def _run_in_actor(tmp_path: Path, api: FakeMessagesAPI) -> tuple[list[Any], list[str]]:
+async def _run_in_actor(tmp_path: Path, api: FakeMessagesAPI, partial: bool = True) -> tuple[list[Any], list[str]]:
     """The main agent's events, run in a pooled actor, and the modules that actor has loaded.
-    What the actor was sent (its spec, the session runtime) never holds the API key."""
+    What the actor was sent (its spec, the session runtime) never holds the API key. With
+    ``partial``, each request is a stream from the gateway; without, one plain call."""
     model = AnthropicModel(api_key=KEY, base_url=api.url, max_retries=0)
     session = Session(cwd=str(tmp_path), model=model, pool_size=1, transcript_dir=str(tmp_path / "t"),
-                      include_partial_messages=True)
+                      include_partial_messages=partial)
     try:
         runtime = await session.start()
         actor = await runtime.registry.take("home")
@@ -57,8 +58,17 @@ async def test_the_agent_actor_gets_the_reply_and_stream_events_without_the_sdk(
 
 async def test_the_agent_actor_reports_the_apis_error_as_in_process(tmp_path):
     with FakeMessagesAPI(replies=[("error", 401, None)]) as api:
-        events, modules = await asyncio.wait_for(_run_in_actor(tmp_path, api), 120)
+        events, modules = await asyncio.wait_for(_run_in_actor(tmp_path, api, partial=False), 120)
     assert "anthropic" not in modules
     result = next(e for e in events if isinstance(e, ResultEvent))
     assert result.is_error and "Anthropic API error 401 (authentication_error)" in result.result
     assert "check ANTHROPIC_API_KEY" in result.result
+
+
+async def test_without_partial_messages_the_reply_comes_in_one_call(tmp_path):
+    with FakeMessagesAPI(replies=[{"text": "one call"}]) as api:
+        events, _ = await asyncio.wait_for(_run_in_actor(tmp_path, api, partial=False), 120)
+        assert len(api.requests) == 1
+    result = next(e for e in events if isinstance(e, ResultEvent))
+    assert (result.is_error, result.result) == (False, "one call")
+    assert not any(isinstance(e, StreamEvent) for e in events)

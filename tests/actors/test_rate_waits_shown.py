@@ -133,3 +133,6 @@ def test_covey_status_shows_each_rate_scheduler():
                                "paused_until": None, "next_reset": None, "waiting": []}]}
     line = next(line for line in status_text(status).splitlines() if line.startswith("  rate"))
     assert line == "  rate      sonnet-4 at http://127.0.0.1:8: 7 waiting, 2 in flight; requests 0/60 left"
+    status["rate_limits"][0].update(queued=0, leases=1)  # type: ignore[index]
+    line = next(line for line in status_text(status).splitlines() if line.startswith("  rate"))
+    assert line.startswith("  rate      sonnet-4 at http://127.0.0.1:8: 0 waiting, 2 in flight, 1 lent to gateways;")

@@ -10,7 +10,9 @@ from covey.actors.ratelimit import RateLimitHandle, SharedAdmission
 from covey.errors import AgentUnavailable
 from covey.events import Event, RateLimitEvent
 from covey.model.base import TokenUsage
-from covey.model.ratelimit import RateScheduler, RateSchedulers
+from covey.model.ratelimit import RateScheduler
+from covey.model.ratelimit_schedulers import RateSchedulers
+from covey.model.ratelimit_lease import Lease, LeaseHolder, LeaseReport
 from covey.model.ratelimit_signals import Identity, RateLimitSettings, identity_for
 from covey.model.ratelimit_types import AdmitRequest, Admitted, Decision, Wait
 
@@ -21,17 +23,26 @@ IDENTITY = identity_for("https://api.anthropic.com", KEY, "claude-sonnet-4-6")
 class FakeHandle:
     """The handle's calls, on a plain scheduler; ``dead`` makes every call fail as a dead actor's."""
 
-    def __init__(self, identity: Identity, settings: RateLimitSettings) -> None:
-        self.scheduler = RateScheduler(identity, settings, clock=lambda: 1000.0)
+    def __init__(self, identity: Identity) -> None:
+        self.scheduler = RateScheduler(identity, clock=lambda: 1000.0)
         self.dead = False
         self.seen: list[AdmitRequest] = []
         self.told: list[str] = []
 
-    async def admit(self, request: AdmitRequest) -> Decision:
+    async def admit(self, request: AdmitRequest, settings: RateLimitSettings | None = None) -> Decision:
         if self.dead:
             raise AgentUnavailable("actor 'covey:ratelimit:x' is gone")
         self.seen.append(request)
+        self.scheduler.hold(request.session_id, settings)
         return self.scheduler.admit(request)
+
+    async def admit_leasing(self, request: AdmitRequest,
+                            settings: RateLimitSettings | None = None) -> tuple[Decision, Lease | None]:
+        decision = await self.admit(request, settings)
+        return decision, self.scheduler.lease() if isinstance(decision, Admitted) else None
+
+    async def report(self, report: LeaseReport) -> bool:
+        return self.scheduler.report(report)
 
     def tell_reply(self, request_id: str, headers: Mapping[str, str], usage: TokenUsage | None) -> None:
         self.told.append(request_id)
@@ -42,13 +53,13 @@ class FakeHandle:
 
 
 def admission(made: list[FakeHandle], events: list[Event], foreground: bool = False) -> SharedAdmission:
-    def handle_for(identity: Identity, settings: RateLimitSettings) -> RateLimitHandle:
-        made.append(FakeHandle(identity, settings))
+    def handle_for(identity: Identity) -> RateLimitHandle:
+        made.append(FakeHandle(identity))
         return cast(RateLimitHandle, made[-1])
 
     return SharedAdmission(session_id="s1", agent_id="agent-a", foreground=foreground,
                            settings=RateLimitSettings(requests_per_minute=1, patience_s=120), emit=events.append,
-                           handle_for=handle_for, handles={})
+                           handle_for=handle_for, handles={}, leases=LeaseHolder())
 
 
 def test_each_request_carries_the_runs_session_agent_place_and_patience() -> None:
@@ -133,3 +144,36 @@ def test_an_agent_runs_real_model_is_paced_the_main_agent_and_sync_children_in_f
         flags[name] = paced.admission.foreground
     assert flags == {"main": True, "sync": True, "background": False}
     assert model.admission is None  # the shared model is not changed
+
+
+def test_while_the_scheduler_lends_requests_are_admitted_here_and_their_replies_told_together() -> None:
+    made: list[FakeHandle] = []
+    holder = LeaseHolder(flush_s=0.01)
+
+    def handle_for(identity: Identity) -> RateLimitHandle:
+        made.append(FakeHandle(identity))
+        return cast(RateLimitHandle, made[-1])
+
+    shared = SharedAdmission(session_id="s1", agent_id="agent-a", foreground=False, settings=RateLimitSettings(),
+                             handle_for=handle_for, handles={}, leases=holder)
+    reports: list[LeaseReport] = []
+
+    async def scenario() -> None:
+        await shared.admit(IDENTITY, AdmitRequest("r1", 10, 16))
+        await shared.record_reply(IDENTITY, "r1", {}, None)  # the API sends no limits: a lease may be unlimited
+        original = made[0].report
+
+        async def report(news: LeaseReport) -> bool:
+            reports.append(news)
+            return await original(news)
+
+        made[0].report = report  # type: ignore[method-assign]
+        await shared.admit(IDENTITY, AdmitRequest("r2", 10, 16))  # asks, and is lent a lease with it
+        for request_id in ("r3", "r4"):
+            assert isinstance(await shared.admit(IDENTITY, AdmitRequest(request_id, 10, 16)), Admitted)
+            await shared.record_reply(IDENTITY, request_id, {}, TokenUsage(input_tokens=3, output_tokens=2))
+        await asyncio.sleep(0.05)
+
+    asyncio.run(scenario())
+    assert [request.request_id for request in made[0].seen] == ["r1", "r2"]  # r3, r4: no round trip
+    assert made[0].told == ["r1"] and sum(len(report.replies) for report in reports) == 2

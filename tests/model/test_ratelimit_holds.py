@@ -5,7 +5,8 @@ the user's later sessions on the shared scheduler. A fake clock; no Ray."""
 from __future__ import annotations
 
 from covey.model.base import TokenUsage
-from covey.model.ratelimit import RateScheduler, RateSchedulers
+from covey.model.ratelimit import RateScheduler
+from covey.model.ratelimit_schedulers import RateSchedulers
 from covey.model.ratelimit_holds import HOLD_S
 from covey.model.ratelimit_signals import RateLimitSettings, identity_for
 from covey.model.ratelimit_types import AdmitRequest, Admitted, Wait
