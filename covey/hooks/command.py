@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from covey.bounded import Captured, cut_text, read_bounded
 from covey.hooks.config import CommandHook
+from covey.subprocess_env import scrubbed
 
 HOOK_OUTPUT_LIMIT_CHARS = 10_000
 """Claude Code's cap on the hook output one hook brings into the model's context."""
@@ -105,7 +106,8 @@ async def _execute(
 ) -> tuple[int, Captured, Captured]:
     pipes = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.PIPE}
     # Own process group (start_new_session): a kill reaches the hook's children too.
-    options: dict[str, Any] = {"cwd": cwd, "env": {**env, "CLAUDE_PROJECT_DIR": str(project_dir)}, "start_new_session": True, **pipes}
+    own_env = {**scrubbed(env), "CLAUDE_PROJECT_DIR": str(project_dir)}
+    options: dict[str, Any] = {"cwd": cwd, "env": own_env, "start_new_session": True, **pipes}
     if hook.args is not None:
         # Exec form: no shell, so each argument arrives as written, placeholders replaced as plain text.
         program, *args = (_placeholders(part, project_dir) for part in (hook.command, *hook.args))

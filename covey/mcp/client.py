@@ -23,6 +23,7 @@ from mcp.types import CONNECTION_CLOSED
 from mcp.shared._httpx_utils import create_mcp_http_client  # the SDK's own client factory (its session_group uses it)
 
 from covey.mcp.config import McpServerConfig
+from covey.subprocess_env import scrubbed
 
 STDERR_TAIL_CHARS = 2000
 
@@ -140,7 +141,7 @@ class McpConnection:
     async def _transport(self, stack: AsyncExitStack) -> Any:
         if self.config.type == "stdio":
             params = StdioServerParameters(command=self.config.command or "", args=list(self.config.args),
-                                           env={**self.env, **self.config.env}, cwd=self.cwd)
+                                           env={**scrubbed(self.env), **self.config.env}, cwd=self.cwd)
             return stdio_client(params, errlog=self._errlog)
         if self.config.type == "sse":
             raise McpServerDown(f"MCP server {self.name!r}: covey does not run the deprecated SSE transport; use type 'http'")

@@ -13,6 +13,7 @@ from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from covey.private_dirs import PrivateDirError, open_private, private_dir, user_temp_dir
+from covey.subprocess_env import for_subprocess
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.processes import BackgroundShell
 
@@ -97,7 +98,7 @@ async def _spawn(command: str, ctx: ToolContext, stdout) -> asyncio.subprocess.P
     # bash, not /bin/sh: the permission gate judged the command with bash's grammar, and the
     # model is told "bash -c semantics" (on Debian /bin/sh is dash, which reads it differently).
     process = await asyncio.create_subprocess_exec(
-        BASH, "-c", command, cwd=ctx.cwd, env=ctx.env, stdin=asyncio.subprocess.DEVNULL,
+        BASH, "-c", command, cwd=ctx.cwd, env=for_subprocess(ctx.env), stdin=asyncio.subprocess.DEVNULL,
         stdout=stdout, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
     )
     ctx.processes.track(process)
