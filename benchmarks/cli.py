@@ -14,8 +14,9 @@ One private HOME, service directory and ``RAY_TMPDIR``, and one fake Messages AP
    them) over the ideal ``3 × TURN_S``. Each size runs twice; the second run (a size
    the service has seen once, once its pool has ramped up to what the first asked for:
    ``pool_after``) is the one the goals speak of.
-4. The in-process baseline of the same children in the same run: N ``AgentRunner``s in
-   a process of their own running the child specs covey builds, against the same fake API.
+4. The baselines of the same fan-out in the same run: the floor (``benchmarks.floor``: the
+   second run's request bodies replayed by a bare asyncio client against a fresh fake API), and
+   N ``AgentRunner``s in a process of their own running the child specs covey builds.
 5. ``covey stop``, and the processes left after it (by the private ``RAY_TMPDIR``).
 """
 
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import log
+from benchmarks.floor import agent_of, replay_in_process
 from tests.fake_messages_api import FakeMessagesAPI
 from tests.faults.scenario import MAIN_MARK, Fanout, processes_with, wait_gone
 
@@ -45,8 +47,8 @@ IDEAL_S = TURN_S * TURNS
 IDLE_WINDOW_S = 10.0
 FANOUTS = (("sync", 1), ("sync", 20), ("background", 100))
 QUICK_FANOUTS = (("sync", 1), ("sync", 5), ("background", 10))
-GOALS = {"say_ok_warm_first_answer_s": 0.5, "say_ok_cold_first_answer_s": 4.0, "sync_1": 1.2, "sync_20": 1.3,
-         "background_100": 1.5, "idle_cpu_pct_of_core": 2.0}
+GOALS = {"say_ok_warm_first_answer_s": 0.5, "say_ok_cold_first_answer_s": 4.0, "idle_cpu_pct_of_core": 2.0,
+         "sync_1_vs_floor": 1.05, "sync_20_vs_floor": 1.3, "background_100_vs_floor": 1.5}
 
 
 def _covey() -> list[str]:
@@ -100,9 +102,11 @@ def _say_ok(env: dict[str, str], project: Path) -> dict[str, float]:
     return marks
 
 
-def _fanout(env: dict[str, str], project: Path, replies: Replies, kind: str, n: int) -> dict[str, Any]:
+def _fanout(env: dict[str, str], project: Path, replies: Replies, kind: str, n: int,
+            api: FakeMessagesAPI) -> dict[str, Any]:
     fanout = Fanout(n, background=kind == "background", delay_s=TURN_S, turns=TURNS)
     replies.fanout, replies.main_stamps = fanout, []
+    sent_before = len(api.requests)
     started = time.monotonic()
     try:
         done = subprocess.run([*_covey(), "-p", f"{MAIN_MARK}: fan out", "--output-format", "json", "--quiet"],
@@ -120,8 +124,21 @@ def _fanout(env: dict[str, str], project: Path, replies: Replies, kind: str, n: 
         "completed": sum(1 for i in range(n) if outcome.completed.get(i)),
         "lost": sum(1 for i in range(n) if i not in outcome.completed) - len(outcome.errors),
         "duplicated": sum(c - 1 for c in outcome.completed.values()), "failed": len(outcome.errors),
+        "_bodies": [body for body in api.requests[sent_before:] if agent_of(body) != "other"],
         **({"stderr": done.stderr[-600:]} if done.returncode else {}),
     }
+
+
+def _floor(kind: str, n: int, bodies: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run's own request bodies replayed by a bare client against a fresh fake API serving the
+    same fan-out (``benchmarks.floor``): the main agent's first to last request, as covey's figure."""
+    replies = Replies()
+    replies.fanout = Fanout(n, background=kind == "background", delay_s=TURN_S, turns=TURNS)
+    with FakeMessagesAPI(replies=[replies]) as api:
+        replay_in_process(api.url, bodies)
+    stamps = replies.main_stamps
+    span = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
+    return {"requests": len(bodies), "first_to_last_request_s": round(span, 3), "ratio_vs_ideal": round(span / IDEAL_S, 2)}
 
 
 def _settle(env: dict[str, str], timeout_s: float = 240.0) -> dict[str, Any]:
@@ -238,14 +255,21 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
             out["status"] = status.stdout.strip()
             for kind, n in (QUICK_FANOUTS if quick else FANOUTS):
                 key = f"{kind}_{n}"
-                first = await asyncio.to_thread(_fanout, env, project, replies, kind, n)
+                first = await asyncio.to_thread(_fanout, env, project, replies, kind, n, api)
                 first["pool_after"] = await asyncio.to_thread(_settle, env)
-                second = await asyncio.to_thread(_fanout, env, project, replies, kind, n)
+                second = await asyncio.to_thread(_fanout, env, project, replies, kind, n, api)
+                floor = await asyncio.to_thread(_floor, kind, n, second.pop("_bodies"))
+                del first["_bodies"]
                 baseline = await _baseline(api.url, replies, n, tmp)
-                out[key] = {"first_seen": first, "seen_once_before": second, "baseline_in_process_s": round(baseline, 3),
+                covey_s = second.get("first_to_last_request_s")
+                out[key] = {"first_seen": first, "seen_once_before": second, "floor": floor,
+                            "vs_floor": round(covey_s / floor["first_to_last_request_s"], 2)
+                            if covey_s and floor["first_to_last_request_s"] else None,
+                            "baseline_in_process_s": round(baseline, 3),
                             "baseline_ratio_vs_ideal": round(baseline / IDEAL_S, 2)}
                 log(f"cli: {key} first {first.get('ratio_vs_ideal')}x, second {second.get('ratio_vs_ideal')}x "
-                    f"(in-process {baseline / IDEAL_S:.2f}x)")
+                    f"(floor {floor['ratio_vs_ideal']}x: covey {out[key]['vs_floor']}x the floor; "
+                    f"in-process {baseline / IDEAL_S:.2f}x)")
         finally:
             out["stop"] = await asyncio.to_thread(_stop, env)
             shutil.rmtree(env["COVEY_SERVICE_DIR"], ignore_errors=True)

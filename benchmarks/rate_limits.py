@@ -38,6 +38,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -68,6 +69,9 @@ class Children:
         self.outcomes: dict[str, Outcome] = {}
         """Per main agent (its mark): every notice and result that reached it."""
         self.finished = 0
+        self.fanned: set[str] = set()
+        """Main agents that were answered their fan-out: once each (a compacted history has no
+        assistant message again, and must not start the children a second time)."""
         self.unmarked: list[str] = []
         """Requests with the main agent's system prompt but no scenario mark (their starts)."""
         """Children that were answered their last turn."""
@@ -84,9 +88,12 @@ class Children:
                 if len(self.outcomes) != 1:
                     return {"text": "ok"}
             mark = found.group(0) if found else next(iter(self.outcomes))
-            if assistants == 0:
+            with self._lock:
+                first = mark not in self.fanned
+                self.fanned.add(mark)
+            if first:
                 return {"content": [self._agent_call(mark, i) for i in range(self.n)]}
-            last = max(i for i, m in enumerate(body["messages"]) if m["role"] == "assistant")
+            last = max((i for i, m in enumerate(body["messages"]) if m["role"] == "assistant"), default=-1)
             news = Outcome.of(body["messages"][last + 1:], self.n)
             with self._lock:
                 seen = self.outcomes.setdefault(mark, Outcome())
@@ -160,8 +167,8 @@ def _start_service(env: dict[str, str], attempts: int = 4) -> dict[str, Any]:
     raise RuntimeError(f"the covey service did not start: {said}")
 
 
-def _start(env: dict[str, str], project: Path, mark: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([*_covey(), "-p", f"{mark}: fan out", "--output-format", "stream-json", "--verbose"],
+def _start(env: dict[str, str], project: Path, mark: str, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([*_covey(), "-p", f"{mark}: fan out", "--output-format", "stream-json", "--verbose", *extra],
                             cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -249,14 +256,20 @@ def _queued(env: dict[str, str], project: Path, n: int, at_once: int) -> dict[st
         import psutil
 
         while not done.wait(5.0):
-            uss, count = 0.0, 0
+            uss, count, agents = 0.0, 0, []
             for pid in processes_with(env["RAY_TMPDIR"]):
                 try:
-                    uss += psutil.Process(pid).memory_full_info().uss / 2**20
-                    count += 1
+                    process = psutil.Process(pid)
+                    mib = process.memory_full_info().uss / 2**20
+                    title = " ".join(process.cmdline())
                 except psutil.Error:
                     continue
-            samples.append({"finished": replies.finished, "uss_mib": round(uss), "processes": count})
+                uss, count = uss + mib, count + 1
+                if title.startswith(("ray::_AgentActor", "ray::agent:")):
+                    agents.append(mib)
+            samples.append({"finished": replies.finished, "uss_mib": round(uss), "processes": count,
+                            "agent_actors": len(agents),
+                            "agent_uss_mib_p50": round(statistics.median(agents), 1) if agents else None})
 
     # The usage says 1,000 input tokens a request, so the main agent's history never nears compaction.
     with FakeRateLimitedAPI(reply=replies, count_input=lambda body: 1000) as api:
@@ -266,7 +279,8 @@ def _queued(env: dict[str, str], project: Path, n: int, at_once: int) -> dict[st
         sampler.start()
         started = time.monotonic()
         try:
-            run = _finish(_start(run_env, project, "RLB-0"), 7200)
+            # Each batch of notices is a turn of the main agent: more than covey's default 100.
+            run = _finish(_start(run_env, project, "RLB-0", "--max-turns", str(n + 100)), 7200)
             del run["_own"], run["_waits"]
         finally:
             done.set()

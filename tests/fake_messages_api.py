@@ -81,6 +81,13 @@ def _sse_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]
     yield "message_stop", {"type": "message_stop"}
 
 
+class LoopbackServer(ThreadingHTTPServer):
+    """A thread per connection, and room for a burst of them: with the default backlog of 5, the
+    sixth of a hundred children connecting at once waits a second for TCP to retry."""
+
+    request_queue_size = 512
+
+
 class FakeMessagesAPI:
     """The fake server; use as a context manager (or through the ``fake_api`` fixture)."""
 
@@ -97,7 +104,7 @@ class FakeMessagesAPI:
         """Send a ``request-id`` header with each reply, as the real API does (the fake API
         Claude Code's ``subagent_sync`` and ``max_turns`` runs were recorded against sent none)."""
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = LoopbackServer(("127.0.0.1", 0), _handler_for(self))
         # A short poll interval so ``shutdown`` (at each test's end) returns quickly.
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 

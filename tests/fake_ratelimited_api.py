@@ -24,12 +24,12 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Iterator
 
 import pytest
 
-from tests.fake_messages_api import _message, _sse_events
+from tests.fake_messages_api import LoopbackServer, _message, _sse_events
 
 _HEADER_PARTS = {"requests": "requests", "input_tokens": "input-tokens", "output_tokens": "output-tokens"}
 _LABELS = {"requests": "requests", "input_tokens": "input tokens", "output_tokens": "output tokens"}
@@ -92,7 +92,7 @@ class FakeRateLimitedAPI:
         self.log: list[Served] = []
         self._overloads: list[int] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = LoopbackServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
     @property
