@@ -12,6 +12,7 @@ the runs and their spawns left.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 import time
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,10 @@ LEAK_PARENTS, LEAK_SPAWNS_PER_PARENT = 20, 50
 def _snapshot() -> dict[str, Any]:
     workers = worker_procs()
     registry, mailbox = actor_procs("_RegistryActor"), actor_procs("_MailboxActor")
+    agents = [u for u in (uss_mib(p) for p in actor_procs()) if u is not None]
     return {
-        "agent_actors": len(actor_procs()), "worker_procs": len(workers), "worker_fds": open_fds(workers),
+        "agent_actors": len(agents), "agent_actors_uss_mib": round(sum(agents), 1),
+        "worker_procs": len(workers), "worker_fds": open_fds(workers),
         "registry_uss_mib": round(uss_mib(registry[0]) or 0, 1) if registry else None,
         "mailbox_uss_mib": round(uss_mib(mailbox[0]) or 0, 1) if mailbox else None,
     }
@@ -66,7 +69,9 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
         spawn_s = time.monotonic() - started
         await _settle(runtime.registry, size)
         after = _snapshot()
-        records = [r for r in await runtime.registry.records() if r.role == "subagent"]
+        every = await runtime.registry.records()
+        records = [r for r in every if r.role == "subagent"]
+        statuses = dict(Counter(f"{r.role}:{r.status}" for r in every))
         stats = await runtime.registry.pool_stats()
         held = await runtime.registry.held()
     finally:
@@ -74,6 +79,7 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
     delta = {k: round(after[k] - before[k], 1) for k in before if before[k] is not None and after[k] is not None}
     out = {
         "spawns": parents * per_parent, "parents": parents, "completed": sum(r.status == "completed" for r in records),
+        "records_by_role_and_status": statuses,
         "seconds": round(spawn_s, 1), "ms_per_spawn": round(spawn_s / (parents * per_parent) * 1e3, 1),
         "before": before, "after": after, "delta": delta,
         "pool_created": stats["created"], "registry_holds": held,
