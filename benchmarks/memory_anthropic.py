@@ -12,7 +12,7 @@ import asyncio
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 import ray
 
@@ -49,23 +49,21 @@ class _Sender:
     async def floor(self, echo: Any, count: int) -> list[float]:
         """The bound of any gateway: a bare call to another actor with the same request and its
         answer, ``count`` times; each one's wall time in ms."""
-        request = ModelRequest(model="claude-sonnet-4-6", messages=[{"role": "user", "content": "hi"}], max_tokens=8)
-        times = []
-        for _ in range(count):
-            started = time.perf_counter()
-            await echo.call.remote(request)
-            times.append((time.perf_counter() - started) * 1000)
-        return times
+        return await _timed(count, lambda request: echo.call.remote(request))
 
     async def send(self, count: int) -> list[float]:
         """``count`` requests one after another; each one's wall time in ms."""
-        request = ModelRequest(model="claude-sonnet-4-6", messages=[{"role": "user", "content": "hi"}], max_tokens=8)
-        times = []
-        for _ in range(count):
-            started = time.perf_counter()
-            await self.model.create(request)
-            times.append((time.perf_counter() - started) * 1000)
-        return times
+        return await _timed(count, self.model.create)
+
+
+async def _timed(count: int, call: Callable[[ModelRequest], Awaitable[Any]]) -> list[float]:
+    request = ModelRequest(model="claude-sonnet-4-6", messages=[{"role": "user", "content": "hi"}], max_tokens=8)
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        await call(request)
+        times.append((time.perf_counter() - started) * 1000)
+    return times
 
 
 @ray.remote(num_cpus=0)
