@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import log
+from benchmarks.cli_phases import phases
 from benchmarks.floor import agent_of, replay_in_process
 from tests.fake_messages_api import FakeMessagesAPI
 from tests.faults.scenario import MAIN_MARK, Fanout, processes_with, wait_gone
@@ -63,16 +64,50 @@ class Replies:
     def __init__(self) -> None:
         self.fanout: Fanout | None = None
         self.main_stamps: list[float] = []
+        self.stamps: list[tuple[str, float]] = []
+        """Every fan-out request's agent (``main``, ``CHILD-<i>``) and arrival."""
+        self.wall: dict[str, list[float]] = {}
+        """The same arrivals on the wall clock (a transcript's clock), per agent."""
         self._lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         text = json.dumps(body["messages"])
         if self.fanout is None or (MAIN_MARK not in text and not re.search(r"CHILD-\d+", text)):
             return {"text": "ok"}
-        if MAIN_MARK in text:
-            with self._lock:
-                self.main_stamps.append(time.monotonic())
+        with self._lock:
+            now = time.monotonic()
+            self.stamps.append((agent_of(body), now))
+            self.wall.setdefault(agent_of(body), []).append(time.time())
+            if MAIN_MARK in text:
+                self.main_stamps.append(now)
         return self.fanout(body)
+
+    def timing(self) -> dict[str, Any]:
+        """Where a fan-out's time went, as the fake API saw it: when each child's first request
+        came after the main agent's first (the launch), and each child turn's overhead: the time
+        from one of its requests to the next beyond the model's ``TURN_S`` (the reply's trip,
+        the tools, the next request's building and sending)."""
+        by_agent: dict[str, list[float]] = {}
+        for agent, at in self.stamps:
+            by_agent.setdefault(agent, []).append(at)
+        main = by_agent.pop("main", [])
+        if not main or not by_agent:
+            return {}
+        firsts = sorted(times[0] - main[0] for times in by_agent.values())
+        overheads = sorted((later - earlier - TURN_S) * 1000 for times in by_agent.values()
+                           for earlier, later in zip(times, times[1:]))
+        return {"first_child_request_after_main_s": round(firsts[0], 3),
+                "last_child_request_after_main_s": round(firsts[-1], 3),
+                "first_requests_spread_ms": round((firsts[-1] - firsts[0]) * 1000, 1),
+                "turn_overhead_ms": _quantiles(overheads)}
+
+
+def _quantiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    ordered = sorted(values)
+    return {"n": len(ordered), "p50": round(statistics.median(ordered), 1),
+            "p90": round(ordered[int(0.9 * (len(ordered) - 1))], 1), "max": round(ordered[-1], 1)}
 
 
 def _env(tmp: Path, api_url: str) -> dict[str, str]:
@@ -105,7 +140,7 @@ def _say_ok(env: dict[str, str], project: Path) -> dict[str, float]:
 def _fanout(env: dict[str, str], project: Path, replies: Replies, kind: str, n: int,
             api: FakeMessagesAPI) -> dict[str, Any]:
     fanout = Fanout(n, background=kind == "background", delay_s=TURN_S, turns=TURNS)
-    replies.fanout, replies.main_stamps = fanout, []
+    replies.fanout, replies.main_stamps, replies.stamps, replies.wall = fanout, [], [], {}
     sent_before = len(api.requests)
     started = time.monotonic()
     try:
@@ -125,8 +160,17 @@ def _fanout(env: dict[str, str], project: Path, replies: Replies, kind: str, n: 
         "lost": sum(1 for i in range(n) if i not in outcome.completed) - len(outcome.errors),
         "duplicated": sum(c - 1 for c in outcome.completed.values()), "failed": len(outcome.errors),
         "_bodies": [body for body in api.requests[sent_before:] if agent_of(body) != "other"],
+        "timing": replies.timing(),
+        "phases": _phases(env, replies.wall),
         **({"stderr": done.stderr[-600:]} if done.returncode else {}),
     }
+
+
+def _phases(env: dict[str, str], arrivals: dict[str, list[float]]) -> dict[str, Any]:
+    """The launch and turn phases of the run just ended (``benchmarks.cli_phases``), from its
+    session's transcripts (the newest session folder)."""
+    folders = sorted(Path(env["HOME"], ".covey", "transcripts").glob("*/"), key=lambda p: p.stat().st_mtime)
+    return phases(folders[-1], arrivals, TURN_S, MAIN_MARK) if folders else {}
 
 
 def _floor(kind: str, n: int, bodies: list[dict[str, Any]]) -> dict[str, Any]:
@@ -134,11 +178,14 @@ def _floor(kind: str, n: int, bodies: list[dict[str, Any]]) -> dict[str, Any]:
     same fan-out (``benchmarks.floor``): the main agent's first to last request, as covey's figure."""
     replies = Replies()
     replies.fanout = Fanout(n, background=kind == "background", delay_s=TURN_S, turns=TURNS)
+    if keep := os.environ.get("COVEY_BENCH_KEEP_BODIES"):  # a folder: the replayed bodies, to look into
+        Path(keep, f"{kind}_{n}.json").write_text(json.dumps(bodies))
     with FakeMessagesAPI(replies=[replies]) as api:
         replay_in_process(api.url, bodies)
     stamps = replies.main_stamps
     span = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
-    return {"requests": len(bodies), "first_to_last_request_s": round(span, 3), "ratio_vs_ideal": round(span / IDEAL_S, 2)}
+    return {"requests": len(bodies), "first_to_last_request_s": round(span, 3), "ratio_vs_ideal": round(span / IDEAL_S, 2),
+            "timing": replies.timing()}
 
 
 def _settle(env: dict[str, str], timeout_s: float = 240.0) -> dict[str, Any]:
@@ -269,7 +316,8 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
                             "baseline_ratio_vs_ideal": round(baseline / IDEAL_S, 2)}
                 log(f"cli: {key} first {first.get('ratio_vs_ideal')}x, second {second.get('ratio_vs_ideal')}x "
                     f"(floor {floor['ratio_vs_ideal']}x: covey {out[key]['vs_floor']}x the floor; "
-                    f"in-process {baseline / IDEAL_S:.2f}x)")
+                    f"in-process {baseline / IDEAL_S:.2f}x); launch and turns: covey {second.get('timing')}, "
+                    f"floor {floor.get('timing')}")
         finally:
             out["stop"] = await asyncio.to_thread(_stop, env)
             shutil.rmtree(env["COVEY_SERVICE_DIR"], ignore_errors=True)

@@ -91,6 +91,13 @@ def _cli_rows(c: dict) -> list[tuple[str, Any, str]]:
                          f"{seen.get('ratio_vs_ideal')} / {first.get('ratio_vs_ideal')} / {floor} / "
                          f"{fig['baseline_ratio_vs_ideal']} (covey {fig.get('vs_floor')}× the floor; "
                          f"lost {seen.get('lost')}, failed {seen.get('failed')})", goal))
+            timing, floor_timing = seen.get("timing") or {}, fig.get("floor", {}).get("timing") or {}
+            if timing:
+                rows.append((f"cli: {key.replace('_', ' N=')} first requests' spread ms / turn overhead ms p50",
+                             f"{timing.get('first_requests_spread_ms')} / {timing.get('turn_overhead_ms', {}).get('p50')}"
+                             f" (floor {floor_timing.get('first_requests_spread_ms')} / "
+                             f"{floor_timing.get('turn_overhead_ms', {}).get('p50')})",
+                             "≤ 150 / ≤ 10" if key == "sync_20" else ("≤ 500 /" if key == "background_100" else "")))
     rows.append(("cli: covey stop: processes left", _get(cli, "stop", "processes_left"), "0"))
     return rows
 
