@@ -191,7 +191,8 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
                 self.wfile.flush()
             if finish:
                 self.wfile.write(b"0\r\n\r\n")
-            self.close_connection = True
+            else:  # a body cut short: the connection cannot carry another request
+                self.close_connection = True
 
     return Handler
 
