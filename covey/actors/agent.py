@@ -59,9 +59,9 @@ class _AgentActor:
         spec_here: AgentSpec = arrived(spec, runtime)
         return spec_here
 
-    async def follow(self) -> AsyncIterator[Event | FinalReport]:
-        async for event in self.runner.follow():
-            yield event
+    async def follow(self) -> AsyncIterator[list[Event | FinalReport]]:
+        async for batch in self.runner.follow_batches():
+            yield batch
 
     async def run(self, spec: AgentSpec) -> AsyncIterator[Event]:
         async for event in self.runner.run(spec):

@@ -84,10 +84,11 @@ class AgentHandle(TypedHandle[AgentActor]):
         """``agent_id``'s run's events as they happen (a streaming generator call), then its
         report; the actor hears at once that the report arrived, so that it is neither
         recycled nor killed while the report is still on its way here."""
-        async for item in self._stream(self.remote.follow):
-            if isinstance(item, FinalReport):
-                self._tell(self.remote.received, agent_id)
-            yield item
+        async for batch in self._stream(self.remote.follow):  # what was ready together (follow_batches)
+            for item in batch:
+                if isinstance(item, FinalReport):
+                    self._tell(self.remote.received, agent_id)
+                yield item
 
     async def events(self, spec: AgentSpec) -> AsyncIterator[Event]:
         """Start ``spec`` and follow it; if the caller stops early, the run is cancelled."""

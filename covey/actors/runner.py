@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any, AsyncGenerator, AsyncIterator
 
 from covey.actors.agent_services import run_services, safe_report
+from covey.actors.follow_batches import batches
 from covey.actors.hygiene import Baseline
 from covey.actors.notice import deliver_own_notice
 from covey.agents.lifecycle import AgentServices, run_agent
@@ -97,15 +99,22 @@ class AgentRunner:
         killed then takes them with it (a sync child's finished result was reported as a
         dead actor). The reader says it has the report with ``received``.
         """
+        async with aclosing(self.follow_batches()) as batches:
+            async for batch in batches:
+                for item in batch:
+                    yield item
+
+    async def follow_batches(self) -> AsyncGenerator[list[Event | FinalReport], None]:
+        """``follow``'s items in lists of what was ready together (``follow_batches.batches``:
+        the report alone and last), for a reader in another process."""
         run = self._require_run()
         if run.queue is None:
             return
-        queue = run.queue
         handed = False
         try:
-            while (item := await queue.get()) is not None:
-                handed = handed or isinstance(item, FinalReport)
-                yield item
+            async for batch in batches(run.queue):
+                handed = handed or isinstance(batch[-1], FinalReport)
+                yield batch
         finally:
             if not handed:  # the reader left before the report: nobody to wait for
                 run.followed.set()
