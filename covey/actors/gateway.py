@@ -19,7 +19,7 @@ import asyncio
 import functools
 import logging
 import pickle
-from typing import Any, AsyncGenerator, Awaitable, Callable
+from typing import Any, AsyncGenerator, Awaitable, Callable, Mapping
 
 import ray
 from ray.exceptions import RayActorError
@@ -28,7 +28,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from covey.actors import credentials
 from covey.actors.base import TypedHandle, actor_class
 from covey.actors.gateway_types import Deferred, Failed, GatewayItem, Pacing, Replied, StreamedEvent, Waited
-from covey.actors.ratelimit import SharedAdmission
+from covey.actors.ratelimit import SharedAdmission, rate_limit_line
 from covey.errors import ModelAPIError, first_line
 from covey.events import Event, RateLimitEvent
 from covey.local_rays import NAMESPACE
@@ -36,7 +36,7 @@ from covey.model.anthropic_config import AnthropicConfig
 from covey.model.base import ModelRequest
 from covey.model.ratelimit_admission import Admission
 from covey.model.ratelimit_signals import Identity
-from covey.model.ratelimit_types import AdmitRequest, Admitted, Decision
+from covey.model.ratelimit_types import AdmitRequest, Admitted, Decision, Refused, Wait
 
 log = logging.getLogger(__name__)
 
@@ -94,13 +94,18 @@ class GatewayCore:
         while the scheduler lends (``covey.model.ratelimit_lease``)."""
         from covey.model.anthropic import AnthropicModel
 
+        no_wait: _NoWait | None = None
         try:
             model: Any = AnthropicModel.of(await self.keyed(config))
             if pacing is not None:
-                model = model.with_admission(_NoWait(self.admission_for(pacing, lambda event: None)))
+                no_wait = _NoWait(self.admission_for(pacing, lambda event: None))
+                model = model.with_admission(no_wait)
             return Replied(await model.create(request))
         except _WouldWait:
-            return Deferred()
+            if pacing is None or no_wait is None:  # (only an admission asks a request to wait)
+                return Deferred()
+            return Deferred(tuple(rate_limit_line(decision, session_id=pacing.session_id, agent_id=pacing.agent_id)
+                                  for decision in no_wait.refused_then))
         except Exception as exc:  # every failure reaches the agent, as the error it is in-process
             return Failed(_travelling(exc))
 
@@ -110,16 +115,26 @@ class _WouldWait(Exception):
 
 
 class _NoWait:
-    """An ``Admission`` that gives a request up instead of waiting (``GatewayCore.direct``)."""
+    """An ``Admission`` that gives a request up instead of waiting (``GatewayCore.direct``); the
+    wait that follows an API's refusal is kept to be shown (``refused_then``)."""
 
     def __init__(self, admission: Admission) -> None:
         self.admission = admission
-        self.record_reply, self.record_refusal = admission.record_reply, admission.record_refusal
+        self.record_reply = admission.record_reply
         self.cancel, self.waited = admission.cancel, admission.waited
+        self.refused = False
+        self.refused_then: list[Wait | Refused] = []
+
+    async def record_refusal(self, identity: Identity, request_id: str, status: int,
+                             headers: Mapping[str, str]) -> None:
+        self.refused = True
+        await self.admission.record_refusal(identity, request_id, status, headers)
 
     async def admit(self, identity: Identity, request: AdmitRequest) -> Decision:
         decision = await self.admission.admit(identity, request)
         if not isinstance(decision, Admitted):
+            if self.refused:
+                self.refused_then.append(decision)
             self.admission.cancel(identity, request.request_id)
             raise _WouldWait()
         return decision
@@ -196,6 +211,8 @@ class GatewayHandle(TypedHandle[_GatewayActor]):
             if not isinstance(answer, Deferred):
                 yield answer
                 return
+            for event in answer.waited:
+                yield Waited(event)
         method: Any = self.remote.stream
         stream = method.remote(config, request, pacing, stream_events)
         finished = False

@@ -50,8 +50,11 @@ class Failed:
 
 @dataclass(frozen=True)
 class Deferred:
-    """(``direct`` only.) The request would wait for the API's limits: nothing was sent, and it
-    goes again as a stream, which shows its waits as they come."""
+    """(``direct`` only.) The request would wait for the API's limits: it goes again as a stream,
+    which shows its waits as they come. ``waited``: the wait it already met, if the API refused
+    it (429/529) once it was sent, shown at once (the stream may find the pause over)."""
+
+    waited: tuple[RateLimitEvent, ...] = ()
 
 
 GatewayItem = StreamedEvent | Waited | Replied | Failed

@@ -106,13 +106,18 @@ async def test_a_direct_request_is_one_answer_and_one_that_would_wait_is_deferre
         config, core = config_for(api.url), GatewayCore(local_admission)
         assert isinstance(await core.direct(config, request(), PACING), Replied)
         api.overload(1, retry_after_s=1)  # the next request is refused with 529: the identity pauses 1 s
-        assert isinstance(await core.direct(config, request(), PACING), Deferred)
+        refused = await core.direct(config, request(), PACING)
+        assert isinstance(refused, Deferred)
+        [shown] = refused.waited  # the wait the refusal began, shown at once: the stream may find it over
+        info = shown.rate_limit_info
+        assert (info["cause"], info["status"], shown.agent_id) == ("overloaded_error", "rejected", "a1")
         sent = len(api.log)
         queued: list[Any] = []
         paused = LocalAdmission(on_wait=queued.append)
         paused.scheduler(AnthropicModel.of(config)._identity(MODEL)).record_refusal("x", 529, {"retry-after": "5"})
         deferred = await GatewayCore(lambda pacing, emit: paused).direct(config, request(), PACING)
         assert isinstance(deferred, Deferred) and len(api.log) == sent  # nothing was sent
+        assert deferred.waited == ()  # the stream it goes again as shows this wait
         assert all(not scheduler._queue for scheduler in paused.schedulers.values())  # its place given up
         assert queued == []  # its waits are shown by the stream it goes again as
 
