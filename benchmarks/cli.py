@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import log
-from benchmarks.cli_phases import phases
+from benchmarks.cli_phases import phases, quantiles
 from benchmarks.floor import agent_of, replay_in_process
 from tests.fake_messages_api import FakeMessagesAPI
 from tests.faults.scenario import MAIN_MARK, Fanout, processes_with, wait_gone
@@ -99,15 +99,7 @@ class Replies:
         return {"first_child_request_after_main_s": round(firsts[0], 3),
                 "last_child_request_after_main_s": round(firsts[-1], 3),
                 "first_requests_spread_ms": round((firsts[-1] - firsts[0]) * 1000, 1),
-                "turn_overhead_ms": _quantiles(overheads)}
-
-
-def _quantiles(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {}
-    ordered = sorted(values)
-    return {"n": len(ordered), "p50": round(statistics.median(ordered), 1),
-            "p90": round(ordered[int(0.9 * (len(ordered) - 1))], 1), "max": round(ordered[-1], 1)}
+                "turn_overhead_ms": quantiles(overheads)}
 
 
 def _env(tmp: Path, api_url: str) -> dict[str, str]:

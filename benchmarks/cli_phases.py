@@ -40,7 +40,7 @@ def _who(lines: list[dict[str, Any]], main_mark: str) -> str | None:
     return found.group(0) if found else None
 
 
-def _quantiles(values: list[float]) -> dict[str, float]:
+def quantiles(values: list[float]) -> dict[str, float]:
     if not values:
         return {}
     ordered = sorted(values)
@@ -88,5 +88,5 @@ def phases(session_dir: Path, arrivals: dict[str, list[float]], reply_delay_s: f
             turn["reply_to_recorded_ms"].append((recorded - sent[k] - reply_delay_s) * 1000)
             turn["tools_ms"].append((done - recorded) * 1000)
             turn["recorded_to_next_request_ms"].append((sent[k + 1] - done) * 1000)
-    return {"children": len(transcripts), "launch": {k: _quantiles(v) for k, v in launch.items()},
-            "turn": {k: _quantiles(v) for k, v in turn.items()}}
+    return {"children": len(transcripts), "launch": {k: quantiles(v) for k, v in launch.items()},
+            "turn": {k: quantiles(v) for k, v in turn.items()}}
