@@ -85,7 +85,6 @@ class GatewayCore:
         finally:
             task.cancel()  # a no-op once it has answered
 
-
     async def direct(self, config: AnthropicConfig, request: ModelRequest,
                      pacing: Pacing | None) -> Replied | Failed | Deferred:
         """``request``'s answer in one call (no stream events asked for), if it is admitted without
@@ -98,14 +97,11 @@ class GatewayCore:
         try:
             model: Any = AnthropicModel.of(await self.keyed(config))
             if pacing is not None:
-                no_wait = _NoWait(self.admission_for(pacing, lambda event: None))
+                no_wait = _NoWait(self.admission_for(pacing, lambda event: None), pacing)
                 model = model.with_admission(no_wait)
             return Replied(await model.create(request))
         except _WouldWait:
-            if pacing is None or no_wait is None:  # (only an admission asks a request to wait)
-                return Deferred()
-            return Deferred(tuple(rate_limit_line(decision, session_id=pacing.session_id, agent_id=pacing.agent_id)
-                                  for decision in no_wait.refused_then))
+            return Deferred(no_wait.shown() if no_wait is not None else ())
         except Exception as exc:  # every failure reaches the agent, as the error it is in-process
             return Failed(_travelling(exc))
 
@@ -118,8 +114,8 @@ class _NoWait:
     """An ``Admission`` that gives a request up instead of waiting (``GatewayCore.direct``); the
     wait that follows an API's refusal is kept to be shown (``refused_then``)."""
 
-    def __init__(self, admission: Admission) -> None:
-        self.admission = admission
+    def __init__(self, admission: Admission, pacing: Pacing) -> None:
+        self.admission, self.pacing = admission, pacing
         self.record_reply = admission.record_reply
         self.cancel, self.waited = admission.cancel, admission.waited
         self.refused = False
@@ -129,6 +125,11 @@ class _NoWait:
                              headers: Mapping[str, str]) -> None:
         self.refused = True
         await self.admission.record_refusal(identity, request_id, status, headers)
+
+    def shown(self) -> tuple[RateLimitEvent, ...]:
+        """The waits after a refusal, as the run's ``rate_limit_event`` lines."""
+        return tuple(rate_limit_line(decision, session_id=self.pacing.session_id, agent_id=self.pacing.agent_id)
+                     for decision in self.refused_then)
 
     async def admit(self, identity: Identity, request: AdmitRequest) -> Decision:
         decision = await self.admission.admit(identity, request)
