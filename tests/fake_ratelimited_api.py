@@ -90,7 +90,7 @@ class FakeRateLimitedAPI:
         """What a served request answers (``tests/fake_messages_api.py``'s reply shape: ``text`` or
         ``content``); called with the request body, after its tokens were taken."""
         self.log: list[Served] = []
-        self._overloads: list[int] = []
+        self._overloads: list[tuple[int, Callable[[dict[str, Any]], bool] | None]] = []
         self._lock = threading.Lock()
         self._server = LoopbackServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
@@ -108,10 +108,12 @@ class FakeRateLimitedAPI:
         self._server.shutdown()
         self._server.server_close()
 
-    def overload(self, count: int, retry_after_s: int = 1) -> None:
-        """Answer the next ``count`` requests 529 ``overloaded_error`` (a burst)."""
+    def overload(self, count: int, retry_after_s: int = 1,
+                 only: Callable[[dict[str, Any]], bool] | None = None) -> None:
+        """Answer the next ``count`` requests 529 ``overloaded_error`` (a burst); with ``only``,
+        the next ``count`` requests whose body it accepts (the others are served as usual)."""
         with self._lock:
-            self._overloads.extend([retry_after_s] * count)
+            self._overloads.extend([(retry_after_s, only)] * count)
 
     def count(self, status: int) -> int:
         return sum(entry.status == status for entry in self.log)
@@ -130,8 +132,8 @@ class FakeRateLimitedAPI:
             for bucket in self.buckets.values():
                 bucket.refill(now)
             status, error, extra = 200, None, {}
-            if self._overloads:
-                extra["retry-after"] = str(self._overloads.pop(0))
+            if self._overloads and (self._overloads[0][1] is None or self._overloads[0][1](body)):
+                extra["retry-after"] = str(self._overloads.pop(0)[0])
                 status, error = 529, _error("overloaded_error", "Overloaded")
             elif short := {name: self.buckets[name].seconds_to(needs[name]) for name in self.buckets
                            if self.buckets[name].seconds_to(needs[name]) > 0}:
