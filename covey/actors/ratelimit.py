@@ -225,7 +225,7 @@ class SharedAdmission:
 
     async def record_refusal(self, identity: Identity, request_id: str, status: int,
                              headers: Mapping[str, str]) -> None:
-        self._leases.refused(request_id)  # sent under a lease: the lease ends, the request queues
+        self._leases.refused(identity.key, request_id)  # the lease ends; sent under it, the request queues
         await self._each(identity, lambda handle: handle.record_refusal(request_id, status, headers))
 
     def cancel(self, identity: Identity, request_id: str) -> None:

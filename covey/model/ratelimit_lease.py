@@ -241,8 +241,13 @@ class LeaseHolder:
         held = self._by_request.pop(request_id, None)
         return held is not None and held.replied(request_id, headers, usage)
 
-    def refused(self, request_id: str) -> bool:
+    def refused(self, key: str, request_id: str) -> bool:
+        """The API refused a request of identity ``key`` (429/529): the identity's lease ends now,
+        whoever admitted the request (the scheduler pauses the identity when it hears of it; until
+        then nothing more goes out here). True if the request was sent under a lease."""
         held = self._by_request.pop(request_id, None)
+        if (current := self.current.get(key)) is not None:
+            current.ended = True
         return held is not None and held.refused(request_id)
 
     def forget(self, request_id: str) -> bool:

@@ -6,6 +6,7 @@ line before the reply."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -37,9 +38,10 @@ def test_an_overload_is_waited_out_and_shown_as_a_rate_limit_event(tmp_path):
 
 
 def _main_launches_background_children(api: FakeRateLimitedAPI, children: int):
-    """The main agent launches ``children`` background children at once; their first requests
-    meet a 529 burst (set when the launch is answered, for the children's requests only: the main
-    agent's next request, sent at once, could take a place in it otherwise)."""
+    """The main agent launches ``children`` background children at once; each child's first request
+    is refused 529 once (set when the launch is answered, for the children's first requests only:
+    the main agent's next request could take a place in the burst otherwise, and a child that
+    starts before the others, as a cold pool of agent processes makes likely, its retries)."""
 
     def reply(body: dict) -> dict:
         system = " ".join(block.get("text", "") for block in body.get("system") or [])
@@ -50,7 +52,16 @@ def _main_launches_background_children(api: FakeRateLimitedAPI, children: int):
             return {"text": "noted"}
         if "tool_result" in content:
             return {"text": "waiting for the children"}
-        api.overload(children, retry_after_s=1, only=lambda body: "You are covey" not in str(body.get("system")))
+        refused: set[str] = set()
+
+        def first_of_a_child(body: dict) -> bool:
+            asked = re.findall(r"child \d+", str(body["messages"]))[:1]
+            if "You are covey" in str(body.get("system")) or not asked or asked[0] in refused:
+                return False
+            refused.add(asked[0])
+            return True
+
+        api.overload(children, retry_after_s=1, only=first_of_a_child)
         return {"content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "Agent", "input": {
             "description": f"child {i}", "prompt": f"child {i}", "subagent_type": "general-purpose",
             "run_in_background": True}} for i in range(children)]}

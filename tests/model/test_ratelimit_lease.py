@@ -141,6 +141,30 @@ def test_a_refused_request_ends_the_lease_and_is_not_counted() -> None:
     assert not held.refused("zzz")  # not sent under this lease
 
 
+def test_a_refusal_of_a_request_the_scheduler_admitted_ends_the_holders_lease_at_once() -> None:
+    clock = Clock()
+    sched = scheduler(clock, rpm=600)
+
+    async def tell(report: LeaseReport) -> bool:
+        return sched.report(report)
+
+    async def scenario() -> None:
+        holder = LeaseHolder(clock=clock, flush_s=0.01)
+        key = IDENTITY.key
+        holder.wants(key)
+        holder.asked(key, sched.lease(), tell)
+        assert holder.admit_here(key, request("a"), None)
+        # A 529 for a request admitted by the scheduler (not under the lease): nothing more is
+        # admitted here, before the scheduler has heard of the refusal.
+        assert not holder.refused(key, "sent-by-the-scheduler")
+        assert not holder.admit_here(key, request("b"), None)
+        assert holder.replied("a", {}, None)  # what was sent under it is still told
+        await asyncio.sleep(0.05)
+        assert key not in holder.current and len(sched.leases) == 0
+
+    asyncio.run(scenario())
+
+
 def test_the_runs_limits_set_by_hand_are_held_through_the_reports() -> None:
     clock = Clock()
     sched = scheduler(clock)
