@@ -15,6 +15,7 @@ from typing import Any, AsyncIterator
 import ray
 from ray.actor import ActorClass
 
+from covey.actors.base import actor_class
 from covey.actors.runner import AgentRunner
 from covey.agents.travel import arrived
 from covey.actors.warmup import warm_up
@@ -107,10 +108,6 @@ class _AgentActor:
         return sorted(sys.modules)
 
 
-_OPTIONS: dict[str, Any] = dict(num_cpus=0, max_restarts=0, max_concurrency=1000, enable_task_events=False)
-"""Passed as a dict: ray's type stubs do not list ``max_concurrency`` or ``enable_task_events``."""
-
-
 def agent_actor_class(**options: Any) -> ActorClass[_AgentActor]:
     """The Ray actor class; agents wait on the model, so they reserve no CPU.
 
@@ -119,4 +116,5 @@ def agent_actor_class(**options: Any) -> ActorClass[_AgentActor]:
     calls (progress, waits, resets) cost every process and the GCS CPU that a
     fan-out of a hundred children needs (docs/benchmarks.md).
     """
-    return ray.remote(**_OPTIONS, **options)(_AgentActor)
+    cls: ActorClass[_AgentActor] = actor_class(_AgentActor, max_concurrency=1000, **options)
+    return cls

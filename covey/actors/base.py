@@ -28,13 +28,27 @@ RayActorClass = Any
 """A Ray actor class (``ray.remote(cls)``): ``.options(...).remote(...)`` makes a ``RayActor``."""
 
 
-def actor_class(cls: type[object], **options: object) -> RayActorClass:
+def actor_class(cls: type[Any], **options: object) -> RayActorClass:
     """``cls`` as a Ray actor class that reserves no CPU, is never restarted and sends no
-    task events (several calls per agent, and nobody looks for them in the dashboard).
-    Ray's stubs do not list every option (``enable_task_events``): ``ray.remote`` is
-    called untyped here, once."""
-    remote: Any = ray.remote
-    return remote(num_cpus=0, max_restarts=0, enable_task_events=False, **options)(cls)
+    task events (several calls per agent, and nobody looks for them in the dashboard)."""
+    return remote_class(cls, **{"num_cpus": 0, "max_restarts": 0, "enable_task_events": False, **options})
+
+
+def remote_class(cls: type[Any], **options: object) -> RayActorClass:
+    """``ray.remote(**options)(cls)``, made once per class and options in a process. Each
+    ``ray.remote`` gives the class a new function id (a random one), and every process that
+    then meets a handle of one of its actors loads the class anew from the GCS (unpickled, its
+    methods wrapped: ~5 ms of CPU): a fan-out's twenty children each loaded the registry's and
+    the mailbox's class again for every session kit. Ray's stubs do not list every option
+    (``enable_task_events``): ``ray.remote`` is called untyped here, once."""
+    key = (cls, tuple(sorted(options.items())))
+    if (made := _CLASSES.get(key)) is None:
+        remote: Any = ray.remote
+        made = _CLASSES[key] = remote(**options)(cls)
+    return made
+
+
+_CLASSES: dict[tuple[type[Any], tuple[tuple[str, object], ...]], RayActorClass] = {}
 
 
 class TypedHandle(Generic[A]):

@@ -6,9 +6,8 @@ import asyncio
 
 from typing import Any
 
-import ray
 
-from covey.actors.base import TypedHandle
+from covey.actors.base import TypedHandle, actor_class
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import Mail
 
@@ -21,15 +20,10 @@ class _MailboxActor(Mailbox):
         await asyncio.Event().wait()
 
 
-_OPTIONS: dict[str, Any] = dict(num_cpus=0, max_restarts=0, enable_task_events=False)
-"""No Ray task events for its calls: several per agent, and nobody looks for them in the dashboard.
-Passed as a dict: ray's type stubs do not list ``enable_task_events``."""
-
-
 def mailbox_actor_class(**options: Any) -> Any:
     """The Ray actor class. Typed ``Any``, not ``ActorClass[_MailboxActor]``: ray's stubs give
     its ``.remote()`` an ``ActorHandle | type`` that callers (the shared pool) cannot use as a handle."""
-    return ray.remote(**_OPTIONS, **options)(_MailboxActor)
+    return actor_class(_MailboxActor, **options)
 
 
 class MailboxHandle(TypedHandle[_MailboxActor]):

@@ -9,11 +9,10 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-import ray
 from ray.actor import ActorClass
 from pydantic import ValidationError
 
-from covey.actors.base import TypedHandle
+from covey.actors.base import TypedHandle, actor_class
 from covey.teams.board import TaskBoard
 from covey.teams.roster import Backend, Member, RosterError, TeamRoster
 from covey.teams.tasks import ClaimResult, Task, TaskPatch, UpdateError, UpdateResult
@@ -28,11 +27,13 @@ class _BoardActor(TaskBoard):
 
 
 def roster_actor_class(**options: Any) -> ActorClass[_RosterActor]:
-    return ray.remote(num_cpus=0, max_restarts=0, **options)(_RosterActor)
+    cls: ActorClass[_RosterActor] = actor_class(_RosterActor, **options)
+    return cls
 
 
 def board_actor_class(**options: Any) -> ActorClass[_BoardActor]:
-    return ray.remote(num_cpus=0, max_restarts=0, **options)(_BoardActor)
+    cls: ActorClass[_BoardActor] = actor_class(_BoardActor, **options)
+    return cls
 
 
 class RosterHandle(TypedHandle[_RosterActor]):
@@ -96,6 +97,6 @@ def start_team_actors(team_name: str, *, lead_id: str | None = None,
     prefix = f"{session_id}/team/{team_name}" if session_id else None
     roster_opts = {"name": f"{prefix}/roster"} if prefix else {}
     board_opts = {"name": f"{prefix}/board"} if prefix else {}
-    roster = roster_actor_class(**roster_opts).remote(team_name, lead_id)
-    board = board_actor_class(**board_opts).remote()
+    roster = roster_actor_class().options(**roster_opts).remote(team_name, lead_id)
+    board = board_actor_class().options(**board_opts).remote()
     return RosterHandle(roster, f"roster {team_name!r}"), BoardHandle(board, f"board {team_name!r}")
