@@ -10,6 +10,8 @@ after another as a service's kit (``recycle``). ``RegistryHandle``
 from __future__ import annotations
 
 import asyncio
+import os
+from typing import Any
 
 import ray
 
@@ -48,10 +50,12 @@ class _RegistryActor(Supervisor[AgentHandle]):
                 warm.fill(lane)
             pool = warm
         super().__init__(limits, pool=pool, mailbox=mailbox, put=ray.put)
+        self.core.cpus = cluster_cpus()
 
     async def configure(self, limits: Limits) -> None:
-        """A ready-made registry (a service's session kit) takes its session's limits."""
-        self.core.limits = limits
+        """A ready-made registry (a service's session kit) takes its session's limits, and
+        counts the cluster's CPUs afresh (nodes may have joined since)."""
+        self.core.limits, self.core.cpus = limits, cluster_cpus()
 
     async def recycle(self, session_id: str) -> None:
         """Serve another session (a covey service's kit, once its session ended and every
@@ -61,6 +65,7 @@ class _RegistryActor(Supervisor[AgentHandle]):
         await self.close()
         Supervisor.__init__(self, Limits(), pool=BorrowedPool(self.lender, session_id), mailbox=self.mailbox_handle,
                             put=ray.put)
+        self.core.cpus = cluster_cpus()
         self.session_id = session_id
 
     async def session(self) -> tuple[str, MailboxHandle]:
@@ -74,6 +79,13 @@ class _RegistryActor(Supervisor[AgentHandle]):
     async def sentinel(self) -> None:
         """Never answers: the session learns of this actor's death by the call failing."""
         await asyncio.Event().wait()
+
+
+def cluster_cpus() -> int:
+    """The CPUs Ray counts in the cluster (the share of background agents at work scales with
+    them: ``Limits.active_limit``); this machine's if Ray counts none."""
+    resources: Any = ray.cluster_resources  # untyped in Ray's stubs
+    return int(resources().get("CPU", 0)) or os.cpu_count() or 1
 
 
 def registry_actor_class(**options: object) -> RayActorClass:

@@ -91,7 +91,7 @@ class Launch:
             is_backgrounded=self.background, spawn_depth=self.parent.depth + 1, prompt=self.call.prompt,
         ))
         if self.background:
-            return self._launched(spec, queued=launched.record.queued)
+            return self._launched(spec, queued_for=launched.record.queued_for if launched.record.queued else None)
         return await self._follow(launched.actor, spec)
 
     async def _spec(self, worktree: Worktree | None) -> AgentSpec | None:
@@ -139,7 +139,7 @@ class Launch:
         text = (f"Teammate {member!r} ({self.agent_id}) joined team {team.name!r} and is working in the "
                 "background. It claims pending tasks from the team's board; message it with SendMessage.")
         if launched.record.queued:
-            text += f"\n{QUEUED_NOTE}"
+            text += f"\n{QUEUED_NOTES[launched.record.queued_for or 'concurrency']}"
         return ToolResult(content=text, data=output)
 
     def _request(self, spec: Any) -> LaunchRequest:
@@ -164,15 +164,15 @@ class Launch:
                 return rule.text, rule.source
         return None
 
-    def _launched(self, spec: Any, queued: bool = False) -> ToolResult:
+    def _launched(self, spec: Any, queued_for: str | None = None) -> ToolResult:
         """The ``async_launched`` answer; a queued launch (docs/subagents.md#queued-spawns) answers the same, and says so."""
         output = AsyncLaunched(
             agentId=self.agent_id, description=self.call.description, prompt=self.call.prompt,
             resolvedModel=spec.model_id, outputFile=self.output_file,
         )
         text = launched_text(self.agent_id, self.call.description, self.output_file)
-        if queued:
-            text += f"\n{QUEUED_NOTE}"
+        if queued_for:
+            text += f"\n{QUEUED_NOTES[queued_for]}"
         return ToolResult(content=text, data=output)
 
     async def _follow(self, actor: Any, spec: Any) -> ToolResult:
@@ -264,8 +264,15 @@ class Launch:
             self.ctx.emit(event)
 
 
-QUEUED_NOTE = ("queued: the session's concurrency limit of running agents is reached, so it waits and starts when "
-               "one of them ends, in launch order. Its notification arrives as any other's; do not launch it again.")
+QUEUED_NOTES = {
+    "concurrency": "queued: the session's concurrency limit of running agents is reached, so it waits and starts when "
+                   "one of them ends, in launch order. Its notification arrives as any other's; do not launch it again.",
+    "active": "queued: as many background agents are at work as this machine runs well at once, so it waits and "
+              "starts when one of them ends or waits, in launch order. Its notification arrives as any other's; "
+              "do not launch it again.",
+}
+"""The line a queued launch's answer adds, by why it waits (``RunRecord.queued_for``)."""
+QUEUED_NOTE = QUEUED_NOTES["concurrency"]
 
 FILE_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep", "Bash", "NotebookEdit", "Skill"})
 

@@ -15,7 +15,8 @@ from covey.model.base import TokenUsage
 from covey.model.usage import ModelUsage
 
 Status = Literal["running", "completed", "failed", "killed", "queued"]
-"""``queued``: a background launch past the concurrency limit waiting for a slot (``Limits.queue_spawns``)."""
+"""``queued``: a background launch waiting for a slot: past the concurrency limit (``Limits.queue_spawns``),
+or past the background agents at work at once (``Limits.max_active``)."""
 Role = Literal["main", "subagent", "teammate", "in_process_teammate"]
 
 
@@ -114,6 +115,8 @@ class RunRecord(BaseModel):
     """Runs before this one under this task id (a resume starts another): a notice's key counts them."""
     parked: bool = False
     """Its own turn ended, but it waits for background descendants (keepalive)."""
+    queued_for: Literal["concurrency", "active"] | None = None
+    """Why it was queued: the concurrency limit, or the background agents at work at once."""
     seen_seq: dict[str, int] = Field(default_factory=dict)
     """The last sequence number applied per kind of fire-and-forget update ("progress", "parked"):
     Ray may run one caller's calls to an async actor out of order, so an older update is dropped."""
@@ -127,7 +130,7 @@ class RunRecord(BaseModel):
 
     @property
     def queued(self) -> bool:
-        """Waiting for a slot under the concurrency limit: not started, not ended (docs/subagents.md#queued-spawns)."""
+        """Waiting for a slot: not started, not ended (docs/subagents.md#queued-spawns)."""
         return self.status == "queued"
 
     def newer(self, kind: str, seq: int | None) -> bool:

@@ -34,10 +34,10 @@ def check_depth(core: Registry, request: LaunchRequest) -> Refused | None:
 
 
 def check_concurrency(core: Registry, request: LaunchRequest) -> Refused | None:
-    """Refuses past the limit; a background launch also while others are queued, so that it
-    queues behind them (``covey.registry.queue``) instead of jumping the queue."""
+    """Refuses past the limit. (A background launch while others are queued queues behind
+    them instead of jumping the queue: ``SpawnQueue.waits_its_turn``.)"""
     live = core.live_subagents()
-    if live >= core.limits.max_concurrent or (request.background and len(core.queue) > 0):
+    if live >= core.limits.max_concurrent:
         return Refused(kind="concurrency", text=(
             f"Cannot spawn a sub-agent: {live} agents are running and the concurrency limit is "
             f"{core.limits.max_concurrent}. Do not retry this call: wait for the running agents' "

@@ -7,12 +7,12 @@ other call interleaves with a check-then-write.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Callable, Unpack
 
 from covey.model.usage import ModelUsage, merge_usage
 from covey.registry.answers import Refused
-from covey.registry.checks import refusal
 from covey.limits import Limits
 from covey.registry.payloads import ProgressFields, SessionUsage
 from covey.registry.queue import SpawnQueue
@@ -37,6 +37,8 @@ class Registry:
         self._earlier_turns: list[dict[str, ModelUsage]] = []
         """What the main agent's earlier turns spent per model (each turn has a record of its own)."""
         self.queue = SpawnQueue()
+        self.cpus = os.cpu_count() or 1
+        """The cluster's CPUs (``Limits.active_limit``): this machine's, or what the actor reads of Ray."""
         self.on_dequeue: Callable[[RunRecord], None] | None = None
         """Told of each queued record whose turn came, the moment a slot frees (``Supervisor._dequeued``)."""
 
@@ -63,15 +65,14 @@ class Registry:
         return answer
 
     def admit(self, request: LaunchRequest) -> RunRecord | Refused:
-        """Run the launch checks in order (docs/subagents.md#limits-the-registry-actor); on success the child is
-        recorded as running, or as queued when only the concurrency limit refused it and it may wait."""
-        queued = False
-        if (refused := refusal(self, request)) is not None:
-            if (refused := self.queue.refusal_past_limit(self, request, refused)) is not None:
-                return refused
-            queued = True
+        """Run the launch checks in order (docs/subagents.md#limits-the-registry-actor); on success the child
+        is recorded as running, or as queued (``SpawnQueue.why_waits``)."""
+        queued_for = self.queue.why_waits(self, request)
+        if isinstance(queued_for, Refused):
+            return queued_for
         record = RunRecord(
-            status="queued" if queued else "running",
+            status="queued" if queued_for else "running",
+            queued_for=queued_for,
             agent_id=request.agent_id,
             owner_agent_id=request.owner_agent_id or request.parent_agent_id,
             parent_agent_id=request.parent_agent_id,
@@ -124,8 +125,11 @@ class Registry:
             record.models_used.append(model)
 
     def set_parked(self, agent_id: str, parked: bool, seq: int | None = None) -> None:
+        """A parked agent is not at work: a queued background launch may take its place."""
         if (record := self.records.get(agent_id)) is not None and record.newer("parked", seq):
             record.parked = parked
+            if parked:
+                self._freed()
 
     def finish(self, agent_id: str, report: FinalReport) -> RunRecord | None:
         """Mark a live record ended; the first report wins, later ones return None.

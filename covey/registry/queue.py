@@ -1,6 +1,8 @@
 """Queued spawns (docs/subagents.md#queued-spawns): with ``Limits.queue_spawns`` on, a
 background launch past the concurrency limit is recorded ``queued`` instead of refused,
-and starts when a slot frees, in launch order.
+and starts when a slot frees, in launch order. A background launch also waits here while as
+many sub-agents are at work as the machine runs well (``Limits.max_active``), with or without
+``queue_spawns``.
 
 Plain, like the rest of the core's books: every step is synchronous, so a freed slot
 passes to the head of the queue before any other launch is checked (nothing jumps the
@@ -10,7 +12,7 @@ queue, and never more than ``max_concurrent`` agents run).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from covey.agents.records import FinalReport, LaunchRequest, RunRecord, Status
 from covey.registry.answers import Refused
@@ -45,6 +47,25 @@ class SpawnQueue:
             return refused
         return refusal(core, request, _BUT_CONCURRENCY)
 
+    def why_waits(self, core: Registry, request: LaunchRequest) -> Refused | Literal["concurrency", "active"] | None:
+        """The launch checks' refusal, or why an allowed launch waits in the queue, or None: it starts."""
+        if (refused := refusal(core, request)) is not None:
+            still = self.refusal_past_limit(core, request, refused)
+            return "concurrency" if still is None else still
+        return "active" if self.waits_its_turn(core, request) else None
+
+    def waits_its_turn(self, core: Registry, request: LaunchRequest) -> bool:
+        """Whether a background launch the checks allow waits in the queue anyway: as many
+        sub-agents are at work as the machine runs well (``Limits.max_active``), or launches
+        wait already (nothing jumps the queue). A sync child starts at once (its parent waits on
+        it), and so does a teammate (it lives as long as its team)."""
+        if not request.background or request.spawns_teammate:
+            return False
+        if self._waiting:
+            return True
+        limit = core.limits.active_limit(core.cpus)
+        return limit is not None and at_work(core) >= limit
+
     def add(self, record: RunRecord) -> None:
         self._waiting[record.agent_id] = record
 
@@ -57,15 +78,23 @@ class SpawnQueue:
         ``running`` (reserved: the supervisor starts it), or ``failed`` if the session
         budget was spent while it waited (its notice names the budget)."""
         moved = []
-        while self._waiting and core.live_subagents() < core.limits.max_concurrent:
+        while self._waiting and self._room(core):
             record = self._waiting.pop(next(iter(self._waiting)))
             if (spent := budget_spent(core)) is not None:
                 end(record, "failed", f"Not started: when its turn in the queue came, {spent}.")
             else:
                 record.status, record.started_at, record.last_activity = "running", time.time(), core.clock()
+                record.queued_for = None
             core.settle(record)
             moved.append(record)
         return moved
+
+    @staticmethod
+    def _room(core: Registry) -> bool:
+        """A slot under the concurrency limit, and room among the agents at work."""
+        limit = core.limits.active_limit(core.cpus)
+        return core.live_subagents() < core.limits.max_concurrent and (
+            limit is None or at_work(core) < limit)
 
     def drop(self, core: Registry, agent_id: str, status: Status, reason: str) -> RunRecord | None:
         """End a queued record that never started (a kill, the session's end); None if it is not queued."""
@@ -75,6 +104,11 @@ class SpawnQueue:
         end(record, status, reason)
         core.settle(record)
         return record
+
+
+def at_work(core: Registry) -> int:
+    """Live sub-agents at work: not parked waiting for their own background children."""
+    return sum(1 for r in core.open.values() if r.live and r.role != "main" and not r.parked)
 
 
 def end(record: RunRecord, status: Status, text: str) -> None:

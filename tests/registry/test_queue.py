@@ -31,6 +31,7 @@ def _supervisor(max_concurrent: int = 2, queue: bool = True, **limits: Any) -> S
     async def finish_worktree(worktree: Worktree) -> dict[str, Any] | None:
         return None  # unchanged: removed
 
+    limits.setdefault("max_active", 0)  # the concurrency limit's queue alone, unless a test says
     return Supervisor(Limits(max_depth=2, max_concurrent=max_concurrent, stall_ms=60_000, queue_spawns=queue, **limits),
                       pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), finish_worktree=finish_worktree)
 
