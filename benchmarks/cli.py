@@ -165,15 +165,16 @@ def _phases(env: dict[str, str], arrivals: dict[str, list[float]]) -> dict[str, 
     return phases(folders[-1], arrivals, TURN_S, MAIN_MARK) if folders else {}
 
 
-def _floor(kind: str, n: int, bodies: list[dict[str, Any]]) -> dict[str, Any]:
+def _floor(kind: str, n: int, bodies: list[dict[str, Any]], module: str = "benchmarks.floor") -> dict[str, Any]:
     """The run's own request bodies replayed by a bare client against a fresh fake API serving the
-    same fan-out (``benchmarks.floor``): the main agent's first to last request, as covey's figure."""
+    same fan-out (``benchmarks.floor``; ``benchmarks.floor_ray``: each child's from a Ray actor of
+    its own): the main agent's first to last request, as covey's figure."""
     replies = Replies()
     replies.fanout = Fanout(n, background=kind == "background", delay_s=TURN_S, turns=TURNS)
     if keep := os.environ.get("COVEY_BENCH_KEEP_BODIES"):  # a folder: the replayed bodies, to look into
         Path(keep, f"{kind}_{n}.json").write_text(json.dumps(bodies))
     with FakeMessagesAPI(replies=[replies]) as api:
-        replay_in_process(api.url, bodies)
+        replay_in_process(api.url, bodies, module=module)
     stamps = replies.main_stamps
     span = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
     return {"requests": len(bodies), "first_to_last_request_s": round(span, 3), "ratio_vs_ideal": round(span / IDEAL_S, 2),
@@ -297,17 +298,20 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
                 first = await asyncio.to_thread(_fanout, env, project, replies, kind, n, api)
                 first["pool_after"] = await asyncio.to_thread(_settle, env)
                 second = await asyncio.to_thread(_fanout, env, project, replies, kind, n, api)
-                floor = await asyncio.to_thread(_floor, kind, n, second.pop("_bodies"))
+                bodies = second.pop("_bodies")
+                floor = await asyncio.to_thread(_floor, kind, n, bodies)
+                floor_ray = await asyncio.to_thread(_floor, kind, n, bodies, "benchmarks.floor_ray")
                 del first["_bodies"]
                 baseline = await _baseline(api.url, replies, n, tmp)
                 covey_s = second.get("first_to_last_request_s")
-                out[key] = {"first_seen": first, "seen_once_before": second, "floor": floor,
+                out[key] = {"first_seen": first, "seen_once_before": second, "floor": floor, "floor_ray": floor_ray,
                             "vs_floor": round(covey_s / floor["first_to_last_request_s"], 2)
                             if covey_s and floor["first_to_last_request_s"] else None,
                             "baseline_in_process_s": round(baseline, 3),
                             "baseline_ratio_vs_ideal": round(baseline / IDEAL_S, 2)}
                 log(f"cli: {key} first {first.get('ratio_vs_ideal')}x, second {second.get('ratio_vs_ideal')}x "
-                    f"(floor {floor['ratio_vs_ideal']}x: covey {out[key]['vs_floor']}x the floor; "
+                    f"(floor {floor['ratio_vs_ideal']}x: covey {out[key]['vs_floor']}x the floor; an actor per "
+                    f"child {floor_ray['ratio_vs_ideal']}x; "
                     f"in-process {baseline / IDEAL_S:.2f}x); launch and turns: covey {second.get('timing')}, "
                     f"floor {floor.get('timing')}")
         finally:

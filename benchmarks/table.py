@@ -87,8 +87,10 @@ def _cli_rows(c: dict) -> list[tuple[str, Any, str]]:
         if isinstance(fig := cli.get(key), dict):
             seen, first = fig["seen_once_before"], fig["first_seen"]
             floor = fig.get("floor", {}).get("ratio_vs_ideal")
-            rows.append((f"cli: {key.replace('_', ' N=')} × ideal: seen once / first / floor / in-process",
-                         f"{seen.get('ratio_vs_ideal')} / {first.get('ratio_vs_ideal')} / {floor} / "
+            floor_ray = fig.get("floor_ray", {}).get("ratio_vs_ideal")
+            rows.append((f"cli: {key.replace('_', ' N=')} × ideal: second run / first / floor / an actor per child"
+                         " / in-process",
+                         f"{seen.get('ratio_vs_ideal')} / {first.get('ratio_vs_ideal')} / {floor} / {floor_ray} / "
                          f"{fig['baseline_ratio_vs_ideal']} (covey {fig.get('vs_floor')}× the floor; "
                          f"lost {seen.get('lost')}, failed {seen.get('failed')})", goal))
             timing, floor_timing = seen.get("timing") or {}, fig.get("floor", {}).get("timing") or {}

@@ -40,7 +40,7 @@ from typing import Any, Awaitable, Callable, Mapping
 import anthropic
 
 from covey.errors import ModelAPIError
-from covey.model.anthropic_client import make_client, shared_client
+from covey.model.anthropic_client import make_client, open_stream, shared_client
 from covey.model.anthropic_config import DEFAULT_BASE_URL, AnthropicConfig
 from covey.model.anthropic_errors import TransportError as _TransportError
 from covey.model.anthropic_errors import backoff_s, server_retry_after_s
@@ -252,7 +252,7 @@ class AnthropicModel:
         """One streamed request; ``headers`` gets the reply's (for the admission)."""
         opened, paced = False, self.admission is not None
         try:
-            async with self._sending_client().messages.stream(**request.to_api_kwargs()) as stream:
+            async with open_stream(self._sending_client(), request.to_api_kwargs()) as stream:
                 opened = True
                 if headers is not None:
                     headers.update(stream.response.headers)

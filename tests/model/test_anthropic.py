@@ -188,3 +188,29 @@ async def test_effort_goes_in_the_request_body_as_output_config(fake_api):
     assert fake_api.requests[0]["output_config"] == {"effort": "low"}
     await model_for(fake_api).create(REQUEST)
     assert "output_config" not in fake_api.requests[1]
+
+
+async def test_the_body_is_written_once_not_walked_by_the_sdk(fake_api, monkeypatch):
+    """covey's bodies are plain JSON: sent as bytes, the SDK's copy of the whole body (looking
+    for files in it) is skipped; a body json cannot write goes the SDK's way and still works."""
+    import anthropic._base_client as base_client
+
+    walked: list[object] = []
+    real = base_client.async_prepare_request_data
+
+    async def spy(data, **how):
+        if data is not None:
+            walked.append(data)
+        return await real(data, **how)
+
+    monkeypatch.setattr(base_client, "async_prepare_request_data", spy)
+    fake_api.replies += [{"text": "one"}, {"text": "two"}]
+    model = model_for(fake_api)
+    assert (await model.create(REQUEST)).content[0].text == "one"
+    assert walked == [] and fake_api.requests[0]["stream"] is True
+    assert fake_api.requests[0]["messages"] == REQUEST.messages
+    from anthropic.types import TextBlock  # a pydantic model: the SDK writes it, json does not
+
+    odd = REQUEST.model_copy(update={"messages": [{"role": "user", "content": [TextBlock(type="text", text="hi")]}]})
+    assert (await model.create(odd)).content[0].text == "two"
+    assert len(walked) == 1  # the SDK's path: it walks the body

@@ -1,0 +1,57 @@
+"""``floor_ray``: the floor's replay (``benchmarks.floor``) with one Ray actor per child, as covey
+runs each agent: the same request bodies, each child's sent from a process of its own that a
+Ray call set going, against a fresh fake API. What N processes and Ray cost on this machine
+with nothing of covey in them: the bound of any design that gives every agent its own actor.
+
+The actors are made and ready before the main agent's first request (covey's warm pool); the
+driver then calls every child's actor at once, awaits them all, and sends the main agent's later
+requests. ``python -m benchmarks.floor_ray URL BODIES.json`` runs it in a process of its own
+with a local Ray of its own (2 CPUs, no dashboard), stopped at its end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import ray
+
+from benchmarks.floor import _send, agent_of
+
+
+@ray.remote(num_cpus=0)
+class _Agent:
+    async def replay(self, host: str, port: int, own: list[dict[str, Any]]) -> int:
+        for body in own:
+            await _send(host, port, body)
+        return len(own)
+
+
+async def replay_on_actors(url: str, bodies: list[dict[str, Any]]) -> None:
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    by_agent: dict[str, list[dict[str, Any]]] = {}
+    for body in bodies:
+        by_agent.setdefault(agent_of(body), []).append(body)
+    main = by_agent.pop("main", [])
+    by_agent.pop("other", None)
+    actors = [_Agent.remote() for _ in by_agent]  # type: ignore[attr-defined]
+    await asyncio.gather(*(actor.__ray_ready__.remote() for actor in actors))
+    if main:
+        await _send(host, port, main[0])
+    await asyncio.gather(*(actor.replay.remote(host, port, own) for actor, own in zip(actors, by_agent.values())))
+    for body in main[1:]:
+        await _send(host, port, body)
+
+
+if __name__ == "__main__":
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+    try:
+        asyncio.run(replay_on_actors(sys.argv[1], json.loads(Path(sys.argv[2]).read_text())))
+    finally:
+        ray.shutdown()
