@@ -5,7 +5,8 @@ starts with ``---`` (so ``-----`` closes it too). When the YAML inside does not 
 Claude Code quotes each top-level ``key: value`` line whose value holds a character
 YAML reads as syntax (``: ``, ``#``, ``[``, ``{``, ``*``, ``&``, ``!``, ``|``, ``>``,
 ``%``, ``@``, a backquote) and parses once more: that is how an unquoted
-``description: Use when: ...`` loads there, and it loads here the same way.
+``description: Use when: ...`` loads there, and it loads here the same way. A value that
+parses on its own as a flow list (``tools: ["Read", "Grep"]``) is left as it is.
 """
 
 from __future__ import annotations
@@ -101,10 +102,21 @@ def _quoted(line: str) -> str:
     if match is None:
         return line
     key, value = match.groups()
-    if _is_quoted(value) or not _YAML_SYNTAX.search(value):
+    if _is_quoted(value) or not _YAML_SYNTAX.search(value) or _is_flow_list(value):
         return line
     escaped = value.replace("\\", "\\\\").replace('"', '\\"')
     return f'{key}: "{escaped}"'
+
+
+def _is_flow_list(value: str) -> bool:
+    """A value that parses on its own as a YAML flow list (``tools: ["Read", "Grep"]``): Claude
+    Code's repair keeps it a list."""
+    if not (value.startswith("[") and value.rstrip().endswith("]")):
+        return False
+    try:
+        return isinstance(load_yaml(value), list)
+    except yaml.YAMLError:
+        return False
 
 
 def _is_quoted(value: str) -> bool:

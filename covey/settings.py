@@ -192,7 +192,7 @@ class Settings(BaseModel):
             self.warnings.append(HookWarning(where, "hooks", "not loaded: the managed strictPluginOnlyCustomization "
                                                              "locks hooks to plugins and managed settings"))
             return
-        hooks = read_hooks(wire.hooks, where)
+        hooks = read_hooks(wire.hooks, where, short_form=False)
         for event, matchers in hooks.kept.items():
             self.hooks.setdefault(event, []).extend(matchers)
         self.warnings.extend(hooks.warnings)

@@ -20,7 +20,7 @@ def test_values_yaml_would_misread_are_quoted_on_the_retry():
     assert quote_problematic_values(block).split("\n") == [
         "name: x",
         'description: "Use when: a \\"quoted\\" thing\\\\n next"',
-        'tools: "[Read, Grep]"',
+        "tools: [Read, Grep]",  # a flow list already: kept, as Claude Code keeps it
         "  indented: a: b",
         "plain: text",
     ]
@@ -34,6 +34,13 @@ def test_a_well_formed_block_parses_first_time_and_a_broken_one_after_repair():
     fixed = parse_frontmatter("---\nname: a\ndescription: Use when: asked\\nlater\n---\nbody")
     assert fixed.repaired and fixed.data["description"] == "Use when: asked\\nlater"  # two characters, as written
     assert parse_frontmatter("no block") is None
+
+
+def test_the_repair_keeps_a_flow_list_a_list():
+    fixed = parse_frontmatter('---\nname: a\ndescription: Use when: asked\ntools: ["Read", "Grep"]\n'
+                              'skills: [one, [two\n---\nbody')
+    assert fixed.repaired and fixed.data["tools"] == ["Read", "Grep"]
+    assert fixed.data["skills"] == "[one, [two"  # not a list on its own: quoted as before
 
 
 def test_yaml_the_repair_cannot_fix_raises_the_first_error():

@@ -87,9 +87,12 @@ class ParsedHooks:
     warnings: list[HookWarning] = field(default_factory=list)
 
 
-def read_hooks(raw: Any, source: str) -> ParsedHooks:
-    """Validate a ``hooks`` mapping: skip what covey does not support, raise on what is malformed."""
-    return _Reader(source).read(raw)
+def read_hooks(raw: Any, source: str, *, short_form: bool = True) -> ParsedHooks:
+    """Validate a ``hooks`` mapping: skip what covey does not support, raise on what is malformed.
+    ``short_form``: a group may hold its one handler's keys beside its matcher (an agent's
+    frontmatter); a settings file's group without a ``hooks`` list is skipped with a warning,
+    as Claude Code reports it an invalid setting and skips it."""
+    return _Reader(source, short_form).read(raw)
 
 
 def parse_hooks(raw: Any, source: str) -> HookConfig:
@@ -101,8 +104,8 @@ def parse_hooks(raw: Any, source: str) -> HookConfig:
 
 
 class _Reader:
-    def __init__(self, source: str) -> None:
-        self.source = source
+    def __init__(self, source: str, short_form: bool = True) -> None:
+        self.source, self.short_form = source, short_form
         self.out = ParsedHooks()
 
     def read(self, raw: Any) -> ParsedHooks:
@@ -129,6 +132,10 @@ class _Reader:
     def _group(self, group: Any, where: str) -> tuple[HookMatcher, dict[str, Any]]:
         if not isinstance(group, dict):
             self._fail(where, "must be an object with 'matcher' and 'hooks'")
+        if "hooks" not in group and ("command" in group or "type" in group) and not self.short_form:
+            self._skip(where, "has no 'hooks' list (write {\"matcher\": ..., \"hooks\": [{\"type\": \"command\", "
+                              "\"command\": ...}]}); Claude Code reports it an invalid setting; skipped")
+            return self._matcher(group.get("matcher", ""), [], where), {"hooks": []}
         if "hooks" not in group and ("command" in group or "type" in group):
             # The short frontmatter form: the handler's keys sit beside the matcher.
             handler = self._handler({k: v for k, v in group.items() if k != "matcher"}, where)

@@ -33,6 +33,20 @@ def test_skipped_hooks_are_settings_warnings_naming_their_file(tmp_path):
     assert settings.hooks == {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard"}]}]}
 
 
+def test_a_settings_hook_without_a_hooks_list_is_skipped_with_a_warning(tmp_path):
+    """Claude Code reports such an entry an invalid setting and skips it; the short form (the
+    handler's keys beside the matcher) is an agent frontmatter's, not a settings file's."""
+    path = _settings_file(tmp_path, {"PreToolUse": [
+        {"matcher": "Bash", "command": "echo short"},
+        {"matcher": "Edit", "hooks": [{"type": "command", "command": "guard"}]},
+    ]})
+    settings = Settings.load(tmp_path, home=tmp_path / "home")
+    (warning,) = settings.warnings
+    assert str(warning).startswith(f"{path}: hooks.PreToolUse[0]: has no 'hooks' list") and "skipped" in str(warning)
+    commands = [h["command"] for group in settings.hooks["PreToolUse"] for h in group["hooks"]]
+    assert commands == ["guard"]
+
+
 def test_a_malformed_hook_fails_loading_naming_the_file_and_field(tmp_path):
     path = _settings_file(tmp_path, {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": ""}]}]})
     with pytest.raises(UserError) as info:
