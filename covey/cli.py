@@ -145,6 +145,8 @@ def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, 
              quiet: bool = False, trace: str | None = None) -> int:
     """The run, through the covey service or (``--no-service``) in this process."""
     verbose = bool(options.get("verbose")) if verbose is None else verbose
+    # Text and json print no sub-agent's event: none is shipped (``SessionOptions.child_events``).
+    options = {**options, "child_events": args.output_format == "stream-json" or verbose}
     served, note = (False, None) if args.no_service or _env_flag("COVEY_NO_SERVICE") else _route(options, os.environ)
     if note:
         print(note, file=sys.stderr)

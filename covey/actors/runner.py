@@ -51,9 +51,11 @@ class _Run:
     """Set once nobody follows the run's events any more: the follower said it has the
     report (``received``), left before the report, moved the run to the background, or
     there never was one. Until then the actor is neither recycled nor killed (``reset``)."""
+    relays: bool = True
+    """Whether its events go to its follower (a sub-agent's not, without ``SessionRuntime.child_events``)."""
 
     def emit(self, event: Event) -> None:
-        if self.queue is not None:
+        if self.queue is not None and self.relays:
             self.queue.put_nowait(event)
 
     def end(self, report: FinalReport) -> None:
@@ -79,7 +81,8 @@ class AgentRunner:
         if self._run is not None and not self._run.report.done():
             raise RuntimeError(f"agent actor busy with {self._run.spec.agent_id!r}")
         loop = asyncio.get_running_loop()
-        run = _Run(spec=spec, report=loop.create_future(), queue=asyncio.Queue() if follow else None)
+        run = _Run(spec=spec, report=loop.create_future(), queue=asyncio.Queue() if follow else None,
+                   relays=spec.depth == 0 or getattr(spec.runtime, "child_events", True))
         if not follow:
             run.followed.set()
         self._run = run
@@ -251,7 +254,7 @@ class AgentRunner:
             services = run_services(spec, ask=self.ask, emit=run.emit, progress=progress, writer=writer)
             async for event in run_agent(spec, services):
                 await progress.observe(event, writer)
-                if run.queue is not None:
+                if run.queue is not None and run.relays:
                     await run.queue.put(event)
             inbox = services.inbox
             report = await deliver_own_notice(spec, safe_report(progress, None, "", services), str(writer.path),

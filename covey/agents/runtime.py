@@ -56,6 +56,9 @@ class SessionRuntime:
     """Skills found for the session, by name (the Skill tool and definitions' ``skills``)."""
     can_ask: bool = False
     """Whether a person can answer prompts (a terminal or a callback at the root)."""
+    child_events: bool = True
+    """Whether the session's reader reads its sub-agents' events (``SessionOptions.child_events``):
+    without, a sync child sends its follower its report alone."""
     tools: ToolOptions = field(default_factory=ToolOptions)
     """The switches that shape every agent's tool catalog (background disabled, teams)."""
     tool_names: list[str] = field(default_factory=list)

@@ -91,6 +91,11 @@ class SessionOptions(BaseModel):
     hookCallbackIds, timeout}]}``; ``on_hook_callback`` runs them."""
     on_hook_callback: Callable[..., Any] | None = None
     """``async (callback_id, payload, tool_use_id) -> output``: runs an SDK hook callback."""
+    child_events: bool = True
+    """Whether the session's events include its sub-agents' (their messages, their own children's
+    launches and ends, their waits): ``covey -p`` with text or json output and no ``--verbose``
+    prints none of them, and turns them off so that no sync child ships them to its parent and
+    on (docs/benchmarks.md). Prompts and every report still come."""
     include_partial_messages: bool = False
     """Also stream the main agent's replies as they arrive: Claude Code's ``stream_event`` lines
     (``--include-partial-messages``). Only a streaming model (the Messages API) has them."""

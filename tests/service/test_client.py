@@ -47,7 +47,8 @@ def test_the_request_carries_absolute_paths_the_whole_environment_and_the_prompt
     assert options["model"] == f"scripted:{tmp_path / 'rules.yaml'}" and flags["trace"] == str(tmp_path / "t.json")
     assert options["max_turns"] == 3 and options["allowed_tools"] == ["Read", "Bash(git status)"]
     assert flags["output_format"] == "text" and flags["can_ask"] is False and flags["live"] is True
-    assert "cwd" not in options and set(options) == {"model", "max_turns", "allowed_tools", "address"}
+    assert "cwd" not in options and set(options) == {"model", "max_turns", "allowed_tools", "address", "child_events"}
+    assert options["child_events"] is False  # text output prints no sub-agent's event: none is shipped
     assert prompt == {"type": "user", "message": {"role": "user", "content": "say hi"}}
 
 

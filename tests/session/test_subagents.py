@@ -117,6 +117,22 @@ async def test_child_events_stream_with_parent_tool_use_id(tmp_path):
                                 for e in child_events if e.type in ("assistant", "user"))
 
 
+async def test_without_child_events_a_sync_child_sends_its_parent_only_its_report(tmp_path):
+    """``covey -p`` with text or json output reads no sub-agent's event: none is shipped."""
+    model = scripted(
+        rule(CHILD, {"text": "child says hi"}),
+        rule({**MAIN, "last_tool_result_contains": "child says hi"}, {"text": "done"}),
+        rule(MAIN, {"tool_use": agent_call("do it")}),
+    )
+    result, records = await _run(_session(tmp_path, model, child_events=False))
+    child = next(r for r in records.values() if r.role == "subagent")
+    assert child.status == "completed" and "child says hi" in _tool_results(result.events)[0]["content"]
+    assert not [e for e in result.events if e.agent_id == child.agent_id]  # none of the child's own
+    assert [e.type for e in result.events if isinstance(e, (TaskStarted, TaskNotification))] == [
+        "system", "system"]  # the parent's frame of it still comes
+    assert result.events[-1].result == "done"
+
+
 async def test_spawn_past_the_depth_limit_is_refused(tmp_path):
     model = scripted(
         rule({**MAIN, "last_tool_result_contains": "depth limit"}, {"text": "refused"}),
