@@ -5,10 +5,9 @@ One pool serves every session of a covey service. Each lane ("home": agents that
 the working tree, on the service's node; "any": agents placed anywhere; "kit": a new
 session's registry and mailbox) has a *demand*: the most items lent at once lately. A
 burst bigger than what is ready starts the missing items at once, and whatever becomes
-ready first (a new item or one given back) goes to the oldest waiting taker. Given back,
-an item is kept while the lane holds fewer than its demand, so the next run of the same
-size finds everything ready. While a lane lends nothing, its demand decays (a half-life)
-towards its floor, and ready items above the demand are let go.
+ready first (a new item or one given back) goes to the oldest waiting taker. Given back, an item
+is kept while the lane holds fewer than its demand, so the next run of the same size finds
+everything ready. While a lane lends nothing, its demand decays (a half-life) towards its floor.
 """
 
 from __future__ import annotations
@@ -115,6 +114,13 @@ class DemandPool(Generic[I]):
                 raise
         self._lend(item, lane, session_id if session_id is not None else self.owner(item))
         return item
+
+    def take_ready(self, lane: str, n: int, session_id: str) -> list[I]:
+        """Up to ``n`` items ready now, lent at once (a burst's warm share; the rest is ``take``n)."""
+        items = [self.ready[lane].pop() for _ in range(min(n, len(self.ready[lane])))]
+        for item in items:
+            self._lend(item, lane, session_id)
+        return items
 
     def give_back(self, item: I, clean: bool) -> bool:
         """True if ``item`` is kept for the next taker; otherwise it is killed (as is one

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import os
 from collections import defaultdict, deque
-from typing import Awaitable, Callable, Generic, Mapping
+from typing import Any, Awaitable, Callable, Generic, Mapping
 
 from covey.actors.handle import AgentHandle
 from covey.registry.protocols import H, Lender
@@ -233,11 +233,43 @@ class BorrowedPool:
         self.lender, self.session_id = lender, session_id
         self.lent = 0
         self.returned = 0
+        self._asking: dict[str, list[asyncio.Future[AgentHandle]]] = {}
+        """The takes of this event-loop turn by lane, asked of the lender together."""
 
     async def take(self, lane: str = "home") -> AgentHandle:
-        actor = await self.lender.take(lane, self.session_id)
+        """An agent actor. The takes of one turn (the launches of one message) go to the lender
+        in one call for those it has ready; each of the rest waits for its own, so a warm
+        actor never waits for a cold one's start."""
+        asking = self._asking.setdefault(lane, [])
+        wanted: asyncio.Future[AgentHandle] = asyncio.get_running_loop().create_future()
+        asking.append(wanted)
+        if len(asking) == 1:
+            asyncio.get_running_loop().call_soon(lambda: _spawned(self._ask(lane, self._asking.pop(lane))))
+        actor = await wanted
         self.lent += 1
         return actor
+
+    async def _ask(self, lane: str, wanted: list[asyncio.Future[AgentHandle]]) -> None:
+        try:
+            ready = await self.lender.take_ready(lane, self.session_id, len(wanted)) if len(wanted) > 1 else []
+        except Exception:  # noqa: BLE001 - each take then asks on its own, and fails on its own
+            ready = []
+        for future, actor in zip(wanted, ready):
+            self._hand(future, actor)
+        await asyncio.gather(*(self._one(lane, future) for future in wanted[len(ready):]))
+
+    async def _one(self, lane: str, future: asyncio.Future[AgentHandle]) -> None:
+        try:
+            self._hand(future, await self.lender.take(lane, self.session_id))
+        except Exception as exc:
+            if not future.done():
+                future.set_exception(exc)
+
+    def _hand(self, future: asyncio.Future[AgentHandle], actor: AgentHandle) -> None:
+        if future.done():  # its launch was cancelled meanwhile: the actor goes back
+            _spawned(self.lender.give_back(actor, True))
+        else:
+            future.set_result(actor)
 
     async def give_back(self, actor: AgentHandle, clean: bool | None = None) -> bool:
         if clean is None:
@@ -254,3 +286,13 @@ class BorrowedPool:
 
     def stats(self) -> BorrowedPoolStats:
         return {"shared": True, "lent": self.lent, "returned": self.returned}
+
+
+_TASKS: set[asyncio.Task[Any]] = set()
+
+
+def _spawned(work: Any) -> None:
+    """Run ``work`` to its end in the background (a reference is kept until then)."""
+    task = asyncio.ensure_future(work)
+    _TASKS.add(task)
+    task.add_done_callback(_TASKS.discard)

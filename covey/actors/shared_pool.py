@@ -124,6 +124,12 @@ class _SharedPoolActor:
             raise ValueError(f"lane {lane!r} lends session kits, not agents: take_kit")
         return item
 
+    async def take_ready(self, lane: str, session_id: str, n: int) -> list[AgentHandle]:
+        """Up to ``n`` agents ready now, in one call (the launches of one message)."""
+        if lane == KIT_LANE:
+            raise ValueError(f"lane {lane!r} lends session kits, not agents: take_kit")
+        return [item for item in self.pool.take_ready(lane, n, session_id) if isinstance(item, AgentHandle)]
+
     async def take_kit(self, preload: tuple[str, ...] = (), session_id: str | None = None) -> SessionKit:
         """A ready session kit; the agent actors started from now on also preload ``preload``.
         ``session_id``: the kit serves that session (a resumed one) instead of the id it has."""
@@ -217,6 +223,9 @@ class SharedPoolHandle(TypedHandle[_SharedPoolActor]):
 
     async def take(self, lane: str, session_id: str) -> AgentHandle:
         return await self._call(self.remote.take, lane, session_id)
+
+    async def take_ready(self, lane: str, session_id: str, n: int) -> list[AgentHandle]:
+        return await self._call(self.remote.take_ready, lane, session_id, n)
 
     async def take_kit(self, preload: tuple[str, ...] = (), session_id: str | None = None) -> SessionKit:
         return await self._call(self.remote.take_kit, preload, session_id)

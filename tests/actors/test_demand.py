@@ -72,6 +72,16 @@ async def test_a_burst_bigger_than_the_ready_items_starts_the_missing_ones_as_fa
     assert p.high_water["home"] == 5 and p.stats()["home"]["loans"] == 5
 
 
+async def test_take_ready_lends_only_what_is_ready_and_counts_each_loan():
+    maker = Maker()
+    p = pool(maker, floor=3)
+    await p.warm(3)
+    lent = p.take_ready("home", 5, "s1")
+    assert len(lent) == 3 and not p.ready["home"] and len(maker.made) == 3  # nothing started for the rest
+    assert p.in_use("home") == 3 and p.stats()["home"]["loans"] == 3
+    assert all(p.give_back(item, True) for item in lent)
+
+
 async def test_ramping_up_to_demand_waits_until_nothing_is_lent():
     clock, maker = Clock(), Maker()
     p = pool(maker, clock, floor=1, parallel_starts=8)
