@@ -67,15 +67,20 @@ async def _send(host: str, port: int, body: dict[str, Any]) -> int:
         writer.close()
 
 
+def by_agent(url: str, bodies: list[dict[str, Any]]) -> tuple[str, int, list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    """(host, port, the main agent's bodies, each child's bodies) of a run to replay at ``url``."""
+    parts = urlsplit(url)
+    agents: dict[str, list[dict[str, Any]]] = {}
+    for body in bodies:
+        agents.setdefault(agent_of(body), []).append(body)
+    main = agents.pop("main", [])
+    agents.pop("other", None)
+    return parts.hostname or "127.0.0.1", parts.port or 80, main, list(agents.values())
+
+
 async def replay(url: str, bodies: list[dict[str, Any]]) -> None:
     """Send ``bodies`` in the run's shape (above)."""
-    parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    by_agent: dict[str, list[dict[str, Any]]] = {}
-    for body in bodies:
-        by_agent.setdefault(agent_of(body), []).append(body)
-    main = by_agent.pop("main", [])
-    by_agent.pop("other", None)
+    host, port, main, children = by_agent(url, bodies)
 
     async def agent(own: list[dict[str, Any]]) -> None:
         for body in own:
@@ -83,7 +88,7 @@ async def replay(url: str, bodies: list[dict[str, Any]]) -> None:
 
     if main:
         await _send(host, port, main[0])
-    await asyncio.gather(*(agent(own) for own in by_agent.values()))
+    await asyncio.gather(*(agent(own) for own in children))
     await agent(main[1:])
 
 

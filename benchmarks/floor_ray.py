@@ -17,11 +17,10 @@ import logging
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import ray
 
-from benchmarks.floor import _send, agent_of
+from benchmarks.floor import _send, by_agent
 
 
 @ray.remote(num_cpus=0)
@@ -33,18 +32,12 @@ class _Agent:
 
 
 async def replay_on_actors(url: str, bodies: list[dict[str, Any]]) -> None:
-    parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    by_agent: dict[str, list[dict[str, Any]]] = {}
-    for body in bodies:
-        by_agent.setdefault(agent_of(body), []).append(body)
-    main = by_agent.pop("main", [])
-    by_agent.pop("other", None)
-    actors = [_Agent.remote() for _ in by_agent]  # type: ignore[attr-defined]
+    host, port, main, children = by_agent(url, bodies)
+    actors = [_Agent.remote() for _ in children]  # type: ignore[attr-defined]
     await asyncio.gather(*(actor.__ray_ready__.remote() for actor in actors))
     if main:
         await _send(host, port, main[0])
-    await asyncio.gather(*(actor.replay.remote(host, port, own) for actor, own in zip(actors, by_agent.values())))
+    await asyncio.gather(*(actor.replay.remote(host, port, own) for actor, own in zip(actors, children)))
     for body in main[1:]:
         await _send(host, port, body)
 

@@ -170,7 +170,13 @@ def session_lines(prefix: str, records: list[Any]) -> list[str]:
     waiting = f", {queued} queued" if queued else ""
     lines = [f"session {prefix}: {len(records)} agents, {live} running{waiting}, ${cost:.4f}"]
     return lines + [f"  {r.agent_id}  {r.agent_type:<16} {r.status:<9} {r.description}"
-                    + (f"  ⏸ {wait}" if (wait := rate_wait_text(r.rate_wait, r.status)) else "") for r in records]
+                    + (f"  ⏸ {wait}" if (wait := rate_wait_text(r.rate_wait, r.status)) else "")
+                    + (f"  ({QUEUED_FOR[why]})" if r.status == "queued" and (why := r.queued_for) else "")
+                    for r in records]
+
+
+QUEUED_FOR = {"concurrency": "waits: the concurrency limit", "active": "waits: the agents at work"}
+"""Why a queued agent waits, in ``covey ps`` (``RunRecord.queued_for``)."""
 
 
 async def tree_text(prefix: str, registry: RegistryHandle) -> str:

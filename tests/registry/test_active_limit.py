@@ -9,6 +9,7 @@ from typing import Any
 
 from covey.agents.agent_launch import QUEUED_NOTES
 from covey.limits import ACTIVE_PER_CPU, Limits
+from covey.observe.inspect import session_lines
 from covey.registry.answers import Launched
 from covey.registry.core import Registry
 from covey.registry.queue import at_work
@@ -31,6 +32,8 @@ async def test_past_the_agents_at_work_a_background_launch_waits_and_starts_when
     assert all(isinstance(answer, Launched) for answer in answers)  # queueing off: nobody refused
     c = await sup.record("c")
     assert c.status == "queued" and c.queued_for == "active" and _started(sup) == ["a", "b"]
+    (line,) = [line for line in session_lines("abcd1234", await sup.records()) if " c " in f"{line} "]
+    assert line.endswith("(waits: the agents at work)")  # covey ps says why
     _actor(sup, "a").end()
     await _turns()
     c = await sup.record("c")
