@@ -170,7 +170,7 @@ class Launch:
             agentId=self.agent_id, description=self.call.description, prompt=self.call.prompt,
             resolvedModel=spec.model_id, outputFile=self.output_file,
         )
-        text = launched_text(self.agent_id, self.call.description, self.output_file)
+        text = launched_text(self.agent_id, self.call.description, self.output_file, can_continue=self._can_continue())
         if queued_for:
             text += f"\n{QUEUED_NOTES[queued_for]}"
         return ToolResult(content=text, data=output)
@@ -235,7 +235,7 @@ class Launch:
         )
         self._emit_ended(report, spec)
         one_shot = bool(self.definition and self.definition.one_shot)
-        text = completed_text(self.agent_id, report, one_shot=one_shot)
+        text = completed_text(self.agent_id, report, one_shot=one_shot, can_continue=self._can_continue())
         return ToolResult(content=text, is_error=report.status != "completed", data=output)
 
     def _emit_ended(self, report: FinalReport, spec: Any) -> None:
@@ -258,6 +258,10 @@ class Launch:
                 task_id=self.agent_id, run_id=self.run_id, subagent_type=self.agent_type,
                 description=self.call.description,
             ), tool_use_id=self.ctx.tool_use_id)
+
+    def _can_continue(self) -> bool:
+        """Whether the caller has ``SendMessage`` to continue the child with."""
+        return "SendMessage" in (getattr(self.parent, "tool_names", None) or ())
 
     def _emit(self, event: Any) -> None:
         if self.ctx.emit is not None:
