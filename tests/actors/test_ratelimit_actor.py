@@ -11,8 +11,9 @@ import anthropic
 import pytest
 import ray
 
-from covey.actors.ratelimit import ACTOR_NAME, rate_limit_handle
+from covey.actors.ratelimit import ACTOR_NAME, RateLimitHandle, rate_limit_handle
 from covey.model.ratelimit_signals import RateLimitSettings, identity_for
+from covey.model.ratelimit_types import RateSnapshot
 from tests.fake_ratelimited_api import FakeRateLimitedAPI
 
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
@@ -46,6 +47,17 @@ class Sender:
         return [(await self.model.create(request)).content[0].text for _ in range(count)]
 
 
+def _settled(handle: RateLimitHandle, deadline_s: float = 10.0) -> RateSnapshot:
+    """The scheduler's state once the last reply has reached it: a reply is told, not awaited, so
+    the senders may return before the scheduler has heard of their last request's end."""
+    deadline = time.monotonic() + deadline_s
+    snapshot = asyncio.run(handle.snapshot())
+    while snapshot.in_flight and time.monotonic() < deadline:
+        time.sleep(0.05)
+        snapshot = asyncio.run(handle.snapshot())
+    return snapshot
+
+
 def test_two_processes_share_one_scheduler_and_get_no_429() -> None:
     with FakeRateLimitedAPI(requests_per_minute=60) as api:
         senders = [Sender.remote(api.url, agent) for agent in ("agent-a", "agent-b")]
@@ -66,7 +78,7 @@ def test_two_processes_share_one_scheduler_and_get_no_429() -> None:
         served = [entry for entry in api.log if entry.at >= started]
         assert [entry.status for entry in served] == [200] * 6  # no 429: they waited in one queue
         assert time.time() - started >= 4.5  # one a second, as the API refills
-        snapshot = asyncio.run(handle.snapshot())
+        snapshot = _settled(handle)
         assert snapshot.identity == identity.key and snapshot.queued == 0 and snapshot.in_flight == 0
         assert ray.get_actor(ACTOR_NAME, namespace="covey") is not None  # one actor holds every identity's
         handle.kill()
