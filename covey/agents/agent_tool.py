@@ -1,7 +1,8 @@
 """The ``Agent`` tool: its schema and description, and the routing of a call before any agent exists.
 
 Routing (docs/subagents.md#the-call) happens here: teammates and remote isolation where they are
-available, no fork inside a fork, a person's approval for a child more powerful than its parent.
+available, the types the caller's definition lets it launch, no fork inside a fork, a person's
+approval for a child more powerful than its parent.
 The launch itself (covey/agents/agent_launch.py) reserves a slot through the registry, which runs
 the launch checks atomically (docs/subagents.md#limits-the-registry-actor).
 """
@@ -16,6 +17,7 @@ from covey.errors import CoveyError
 from covey.permissions.decisions import Deny
 from covey.agents.agent_launch import Launch, default_agent_type
 from covey.agents.agent_schema import agent_input_model
+from covey.agents.spawn_types import type_refusal
 from covey.tools.base import Tool, ToolContext, ToolResult
 
 DESCRIPTION = """Launch a sub-agent to handle a task on its own: it gets its own conversation, tools \
@@ -71,9 +73,9 @@ class AgentTool(Tool):
         runtime, parent = ctx.services.runtime, ctx.services.spec
         if runtime is None or parent is None:
             return ToolResult.error("The Agent tool needs a covey session (no registry is reachable from here).")
-        if routed := _unavailable_route(input, runtime):
-            return ToolResult.error(routed)
         forking = self.fork and not input.subagent_type and not _names_teammate(input)
+        if routed := _unavailable_route(input, runtime) or _type_refused(input, parent, runtime, forking):
+            return ToolResult.error(routed)
         if forking and (refused := _fork_refused(parent, ctx)):
             return ToolResult.error(refused)
         if refused := await _escalation_refused(self, input, ctx, parent, runtime, forking):
@@ -109,6 +111,28 @@ def _fork_refused(parent: Any, ctx: ToolContext) -> str | None:
     if in_fork_child(parent, ctx.services.cache_safe().messages):
         return FORK_REFUSAL
     return None
+
+
+def _type_refused(input: Any, parent: Any, runtime: Any, forking: bool) -> str | None:
+    """The caller's definition may limit the types it launches (``Agent(Explore)`` in its tools);
+    a fork is a copy of the caller, not a type, and is not limited."""
+    if forking:
+        return None
+    agent_type = input.subagent_type or default_agent_type(runtime)
+    if refused := type_refusal(parent.definition, agent_type, named=bool(input.subagent_type)):
+        return refused
+    definition = runtime.definitions.get(agent_type)
+    # The call's own isolation wins over its definition's, as when the child is launched.
+    if definition is not None and definition.isolation == "remote" and input.isolation is None:
+        return _remote_refusal(definition)
+    return None
+
+
+def _remote_refusal(definition: Any) -> str:
+    where = f" ({definition.path})" if definition.path else ""
+    return (f"Agent type {definition.name!r} cannot be launched: its definition{where} sets isolation: remote, "
+            "and covey has no remote backend to run it on. Use another agent type, or tell the user this "
+            "definition runs in covey only without isolation: remote (or with isolation: worktree).")
 
 
 def _unavailable_route(input: Any, runtime: Any) -> str | None:

@@ -6,11 +6,14 @@ the spec without knowing how it was chosen.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, Mapping
 
 from covey.agents.context import agent_list_message
 from covey.agents.definition import AgentDefinition
+from covey.agents.memory import memory_dir, memory_prompt
+from covey.agents.spawn_types import listed
 from covey.agents.system_prompt import system_blocks
 from covey.agents.resolve import child_effort, resolve_agent_model, resolve_tools
 from covey.agents.spec import AgentSpec
@@ -44,9 +47,7 @@ async def child_spec(
     )
     prelude = await _prelude(runtime, definition, tools, cwd, env)
     mode = _child_mode(parent, definition, call)
-    # A worktree child's working directory is its worktree, not the main checkout (docs/definitions.md#permissions).
-    root = Path(worktree.path) if worktree is not None else None
-    permissions = parent.permissions and parent.permissions.for_child(definition_mode=mode, cwd=Path(cwd), project_root=root)
+    memory = _memory(parent, definition)
     return AgentSpec(
         session_id=parent.session_id,
         agent_id=agent_id,
@@ -56,10 +57,10 @@ async def child_spec(
         model_id=model_id,
         effort=child_effort(getattr(call, "effort", None), definition, parent.effort),
         cwd=cwd,
-        system=system_blocks(definition.prompt or FALLBACK_PROMPT, cwd, model_id),
+        system=system_blocks(await _system_prompt(definition, memory), cwd, model_id),
         prelude=prelude,
         tool_names=tools,
-        permissions=permissions,
+        permissions=_permissions(parent, mode, cwd, worktree, memory),
         max_turns=definition.max_turns or DEFAULT_CHILD_MAX_TURNS,
         depth=depth,
         parent_agent_id=parent.agent_id,
@@ -79,12 +80,40 @@ async def _prelude(runtime: Any, definition: AgentDefinition, tools: list[str], 
     """What the child reads before its prompt: its project context, then the agent types it may
     launch and the skills it may load (as the main agent's listings), when it has those tools."""
     prelude = await runtime.context_for(cwd, omit=definition.omit_claude_md, env=env)
-    if "Agent" in tools:
-        prelude = [*prelude, agent_list_message(runtime.definitions)]
+    if "Agent" in tools:  # only the types its definition lets it launch
+        prelude = [*prelude, agent_list_message(listed(runtime.definitions, definition.tools))]
     listing = skill_list_message(runtime.skills) if "Skill" in tools else None
     if listing is not None:
         prelude = [*prelude, listing]
     return list(prelude)
+
+
+def _permissions(parent: AgentSpec, mode: str | None, cwd: str, worktree: Worktree | None,
+                 memory: Path | None) -> Any:
+    """The parent's policy overlaid for the child; a worktree child's working directory is its
+    worktree, not the main checkout (docs/definitions.md#permissions)."""
+    if not parent.permissions:
+        return parent.permissions
+    root = Path(worktree.path) if worktree is not None else None
+    return parent.permissions.for_child(definition_mode=mode, cwd=Path(cwd), project_root=root,
+                                        memory_dirs=[memory] if memory else ())
+
+
+def _memory(parent: AgentSpec, definition: AgentDefinition) -> Path | None:
+    """The child's memory folder (docs/definitions.md#agent-memory); a project's is the session's
+    project root, so a worktree child's notes outlive its worktree."""
+    if definition.memory is None:
+        return None
+    project = Path(parent.settings.project_dir or parent.cwd)
+    return memory_dir(definition.name, definition.memory, project=project, env=parent.settings.env)
+
+
+async def _system_prompt(definition: AgentDefinition, memory: Path | None) -> str:
+    """Its definition's prompt, then, with ``memory``, how to keep it and its ``MEMORY.md``."""
+    prompt = definition.prompt or FALLBACK_PROMPT
+    if memory is None or definition.memory is None:
+        return prompt
+    return f"{prompt}\n\n{await asyncio.to_thread(memory_prompt, definition.name, definition.memory, memory)}"
 
 
 def _child_mode(parent: AgentSpec, definition: AgentDefinition, call: Any) -> str | None:

@@ -42,6 +42,12 @@ class AgentDefinition(BaseModel):
     background: bool = False
     """Always runs in the background (async), whatever the call says."""
     isolation: Literal["worktree", "remote"] | None = None
+    """``worktree``: a temporary git worktree; ``remote`` is refused at launch (covey has no remote backend)."""
+    memory: Literal["user", "project", "local"] | None = None
+    """Persistent memory (docs/definitions.md#agent-memory): a folder of notes kept between runs."""
+    initial_prompt: str | None = Field(default=None, alias="initialPrompt")
+    """Claude Code's first user turn when the agent is the main agent (``--agent``); covey has no such
+    path, so it is kept and a warning says it is unused."""
     effort: Effort | None = None
     """Reasoning effort while this agent runs (``low`` … ``max``); None: its parent's."""
     omit_claude_md: bool = Field(default=False, alias="omitClaudeMd")

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from covey.agents.coordinator import coordinator_mode
 from covey.agents.definition import AgentDefinition
+from covey.agents.spawn_types import spawnable_types
 from covey.agents.spec import AgentSpec
 from covey.agents.worktree import Worktree
 from covey.flags import truthy
@@ -129,7 +130,7 @@ def fork_spec(
         if parent.permissions else None
     can_ask = bool(runtime is not None and runtime.can_ask)
     return AgentSpec(
-        session_id=parent.session_id, agent_id=agent_id, definition=FORK_AGENT,
+        session_id=parent.session_id, agent_id=agent_id, definition=_fork_definition(parent),
         prompt=fork_directive(call.prompt, worktree, parent.cwd),
         model=parent.model, model_id=parent.model_id, effort=parent.effort, thinking=params.thinking,
         cwd=cwd, system=params.system, exact_tools=params.tools, tool_names=list(parent.tool_names),
@@ -139,3 +140,11 @@ def fork_spec(
         background=True, worktree=worktree, transcript_dir=parent.transcript_dir, runtime=runtime,
         settings=parent.settings.model_copy(update={"can_ask": can_ask}), query_source=FORK_QUERY_SOURCE,
     )
+
+
+def _fork_definition(parent: AgentSpec) -> AgentDefinition:
+    """``FORK_AGENT``; a fork of an agent limited to some types (``Agent(Explore)`` in its tools) keeps
+    the limit: its tools list is its parent's (its tool names are its parent's anyway)."""
+    if spawnable_types(parent.definition.tools) is None:
+        return FORK_AGENT
+    return FORK_AGENT.model_copy(update={"tools": list(parent.definition.tools)})

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from covey.agents.builtin import builtin_agents
 from covey.agents.definition import AgentDefinition, Source
 from covey.agents.markdown import agent_files, read_agent_file
+from covey.agents.spawn_types import split_tools
 from covey.hooks.read import HookConfigError, HookWarning, read_hooks
 from covey.plugins.plugin import Plugin, read_plugin
 from covey.settings_managed import SURFACES
@@ -97,9 +98,24 @@ def load_definitions(
 
 
 def _add(result: LoadResult, definition: AgentDefinition, where: str | None = None) -> None:
-    checked = _check_hooks(result, definition, where or definition.path or f"agent {definition.name!r}")
+    where = where or definition.path or f"agent {definition.name!r}"
+    checked = _check_hooks(result, definition, where)
     if checked is not None:
+        result.warnings.extend(_unsupported(checked, where))
         result.definitions[definition.name] = checked
+
+
+def _unsupported(definition: AgentDefinition, where: str) -> list[HookWarning]:
+    """Fields covey reads but cannot honour, said once when the file loads rather than dropped."""
+    warnings = []
+    if definition.isolation == "remote":
+        warnings.append(HookWarning(where, "isolation", "remote: covey has no remote backend, so launching "
+                                                        f"{definition.name!r} is refused (an error the caller reads)"))
+    if definition.initial_prompt:
+        warnings.append(HookWarning(where, "initialPrompt", "not used: it is the first turn of an agent run as the "
+                                    "main agent (claude --agent), and covey runs definitions only as sub-agents, "
+                                    "whose first turn is the Agent call's prompt"))
+    return warnings
 
 
 def _check_hooks(result: LoadResult, definition: AgentDefinition, where: str) -> AgentDefinition | None:
@@ -145,11 +161,12 @@ def _load_file(result: LoadResult, path: Path, source: Source) -> AgentDefinitio
 
 
 def _clean(data: dict[str, Any]) -> dict[str, Any]:
-    """Drop unknown and empty keys (as Claude Code does); split ``tools: Read, Grep`` strings."""
+    """Drop unknown and empty keys (as Claude Code does); split ``tools: Read, Agent(Explore, Plan)``
+    strings at the commas outside parentheses."""
     cleaned = {key: value for key, value in data.items() if key in _KNOWN_KEYS and value is not None}
     for key in _LIST_KEYS:
         if isinstance(cleaned.get(key), str):
-            cleaned[key] = [part.strip() for part in cleaned[key].split(",") if part.strip()]
+            cleaned[key] = split_tools(cleaned[key])
     return cleaned
 
 

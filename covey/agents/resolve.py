@@ -6,6 +6,7 @@ import os
 from typing import Any, Mapping
 
 from covey.agents.definition import AgentDefinition
+from covey.agents.memory import MEMORY_TOOLS
 from covey.model.aliases import DEFAULT_SUBAGENT_MODEL, resolve_model
 from covey.tool_names import canonical_tool_name
 
@@ -79,10 +80,13 @@ def resolve_tools(
     """The tool names a child of ``definition`` gets, in ``available``'s order.
 
     ``depth`` is the child's own depth: a child at ``max_depth`` may not spawn,
-    so it does not get ``Agent``. MCP tools (``mcp__*``) pass every filter.
+    so it does not get ``Agent``. MCP tools (``mcp__*``) pass every filter. An agent with
+    ``memory`` also gets Read, Write and Edit, unless ``disallowedTools`` names them.
     """
     denied = _denied(definition, depth=depth, max_depth=max_depth)
     allowed = None if definition.tools == ["*"] else _names(definition.tools)
+    if allowed is not None and definition.memory is not None:
+        allowed |= MEMORY_TOOLS
     return [name for name in available if _is_mcp(name) or _keeps(name, denied, allowed, background)]
 
 

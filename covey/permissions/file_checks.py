@@ -139,6 +139,14 @@ class FileChecks(_Base):
             return Allow(**call, rule=allowed.text, source=allowed.source, reason=f"allow rule {allowed.text!r}")
         return self._ask(call, f"{str(path)!r} is outside the working directories")
 
+    def _memory_file(self, tool_name: str, subject: str | None) -> Path | None:
+        """The agent's memory folder a file tool's path lies in, once symlinks are resolved (a link
+        inside it that points elsewhere is not in it); None for other tools and paths."""
+        if subject is None or not self.memory_dirs or tool_name not in EDIT_TOOLS | READ_TOOLS:
+            return None
+        path = self._resolve(subject)
+        return next((root for root in real_roots(self.memory_dirs) if inside(path, [root])), None)
+
     def _inside_project(self, subject: str | None) -> bool:
         """Inside a working directory once symlinks are resolved (``link/x`` whose link leaves is outside)."""
         return subject is not None and inside(self._resolve(subject), self.working_directories())

@@ -20,6 +20,7 @@ class PolicyHost(Protocol):
     additional_directories: tuple[Path, ...]
     readable: tuple[Path, ...]
     block_outside_reads: bool
+    memory_dirs: tuple[Path, ...]
 
     def working_directories(self) -> tuple[Path, ...]:
         """The project, the cwd and ``--add-dir``'s, with their symlinks resolved."""

@@ -43,7 +43,7 @@ class PermissionPolicy(FileChecks, BashChecks):
         self, *, mode: PermissionMode = "default", allow: Iterable[Rule] = (), deny: Iterable[Rule] = (),
         ask: Iterable[Rule] = (), project_root: Path, cwd: Path | None = None, home: Path | None = None,
         asker: Asker | None = None, log_size: int = 1000, additional_directories: Iterable[Path] = (),
-        readable: Iterable[Path] = (), block_outside_reads: bool = False,
+        readable: Iterable[Path] = (), block_outside_reads: bool = False, memory_dirs: Iterable[Path] = (),
     ) -> None:
         self.mode = mode
         self.additional_directories = tuple(Path(d) for d in additional_directories)
@@ -52,6 +52,8 @@ class PermissionPolicy(FileChecks, BashChecks):
         """Folders covey keeps for this session that its agents may read unasked (transcripts, task output)."""
         self.block_outside_reads = block_outside_reads
         """``blockReadsOutsideWorkingDirectories``: a read outside the working directories is refused, not asked."""
+        self.memory_dirs = tuple(Path(d) for d in memory_dirs)
+        """The agent's own memory folder (a definition's ``memory``): its file tools read and write there unasked."""
         self.rules: dict[Behavior, list[Rule]] = {"allow": list(allow), "deny": list(deny), "ask": list(ask)}
         self.where = PathContext(Path(cwd or project_root), Path(home or Path.home()), Path(project_root))
         self.asker = asker
@@ -116,12 +118,14 @@ class PermissionPolicy(FileChecks, BashChecks):
     def for_child(
         self, *, definition_mode: PermissionMode | None = None, allowed_tools: Iterable[str] | None = None,
         asker: Asker | None = None, cwd: Path | None = None, project_root: Path | None = None,
+        memory_dirs: Iterable[Path] = (),
     ) -> PermissionPolicy:
         """A child's overlay (docs/definitions.md#permissions): the mode cascade, and call-scoped allow rules.
 
         ``asker`` defaults to none: a child that cannot show a prompt denies; pass
         the parent's asker for ``bubble``. ``project_root``: a worktree child's own checkout,
-        which replaces the parent's as its working directory.
+        which replaces the parent's as its working directory. ``memory_dirs``: the child's own
+        memory folder (its parent's is not passed on).
         """
         mode = self.child_mode(definition_mode)
         allow = self.rules["allow"]
@@ -133,7 +137,7 @@ class PermissionPolicy(FileChecks, BashChecks):
             mode=mode, allow=allow, deny=self.rules["deny"], ask=self.rules["ask"],
             project_root=project_root or self.where.project_root, cwd=cwd or self.where.cwd, home=self.where.home,
             asker=asker, additional_directories=self.additional_directories, readable=self.readable,
-            block_outside_reads=self.block_outside_reads,
+            block_outside_reads=self.block_outside_reads, memory_dirs=memory_dirs,
         )
 
     def child_mode(self, definition_mode: PermissionMode | None) -> PermissionMode:
@@ -167,6 +171,8 @@ class PermissionPolicy(FileChecks, BashChecks):
                 script is not None and first_hit(self.rules["ask"], subject, script, self.where)):
             question = f"Allow {describe_call(name, subject)}?"
             return Ask(**call, message=question, rule=asked.text, source=asked.source, reason=f"ask rule {asked.text!r}")
+        if memory := self._memory_file(name, subject):
+            return Allow(**call, source="agent-memory", reason=f"in the agent's memory folder {str(memory)!r}")
         if script is not None and (unknown := self._unknown_files(script)):
             return self._ask(call, f"{unknown}, so the Read / Edit deny rules cannot be checked against it")
         if protected := self._protected_write(name, subject, script):
