@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from covey.cli_flags import add_no_service_flag, add_run_flags, mcp_config_arg, session_options
 from covey.cli_flags import session_options as _session_options  # noqa: F401  (the name tests call)
@@ -46,9 +46,17 @@ def _headless(argv: list[str]) -> bool:
         or argv[0].startswith("-")
 
 
+class _Parser(argparse.ArgumentParser):
+    """A bad command line is one line on stderr naming what was wrong (exit 2), not a usage dump:
+    a program that starts covey (claude-agent-sdk) shows its user that line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"covey: {message} (covey --help lists the flags)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="covey", description="Claude Code-style agents and sub-agents on Ray.")
-    sub = parser.add_subparsers(dest="command")
+    parser = _Parser(prog="covey", description="Claude Code-style agents and sub-agents on Ray.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     run = sub.add_parser("run", help="run a prompt to its end and print the result (like claude -p)")
     run.add_argument("prompt", nargs="?", help="the task (read from stdin if omitted)")
     run.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", help="the task, Claude Code style")

@@ -21,6 +21,11 @@ from covey.permissions.modes import RUN_MODES
 OPTION = "option."
 """The ``dest`` prefix of a flag that sets a run option: ``option.max_turns``."""
 VALUELESS = ("store_true", "store_false", "store_const")
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+THINKING_MODES = ("adaptive", "enabled", "disabled")
+THINKING_DISPLAYS = ("summarized", "omitted")
+"""The model layer's own lists (``covey.model.effort``, ``covey.model.thinking``; a test holds them
+equal), written here because importing ``covey.model`` loads pydantic, which the thin client skips."""
 
 
 def option(parser: Any, *flags: str, field: str | None = None, **kwargs: Any) -> None:
@@ -44,8 +49,10 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
     option(run, "--model", help="alias (haiku, sonnet, opus), model id, or scripted:RULES.yaml")
     option(run, "--permission-mode", choices=RUN_MODES)
     option(run, "--max-turns", type=int)
-    option(run, "--allowed-tools", "--allowedTools", action="extend", type=rules_arg, metavar="RULES")
-    option(run, "--disallowed-tools", "--disallowedTools", action="extend", type=rules_arg, metavar="RULES")
+    # Claude Code's list flags take several values (``--allowedTools Read "Bash(git *)"``) or a
+    # comma-separated one, and may be repeated.
+    option(run, "--allowed-tools", "--allowedTools", action=RulesAction, nargs="+", metavar="RULES")
+    option(run, "--disallowed-tools", "--disallowedTools", action=RulesAction, nargs="+", metavar="RULES")
     option(run, "--cwd", help="the agent's working directory")
     prompts = run.add_mutually_exclusive_group()
     option(prompts, "--system-prompt", help="the main agent's system prompt instead of covey's (\"\" for none)")
@@ -57,12 +64,13 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
     option(run, "--setting-sources", type=_sources_arg, metavar="SOURCES", help="settings files to read: user,project,local")
     option(run, "--plugin-dir", field="plugin_dirs", action="append", type=_user_path, metavar="DIR",
            help="load the plugin in DIR for this session (repeatable), as claude --plugin-dir")
-    option(run, "--add-dir", field="additional_directories", action="append", type=os.path.abspath, metavar="DIR",
-           help="another directory the file tools may use (repeatable)")
+    option(run, "--add-dir", field="additional_directories", action="extend", nargs="+", type=os.path.abspath,
+           metavar="DIR", help="other directories the file tools may use")
     option(run, "--max-budget-usd", type=float, metavar="USD", help="the session's dollar budget")
     option(run, "--fallback-model", metavar="MODEL", help="where requests go once the model is overloaded")
-    option(run, "--tools", type=tools_arg, metavar="LIST",
-           help='the main agent\'s tools: "Read,Bash", "" for none, "default" for all')
+    option(run, "--tools", action=ToolsAction, nargs="+", metavar="LIST",
+           help='the main agent\'s tools: "Read,Bash" (or Read Bash), "" for none, "default" for all')
+    _add_model_flags(run)
     option(run, "--include-partial-messages", action="store_true",
            help="with stream-json: the main agent's replies as they arrive (stream_event lines)")
     option(run, "--resume", "-r", metavar="SESSION_ID", help="continue the session with this id")
@@ -78,6 +86,58 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
     option(run, "--agents", metavar="JSON", help='extra agent definitions as JSON: {"name": {"description": ..., "prompt": ...}}')
     option(run, "--verbose", action="store_true", help="show each step on stderr, and Ray's logs")
     _add_own_flags(run)
+
+
+def _add_model_flags(run: argparse.ArgumentParser) -> None:
+    """What the main agent's requests ask of the model: effort, thinking, betas, a task budget,
+    a schema for the final answer (docs/cli.md#thinking-effort-and-betas)."""
+    option(run, "--effort", choices=EFFORT_LEVELS, help="the main agent's reasoning effort")
+    option(run, "--thinking", choices=THINKING_MODES, help="extended thinking for the main agent")
+    option(run, "--max-thinking-tokens", type=int, metavar="N", help="the main agent's thinking budget (0: none)")
+    option(run, "--thinking-display", choices=THINKING_DISPLAYS, help="thinking returned summarized or omitted")
+    option(run, "--betas", action=RulesAction, nargs="+", metavar="BETAS", help="beta headers every request carries")
+    option(run, "--task-budget", type=int, metavar="TOKENS", help="the main agent's task budget (models that take one)")
+    option(run, "--json-schema", type=lambda value: _json_object_arg(value, "--json-schema"), metavar="JSON_OR_FILE",
+           help="a JSON Schema the final answer must match: the result's structured_output")
+    for flag, why in UNSUPPORTED.items():
+        run.add_argument(flag, nargs="?", const=True, action=Unsupported, help=argparse.SUPPRESS, why=why)
+
+
+UNSUPPORTED = {
+    "--session-mirror": "covey does not mirror transcripts to an SDK session store yet (its sessions are in ~/.covey)",
+    "--resume-session-at": "covey resumes a whole session, not a conversation cut at a message, yet",
+    "--resume-drops-turn": "covey resumes a whole session, not a conversation cut at a message, yet",
+}
+"""Flags claude-agent-sdk may pass that covey refuses, each with why (docs/sdk.md)."""
+
+
+class Unsupported(argparse.Action):
+    """A flag covey knows and refuses: one line naming it and why, never a usage dump."""
+
+    def __init__(self, *args: Any, why: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.why = why
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        raise CoveyError(f"{option_string}: {self.why}")
+
+
+class RulesAction(argparse.Action):
+    """A list flag's values, each split at commas or spaces outside parentheses, added to what
+    earlier uses of the flag gave."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        rules = list(getattr(namespace, self.dest, None) or [])
+        setattr(namespace, self.dest, rules + [rule for value in values for rule in rules_arg(value)])
+
+
+class ToolsAction(argparse.Action):
+    """``--tools``: the names given; ``default`` for every tool (None), "" for none."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        names = [tools_arg(value) for value in values]
+        setattr(namespace, self.dest, None if any(name is None for name in names)
+                else [tool for listed in names if listed is not None for tool in listed])
 
 
 def _add_own_flags(run: argparse.ArgumentParser) -> None:

@@ -67,6 +67,10 @@ class Settings(BaseModel):
     overrides a key an earlier one set."""
     auto_compact_enabled: bool | None = Field(default=None, alias="autoCompactEnabled")
     """``false`` turns automatic compaction off (docs/compaction.md); None: on."""
+    always_thinking: bool | None = Field(default=None, alias="alwaysThinkingEnabled")
+    """``true``: the main agent thinks unless a flag says otherwise (docs/cli.md#thinking-effort-and-betas)."""
+    effort_level: str | None = Field(default=None, alias="effortLevel")
+    """The main agent's reasoning effort unless ``--effort`` or ``CLAUDE_CODE_EFFORT_LEVEL`` says otherwise."""
     hooks: dict[str, list[Any]] = {}
     """Hook matchers per event, as written minus what covey skips (validated when read)."""
     sources: list[str] = []
@@ -152,6 +156,8 @@ class Settings(BaseModel):
             self.rate_limits.update(wire.rate_limits.model_dump(by_alias=True, exclude_unset=True))
         if wire.auto_compact_enabled is not None:
             self.auto_compact_enabled = wire.auto_compact_enabled
+        self.always_thinking = wire.always_thinking if wire.always_thinking is not None else self.always_thinking
+        self.effort_level = wire.effort_level or self.effort_level
         self._merge_hooks(wire, source, where)
         self._merge_plugins(wire, source, where)
         self.sources.append(source)

@@ -59,6 +59,8 @@ class Wire(BaseModel):
     model_limits: dict[str, dict[str, int]] = Field(default={}, alias="modelLimits")
     rate_limits: RateLimitSettings | None = Field(default=None, alias="rateLimits")
     auto_compact_enabled: bool | None = Field(default=None, alias="autoCompactEnabled")
+    always_thinking: bool | None = Field(default=None, alias="alwaysThinkingEnabled")
+    effort_level: str | None = Field(default=None, alias="effortLevel")
     hooks: dict[str, Any] = {}
     enabled_plugins: dict[str, Any] = Field(default={}, alias="enabledPlugins")
     strict_plugin_only: Any = Field(default=None, alias="strictPluginOnlyCustomization")

@@ -54,8 +54,29 @@ def _error_body(status: int, error_type: str | None = None) -> dict[str, Any]:
     return {"type": "error", "error": {"type": error_type, "message": f"fake {error_type}"}}
 
 
+def thinking_problem(body: dict[str, Any]) -> str | None:
+    """What the real API answers 400 for in a request with extended thinking: a budget under
+    1,024 tokens or not below ``max_tokens``; a tool-use turn sent back without its thinking."""
+    thinking = body.get("thinking") or {}
+    if thinking.get("type") == "enabled":
+        budget = thinking.get("budget_tokens", 0)
+        if budget < 1024 or budget >= body.get("max_tokens", 0):
+            return f"thinking.budget_tokens: {budget} must be >= 1024 and less than max_tokens"
+    if thinking.get("type") in ("enabled", "adaptive"):
+        assistants = [m for m in body.get("messages", []) if m.get("role") == "assistant"]
+        last = assistants[-1]["content"] if assistants else []
+        if isinstance(last, list) and any(b.get("type") == "tool_use" for b in last) \
+                and last[0].get("type") not in ("thinking", "redacted_thinking"):
+            return "messages: a final assistant message with tool_use must start with a thinking block"
+    return None
+
+
 def _block_events(index: int, block: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    if block["type"] == "tool_use":
+    if block["type"] == "thinking":  # thinking text, then its signature, as the real API streams them
+        start = {**block, "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": block["thinking"]},
+                  {"type": "signature_delta", "signature": block["signature"]}]
+    elif block["type"] == "tool_use":
         start = {**block, "input": {}}
         # Split the JSON in two so the SDK has to assemble partial_json deltas.
         raw = json.dumps(block["input"])
@@ -99,6 +120,8 @@ class FakeMessagesAPI:
         self.requests: list[dict[str, Any]] = []
         self.credentials: list[str] = []
         """Each request's credential as sent (``x-api-key``, else ``authorization``)."""
+        self.betas: list[str] = []
+        """Each request's ``anthropic-beta`` header ("" for none)."""
         self.retry_after_ms = retry_after_ms
         self.request_ids = request_ids
         """Send a ``request-id`` header with each reply, as the real API does (the fake API
@@ -146,6 +169,11 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             api.credentials.append(self.headers.get("x-api-key") or self.headers.get("authorization") or "")
+            api.betas.append(self.headers.get("anthropic-beta") or "")
+            if problem := thinking_problem(body):  # as the real API checks a thinking request
+                api.requests.append(body)
+                self._send_error(400, {"type": "error", "error": {"type": "invalid_request_error", "message": problem}})
+                return
             reply = api.next_reply(body)
             if isinstance(reply, tuple) and reply[0] == "error":
                 self._send_error(reply[1], reply[2] if len(reply) > 2 else None)

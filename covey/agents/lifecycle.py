@@ -34,6 +34,7 @@ from covey.tools.base import Tool, ToolContext, ToolServices
 from covey.agents.catalog import tool_catalog
 from covey.tools.skill import GRANT_SOURCE
 from covey.tools.processes import ProcessTracker
+from covey.tools.structured_output import StructuredOutput
 from covey.tools.todo import clear_todos
 
 
@@ -62,7 +63,8 @@ def available_tools(spec: AgentSpec, services: AgentServices) -> list[Tool]:
     """The spec's tool pool as Tool objects, in a stable order."""
     wanted = set(spec.tool_names)
     options = spec.runtime.tools if spec.runtime is not None else None
-    return [tool for tool in [*tool_catalog(options), *services.extra_tools] if tool.name in wanted]
+    answer = [StructuredOutput(spec.output_schema)] if spec.output_schema is not None and spec.depth == 0 else []
+    return [tool for tool in [*tool_catalog(options), *services.extra_tools] if tool.name in wanted] + answer
 
 
 async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[Event]:
@@ -156,7 +158,7 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
         # Claude Code streams the main agent's replies only.
         partial_messages=spec.settings.partial_messages and spec.depth == 0,
         thinking=spec.thinking, tools=spec.exact_tools, inherited=len(spec.inherited or []),
-        max_tokens=_limits(spec).max_tokens(spec.model_id),
+        max_tokens=_limits(spec).max_tokens(spec.model_id), task_budget=spec.task_budget, betas=spec.settings.betas,
     )
     loop = AgentLoop(
         model=services.model, config=config, executor=executor, session_id=spec.session_id,

@@ -43,6 +43,8 @@ class RunSettings(BaseModel):
     env: dict[str, str] | None = None
     """The run's environment: what Bash, Grep's ``rg`` and command hooks run with, and where the
     agent reads ``COVEY_*`` switches and model aliases. None: the agent actor's own environment."""
+    betas: list[str] = Field(default_factory=list)
+    """Beta headers every request of the session carries (``--betas``)."""
     bypass_disabled: bool = False
     """Settings' ``disableBypassPermissionsMode``: no agent of the session may run in bypassPermissions
     (an Agent call's ``mode``, a definition's, a hook's or an answer's ``setMode``)."""
@@ -109,6 +111,11 @@ class AgentSpec(BaseModel):
     """The git worktree this agent works in (isolation: worktree), removed or kept at its end."""
     thinking: dict[str, Any] | None = None
     """Extended thinking for its requests: none for children; a fork's is its parent's (same request bytes)."""
+    task_budget: int | None = None
+    """The main agent's task budget in tokens (``--task-budget``); none for children."""
+    output_schema: dict[str, Any] | None = None
+    """The main agent's final answer's JSON Schema (``--json-schema``): it answers through the
+    ``StructuredOutput`` tool (docs/cli.md#structured-output); none for children."""
     exact_tools: list[dict[str, Any]] | None = None
     """A fork's tools array, its parent's byte for byte (sent as is; ``tool_names`` still runs them)."""
     inherited: list[dict[str, Any]] | None = None

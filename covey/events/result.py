@@ -10,7 +10,7 @@ from covey.events.base import Event
 from covey.model.usage import ModelUsage
 
 
-ResultSubtype = Literal["success", "error_max_turns", "error_during_execution"]
+ResultSubtype = Literal["success", "error_max_turns", "error_during_execution", "error_max_structured_output_retries"]
 TerminalReason = Literal["completed", "max_turns", "model_error", "api_error", "hook_stopped"]
 
 
@@ -47,6 +47,8 @@ class ResultEvent(Event):
     queued_turn_count: int = 0
     result_index: int = 0
     """0 for the run's first result, 1 for the next turn's (a notification's), ..."""
+    structured_output: Any = None
+    """With ``--json-schema``: the final answer, the input of the valid ``StructuredOutput`` call."""
     origin: dict[str, Any] | None = None
     """What woke a turn that no prompt started: ``{"kind": "task-notification", "producer":
     "session-task", "runId": the task's run id}`` for a background agent's notification."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
@@ -34,6 +34,10 @@ class LoopConfig:
     thinking: dict[str, Any] | None = None
     effort: str | int | None = None
     """The agent's reasoning effort; each request carries what its model takes of it."""
+    task_budget: int | None = None
+    """The session's task budget in tokens (``--task-budget``); sent to the models that take it."""
+    betas: list[str] = field(default_factory=list)
+    """Beta headers every request carries (``--betas``)."""
     wait_for_background: bool = True
     """Non-interactive runs take another turn per notification instead of ending (docs/subagents.md#faults)."""
     mail_before_first_turn: bool = True

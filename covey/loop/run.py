@@ -15,14 +15,16 @@ from covey.events import AssistantEvent, CompactBoundary, Event, PermissionDenie
 from covey.loop.compact import Compactor, estimate_tokens
 from covey.loop.config import Inbox, LoopConfig
 from covey.loop.execute import ToolExecutor, interrupted_results
-from covey.loop.stats import Ending, LoopStats, result_event
+from covey.loop.stats import Ending, LoopStats, result_event, structured_end, structured_reminder
 from covey.loop.steps import ContinueTurn, CutOff, FinalOutput, RunTools, Stop, next_step, text_of
 from covey.loop.stream import OnStream, streamed
 from covey.loop.wire import as_blocks, assistant_message, wire_message, with_breakpoint, with_breakpoints
 from covey.model.base import Model, ModelRequest, TokenUsage
 from covey.model.effort import request_effort
+from covey.model.thinking import fit_thinking, task_budget
 from covey.model.messages import Message, ToolUseBlock
 from covey.teams.render import render_notice
+from covey.tools.structured_output import STRUCTURED_OUTPUT, StructuredOutput
 
 CONTINUATIONS = 3
 """Cut-off replies in a row the loop asks the model to go on from, before the run ends on one."""
@@ -66,6 +68,9 @@ class AgentLoop:
         """How many messages that figure covers; later ones are estimated."""
         self.cut_offs = 0
         """Replies cut off at ``max_tokens`` in a row."""
+        tool = executor.tools.get(STRUCTURED_OUTPUT)
+        self.structured = tool if isinstance(tool, StructuredOutput) else None
+        """With ``--json-schema``: the tool whose valid call ends the run (docs/cli.md#structured-output)."""
 
     def cache_safe_params(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
         """System blocks, tools array and messages as the last request sent them, before its
@@ -103,26 +108,29 @@ class AgentLoop:
             match step:
                 case CutOff(calls=calls) if self.cut_offs <= CONTINUATIONS:
                     yield self._go_on(calls)
+                    continue
                 case CutOff(text):
-                    yield self._result(Ending("error_during_execution", text or "the model's reply hit max_tokens",
-                                              "model_error", why="the model's reply hit max_tokens"))
-                    return
+                    ending = Ending("error_during_execution", text or "the model's reply hit max_tokens",
+                                    "model_error", why="the model's reply hit max_tokens")
                 case RunTools(calls):
                     for event in await self._tool_turn(calls):
                         yield event
+                    if (answered := structured_end(self.structured, message)) is None:
+                        continue
+                    ending = answered
                 case ContinueTurn():
                     continue
                 case FinalOutput(text):
-                    if reason := await self._stop_blocked(text):
+                    if reason := await self._stop_blocked(text) or structured_reminder(self.structured):
                         yield self._user_message(reason)
                         continue
-                    yield self._result(Ending("success", text, "completed"))
-                    if not (texts := await self._await_background()):
-                        return
-                    yield self._take_notifications(texts)
+                    ending = structured_end(self.structured, message) or Ending("success", text, "completed")
                 case Stop(reason, text):
-                    yield self._result(Ending("error_during_execution", text or reason, "model_error", why=reason))
-                    return
+                    ending = Ending("error_during_execution", text or reason, "model_error", why=reason)
+            yield self._result(ending)
+            if ending.subtype != "success" or not (texts := await self._await_background()):
+                return
+            yield self._take_notifications(texts)
 
     async def _reply(self) -> AsyncIterator[Event | Message]:
         """One request: a compaction first if one is due, the stream events (with partial messages),
@@ -188,17 +196,18 @@ class AgentLoop:
             model=self.config.model_id, system=with_breakpoint(self.config.system),
             messages=with_breakpoints(compactor.request_messages(self.messages, instructions)),
             tools=with_breakpoint(self.sent_tools if self.sent_tools is not None else self._tools()),
-            max_tokens=compactor.limits.reserve, agent_id=self.agent_id,
+            max_tokens=compactor.limits.reserve, betas=self.config.betas, agent_id=self.agent_id,
         )
 
     async def _request(self, on_stream: OnStream | None = None) -> Message:
         self.sent_tools = self._tools()
+        thinking, max_tokens = fit_thinking(self.config.thinking, self.config.max_tokens)
         request = ModelRequest(
             model=self.config.model_id, system=with_breakpoint(self.config.system),
             messages=with_breakpoints(self.messages, self.config.inherited), tools=with_breakpoint(self.sent_tools),
-            max_tokens=self.config.max_tokens, thinking=self.config.thinking,
-            effort=request_effort(self.config.model_id, self.config.effort), agent_id=self.agent_id,
-            on_stream=on_stream,
+            max_tokens=max_tokens, thinking=thinking, effort=request_effort(self.config.model_id, self.config.effort),
+            task_budget=task_budget(self.config.model_id, self.config.task_budget), betas=self.config.betas,
+            agent_id=self.agent_id, on_stream=on_stream,
         )
         started = time.monotonic()
         message = await self.model.create(request)

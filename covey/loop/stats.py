@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from covey.events import ResultEvent, ResultSubtype, TerminalReason
+from covey.loop.steps import text_of
 from covey.model.base import TokenUsage
+from covey.model.messages import Message
+from covey.tools.structured_output import GAVE_UP, StructuredOutput
 
 
 @dataclass
@@ -51,6 +54,8 @@ class Ending:
     why: str = ""
     """Put before ``text`` in ``errors`` unless ``text`` already says it."""
     api_error_status: int | None = None
+    structured: Any = None
+    """The input of the run's valid ``StructuredOutput`` call (``--json-schema``)."""
 
 
 def result_event(stats: LoopStats, ending: Ending, *, session_id: str, agent_id: str | None,
@@ -67,5 +72,21 @@ def result_event(stats: LoopStats, ending: Ending, *, session_id: str, agent_id:
         total_cost_usd=round(stats.cost_usd, 6), usage=usage.model_dump(),
         stop_reason=stop_reason if ending.terminal_reason != "api_error" else None,
         terminal_reason=ending.terminal_reason, permission_denials=list(denials), errors=errors,
-        api_error_status=ending.api_error_status, result_index=index,
+        api_error_status=ending.api_error_status, result_index=index, structured_output=ending.structured,
     )
+
+
+def structured_reminder(tool: StructuredOutput | None) -> str | None:
+    """With ``--json-schema``, an answer without a valid StructuredOutput call: the reminder that
+    sends the model back (None once its tries are spent, or without a schema)."""
+    return tool.remind() if tool is not None and tool.answer is None else None
+
+
+def structured_end(tool: StructuredOutput | None, message: Message) -> Ending | None:
+    """With ``--json-schema``: the run's ending once StructuredOutput took a valid answer, or once
+    its tries are spent; None while it goes on (and always without a schema)."""
+    if tool is None:
+        return None
+    if tool.answer is not None:
+        return Ending("success", text_of(message), "completed", structured=tool.answer)
+    return Ending("error_max_structured_output_retries", GAVE_UP, "model_error") if tool.exhausted() else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from covey.model.effort import effort_betas
+from covey.model.thinking import TASK_BUDGET_BETA
 from covey.model.messages import Message
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,6 +29,10 @@ class ModelRequest(BaseModel):
     thinking: dict[str, Any] | None = None
     effort: str | None = None
     """``output_config.effort``, already fitted to the model (``covey.model.effort.request_effort``)."""
+    task_budget: dict[str, Any] | None = None
+    """``output_config.task_budget``, sent behind its beta header (``covey.model.thinking.task_budget``)."""
+    betas: list[str] = Field(default_factory=list)
+    """Beta headers the session asked for (``--betas``), sent as ``anthropic-beta``."""
     agent_id: str | None = None
     """Which agent sends it (for scripted rules, tracing and usage roll-up)."""
     on_stream: Callable[[dict[str, Any]], None] | None = Field(default=None, exclude=True)
@@ -47,11 +52,19 @@ class ModelRequest(BaseModel):
             kwargs["tools"] = self.tools
         if self.thinking:
             kwargs["thinking"] = self.thinking
+        output_config: dict[str, Any] = {}
+        betas = list(self.betas)
         if self.effort:
             # As Claude Code sends it; Opus 4.5 takes it only behind its beta header.
-            kwargs["output_config"] = {"effort": self.effort}
-            if betas := effort_betas(self.model):
-                kwargs["extra_headers"] = {"anthropic-beta": ",".join(betas)}
+            output_config["effort"] = self.effort
+            betas += effort_betas(self.model)
+        if self.task_budget:
+            output_config["task_budget"] = self.task_budget
+            betas.append(TASK_BUDGET_BETA)
+        if output_config:
+            kwargs["output_config"] = output_config
+        if betas:
+            kwargs["extra_headers"] = {"anthropic-beta": ",".join(dict.fromkeys(betas))}
         return kwargs
 
 

@@ -204,7 +204,9 @@ def print_result(last: dict[str, Any] | None, output_format: str) -> int:
         print("covey: the run ended without a result", file=sys.stderr)
         return 1
     if output_format == "text":
-        print(last.get("result"))
+        # With --json-schema the answer is the structured output: printed as JSON, one line.
+        structured = last.get("structured_output")
+        print(last.get("result") if structured is None else json.dumps(structured))
     elif output_format == "json":
         print(json.dumps(last))
     if last.get("is_error"):

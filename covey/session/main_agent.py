@@ -17,12 +17,14 @@ from covey.events import SystemInit
 from covey.flags import env_flag
 from covey.model.effort import effort_from_env
 from covey.model.scripted import ScriptedModel
+from covey.model.thinking import thinking_config
 from covey.agents.runtime import SessionRuntime
 from covey.session.record import history
 from covey.skills import skill_list_message
 from covey.tool_names import canonical_tool_name
 from covey.agents.catalog import tool_names as catalog_tool_names
 from covey.tools.options import ToolOptions
+from covey.tools.structured_output import STRUCTURED_OUTPUT, SYSTEM_NOTE, check_schema
 
 if TYPE_CHECKING:
     from covey.session.core import Session
@@ -45,10 +47,11 @@ def tool_names(session: Session) -> list[str]:
     names = [name for name in catalog_tool_names(tool_options(session)) if name not in removed]
     if session.options.coordinator:  # the coordinator directs workers; they do the work
         names = coordinator_tools(names)
-    if session.options.tools is None:
-        return names
-    wanted = {canonical_tool_name(name) for name in session.options.tools}
-    return [name for name in names if name in wanted]
+    if session.options.tools is not None:
+        wanted = {canonical_tool_name(name) for name in session.options.tools}
+        names = [name for name in names if name in wanted]
+    # --json-schema: the final answer's tool, whatever else the tools are (docs/cli.md#structured-output).
+    return [*names, STRUCTURED_OUTPUT] if session.options.json_schema is not None else names
 
 
 def main_prompt(session: Session) -> str:
@@ -57,7 +60,7 @@ def main_prompt(session: Session) -> str:
     prompt = default if options.system_prompt is None else options.system_prompt
     if options.append_system_prompt:
         prompt = f"{prompt}\n\n{options.append_system_prompt}" if prompt else options.append_system_prompt
-    return prompt
+    return prompt + SYSTEM_NOTE if options.json_schema is not None else prompt
 
 
 def main_prelude(session: Session, runtime: SessionRuntime | None) -> list[dict[str, Any]]:
@@ -90,7 +93,12 @@ def main_spec(session: Session, prompt: str | None, runtime: SessionRuntime) -> 
         prompt=prompt or "", history=past, next_prompt=prompt if past else None,
         # A resumed session's first turn fires SessionStart as "resume" (or "fork"); a fresh one "startup".
         session_source=("fork" if options.fork_session else "resume") if first_resumed else None,
-        model=options.model, model_id=session.model_id, effort=effort_from_env(session.env), cwd=str(session.cwd),
+        model=options.model, model_id=session.model_id, cwd=str(session.cwd),
+        effort=options.effort or effort_from_env(session.env) or session.settings.effort_level,
+        thinking=thinking_config(session.model_id, mode=options.thinking, max_tokens=options.max_thinking_tokens,
+                                 display=options.thinking_display, always=session.settings.always_thinking),
+        task_budget=options.task_budget,
+        output_schema=check_schema(options.json_schema) if options.json_schema is not None else None,
         system=system_blocks(main_prompt(session), str(session.cwd), session.model_id),
         prelude=main_prelude(session, runtime), tool_names=tool_names(session), permissions=session.policy,
         max_turns=options.max_turns, transcript_dir=options.transcript_dir, runtime=runtime,
@@ -108,6 +116,7 @@ def _run_settings(session: Session) -> RunSettings:
         # Only an explicit env travels: without one, agents keep their actor's own, as before
         # (a node's PATH and HOME are its own).
         env=session.options.env, mcp_servers=session.mcp.servers, bypass_disabled=settings.bypass_disabled is not None,
+        betas=session.options.betas,
     )
 
 

@@ -102,6 +102,25 @@ class SessionOptions(BaseModel):
     fallback_model: str | None = None
     """Where the Messages API requests of every agent go once their model is overloaded past its
     retries (``--fallback-model``; alias or id). A scripted model has no use for it."""
+    effort: str | None = None
+    """The main agent's reasoning effort (``--effort``: low, medium, high, xhigh, max); default
+    ``CLAUDE_CODE_EFFORT_LEVEL``, then settings' ``effortLevel`` (docs/definitions.md#effort)."""
+    thinking: str | None = None
+    """Extended thinking for the main agent (``--thinking``: adaptive, enabled, disabled);
+    default settings' ``alwaysThinkingEnabled`` (docs/cli.md#thinking-effort-and-betas)."""
+    max_thinking_tokens: int | None = None
+    """The main agent's thinking budget (``--max-thinking-tokens``; 0: no thinking). On a model
+    that thinks adaptively, any other value turns adaptive thinking on."""
+    thinking_display: str | None = None
+    """How thinking comes back (``--thinking-display``: summarized, omitted), on models that take it."""
+    betas: list[str] = Field(default_factory=list)
+    """Beta headers every Messages API request carries (``--betas``)."""
+    task_budget: int | None = None
+    """The main agent's task budget in tokens (``--task-budget``): sent as the API's
+    ``output_config.task_budget`` to the models that take it."""
+    json_schema: dict[str, Any] | None = None
+    """The final answer's JSON Schema (``--json-schema``): the main agent answers through the
+    ``StructuredOutput`` tool and the result carries ``structured_output`` (docs/cli.md#structured-output)."""
     max_budget_usd: float | None = None
     """The session's dollar budget (``--max-budget-usd``): spawns past it are refused."""
     verbose: bool = False

@@ -1,0 +1,82 @@
+"""``covey -p`` with Claude Code's model flags against a Messages API on 127.0.0.1: thinking kept
+in the history as the API demands, effort and betas sent, the final answer through
+StructuredOutput and printed as the result's ``structured_output``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.fake_messages_api import FakeMessagesAPI
+from tests.inprocess_covey import covey_here
+
+SCHEMA = {"type": "object", "properties": {"files": {"type": "integer"}}, "required": ["files"]}
+
+
+def _think_glob_then_answer(body: dict) -> dict:
+    thinking = {"type": "thinking", "thinking": "Count them.", "signature": f"sig-{len(body['messages'])}"}
+    last = body["messages"][-1]
+    if isinstance(last["content"], list) and any(b.get("type") == "tool_result" for b in last["content"]):
+        call = {"type": "tool_use", "id": "toolu_2", "name": "StructuredOutput", "input": {"files": 2}}
+        return {"content": [thinking, {"type": "text", "text": "Two files."}, call]}
+    return {"content": [thinking, {"type": "tool_use", "id": "toolu_1", "name": "Glob", "input": {"pattern": "*.txt"}}]}
+
+
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
+def test_thinking_effort_betas_and_a_schema_reach_the_api_and_the_result(tmp_path):
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text("x\n")
+    with FakeMessagesAPI(replies=[_think_glob_then_answer]) as api:
+        done = covey_here("-p", "How many text files?", "--output-format", "json", "--model", "claude-opus-4-5",
+                          "--max-thinking-tokens", "2000", "--effort", "high", "--betas", "beta-one",
+                          "--json-schema", json.dumps(SCHEMA), cwd=tmp_path,
+                          env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["subtype"] == "success" and result["structured_output"] == {"files": 2}
+    assert result["num_turns"] == 2  # the valid StructuredOutput call ended the run: no third request
+    first, second = api.requests
+    assert first["thinking"] == {"type": "enabled", "budget_tokens": 2000}
+    assert first["output_config"] == {"effort": "high"}
+    answer_tool = next(tool for tool in first["tools"] if tool["name"] == "StructuredOutput")
+    assert answer_tool["input_schema"] == SCHEMA
+    assert any("StructuredOutput" in block["text"] for block in first["system"])
+    # The tool-use turn went back with its thinking block first, signature and all (the fake API
+    # answers 400 otherwise, as the real one does).
+    kept = second["messages"][-2]["content"][0]
+    assert kept == {"type": "thinking", "thinking": "Count them.", "signature": f"sig-{len(first['messages'])}"}
+    assert api.betas == ["beta-one,effort-2025-11-24"] * 2
+
+
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")
+def test_a_sub_agent_does_not_think(tmp_path):
+    def reply(body: dict) -> dict:
+        if body.get("thinking") is None:  # the child: no thinking, so no thinking block
+            return {"text": "child done"}
+        thinking = {"type": "thinking", "thinking": "Delegate.", "signature": "sig"}
+        if any(b.get("type") == "tool_result" for b in body["messages"][-1]["content"] if isinstance(b, dict)):
+            return {"content": [thinking, {"type": "text", "text": "all done"}]}
+        call = {"type": "tool_use", "id": "toolu_1", "name": "Agent",
+                "input": {"description": "look", "prompt": "look around", "subagent_type": "general-purpose"}}
+        return {"content": [thinking, call]}
+
+    with FakeMessagesAPI(replies=[reply]) as api:
+        done = covey_here("-p", "Delegate it.", "--output-format", "json", "--model", "claude-sonnet-4-5",
+                          "--thinking", "enabled", cwd=tmp_path,
+                          env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == "all done"
+    thinking = [body.get("thinking") for body in api.requests]
+    # The main agent thinks with the default budget (below the model's output limit, as the API requires).
+    assert thinking.count(None) == 1 and all(t and t["type"] == "enabled" for t in thinking if t is not None)
+
+
+def test_text_output_prints_the_structured_answer_as_one_json_line(capsys):
+    from covey.service.client import print_result
+
+    assert print_result({"result": "Two files.", "structured_output": {"files": 2}, "is_error": False}, "text") == 0
+    assert print_result({"result": "plain", "is_error": False}, "text") == 0
+    assert capsys.readouterr().out.splitlines() == ['{"files": 2}', "plain"]
