@@ -1,0 +1,73 @@
+"""The SDK's options that covey took up last: ``output_format``, ``thinking`` /
+``max_thinking_tokens``, ``effort``, ``betas``, ``task_budget``; and the ones it refuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from claude_agent_sdk import ResultMessage, query
+from claude_agent_sdk._errors import ProcessError, ResultError
+
+from tests.sdk.test_sdk_compat import collect, tool_results
+
+pytestmark = pytest.mark.ray  # the covey service runs a Ray
+
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "founded": {"type": "integer"}},
+          "required": ["city", "founded"]}
+
+
+@pytest.fixture(autouse=True)
+def _everything_given_back(served):
+    yield
+    served.wait_all_given_back(timeout_s=30)
+
+
+def _think_then_answer(body: dict[str, Any]) -> dict[str, Any]:
+    """A thinking reply whose first answer misses the schema, then one that matches it."""
+    thinking = {"type": "thinking", "thinking": "Recall it.", "signature": "sig"}
+    misses = [r for r in tool_results(body).values() if r.get("is_error")]
+    city = {"city": "Paris"} if not misses else {"city": "Paris", "founded": 250}
+    call = {"type": "tool_use", "id": f"toolu_{len(body['messages'])}", "name": "StructuredOutput", "input": city}
+    return {"content": [thinking, call]}
+
+
+async def test_output_format_thinking_and_effort_end_in_structured_output(sdk_options, fake_api):
+    fake_api.replies = [_think_then_answer]
+    options = sdk_options(model="claude-opus-4-5", max_thinking_tokens=4000, effort="medium",
+                          betas=["context-1m-2025-08-07"], output_format={"type": "json_schema", "schema": SCHEMA})
+
+    messages = await collect(query(prompt="Where and when?", options=options))
+
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.subtype == "success", messages
+    assert result.structured_output == {"city": "Paris", "founded": 250}
+    first, second = fake_api.requests
+    assert first["thinking"] == {"type": "enabled", "budget_tokens": 4000}
+    assert first["output_config"] == {"effort": "medium"}
+    assert any(tool["name"] == "StructuredOutput" and tool["input_schema"] == SCHEMA for tool in first["tools"])
+    missed = next(iter(tool_results(second).values()))
+    assert missed["is_error"] and "'founded' is a required property" in str(missed["content"])
+    assert fake_api.betas[0] == "context-1m-2025-08-07,effort-2025-11-24"
+
+
+async def test_a_run_that_never_answers_in_the_schema_ends_in_claude_codes_error(sdk_options, fake_api):
+    fake_api.replies = [lambda body: {"text": "I would rather not."}]
+    options = sdk_options(output_format={"type": "json_schema", "schema": SCHEMA})
+
+    # The SDK raises an error result, after yielding it, as ResultError (it carries the payload).
+    with pytest.raises(ResultError) as failed:
+        await collect(query(prompt="Where and when?", options=options))
+    assert failed.value.subtype == "error_max_structured_output_retries"
+    assert "StructuredOutput" in (failed.value.result or "") and len(fake_api.requests) == 6
+
+
+async def test_a_refused_option_names_itself(sdk_options, fake_api, capsys):
+    options = sdk_options(resume="11111111-1111-4111-8111-111111111111", resume_session_at="some-uuid")
+
+    with pytest.raises(ProcessError):
+        await collect(query(prompt="go on", options=options))
+    # One line, naming the flag and why (the SDK shows covey's stderr through its callback).
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[covey] ")]
+    assert said == ["[covey] covey: --resume-session-at: covey resumes a whole session, not a conversation cut at "
+                    "a message, yet"]
