@@ -163,7 +163,7 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
     loop = AgentLoop(
         model=services.model, config=config, executor=executor, session_id=spec.session_id,
         agent_id=spec.agent_id, cost_of=services.cost_of, inbox=services.inbox,
-        parent_tool_use_id=spec.tool_use_id, stop_check=_stop_check(spec, hooks),
+        parent_tool_use_id=spec.tool_use_id, stop_check=_stop_check(spec, hooks), halted=lambda: hooks.halted,
         compactor=_compactor(spec, hooks, ctx),
     )
     if inner is not None:
@@ -221,6 +221,8 @@ def _stop_check(spec: AgentSpec, hooks: HookRegistry) -> Callable[[str], Awaitab
             spec.agent_id, subagent=spec.depth > 0, last_message=text, stop_hook_active=state["active"], cwd=spec.cwd,
         )
         state["active"] = outcome.blocked and not outcome.stop
+        if outcome.stop:
+            hooks.halt("SubagentStop" if spec.depth > 0 else "Stop", outcome.stop_reason)
         return (outcome.reason or "A Stop hook asked you to continue.") if state["active"] else None
 
     return check

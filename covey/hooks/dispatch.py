@@ -72,9 +72,16 @@ class HookDispatch:
         """A PreToolUse hook's ``additionalContext`` per tool_use id, until the call's result carries it."""
         self.session_env: dict[str, str] = {}
         """What SessionStart hooks wrote to ``CLAUDE_ENV_FILE``: variables for the agent's tools."""
+        self.halted: str | None = None
+        """Why a hook answered ``"continue": false`` (its ``stopReason``, or a default): the agent's
+        loop ends after the step that ran it, with ``terminal_reason: "hook_stopped"``."""
         self._agents: dict[str, AgentInfo] = {}
         self._scopes: dict[str | None, HookConfig] = {None: parse_hooks(hooks, source)}
         """Hook config per scope: ``None`` is session-wide, else an agent id."""
+
+    def halt(self, event: str, stop_reason: str | None) -> None:
+        """A hook of ``event`` said ``"continue": false``: the first reason given stands."""
+        self.halted = self.halted or stop_reason or f"A {event} hook stopped the run."
 
     def describe(self, agent_id: str, *, agent_type: str, subagent: bool, transcript_path: str | None = None) -> None:
         """Say who ``agent_id`` is: a sub-agent's payloads carry its ``agent_id`` and ``agent_type``."""

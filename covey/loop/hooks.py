@@ -37,6 +37,8 @@ def hook_gate(registry: HookRegistry, inner_gate: Gate | None = None) -> Gate:
             ctx.agent_id, tool.name, wire, cwd=ctx.cwd, tool_use_id=ctx.tool_use_id,
             session_id=ctx.services.session_id, subject=tool.permission_subject(input, ctx),
         )
+        if outcome.stop:
+            registry.halt("PreToolUse", outcome.stop_reason)
         if outcome.blocked or outcome.stop:
             why = outcome.reason or outcome.stop_reason or "no reason given"
             return ToolResult.error(f"{tool.name} was blocked by a PreToolUse hook: {why}")
@@ -172,6 +174,8 @@ def hook_after(registry: HookRegistry) -> After:
             response = {"content": result.content, "is_error": result.is_error}
             outcome = await registry.run_post_tool_use(ctx.agent_id, tool.name, wire, response, **common)
             label = "PostToolUse"
+        if outcome.stop:
+            registry.halt(label, outcome.stop_reason)
         notes = _notes(label, outcome)
         if before := registry.pre_tool_context.pop(ctx.tool_use_id or "", None):
             notes.insert(0, before)

@@ -44,7 +44,7 @@ class AgentLoop:
         self, *, model: Model, config: LoopConfig, executor: ToolExecutor, session_id: str = "",
         agent_id: str | None = None, cost_of: CostOf | None = None, inbox: Inbox | None = None,
         parent_tool_use_id: str | None = None, stop_check: StopCheck | None = None,
-        compactor: Compactor | None = None,
+        compactor: Compactor | None = None, halted: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.model = model
         self.config = config
@@ -55,6 +55,8 @@ class AgentLoop:
         self.inbox = inbox
         self.parent_tool_use_id = parent_tool_use_id
         self.stop_check = stop_check
+        self.halted = halted
+        """Why a hook said ``"continue": false`` (None: none did): the run ends after that step."""
         self.messages: list[dict[str, Any]] = []
         self.stats = LoopStats()
         self.denials: list[dict[str, Any]] = []
@@ -115,16 +117,17 @@ class AgentLoop:
                 case RunTools(calls):
                     for event in await self._tool_turn(calls):
                         yield event
-                    if (answered := structured_end(self.structured, message)) is None:
+                    if (answered := structured_end(self.structured, message)) is None and (why := self.halted()) is None:
                         continue
-                    ending = answered
+                    ending = answered or Ending("success", why or "", "hook_stopped")
                 case ContinueTurn():
                     continue
                 case FinalOutput(text):
-                    if reason := await self._stop_blocked(text) or structured_reminder(self.structured):
+                    if reason := await self._stop_blocked(text) or (None if self.halted() else structured_reminder(self.structured)):
                         yield self._user_message(reason)
                         continue
-                    ending = structured_end(self.structured, message) or Ending("success", text, "completed")
+                    ending = structured_end(self.structured, message) or Ending(
+                        "success", text, "hook_stopped" if self.halted() else "completed")
                 case Stop(reason, text):
                     ending = Ending("error_during_execution", text or reason, "model_error", why=reason)
             yield self._result(ending)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from claude_agent_sdk import ResultMessage, query
+from claude_agent_sdk import HookMatcher, ResultMessage, query
 from claude_agent_sdk._errors import ProcessError, ResultError
 
 from tests.sdk.test_sdk_compat import collect, tool_results
@@ -71,3 +71,20 @@ async def test_a_refused_option_names_itself(sdk_options, fake_api, capsys):
     said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[covey] ")]
     assert said == ["[covey] covey: --resume-session-at: covey resumes a whole session, not a conversation cut at "
                     "a message, yet"]
+
+
+async def test_a_hook_callback_that_says_stop_ends_the_run_hook_stopped(sdk_options, fake_api, tmp_path):
+    (tmp_path / "a.txt").write_text("x\n")
+    fake_api.replies = [lambda body: {"text": "too far"} if tool_results(body) else
+                        {"content": [{"type": "tool_use", "id": "toolu_g", "name": "Glob", "input": {"pattern": "*"}}]}]
+
+    async def post_tool_use(input_data: dict, tool_use_id: str | None, context: Any) -> dict:
+        return {"continue_": False, "stopReason": "enough for today"}
+
+    options = sdk_options(hooks={"PostToolUse": [HookMatcher(matcher="Glob", hooks=[post_tool_use])]})
+    messages = await collect(query(prompt="look around", options=options))
+
+    result = messages[-1]
+    assert isinstance(result, ResultMessage), messages
+    assert (result.subtype, result.is_error, result.terminal_reason) == ("success", False, "hook_stopped")
+    assert result.result == "enough for today" and len(fake_api.requests) == 1  # no request after the hook
