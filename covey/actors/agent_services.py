@@ -50,6 +50,7 @@ def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], pr
         emit=emit,
         on_start=record_start,
         team=team_context_for(spec),
+        budget_spent=lambda: progress.budget_spent,
     )
 
 

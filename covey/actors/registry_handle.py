@@ -91,9 +91,10 @@ class RegistryHandle(TypedHandle["_RegistryActor"]):
 
     # -- what an agent reports ---------------------------------------------------------
 
-    async def progress(self, agent_id: str, **fields: Unpack[ProgressFields]) -> None:
-        """Report ``agent_id``'s figures and wait until the registry has them."""
-        await self._call(self.remote.progress, agent_id, **fields)
+    async def progress(self, agent_id: str, **fields: Unpack[ProgressFields]) -> str | None:
+        """Report ``agent_id``'s figures and wait until the registry has them; why the session's
+        budget is spent, if it is (the agent then stops: ``error_max_budget_usd``)."""
+        return await self._call(self.remote.progress, agent_id, **fields)
 
     def tell_progress(self, agent_id: str, **fields: Unpack[ProgressFields]) -> None:
         """Report ``agent_id``'s figures without waiting (``fields["seq"]`` orders them)."""

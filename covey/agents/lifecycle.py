@@ -56,6 +56,8 @@ class AgentServices:
     team: Any = None
     """The agent's TeamContext, when teams are enabled."""
     hook_caller: Callable[[str, dict[str, Any], str | None], Awaitable[Any]] | None = None
+    budget_spent: Callable[[], str | None] = lambda: None
+    """Why the session's budget is spent (the registry says so with each model turn), None while it is not."""
     """Runs the SDK client's hook callbacks (``HookRegistry.callback``), if the session has a client."""
 
 
@@ -164,6 +166,7 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
         model=services.model, config=config, executor=executor, session_id=spec.session_id,
         agent_id=spec.agent_id, cost_of=services.cost_of, inbox=services.inbox,
         parent_tool_use_id=spec.tool_use_id, stop_check=_stop_check(spec, hooks), halted=lambda: hooks.halted,
+        spent=services.budget_spent,
         compactor=_compactor(spec, hooks, ctx),
     )
     if inner is not None:

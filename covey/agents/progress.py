@@ -52,6 +52,8 @@ class Progress:
         limits = getattr(spec.runtime, "limits", None)
         self._every_turn = spec.depth == 0 or getattr(limits, "budget_usd", None) is not None
         """Tell the registry of every model turn, and wait until it has heard (money counts)."""
+        self.budget_spent: str | None = None
+        """The registry's answer to the last turn told: why the session's budget is spent, or None."""
 
     async def observe(self, event: Event, writer: TranscriptWriter) -> None:
         match event:
@@ -148,7 +150,7 @@ class Progress:
         if self.spec.runtime is None:
             return
         try:
-            await self.spec.runtime.registry.progress(self.spec.agent_id, **self._figures())
+            self.budget_spent = await self.spec.runtime.registry.progress(self.spec.agent_id, **self._figures())
         except AgentUnavailable:
             pass  # the registry is gone: nothing is launched or counted any more
 

@@ -10,8 +10,9 @@ from covey.events.base import Event
 from covey.model.usage import ModelUsage
 
 
-ResultSubtype = Literal["success", "error_max_turns", "error_during_execution", "error_max_structured_output_retries"]
-TerminalReason = Literal["completed", "max_turns", "model_error", "api_error", "hook_stopped"]
+ResultSubtype = Literal["success", "error_max_turns", "error_during_execution", "error_max_structured_output_retries",
+                       "error_max_budget_usd"]
+TerminalReason = Literal["completed", "max_turns", "model_error", "api_error", "hook_stopped", "max_budget_usd"]
 
 
 class ResultEvent(Event):

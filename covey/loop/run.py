@@ -45,6 +45,7 @@ class AgentLoop:
         agent_id: str | None = None, cost_of: CostOf | None = None, inbox: Inbox | None = None,
         parent_tool_use_id: str | None = None, stop_check: StopCheck | None = None,
         compactor: Compactor | None = None, halted: Callable[[], str | None] = lambda: None,
+        spent: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.model = model
         self.config = config
@@ -56,6 +57,8 @@ class AgentLoop:
         self.parent_tool_use_id = parent_tool_use_id
         self.stop_check = stop_check
         self.halted = halted
+        self.spent = spent
+        """Why the session's budget is spent (None while it is not): checked after each reply."""
         """Why a hook said ``"continue": false`` (None: none did): the run ends after that step."""
         self.messages: list[dict[str, Any]] = []
         self.stats = LoopStats()
@@ -104,6 +107,9 @@ class AgentLoop:
                 else:
                     yield item
             if message is None:  # the request failed: its result is out
+                return
+            if (spent := self.spent()) is not None:  # the reply was counted: no step after it
+                yield self._result(Ending("error_max_budget_usd", f"Stopped: {spent}", "max_budget_usd"))
                 return
             step = next_step(message)
             self.cut_offs = self.cut_offs + 1 if isinstance(step, CutOff) else 0

@@ -10,6 +10,7 @@ from covey.registry.payloads import PoolStats
 from covey.registry.protocols import H
 from covey.registry.payloads import Held, ProgressFields, SessionUsage
 from covey.agents.records import FinalReport, RunRecord
+from covey.registry.checks import budget_spent
 from covey.registry.state import SupervisorState
 from covey.registry.tree import AgentTree
 
@@ -40,8 +41,10 @@ class Books(SupervisorState[H]):
     async def finish_main(self, agent_id: str, report: FinalReport) -> None:
         self.core.finish(agent_id, report)
 
-    async def progress(self, agent_id: str, **fields: Unpack[ProgressFields]) -> None:
+    async def progress(self, agent_id: str, **fields: Unpack[ProgressFields]) -> str | None:
+        """The agent's figures, recorded; why the session's budget is spent, if it is."""
         self.core.progress(agent_id, **fields)
+        return budget_spent(self.core)
 
     async def set_parked(self, agent_id: str, parked: bool, seq: int | None = None) -> None:
         self.core.set_parked(agent_id, parked, seq)

@@ -80,3 +80,32 @@ def test_text_output_prints_the_structured_answer_as_one_json_line(capsys):
     assert print_result({"result": "Two files.", "structured_output": {"files": 2}, "is_error": False}, "text") == 0
     assert print_result({"result": "plain", "is_error": False}, "text") == 0
     assert capsys.readouterr().out.splitlines() == ['{"files": 2}', "plain"]
+
+
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")
+def test_the_budget_stops_the_run_and_its_children_when_it_is_spent(tmp_path):
+    """Claude Code's --max-budget-usd: each agent stops at the reply that spent the budget."""
+    glob = {"type": "tool_use", "id": "toolu_g", "name": "Glob", "input": {"pattern": "*"}}
+
+    def reply(body: dict) -> dict:
+        if "SPEND IT" in json.dumps(body["messages"][-1]):  # the child: one costly reply that calls a tool
+            return {"content": [glob], "usage": {"input_tokens": 100_000}}
+        if any(b.get("type") == "tool_result" for b in body["messages"][-1]["content"] if isinstance(b, dict)):
+            return {"content": [glob]}  # the main agent would go on
+        call = {"type": "tool_use", "id": "toolu_a", "name": "Agent",
+                "input": {"description": "spend", "prompt": "SPEND IT", "subagent_type": "general-purpose"}}
+        return {"content": [call]}
+
+    with FakeMessagesAPI(replies=[reply]) as api:
+        done = covey_here("-p", "Go.", "--output-format", "json", "--model", "claude-sonnet-4-5",
+                          "--max-budget-usd", "0.01", cwd=tmp_path,
+                          env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+    result = json.loads(done.stdout)
+    assert done.returncode == 1 and result["subtype"] == "error_max_budget_usd" and result["is_error"]
+    assert "the session budget of $0.01 is spent" in result["result"] and result["total_cost_usd"] >= 0.3
+    # The main agent's first reply, the child's one reply (it stopped there, its Glob never ran),
+    # then the main agent's reply to the child's report (it stopped there too).
+    assert len(api.requests) == 3
+    child_report = api.requests[2]["messages"][-1]["content"][0]
+    assert child_report["type"] == "tool_result" and "budget" in json.dumps(child_report)
