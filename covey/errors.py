@@ -6,7 +6,8 @@ because Ray pickles exceptions that cross an actor boundary.
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Any, Literal
 
 Limit = Literal["depth", "concurrency", "budget", "turns"]
 
@@ -52,9 +53,17 @@ class PromptBlocked(UserError):
 class ModelAPIError(CoveyError):
     """The model API failed for good (after retries), or refused the request."""
 
-    def __init__(self, message: str, status_code: int | None = None) -> None:
-        super().__init__(message, status_code)
+    def __init__(self, message: str, status_code: int | None = None, payload: Any = None) -> None:
+        super().__init__(message, status_code, payload)
         self.status_code = status_code
+        self.payload = payload
+        """The API's error body (``{"type": "error", "error": {...}}``) when it sent one."""
+
+    def api_error_text(self) -> str:
+        """What Claude Code's result says for it: ``API Error: 529 {"type":"error",...}``."""
+        if self.payload is not None and self.status_code is not None:
+            return f"API Error: {self.status_code} {json.dumps(self.payload, separators=(',', ':'))}"
+        return f"API Error: {self.args[0]}"
 
     def __str__(self) -> str:
         return self.args[0]

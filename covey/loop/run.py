@@ -156,8 +156,9 @@ class AgentLoop:
             else:
                 message = await self._request()
         except ModelAPIError as exc:
-            yield self._result(Ending("error_during_execution", f"Model API error: {exc}", "api_error",
-                                      api_error_status=exc.status_code))
+            # Claude Code's shape: the loop completed, the turn is an error ("API Error: ..." and the body).
+            yield self._result(Ending("success", exc.api_error_text(), "api_error", why=str(exc),
+                                      api_error_status=exc.status_code, error=True))
             return
         yield self._event(AssistantEvent, message=wire_message(message), request_id=message.request_id)
         yield message

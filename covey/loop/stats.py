@@ -56,6 +56,8 @@ class Ending:
     api_error_status: int | None = None
     structured: Any = None
     """The input of the run's valid ``StructuredOutput`` call (``--json-schema``)."""
+    error: bool | None = None
+    """``is_error`` where it is not ``subtype != "success"``: an API error is ``success`` + ``is_error``."""
 
 
 def result_event(stats: LoopStats, ending: Ending, *, session_id: str, agent_id: str | None,
@@ -65,9 +67,10 @@ def result_event(stats: LoopStats, ending: Ending, *, session_id: str, agent_id:
     index = stats.results
     turns, usage, duration_ms = stats.close_turn()
     text, why = ending.text, ending.why
-    errors = [] if ending.subtype == "success" else [text if not why or why in text else f"{why}: {text}"]
+    is_error = ending.subtype != "success" if ending.error is None else ending.error
+    errors = [text if not why or why in text else f"{why}: {text}"] if is_error else []
     return ResultEvent(
-        session_id=session_id, agent_id=agent_id, subtype=ending.subtype, is_error=ending.subtype != "success",
+        session_id=session_id, agent_id=agent_id, subtype=ending.subtype, is_error=is_error,
         result=text, num_turns=turns, duration_ms=duration_ms, duration_api_ms=stats.api_ms,
         total_cost_usd=round(stats.cost_usd, 6), usage=usage.model_dump(),
         stop_reason=stop_reason if ending.terminal_reason != "api_error" else None,

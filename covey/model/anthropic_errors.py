@@ -57,7 +57,8 @@ def model_error(exc: BaseException | None, *, retries: int) -> ModelAPIError:
         detail = exc.api_message or str(exc)
         hint = "; check ANTHROPIC_API_KEY" if status == 401 else ""
         text = f"Anthropic API error {status} ({exc.type or 'error'}): {detail}{after}{hint}"
-        return ModelAPIError(_one_line(text), status)
+        body = exc.body if isinstance(exc.body, dict) else None
+        return ModelAPIError(_one_line(text), status, body)
     return ModelAPIError(_one_line(f"Anthropic API connection failed: {exc}{after}"), None)
 
 

@@ -210,7 +210,9 @@ def print_result(last: dict[str, Any] | None, output_format: str) -> int:
     elif output_format == "json":
         print(json.dumps(last))
     if last.get("is_error"):
-        print(f"covey: {last.get('subtype')}: {_first_line(last.get('result') or '')}", file=sys.stderr)
+        # An API error is Claude Code's "success" that is an error: its terminal reason names it.
+        label = last.get("subtype") if last.get("subtype") != "success" else last.get("terminal_reason") or "error"
+        print(f"covey: {label}: {_first_line(last.get('result') or '')}", file=sys.stderr)
         return 1
     return 0
 
