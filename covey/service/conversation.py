@@ -46,6 +46,9 @@ class ConversationRun(ServedRun):
         self.hooks = HookCaller(self.send)
         self.inputs: asyncio.Queue[str | _End] = asyncio.Queue()
         self.input_ended = False
+        self.opened = asyncio.Event()
+        """Set once the session exists (or failed to start): a control request that came
+        before waits for it, so a program may send one right after connecting."""
 
     async def serve(self) -> None:
         listening = asyncio.create_task(self._listen())
@@ -61,7 +64,11 @@ class ConversationRun(ServedRun):
             listening.cancel()
 
     async def _converse(self) -> None:
-        if (session := await self._open_session(service=self.service, on_hook_callback=self.hooks)) is None:
+        try:
+            session = await self._open_session(service=self.service, on_hook_callback=self.hooks)
+        finally:
+            self.opened.set()
+        if session is None:
             return
         try:
             session.hold_main = True
@@ -135,6 +142,8 @@ class ConversationRun(ServedRun):
             await self.send(protocol.success(request_id, response))
 
     async def _answer(self, subtype: str | None, request: dict[str, Any]) -> dict[str, Any] | None:
+        if subtype not in ("initialize", "interrupt"):
+            await self.opened.wait()  # read in order: a later line waits for this one's answer
         session = self.session
         match subtype:
             case "interrupt":
@@ -158,5 +167,5 @@ class ConversationRun(ServedRun):
             case "get_context_usage" | "rewind_files" | "mcp_reconnect" | "mcp_toggle":
                 return None
         if session is None:
-            raise CoveyError(f"{subtype!r} came before the session started")
+            raise CoveyError(f"{subtype!r}: the session did not start")
         return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from claude_agent_sdk import HookMatcher, ResultMessage, query
+from claude_agent_sdk import ClaudeSDKClient, HookMatcher, ResultMessage, query
 from claude_agent_sdk._errors import ProcessError, ResultError
 
 from tests.sdk.test_sdk_compat import collect, tool_results
@@ -88,3 +88,16 @@ async def test_a_hook_callback_that_says_stop_ends_the_run_hook_stopped(sdk_opti
     assert isinstance(result, ResultMessage), messages
     assert (result.subtype, result.is_error, result.terminal_reason) == ("success", False, "hook_stopped")
     assert result.result == "enough for today" and len(fake_api.requests) == 1  # no request after the hook
+
+
+async def test_control_requests_right_after_connecting_wait_for_the_session(sdk_options, fake_api):
+    """set_permission_mode and set_model sent before the session exists are answered once it
+    does, in order, and the first turn runs with them (Claude Code queues them the same way)."""
+    fake_api.replies = [lambda body: {"text": f"model {body['model']}"}]
+    for attempt in range(3):  # a cold race once lost most such requests: try it more than once
+        async with ClaudeSDKClient(options=sdk_options()) as client:
+            await client.set_permission_mode("acceptEdits")
+            await client.set_model("claude-haiku-4-5")
+            await client.query(f"which model? {attempt}")
+            result = (await collect(client.receive_response()))[-1]
+        assert isinstance(result, ResultMessage) and result.result == "model claude-haiku-4-5", result
