@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from covey.agents.fork import CacheSafeParams
+from covey.agents.hook_wiring import wire_hooks
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import transcript_path
 from covey.agents.worktree import finish_worktree_record
@@ -72,6 +73,7 @@ def available_tools(spec: AgentSpec, services: AgentServices) -> list[Tool]:
 async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[Event]:
     ctx = _context(spec, services)
     hooks = _hooks(spec, services)
+    wire_hooks(hooks, ctx, spec, services.model)  # task tools, prompt hooks, a teammate's idle check
     mcp = None
     try:
         mcp = await attach_servers(spec)  # step 11: before the loop, so their tools are in the pool

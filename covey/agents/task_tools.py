@@ -12,7 +12,8 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from covey.teams.context import team_context
+from covey.hooks.team_events import feedback
+from covey.teams.context import TeamContext, team_context
 from covey.teams.protocols import BoardProtocol
 from covey.teams.tasks import Deleted, Task, Updated
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
@@ -61,10 +62,29 @@ class _BoardTool(Tool):
         team = team_context(ctx.services)
         if team is None or team.board is None:
             return ToolResult.error(NO_BOARD)
-        return await self.on_board(input, team.board)
+        return await self.on_board(input, team.board, _TaskHooks(ctx, team))
 
-    async def on_board(self, input: Any, board: BoardProtocol) -> ToolResult:
+    async def on_board(self, input: Any, board: BoardProtocol, hooks: "_TaskHooks") -> ToolResult:
         raise NotImplementedError
+
+
+class _TaskHooks:
+    """The calling agent's TaskCreated / TaskCompleted hooks, with Claude Code's fields for them
+    (``teammate_name`` only inside a teammate). No hook registry (a bare context): nothing runs."""
+
+    def __init__(self, ctx: ToolContext, team: TeamContext) -> None:
+        self.registry, self.agent_id, self.cwd = ctx.services.hooks, ctx.agent_id, ctx.cwd
+        teammate = getattr(ctx.services.spec, "team", None) is not None
+        self.names = {"teammate_name": team.me if teammate else None, "team_name": team.team_name}
+
+    async def refused(self, event: str, task: Task) -> str | None:
+        """The feedback that refuses ``task``'s creation or completion, or None: the hooks let it be.
+        Claude Code ignores ``continue: false`` from both events when a tool fires them."""
+        if self.registry is None:
+            return None
+        run = self.registry.run_task_created if event == "TaskCreated" else self.registry.run_task_completed
+        outcome = await run(self.agent_id, task.id, task.subject, task.description, cwd=self.cwd, **self.names)
+        return feedback(event, outcome) if outcome.blocked else None
 
 
 class TaskCreate(_BoardTool):
@@ -73,8 +93,11 @@ class TaskCreate(_BoardTool):
                    "Creating a task does not start it; teammates claim it, or TaskUpdate assigns it.")
     input_model = TaskCreateInput
 
-    async def on_board(self, input: TaskCreateInput, board: BoardProtocol) -> ToolResult:
+    async def on_board(self, input: TaskCreateInput, board: BoardProtocol, hooks: _TaskHooks) -> ToolResult:
         task = await board.create(input.subject, input.description, input.active_form, input.metadata)
+        if refusal := await hooks.refused("TaskCreated", task):
+            await board.update(task.id, {"status": "deleted"})  # as Claude Code: created, then deleted
+            return ToolResult.error(refusal)
         return ToolResult(content=f"Task #{task.id} created: {task.subject}", data=task)
 
 
@@ -84,7 +107,7 @@ class TaskGet(_BoardTool):
     input_model = TaskGetInput
     read_only = True
 
-    async def on_board(self, input: TaskGetInput, board: BoardProtocol) -> ToolResult:
+    async def on_board(self, input: TaskGetInput, board: BoardProtocol, hooks: _TaskHooks) -> ToolResult:
         task = await board.get(input.task_id)
         if task is None:
             return ToolResult.error(f"Task #{input.task_id} not found (TaskList shows the current tasks).")
@@ -97,7 +120,7 @@ class TaskList(_BoardTool):
     input_model = TaskListInput
     read_only = True
 
-    async def on_board(self, input: TaskListInput, board: BoardProtocol) -> ToolResult:
+    async def on_board(self, input: TaskListInput, board: BoardProtocol, hooks: _TaskHooks) -> ToolResult:
         tasks = await board.list()
         done = {t.id for t in tasks if t.status == "completed"}
         lines = [_line(t, [i for i in t.blocked_by if i not in done]) for t in tasks]
@@ -112,8 +135,10 @@ class TaskUpdate(_BoardTool):
                    "as soon as it is done.")
     input_model = TaskUpdateInput
 
-    async def on_board(self, input: TaskUpdateInput, board: BoardProtocol) -> ToolResult:
+    async def on_board(self, input: TaskUpdateInput, board: BoardProtocol, hooks: _TaskHooks) -> ToolResult:
         patch = input.model_dump(by_alias=True, exclude_unset=True, exclude={"task_id"})
+        if input.status == "completed" and (refusal := await _completion_refused(input.task_id, board, hooks)):
+            return ToolResult.error(refusal)  # nothing of the patch is written, as in Claude Code
         match await board.update(input.task_id, patch):
             case Deleted(task=task):
                 return ToolResult(content=f"Task #{task.id} deleted: {task.subject}")
@@ -121,6 +146,14 @@ class TaskUpdate(_BoardTool):
                 return ToolResult(content=_confirm(task, changed), data=task)
             case error:
                 return ToolResult.error(f"Task #{input.task_id} was not changed: {error.message}")
+
+
+async def _completion_refused(task_id: str, board: BoardProtocol, hooks: _TaskHooks) -> str | None:
+    """TaskCompleted hooks run when a task not yet completed is marked so; their block keeps it open."""
+    task = await board.get(task_id)
+    if task is None or task.status == "completed":
+        return None  # the board answers a missing task; an already completed one fires nothing
+    return await hooks.refused("TaskCompleted", task)
 
 
 def _line(task: Task, open_blockers: list[str]) -> str:

@@ -15,7 +15,7 @@ from covey.tool_names import names_of
 HookEvent = Literal[
     "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit",
     "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionStart", "SessionEnd", "PreCompact", "PostCompact",
-    "Setup",
+    "Setup", "TaskCreated", "TaskCompleted", "TeammateIdle",
 ]
 EVENTS: tuple[str, ...] = get_args(HookEvent)
 
@@ -23,8 +23,8 @@ TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "Per
 """Events about one tool call: their matcher is a tool name, and only they evaluate a handler's ``if``."""
 
 CLAUDE_CODE_ONLY_EVENTS = (
-    "UserPromptExpansion", "PermissionDenied", "PostToolBatch", "MessageDisplay", "TaskCreated", "TaskCompleted",
-    "StopFailure", "TeammateIdle", "InstructionsLoaded", "ConfigChange", "CwdChanged", "DirectoryAdded",
+    "UserPromptExpansion", "PermissionDenied", "PostToolBatch", "MessageDisplay",
+    "StopFailure", "InstructionsLoaded", "ConfigChange", "CwdChanged", "DirectoryAdded",
     "FileChanged", "WorktreeCreate", "WorktreeRemove", "PreModelSwitch", "PostModelSwitch",
     "Elicitation", "ElicitationResult",
 )

@@ -67,6 +67,8 @@ class HookDispatch:
         """The session's transcript (the main agent's): every payload's ``transcript_path``."""
         self.mode_of = mode_of
         """The current permission mode, for payloads' ``permission_mode`` (None: left out)."""
+        self.model: Any = None
+        """The session's model (a ``covey.model.Model``): ``prompt`` hooks ask it (None: they cannot run)."""
         self.background = Background()
         self.pre_tool_context: dict[str, str] = {}
         """A PreToolUse hook's ``additionalContext`` per tool_use id, until the call's result carries it."""

@@ -9,7 +9,7 @@ An agent definition's frontmatter may drop the inner list::
     PreToolUse: [{matcher: Bash, command: "..."}]
 
 What covey does not run is skipped with a warning and the rest of the block
-still loads: an event covey never fires (``TeammateIdle``, ``FileChanged``...)
+still loads: an event covey never fires (``FileChanged``, ``StopFailure``...)
 or does not know, a handler ``type`` it cannot run (``prompt``, ``agent``,
 ``mcp_tool``), a field it has no use for (``once`` outside a skill, any
 unknown key). An entry covey does run but that is malformed (wrong type, blank

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from covey.hooks.config import SESSION_END_BUDGET_S, Handler
-from covey.hooks.dispatch import HookDispatch, ToolCall
+from covey.hooks.dispatch import ToolCall
 from covey.hooks.env_file import exported, new_env_file
 from covey.hooks.command import HookAnswer
+from covey.hooks.team_events import TeamEvents
 from covey.hooks.outcomes import (
     HookOutcome, PreToolOutcome, RequestVerdict, combine, combine_permission_request, combine_pre_tool,
 )
@@ -23,8 +24,9 @@ log = logging.getLogger(__name__)
 SESSION_END_MAX_S = 60.0
 
 
-class HookRegistry(HookDispatch):
-    """The session's hooks and its running agents' (``HookDispatch``), fired one event at a time."""
+class HookRegistry(TeamEvents):
+    """The session's hooks and its running agents' (``HookDispatch``), fired one event at a time
+    (the task board's and the team's events are ``TeamEvents``)."""
 
     # -- tool events -----------------------------------------------------------------
 
@@ -104,6 +106,8 @@ class HookRegistry(HookDispatch):
         if not outcome.blocked and outcome.additional_context:
             # Claude Code: a Stop hook's additionalContext is feedback that keeps the conversation going.
             return HookOutcome(blocked=True, reason=outcome.additional_context)
+        if not outcome.blocked and self.after_stop is not None:
+            return await self.after_stop(agent_id)  # a teammate: its tasks' TaskCompleted, then TeammateIdle
         return outcome
 
     async def run_session_start(

@@ -73,6 +73,9 @@ class ToolServices:
     """This agent's last request as sent, and its read-file cache (a ``CacheSafeParams``): what a fork copies."""
     model: Any = None
     """The session's model (a ``covey.model.Model``): WebFetch asks a small model about a page through it."""
+    hooks: Any = None
+    """This agent's hooks (a ``covey.hooks.HookRegistry``): TaskCreate and TaskUpdate fire TaskCreated and
+    TaskCompleted through it."""
     confirm: Callable[..., Any] | None = None
     """``async (tool, input, ctx, ask) -> Decision``: put an ``Ask`` the tool itself raised to this agent's
     approvers (PermissionRequest hooks, then the person); None: nobody can approve, so it is denied."""

@@ -17,7 +17,7 @@ def test_lists_types_with_source_model_tools_then_errors(tmp_path):
 def test_lists_definition_hooks_that_were_skipped(tmp_path):
     agents = tmp_path / ".claude/agents"
     agents.mkdir(parents=True)
-    (agents / "guard.md").write_text("---\nname: guard\ndescription: g\nhooks:\n  TeammateIdle: [{command: x}]\n---\nbody\n")
+    (agents / "guard.md").write_text("---\nname: guard\ndescription: g\nhooks:\n  FileChanged: [{command: x}]\n---\nbody\n")
     text = list_agents_text(load_definitions(tmp_path, home=tmp_path / "home"))
     assert "1 setting(s) skipped (hooks covey lacks, fields a plugin agent may not set):" in text
-    assert f"{agents / 'guard.md'}: hooks.TeammateIdle: a Claude Code event covey never fires; skipped" in text
+    assert f"{agents / 'guard.md'}: hooks.FileChanged: a Claude Code event covey never fires; skipped" in text

@@ -152,12 +152,12 @@ def test_coordinator_mode_builtins(tmp_path):
 
 def test_definition_hooks_covey_lacks_are_skipped_with_a_warning(tmp_path):
     path = write(tmp_path / "project/.claude/agents/guard.md", (
-        "---\ndescription: d\nhooks:\n  TeammateIdle: [{command: hello}]\n"
+        "---\ndescription: d\nhooks:\n  FileChanged: [{command: hello}]\n"
         "  PreToolUse: [{matcher: Bash, command: check, colour: red}]\n---\nbody\n"
     ))
     result = load(tmp_path)
     assert [str(w) for w in result.warnings] == [
-        f"{path}: hooks.TeammateIdle: a Claude Code event covey never fires; skipped",
+        f"{path}: hooks.FileChanged: a Claude Code event covey never fires; skipped",
         f"{path}: hooks.PreToolUse[0].colour: field not supported by covey; skipped (the hook runs without it)",
     ]
     assert result.definitions["guard"].hooks == {"PreToolUse": [{"matcher": "Bash", "command": "check"}]}
@@ -173,10 +173,10 @@ def test_a_malformed_definition_hook_is_an_error_naming_file_and_field(tmp_path)
 
 def test_flag_and_api_definitions_hooks_are_checked_too(tmp_path):
     flags = {"f": {"description": "d", "prompt": "p", "hooks": {"PreToolUse": [{"command": ""}]}}}
-    api = AgentDefinition(name="api", hooks={"TaskCreated": [{"command": "x"}]})
+    api = AgentDefinition(name="api", hooks={"StopFailure": [{"command": "x"}]})
     result = load(tmp_path, flag_agents=flags, extra=[api])
     assert [(e.path, e.field) for e in result.errors] == [("--agents f", "hooks.PreToolUse[0].command")]
-    assert [str(w) for w in result.warnings] == ["agent 'api': hooks.TaskCreated: a Claude Code event covey never fires; skipped"]
+    assert [str(w) for w in result.warnings] == ["agent 'api': hooks.StopFailure: a Claude Code event covey never fires; skipped"]
     assert result.definitions["api"].hooks == {}
 
 

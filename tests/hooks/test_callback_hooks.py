@@ -46,5 +46,5 @@ def test_sdk_hooks_join_the_settings_hooks(tmp_path):
     settings = Settings.load(tmp_path, home=tmp_path)
     settings.add_hooks(HOOKS, "hooks of the claude-agent-sdk client")
     assert settings.hooks["PreToolUse"][0]["hooks"][0] == {"type": "callback", "callback_id": "hook_0"}
-    settings.add_hooks({"TeammateIdle": [{"hooks": [{"type": "callback", "callback_id": "x"}]}]}, "the SDK")
-    assert any("TeammateIdle" in str(w) for w in settings.warnings)  # what covey does not run is said
+    settings.add_hooks({"FileChanged": [{"hooks": [{"type": "callback", "callback_id": "x"}]}]}, "the SDK")
+    assert any("FileChanged" in str(w) for w in settings.warnings)  # what covey does not run is said

@@ -16,11 +16,11 @@ def test_a_settings_file_with_every_event_loads_with_a_warning_per_skipped_item(
     parsed = read_hooks(json.loads(path.read_text())["hooks"], str(path))
     assert sorted(parsed.config) == sorted([
         "SessionStart", "SessionEnd", "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure",
-        "SubagentStart", "SubagentStop", "PreCompact", "Notification", "Setup", "Stop", "UserPromptSubmit"])
+        "SubagentStart", "SubagentStop", "PreCompact", "Notification", "Setup", "Stop", "TeammateIdle",
+        "UserPromptSubmit"])
     assert [w.field for w in parsed.warnings] == [
         "hooks.SubagentStop[0].hooks[0].type",  # a prompt hook
         "hooks.Stop[0].hooks[0].once",  # honoured only in skill frontmatter
-        "hooks.TeammateIdle",  # a Claude Code event covey never fires
         "hooks.UserPromptSubmit[0].description",  # an unknown key
     ]
     pre = parsed.config["PreToolUse"]

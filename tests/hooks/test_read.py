@@ -14,7 +14,7 @@ def _command(command: str, **extra) -> dict:
 
 def test_events_covey_never_fires_and_unknown_ones_are_skipped_with_a_warning(tmp_path):
     raw = {
-        "TeammateIdle": [{"hooks": [_command("idle")]}],
+        "FileChanged": [{"hooks": [_command("idle")]}],
         "PreToolUse": [{"matcher": "Bash", "hooks": [_command("guard")]}],
         "Bogus": "not even a list",
         "SessionEnd": [{"hooks": [_command("bye")]}],
@@ -22,7 +22,7 @@ def test_events_covey_never_fires_and_unknown_ones_are_skipped_with_a_warning(tm
     }
     parsed = read_hooks(raw, SOURCE)
     assert [str(w) for w in parsed.warnings] == [
-        f"{SOURCE}: hooks.TeammateIdle: a Claude Code event covey never fires; skipped",
+        f"{SOURCE}: hooks.FileChanged: a Claude Code event covey never fires; skipped",
         f"{SOURCE}: hooks.Bogus: unknown event; skipped",
     ]
     assert sorted(parsed.config) == ["PreCompact", "PreToolUse", "SessionEnd"]
@@ -81,7 +81,7 @@ def test_an_if_that_is_no_permission_rule_skips_the_hook_with_a_warning():
 
 
 def test_kept_is_the_input_minus_what_was_skipped_and_rereads_without_warnings():
-    raw = {"TeammateIdle": [], "PreToolUse": [{"matcher": "Bash", "if": "Bash(git *)", "hooks": [_command("guard", blocking=True)]}]}
+    raw = {"FileChanged": [], "PreToolUse": [{"matcher": "Bash", "if": "Bash(git *)", "hooks": [_command("guard", blocking=True)]}]}
     parsed = read_hooks(raw, SOURCE)
     assert parsed.kept == {"PreToolUse": [{"matcher": "Bash", "hooks": [_command("guard")]}]}
     again = read_hooks(parsed.kept, SOURCE)
@@ -95,9 +95,9 @@ def test_a_miscased_event_gets_a_hint():
 
 def test_parse_hooks_logs_its_warnings(caplog):
     with caplog.at_level(logging.WARNING):
-        config = parse_hooks({"TeammateIdle": [], "Notification": []}, SOURCE)
+        config = parse_hooks({"FileChanged": [], "Notification": []}, SOURCE)
     assert list(config) == ["Notification"]
-    assert f"{SOURCE}: hooks.TeammateIdle: a Claude Code event covey never fires; skipped" in caplog.text
+    assert f"{SOURCE}: hooks.FileChanged: a Claude Code event covey never fires; skipped" in caplog.text
 
 
 def test_a_config_error_keeps_its_fields_through_pickling():
