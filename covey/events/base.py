@@ -58,6 +58,14 @@ class StreamEvent(Event):
     nullable: ClassVar[frozenset[str]] = frozenset({"parent_tool_use_id"})
 
 
+class ConversationReset(Event):
+    """The conversation started over (``/clear``): ``session_id`` is the session that ended; the
+    messages after this one carry the new session's id (Claude Code's ``conversation_reset``)."""
+
+    type: Literal["conversation_reset"] = "conversation_reset"
+    new_conversation_id: str
+
+
 class RateLimitEvent(Event):
     """A model request waits for the API's rate limit, or gave up waiting: Claude Code's
     ``rate_limit_event`` line (``covey.model.ratelimit_types.rate_limit_event`` builds its info)."""

@@ -7,10 +7,12 @@ import enum
 from typing import Any
 
 from covey.errors import CoveyError
-from covey.events import ResultEvent
+from covey.events import ConversationReset, ResultEvent
 from covey.daemon import protocol
 from covey.service.asker import ClientAsker, HookCaller
 from covey.service.runs import ServedRun, prompt_of
+from covey.ids import new_session_id
+from covey.service.session_options import session_for
 from covey.session import Session
 
 class _End(enum.Enum):
@@ -22,6 +24,8 @@ class _End(enum.Enum):
 
 _END = _End.INPUT
 
+CLEAR = "/clear"
+"""Claude Code's command that starts the conversation over (``conversation_reset``)."""
 MAIL_POLL_S = 0.25
 """Between turns, how often a conversation looks for a notice that came for its main agent."""
 
@@ -73,6 +77,9 @@ class ConversationRun(ServedRun):
         try:
             session.hold_main = True
             while not isinstance(prompt := await self._next_turn(session), _End):
+                if prompt is not None and prompt.strip() == CLEAR:
+                    session = await self._cleared(session)
+                    continue
                 async for event in session.stream(prompt):
                     await self.send(event.wire())
             await session.release_main()
@@ -85,6 +92,28 @@ class ConversationRun(ServedRun):
         finally:
             session.close()
         await self.send(done)
+
+    async def _cleared(self, old: Session) -> Session:
+        """``/clear``: the conversation starts over in a new session (Claude Code's): the old one
+        ends (its agents stopped, SessionEnd with reason ``clear``), a ``conversation_reset``
+        names it, the new one's first turn fires SessionStart with source ``clear``, and the
+        command's own result closes this turn, in the new session."""
+        await old.release_main()
+        if await old.background_running():
+            await old.stop("the conversation was cleared")
+        old.close(reason="clear")
+        request = dict(self.request["request"])
+        options = {k: v for k, v in (request.get("options") or {}).items()
+                   if k not in ("resume", "continue_conversation", "fork_session")}
+        request["options"] = {**options, "session_id": new_session_id()}  # the new session's, from its start
+        new = self.session = await asyncio.to_thread(session_for, request, self.asker, service=self.service,
+                                                     on_hook_callback=self.hooks, start_source="clear")
+        new.hold_main = True
+        await self.send(ConversationReset(session_id=old.session_id, new_conversation_id=new.session_id).wire())
+        await self.send(ResultEvent(session_id=new.session_id, subtype="success", is_error=False, result="",
+                                    num_turns=0, duration_ms=0, duration_api_ms=0, total_cost_usd=0.0,
+                                    usage={}).wire())
+        return new
 
     async def _next_turn(self, session: Session) -> str | None | _End:
         """The next turn's prompt; None: a turn on the main agent's mail; ``_End.CONVERSATION``: it is over."""
@@ -113,7 +142,8 @@ class ConversationRun(ServedRun):
         kind = message.get("type")
         if kind == "user":
             prompt = prompt_of(message)
-            if self.session is not None and self.session.current_main is not None:
+            # A command waits for the turn to end; a message goes to the running main agent.
+            if prompt.strip() != CLEAR and self.session is not None and self.session.current_main is not None:
                 await self.session.send(prompt)  # the running turn's main agent reads it
             else:
                 self.inputs.put_nowait(prompt)

@@ -19,7 +19,7 @@ from covey.session import Session, SessionOptions
 
 SERVICE_OWNED = frozenset({
     "cwd", "env", "asker", "on_permission", "on_hook_callback", "service", "pool_size", "limits",
-    "transcript_dir", "shared_fs", "model_id",
+    "transcript_dir", "shared_fs", "model_id", "start_source",
 })
 """SessionOptions fields the service sets itself (the client's cwd and environment travel apart)."""
 SESSION_KEYS = tuple(name for name in SessionOptions.model_fields if name not in SERVICE_OWNED)

@@ -92,7 +92,8 @@ def main_spec(session: Session, prompt: str | None, runtime: SessionRuntime) -> 
         session_id=session.session_id, agent_id=session.main_agent_id, definition=MAIN_DEFINITION,
         prompt=prompt or "", history=past, next_prompt=prompt if past else None,
         # A resumed session's first turn fires SessionStart as "resume" (or "fork"); a fresh one "startup".
-        session_source=("fork" if options.fork_session else "resume") if first_resumed else None,
+        session_source=("fork" if options.fork_session else "resume") if first_resumed else (
+            options.start_source if session.turns == 0 else None),
         model=options.model, model_id=session.model_id, cwd=str(session.cwd),
         effort=options.effort or effort_from_env(session.env) or session.settings.effort_level,
         thinking=thinking_config(session.model_id, mode=options.thinking, max_tokens=options.max_thinking_tokens,

@@ -86,6 +86,9 @@ class SessionOptions(BaseModel):
     """Continue the most recent session of this directory (``--continue``)."""
     fork_session: bool = False
     """With ``resume`` / ``continue_conversation``: continue under a new session id (``--fork-session``)."""
+    start_source: str | None = None
+    """The first turn's SessionStart source when not ``startup``: ``clear`` for the session a
+    conversation's ``/clear`` starts (set by the service, not a client)."""
     sdk_hooks: dict[str, Any] | None = None
     """Hooks a claude-agent-sdk client registered (its ``initialize``): ``{event: [{matcher,
     hookCallbackIds, timeout}]}``; ``on_hook_callback`` runs them."""

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
-from claude_agent_sdk import ClaudeSDKClient, HookMatcher, ResultMessage, query
+from claude_agent_sdk import ClaudeSDKClient, ConversationResetMessage, HookMatcher, ResultMessage, query
 from claude_agent_sdk._errors import ProcessError, ResultError
 
 from tests.sdk.test_sdk_compat import collect, tool_results
@@ -101,3 +102,22 @@ async def test_control_requests_right_after_connecting_wait_for_the_session(sdk_
             await client.query(f"which model? {attempt}")
             result = (await collect(client.receive_response()))[-1]
         assert isinstance(result, ResultMessage) and result.result == "model claude-haiku-4-5", result
+
+
+async def test_clear_starts_the_conversation_over_in_a_new_session(sdk_options, fake_api):
+    fake_api.replies = [lambda body: {"text": f"seen {len(body['messages'])} messages"}]
+    async with ClaudeSDKClient(options=sdk_options()) as client:
+        await client.query("the word is PINEAPPLE")
+        first = (await collect(client.receive_response()))[-1]
+        await client.query("/clear")
+        cleared = await collect(client.receive_response())
+        await client.query("which word did I give you?")
+        after = (await collect(client.receive_response()))[-1]
+
+    [reset] = [m for m in cleared if isinstance(m, ConversationResetMessage)]
+    assert reset.session_id == first.session_id and reset.new_conversation_id != first.session_id
+    assert isinstance(cleared[-1], ResultMessage) and cleared[-1].session_id == reset.new_conversation_id
+    assert after.session_id == reset.new_conversation_id and after.subtype == "success"
+    last = fake_api.requests[-1]
+    assert "PINEAPPLE" not in json.dumps(last["messages"]) and "/clear" not in json.dumps(last["messages"])
+    assert len(fake_api.requests) == 2  # /clear itself asks no model
