@@ -1,7 +1,7 @@
-"""Hooks: commands (or HTTP endpoints) run at points of an agent's life, answered like Claude Code's (docs/definitions.md#hooks)."""
+"""Hooks: commands (or HTTP endpoints, or prompts a small model judges) run at points of an agent's life, answered like Claude Code's (docs/definitions.md#hooks)."""
 
 from covey.hooks.command import HookAnswer
-from covey.hooks.config import EVENTS, CommandHook, HookConfig, HookMatcher, HttpHook
+from covey.hooks.config import EVENTS, CommandHook, HookConfig, HookMatcher, HttpHook, PromptHook
 from covey.hooks.outcomes import HookOutcome, PreToolOutcome, RequestVerdict
 from covey.hooks.read import HookConfigError, HookWarning, ParsedHooks, parse_hooks, read_hooks
 from covey.hooks.runner import HookRegistry
@@ -19,6 +19,7 @@ __all__ = [
     "HttpHook",
     "ParsedHooks",
     "PreToolOutcome",
+    "PromptHook",
     "RequestVerdict",
     "parse_hooks",
     "read_hooks",

@@ -30,8 +30,16 @@ CLAUDE_CODE_ONLY_EVENTS = (
 )
 """Claude Code events covey has no occasion to fire (skipped with a warning that says so)."""
 
+PROMPT_EVENTS = frozenset({
+    "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop",
+    "SubagentStop", "TaskCreated", "TaskCompleted", "TeammateIdle",
+})
+"""The events covey fires on which Claude Code runs ``prompt`` hooks; on the others they are skipped."""
+
 DEFAULT_TIMEOUT_S = 600.0
 """Claude Code's default for command and http hooks."""
+PROMPT_TIMEOUT_S = 30.0
+"""Claude Code's default for prompt hooks."""
 SHORT_TIMEOUT_S = {"UserPromptSubmit": 30.0}
 """Events whose hooks default to a shorter timeout (a stuck one stalls every prompt)."""
 SESSION_END_BUDGET_S = 1.5
@@ -129,7 +137,37 @@ class CallbackHook(_Handler):
         return f"callback:{self.callback_id}"
 
 
-Handler = Annotated[Union[CommandHook, HttpHook, CallbackHook], Field(discriminator="type")]
+class PromptHook(_Handler):
+    """The event's payload and a prompt sent to a small fast model, which answers ``{"ok": true}``
+    or ``{"ok": false, "reason": ...}`` (``covey.hooks.prompt``)."""
+
+    type: Literal["prompt"] = "prompt"
+    prompt: str = Field(min_length=1)
+    """What to judge; ``$ARGUMENTS`` is replaced by the payload's JSON (without it, the JSON is appended)."""
+    model: str | None = None
+    """The model that judges (an alias or an id); None: Haiku, Claude Code's fast model."""
+
+    @field_validator("prompt")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    def timeout_for(self, event: str) -> float:
+        return self.timeout_s if self.timeout_s is not None else PROMPT_TIMEOUT_S
+
+    @property
+    def command(self) -> str:
+        """What logs and warnings call it."""
+        return f"prompt {self.prompt[:60]!r}"
+
+    @property
+    def key(self) -> str:
+        return f"prompt:{self.model}:{self.prompt}"
+
+
+Handler = Annotated[Union[CommandHook, HttpHook, CallbackHook, PromptHook], Field(discriminator="type")]
 
 _EXACT = re.compile(r"[A-Za-z0-9_\- ,|]*")
 

@@ -20,8 +20,9 @@ from typing import Any, Awaitable, Callable, Mapping
 from covey.hooks.background import Background
 from covey.hooks.command import HookAnswer, read_answer, run_command
 from covey.hooks.conditions import if_matches
-from covey.hooks.config import TOOL_EVENTS, CallbackHook, CommandHook, Handler, HookConfig, HttpHook
+from covey.hooks.config import TOOL_EVENTS, CallbackHook, CommandHook, Handler, HookConfig, HttpHook, PromptHook
 from covey.hooks.http import run_http
+from covey.hooks.prompt import run_prompt
 from covey.hooks.read import parse_hooks
 
 Callback = Callable[[str, dict[str, Any], "str | None"], Awaitable[Any]]
@@ -171,6 +172,8 @@ class HookDispatch:
                                      timeout_s=limit, extra_env=extra_env)
         if isinstance(hook, HttpHook):
             return await run_http(hook, payload, env=self.env if self.env is not None else os.environ, timeout_s=limit)
+        if isinstance(hook, PromptHook):
+            return await run_prompt(hook, payload, self.model, env=self.env, timeout_s=limit)
         return await self._run_callback(hook, payload, limit)
 
     async def _run_callback(self, hook: CallbackHook, payload: dict[str, Any], limit: float) -> HookAnswer:

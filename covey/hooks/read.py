@@ -10,9 +10,9 @@ An agent definition's frontmatter may drop the inner list::
 
 What covey does not run is skipped with a warning and the rest of the block
 still loads: an event covey never fires (``FileChanged``, ``StopFailure``...)
-or does not know, a handler ``type`` it cannot run (``prompt``, ``agent``,
-``mcp_tool``), a field it has no use for (``once`` outside a skill, any
-unknown key). An entry covey does run but that is malformed (wrong type, blank
+or does not know, a handler ``type`` it cannot run (``agent``, ``mcp_tool``),
+a ``prompt`` hook on an event Claude Code runs none on, a field it has no use
+for (``once`` outside a skill, any unknown key). An entry covey does run but that is malformed (wrong type, blank
 ``command``, bad matcher regex, an ``http`` hook without a URL) is a
 :class:`HookConfigError` naming the file and field.
 """
@@ -28,7 +28,8 @@ from pydantic import BaseModel, ValidationError
 from covey.errors import UserError
 from covey.hooks.conditions import valid_if
 from covey.hooks.config import (
-    CLAUDE_CODE_ONLY_EVENTS, EVENTS, CallbackHook, CommandHook, HookConfig, HookMatcher, HttpHook,
+    CLAUDE_CODE_ONLY_EVENTS, EVENTS, PROMPT_EVENTS, CallbackHook, CommandHook, HookConfig, HookMatcher, HttpHook,
+    PromptHook,
 )
 
 log = logging.getLogger(__name__)
@@ -41,10 +42,9 @@ def _keys(model: type[BaseModel]) -> set[str]:
 
 _MODELS: dict[str, tuple[type[BaseModel], set[str]]] = {
     "command": (CommandHook, _keys(CommandHook)), "http": (HttpHook, _keys(HttpHook)),
-    "callback": (CallbackHook, _keys(CallbackHook)),
+    "callback": (CallbackHook, _keys(CallbackHook)), "prompt": (PromptHook, _keys(PromptHook)),
 }
 _NOT_RUN = {
-    "prompt": "a prompt hook asks a model for a decision; covey does not run prompt hooks",
     "agent": "an agent hook runs a verifier agent; covey does not run agent hooks",
     "mcp_tool": "an mcp_tool hook calls an MCP server's tool; covey does not run mcp_tool hooks",
 }
@@ -106,6 +106,7 @@ def parse_hooks(raw: Any, source: str) -> HookConfig:
 class _Reader:
     def __init__(self, source: str, short_form: bool = True) -> None:
         self.source, self.short_form = source, short_form
+        self.event = ""
         self.out = ParsedHooks()
 
     def read(self, raw: Any) -> ParsedHooks:
@@ -123,6 +124,7 @@ class _Reader:
         return self.out
 
     def _event(self, event: str, groups: Any) -> None:
+        self.event = event
         if not isinstance(groups, list):
             self._fail(f"hooks.{event}", "must be a list of matcher groups")
         read = [self._group(group, f"hooks.{event}[{i}]") for i, group in enumerate(groups)]
@@ -163,6 +165,10 @@ class _Reader:
         if kind not in _MODELS:
             why = _NOT_RUN.get(kind, "unknown hook type")
             self._skip(f"{where}.type", f"hook type {kind!r} not supported by covey ({why}); hook skipped")
+            return None
+        if kind == "prompt" and self.event not in PROMPT_EVENTS:
+            self._skip(f"{where}.type", f"Claude Code runs prompt hooks only on {', '.join(sorted(PROMPT_EVENTS))}; "
+                                        "hook skipped")
             return None
         if raw.get("shell") == "powershell":
             self._skip(f"{where}.shell", "covey runs hooks with the POSIX shell, not PowerShell; hook skipped")

@@ -19,10 +19,10 @@ def test_a_settings_file_with_every_event_loads_with_a_warning_per_skipped_item(
         "SubagentStart", "SubagentStop", "PreCompact", "Notification", "Setup", "Stop", "TeammateIdle",
         "UserPromptSubmit"])
     assert [w.field for w in parsed.warnings] == [
-        "hooks.SubagentStop[0].hooks[0].type",  # a prompt hook
         "hooks.Stop[0].hooks[0].once",  # honoured only in skill frontmatter
         "hooks.UserPromptSubmit[0].description",  # an unknown key
     ]
+    assert parsed.config["SubagentStop"][0].hooks[0].prompt == "Did the review cover every file? $ARGUMENTS"
     pre = parsed.config["PreToolUse"]
     assert [h.if_rule for h in pre[0].hooks] == ["Bash(git push *)", "Bash(rm *)"]
     assert pre[0].hooks[1].args == ["${CLAUDE_PROJECT_DIR}/.claude/hooks/rm-guard.js"]

@@ -67,10 +67,10 @@ def test_hook_types_covey_does_not_run_are_skipped_and_their_siblings_run():
     ]}]}
     parsed = read_hooks(raw, SOURCE)
     assert [w.field for w in parsed.warnings] == [
-        "hooks.Stop[0].hooks[0].type", "hooks.Stop[0].hooks[3].type", "hooks.Stop[0].hooks[4].type",
-        "hooks.Stop[0].hooks[5].shell"]
-    assert "'prompt' not supported by covey" in parsed.warnings[0].message
-    assert [h.command for h in parsed.config["Stop"][0].hooks] == ["check", "POST http://127.0.0.1:9/h"]
+        "hooks.Stop[0].hooks[3].type", "hooks.Stop[0].hooks[4].type", "hooks.Stop[0].hooks[5].shell"]
+    assert "'agent' not supported by covey" in parsed.warnings[0].message
+    assert [h.command for h in parsed.config["Stop"][0].hooks] == [
+        "prompt 'Done?'", "check", "POST http://127.0.0.1:9/h"]
 
 
 def test_an_if_that_is_no_permission_rule_skips_the_hook_with_a_warning():
