@@ -106,10 +106,7 @@ class AgentLoop:
                     message = item
                 else:
                     yield item
-            if message is None:  # the request failed: its result is out
-                return
-            if (spent := self.spent()) is not None:  # the reply was counted: no step after it
-                yield self._result(Ending("error_max_budget_usd", f"Stopped: {spent}", "max_budget_usd"))
+            if message is None:  # the request failed, or spent the budget: its result is out
                 return
             step = next_step(message)
             self.cut_offs = self.cut_offs + 1 if isinstance(step, CutOff) else 0
@@ -143,7 +140,8 @@ class AgentLoop:
 
     async def _reply(self) -> AsyncIterator[Event | Message]:
         """One request: a compaction first if one is due, the stream events (with partial messages),
-        the assistant event and, last, the reply itself; on an API error, the run's result instead."""
+        the assistant event and, last, the reply itself; on an API error or a spent budget, the run's
+        result instead."""
         if (boundary := await self._compact_if_due()) is not None:
             yield boundary
         try:
@@ -161,6 +159,9 @@ class AgentLoop:
                                       api_error_status=exc.status_code, error=True))
             return
         yield self._event(AssistantEvent, message=wire_message(message), request_id=message.request_id)
+        if (spent := self.spent()) is not None:  # the reply was counted (its event told): no step after it
+            yield self._result(Ending("error_max_budget_usd", f"Stopped: {spent}", "max_budget_usd"))
+            return
         yield message
 
     def _go_on(self, calls: tuple[ToolUseBlock, ...]) -> UserEvent:

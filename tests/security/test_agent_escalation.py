@@ -21,7 +21,7 @@ def _call(**fields):
 
 
 def _parent(p):
-    return SimpleNamespace(permissions=p)
+    return SimpleNamespace(permissions=p, definition=None)  # a definition that limits no agent type
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def _ctx(tmp_path, parent, confirm=None):
 async def test_the_agent_tool_refuses_a_bypass_child_when_nobody_can_be_asked(place, tmp_path):
     tool = AgentTool(teams=True)
     call = tool.input_model.model_validate({"description": "d", "prompt": "p", "mode": "bypassPermissions"})
-    parent = SimpleNamespace(permissions=policy(*place), cwd=str(tmp_path), agent_id="a-parent", depth=0)
+    parent = SimpleNamespace(permissions=policy(*place), cwd=str(tmp_path), agent_id="a-parent", depth=0, definition=None)
     result = await tool.run(call, _ctx(tmp_path, parent))
     assert result.is_error and "bypassPermissions" in result.content and "not started" in result.content
 
@@ -90,7 +90,7 @@ async def test_the_agent_tool_puts_the_escalation_to_the_approver_and_obeys_a_re
 
     tool = AgentTool(teams=True)
     call = tool.input_model.model_validate({"description": "d", "prompt": "p", "mode": "acceptEdits"})
-    parent = SimpleNamespace(permissions=policy(*place), cwd=str(tmp_path), agent_id="a-parent", depth=0)
+    parent = SimpleNamespace(permissions=policy(*place), cwd=str(tmp_path), agent_id="a-parent", depth=0, definition=None)
     result = await tool.run(call, _ctx(tmp_path, parent, confirm=refuse))
     assert result.is_error and "The user said no." in result.content
     assert asked and "acceptEdits" in asked[0] and "more permissive" in asked[0]
@@ -102,7 +102,7 @@ async def test_an_approved_escalation_goes_on_to_launch(place, tmp_path):
 
     tool = AgentTool(teams=True)
     call = tool.input_model.model_validate({"description": "d", "prompt": "p", "mode": "acceptEdits"})
-    parent = SimpleNamespace(permissions=policy(*place), cwd=str(tmp_path), agent_id="a-parent", depth=0)
+    parent = SimpleNamespace(permissions=policy(*place), cwd=str(tmp_path), agent_id="a-parent", depth=0, definition=None)
     result = await tool.run(call, _ctx(tmp_path, parent, confirm=approve))
     assert result.content == "the registry was reached"  # past the approval, the launch went on
 

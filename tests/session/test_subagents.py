@@ -173,8 +173,12 @@ async def test_concurrency_and_budget_limits_refuse_with_their_messages(tmp_path
         rule({**MAIN, "last_tool_result_contains": "budget"}, {"text": "done"}),
         rule(MAIN, {"tool_use": agent_call("a")}),
     )
-    result, _ = await _run(_session(tmp_path, model, limits=Limits(budget_usd=0.0)))
-    assert "Finish the task with the results you already have" in _tool_results(result.events)[0]["content"]
+    result, records = await _run(_session(tmp_path, model, limits=Limits(budget_usd=0.0)))
+    # A spent budget stops the main agent at its reply, before its Agent call runs (a launch that
+    # comes after a child spent it is refused: tests/registry/test_core.py).
+    [ended] = [e for e in result.events if e.type == "result"]
+    assert ended.subtype == "error_max_budget_usd" and result.is_error and not _tool_results(result.events)
+    assert not any(r.role == "subagent" for r in records.values())
 
 
 async def test_unknown_agent_type_is_an_error_naming_it(tmp_path):
