@@ -212,7 +212,8 @@ def print_result(last: dict[str, Any] | None, output_format: str) -> int:
     if last.get("is_error"):
         # An API error is Claude Code's "success" that is an error: its terminal reason names it.
         label = last.get("subtype") if last.get("subtype") != "success" else last.get("terminal_reason") or "error"
-        print(f"covey: {label}: {_first_line(last.get('result') or '')}", file=sys.stderr)
+        why = (last.get("errors") or [last.get("result") or ""])[0]  # covey's words (an API error's hint too)
+        print(f"covey: {label}: {_first_line(why)}", file=sys.stderr)
         return 1
     return 0
 

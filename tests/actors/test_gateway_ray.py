@@ -61,8 +61,10 @@ async def test_the_agent_actor_reports_the_apis_error_as_in_process(tmp_path):
         events, modules = await asyncio.wait_for(_run_in_actor(tmp_path, api, partial=False), 120)
     assert "anthropic" not in modules
     result = next(e for e in events if isinstance(e, ResultEvent))
-    assert result.is_error and "Anthropic API error 401 (authentication_error)" in result.result
-    assert "check ANTHROPIC_API_KEY" in result.result
+    # Claude Code's shape: the API's own body as the result, covey's words (and hint) in errors.
+    assert result.is_error and result.result.startswith('API Error: 401 {"type":"error"') and result.api_error_status == 401
+    assert "Anthropic API error 401 (authentication_error)" in result.errors[0] and "ANTHROPIC_API_KEY" in result.errors[0]
+    assert "check ANTHROPIC_API_KEY" in result.errors[0]
 
 
 async def test_without_partial_messages_the_reply_comes_in_one_call(tmp_path):

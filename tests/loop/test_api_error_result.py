@@ -47,5 +47,6 @@ def test_the_error_keeps_its_body_across_an_actor_boundary() -> None:
 
 def test_the_command_says_which_error_on_stderr(capsys) -> None:
     code = print_result({"subtype": "success", "is_error": True, "terminal_reason": "api_error",
-                         "result": "API Error: 529 {}"}, "json")
-    assert code == 1 and capsys.readouterr().err == "covey: api_error: API Error: 529 {}\n"
+                         "result": "API Error: 529 {}", "errors": ["Anthropic API error 529 (overloaded_error): x"]},
+                        "json")
+    assert code == 1 and capsys.readouterr().err == "covey: api_error: Anthropic API error 529 (overloaded_error): x\n"
