@@ -20,6 +20,7 @@ from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
 from covey.events import Event, RateLimitEvent
 from covey.hooks.callback import HookCall
+from covey.mcp.relay import McpCall, McpRelay
 from covey.actors.gateway_model import GatewayModel
 from covey.actors.gateway_types import Pacing
 from covey.actors.ratelimit import SharedAdmission
@@ -51,6 +52,7 @@ def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], pr
         on_start=record_start,
         team=team_context_for(spec),
         budget_spent=lambda: progress.budget_spent,
+        mcp_relay=mcp_relay_for(spec, ask),
     )
 
 
@@ -82,6 +84,22 @@ def hook_caller_for(spec: AgentSpec, own: Ask) -> HookCaller | None:
         return answer
 
     return call
+
+
+def mcp_relay_for(spec: AgentSpec, own: Ask) -> McpRelay | None:
+    """How this agent reaches the SDK program's MCP servers: through the session's root, as
+    its hook callbacks do; None where nobody follows the session (no program to reach)."""
+    ask = root_ask(spec, own)
+    if ask is None:
+        return None
+
+    async def relay(server: str, message: dict[str, Any]) -> dict[str, Any] | None:
+        answer = await ask(McpCall(server=server, message=message))
+        if answer is False:  # the root's run has ended: nobody relays any more
+            raise RuntimeError(f"nobody relays to the SDK MCP server {server!r} now (the session's turn has ended)")
+        return answer if isinstance(answer, dict) else None
+
+    return relay
 
 
 def model_of(source: Any, env: dict[str, str] | None) -> Any:

@@ -25,7 +25,7 @@ from covey.agents.progress import Progress
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter, transcript_path
 from covey.events import Event, PermissionPrompt
-from covey.hooks.callback import HookCall, HookCallbackPrompt
+from covey.mcp.relay import SDK_PROMPTS
 from covey.model.pricing import PriceTable
 from covey.registry.answers import Finished
 from covey.agents.records import FinalReport, Status
@@ -201,9 +201,9 @@ class AgentRunner:
         request_id = uuid.uuid4().hex
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         run.answers[request_id] = future
-        if isinstance(request, HookCall):  # an SDK hook callback, asked the same way
-            prompt: Event = HookCallbackPrompt(request_id=request_id, session_id=run.spec.session_id,
-                                               agent_id=run.spec.agent_id, **request.model_dump())
+        if (kind := SDK_PROMPTS.get(type(request))) is not None:  # an SDK hook callback or MCP message
+            prompt: Event = kind(request_id=request_id, session_id=run.spec.session_id, agent_id=run.spec.agent_id,
+                                 **request.model_dump())
         else:
             prompt = PermissionPrompt(request_id=request_id, **_prompt_fields(request, run.spec))
         await run.queue.put(prompt)

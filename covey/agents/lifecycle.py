@@ -57,6 +57,8 @@ class AgentServices:
     team: Any = None
     """The agent's TeamContext, when teams are enabled."""
     hook_caller: Callable[[str, dict[str, Any], str | None], Awaitable[Any]] | None = None
+    mcp_relay: Callable[[str, dict[str, Any]], Awaitable[Any]] | None = None
+    """How SDK MCP servers' messages reach the claude-agent-sdk program (None: no program)."""
     budget_spent: Callable[[], str | None] = lambda: None
     """Why the session's budget is spent (the registry says so with each model turn), None while it is not."""
     """Runs the SDK client's hook callbacks (``HookRegistry.callback``), if the session has a client."""
@@ -76,7 +78,7 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
     wire_hooks(hooks, ctx, spec, services.model)  # task tools, prompt hooks, a teammate's idle check
     mcp = None
     try:
-        mcp = await attach_servers(spec)  # step 11: before the loop, so their tools are in the pool
+        mcp = await attach_servers(spec, services.mcp_relay)  # step 11: before the loop, so their tools are in the pool
         loop = _build_loop(spec, services, ctx, hooks, mcp.tools if mcp is not None else [])
         for server, message in mcp.failures if mcp is not None else []:
             yield McpServerFailed(session_id=spec.session_id, agent_id=spec.agent_id, server=server, message=message)

@@ -25,6 +25,8 @@ DONE = "covey_done"
 END_INPUT = "covey_end_input"
 """A conversation's client has no more input (its stdin closed): finish, then end."""
 HOOK_CALLBACK = "hook_callback"
+MCP_MESSAGE = "mcp_message"
+"""A JSON-RPC message for one of the program's SDK MCP servers (claude-agent-sdk's control request)."""
 
 LINE_LIMIT = 64 * 1024 * 1024
 """Bytes per line, both ways: a prompt, or a client's whole environment, can be long. The

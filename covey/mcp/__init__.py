@@ -9,14 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 
-async def attach_servers(spec: Any) -> Any:
-    """Step 11 for ``spec``: its MCP connections and tools (an ``AgentMcp``), or None without servers."""
+async def attach_servers(spec: Any, relay: Any = None) -> Any:
+    """Step 11 for ``spec``: its MCP connections and tools (an ``AgentMcp``), or None without servers.
+    ``relay``: how SDK servers' messages reach the claude-agent-sdk program (None: no program)."""
     if not (spec.settings.mcp_servers or spec.definition.mcp_servers):
         return None
     from covey.mcp.manager import MANAGER
 
     return await MANAGER.attach(spec.session_id, spec.settings.mcp_servers, spec.definition.mcp_servers,
-                                cwd=spec.cwd, env=spec.settings.env)
+                                cwd=spec.cwd, env=spec.settings.env, relay=relay)
 
 
 async def detach_servers(held: Any) -> None:

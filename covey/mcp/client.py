@@ -23,6 +23,7 @@ from mcp.types import CONNECTION_CLOSED
 from mcp.shared._httpx_utils import create_mcp_http_client  # the SDK's own client factory (its session_group uses it)
 
 from covey.mcp.config import McpServerConfig
+from covey.mcp.relay import McpRelay, no_relay_reason, relay_transport
 from covey.subprocess_env import scrubbed
 
 STDERR_TAIL_CHARS = 2000
@@ -33,8 +34,10 @@ class McpConnection:
     and the calls to it."""
 
     def __init__(self, name: str, config: McpServerConfig, *, cwd: str | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, relay: McpRelay | None = None) -> None:
         self.name = name
+        self.relay = relay
+        """How an SDK server's messages reach the claude-agent-sdk program (None: no program)."""
         self.config = config
         self.cwd = config.cwd or cwd
         self.env = dict(env if env is not None else os.environ)
@@ -139,6 +142,10 @@ class McpConnection:
             self._ready.set()
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
+        if self.config.type == "sdk":
+            if self.relay is None:
+                raise McpServerDown(no_relay_reason(self.name))
+            return relay_transport(self.name, self.relay)
         if self.config.type == "stdio":
             params = StdioServerParameters(command=self.config.command or "", args=list(self.config.args),
                                            env={**scrubbed(self.env), **self.config.env}, cwd=self.cwd)

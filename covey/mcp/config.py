@@ -21,7 +21,8 @@ class McpServerConfig(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
-    type: Literal["stdio", "http", "sse"] = "stdio"
+    type: Literal["stdio", "http", "sse", "sdk"] = "stdio"
+    """``sdk``: a server in the claude-agent-sdk program's process (``covey/mcp/relay.py``)."""
     command: str | None = None
     """stdio: the executable (looked up on ``PATH``)."""
     args: list[str] = Field(default_factory=list)
@@ -37,6 +38,8 @@ class McpServerConfig(BaseModel):
 
     def check(self, name: str) -> None:
         """A clear error for a config that cannot run (no command, no URL)."""
+        if self.type == "sdk":
+            return  # the program that started the session serves it: nothing to run here
         if self.type == "stdio" and not self.command:
             raise UserError(f"MCP server {name!r} ({self.source or 'config'}): a stdio server needs a 'command'")
         if self.type != "stdio" and not self.url:

@@ -13,14 +13,14 @@ from covey.mcp.sources import session_servers
 
 
 async def probe(servers: Mapping[str, McpServerConfig], *, cwd: str, env: Mapping[str, str] | None = None,
-                timeout_s: float | None = None) -> list[dict[str, Any]]:
+                timeout_s: float | None = None, relay: Any = None) -> list[dict[str, Any]]:
     """Each server's status entry (``name``, ``status``, ``error``, ``serverInfo``, ``tools``),
     connected side by side, then stopped."""
     from covey.mcp.client import McpConnection
     from covey.mcp.manager import wait_s
 
     timeout_s = wait_s(env) if timeout_s is None else timeout_s
-    connections = [McpConnection(name, config, cwd=cwd, env=env).start() for name, config in servers.items()]
+    connections = [McpConnection(name, config, cwd=cwd, env=env, relay=relay).start() for name, config in servers.items()]
     try:
         await asyncio.gather(*(c.wait(timeout_s) for c in connections))
         return [_entry(c, timeout_s) for c in connections]
@@ -36,8 +36,9 @@ def _entry(connection: Any, timeout_s: float) -> dict[str, Any]:
         entry["stderr"] = tail
     entry["tools"] = [{"name": tool.name, **({"description": tool.description} if tool.description else {})}
                       for tool in connection.tools]
-    entry["config"] = {"type": connection.config.type, **({"url": connection.config.url} if connection.config.url
-                       else {"command": connection.config.command, "args": list(connection.config.args)})}
+    config = connection.config
+    entry["config"] = {"type": config.type, **({"url": config.url} if config.url else {} if config.type == "sdk"
+                       else {"command": config.command, "args": list(config.args)})}
     return entry
 
 

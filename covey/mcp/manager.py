@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from covey.errors import UserError
 from covey.mcp.client import McpConnection
 from covey.mcp.config import McpServerConfig, parse_server
+from covey.mcp.relay import McpRelay
 from covey.mcp.resources import resource_tools
 from covey.mcp.tools import McpTool
 
@@ -57,7 +58,8 @@ class McpManager:
         self._users: dict[tuple[str, str], int] = {}
 
     async def attach(self, session_id: str, servers: Mapping[str, McpServerConfig], wanted: list[Any], *,
-                     cwd: str, env: Mapping[str, str] | None = None, timeout_s: float | None = None) -> AgentMcp:
+                     cwd: str, env: Mapping[str, str] | None = None, timeout_s: float | None = None,
+                     relay: McpRelay | None = None) -> AgentMcp:
         """Connect the session's servers (shared) and the definition's ``mcpServers`` (``wanted``);
         a server named by the definition that does not connect in ``timeout_s`` fails the agent."""
         timeout_s = wait_s(env) if timeout_s is None else timeout_s
@@ -68,7 +70,7 @@ class McpManager:
                 held.shared.append(key := (session_id, name))
                 self._users[key] = self._users.get(key, 0) + 1
                 if key not in self._shared:
-                    self._shared[key] = McpConnection(name, config, cwd=cwd, env=env).start()
+                    self._shared[key] = McpConnection(name, config, cwd=cwd, env=env, relay=relay).start()
             for name, config in _inline(wanted, env, held.failures):
                 held.inline.append(McpConnection(name, config, cwd=cwd, env=env).start())
             connections = [*(self._shared[k] for k in held.shared), *held.inline]

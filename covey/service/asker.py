@@ -90,6 +90,16 @@ class HookCaller(ClientRequests):
                                   tool_use_id=tool_use_id)
 
 
+class McpRelayClient(ClientRequests):
+    """Reaches the program's SDK MCP servers: an ``mcp_message`` request carrying one JSON-RPC
+    message, whose response holds the server's reply (``mcp_response``)."""
+
+    async def __call__(self, server_name: str, message: dict[str, Any]) -> dict[str, Any] | None:
+        response = await self.request(protocol.MCP_MESSAGE, server_name=server_name, message=message)
+        reply = response.get("mcp_response")
+        return reply if isinstance(reply, dict) else None
+
+
 def from_response(response: dict[str, Any]) -> Answer:
     if response.get("behavior") == "allow":
         rules = [_rule_text(value) for update in response.get("updatedPermissions") or []

@@ -9,7 +9,7 @@ from typing import Any
 from covey.errors import CoveyError
 from covey.events import ConversationReset, ResultEvent
 from covey.daemon import protocol
-from covey.service.asker import ClientAsker, HookCaller
+from covey.service.asker import ClientAsker, HookCaller, McpRelayClient
 from covey.service.runs import ServedRun, prompt_of
 from covey.ids import new_session_id
 from covey.service.session_options import session_for
@@ -48,6 +48,7 @@ class ConversationRun(ServedRun):
         """The session borrows the covey service's actors (else: ``--no-service``, its own Ray)."""
         self.asker = ClientAsker(self.send) if self.flags.get("permission_prompt_stdio") else None
         self.hooks = HookCaller(self.send)
+        self.mcp = McpRelayClient(self.send)
         self.inputs: asyncio.Queue[str | _End] = asyncio.Queue()
         self.input_ended = False
         self.opened = asyncio.Event()
@@ -69,7 +70,8 @@ class ConversationRun(ServedRun):
 
     async def _converse(self) -> None:
         try:
-            session = await self._open_session(service=self.service, on_hook_callback=self.hooks)
+            session = await self._open_session(service=self.service, on_hook_callback=self.hooks,
+                                               on_mcp_message=self.mcp)
         finally:
             self.opened.set()
         if session is None:
@@ -107,7 +109,8 @@ class ConversationRun(ServedRun):
                    if k not in ("resume", "continue_conversation", "fork_session")}
         request["options"] = {**options, "session_id": new_session_id()}  # the new session's, from its start
         new = self.session = await asyncio.to_thread(session_for, request, self.asker, service=self.service,
-                                                     on_hook_callback=self.hooks, start_source="clear")
+                                                     on_hook_callback=self.hooks, on_mcp_message=self.mcp,
+                                                     start_source="clear")
         new.hold_main = True
         await self.send(ConversationReset(session_id=old.session_id, new_conversation_id=new.session_id).wire())
         await self.send(ResultEvent(session_id=new.session_id, subtype="success", is_error=False, result="",
@@ -137,6 +140,7 @@ class ConversationRun(ServedRun):
         # The connection closed before the input ended (no covey_end_input): the client has gone.
         super()._gone()
         self.hooks.gone()
+        self.mcp.gone()
 
     async def _take(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
@@ -153,6 +157,7 @@ class ConversationRun(ServedRun):
             if self.asker is not None:
                 self.asker.answered(message)
             self.hooks.answered(message)
+            self.mcp.answered(message)
         elif kind == protocol.END_INPUT:
             self.input_ended = True
             self.inputs.put_nowait(_END)

@@ -18,7 +18,7 @@ from covey.daemon.leftovers import INSTANCE_VAR
 from covey.session import Session, SessionOptions
 
 SERVICE_OWNED = frozenset({
-    "cwd", "env", "asker", "on_permission", "on_hook_callback", "service", "pool_size", "limits",
+    "cwd", "env", "asker", "on_permission", "on_hook_callback", "on_mcp_message", "service", "pool_size", "limits",
     "transcript_dir", "shared_fs", "model_id", "start_source",
 })
 """SessionOptions fields the service sets itself (the client's cwd and environment travel apart)."""

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from covey.events import PermissionPrompt, ResultEvent
 from covey.hooks.callback import HookCallbackPrompt
+from covey.mcp.relay import McpMessagePrompt
 from covey.permissions.decisions import PermissionRequest
 from covey.actors.registry import RegistryHandle
 
@@ -36,6 +37,20 @@ async def hook_callback(on_hook_callback: Callable[..., Any] | None, prompt: Hoo
     except Exception as exc:  # the hook failed; the agent's run goes on, as after a failing command hook
         log.warning("the SDK's hook callback %s failed: %s", prompt.callback_id, exc)
         return None
+
+
+async def mcp_message(on_mcp_message: Callable[..., Any] | None, prompt: McpMessagePrompt) -> Any:
+    """The SDK program's answer to one MCP message; a JSON-RPC error if it cannot answer."""
+    if on_mcp_message is None:
+        return _rpc_error(prompt, f"no claude-agent-sdk program serves the SDK MCP server {prompt.server!r}")
+    try:
+        return await on_mcp_message(prompt.server, prompt.message)
+    except Exception as exc:  # the program failed or left: that one call fails, the agent goes on
+        return _rpc_error(prompt, f"the SDK MCP server {prompt.server!r} did not answer: {exc}")
+
+
+def _rpc_error(prompt: McpMessagePrompt, text: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": prompt.message.get("id"), "error": {"code": -32603, "message": text}}
 
 
 async def with_session_spend(registry: RegistryHandle, result: ResultEvent,

@@ -107,7 +107,8 @@ class Session:
             return []
         from covey.mcp.listing import probe
 
-        servers: list[dict[str, Any]] = await probe(self.mcp.servers, cwd=str(self.cwd), env=self.env)
+        servers: list[dict[str, Any]] = await probe(self.mcp.servers, cwd=str(self.cwd), env=self.env,
+                                                   relay=self.options.on_mcp_message)
         return servers
 
     # -- the run ----------------------------------------------------------------------

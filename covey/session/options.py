@@ -92,6 +92,9 @@ class SessionOptions(BaseModel):
     sdk_hooks: dict[str, Any] | None = None
     """Hooks a claude-agent-sdk client registered (its ``initialize``): ``{event: [{matcher,
     hookCallbackIds, timeout}]}``; ``on_hook_callback`` runs them."""
+    on_mcp_message: Callable[..., Any] | None = None
+    """``async (server_name, json_rpc_message) -> json_rpc_response``: reaches an SDK MCP server
+    (``type: "sdk"``) in the claude-agent-sdk program (docs/mcp.md#sdk-servers)."""
     on_hook_callback: Callable[..., Any] | None = None
     """``async (callback_id, payload, tool_use_id) -> output``: runs an SDK hook callback."""
     child_events: bool = True

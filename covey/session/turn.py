@@ -13,10 +13,11 @@ from covey.agents.transcript import transcript_path
 from covey.errors import UserError
 from covey.events import Event, PermissionPrompt, ResultEvent, TaskNotification, UserEvent
 from covey.hooks.callback import HookCallbackPrompt
+from covey.mcp.relay import McpMessagePrompt
 from covey.agents.records import FinalReport
 from covey.agents.runtime import SessionRuntime
 from covey.session.kit import start
-from covey.session.callbacks import ask, hook_callback, with_session_spend
+from covey.session.callbacks import ask, hook_callback, mcp_message, with_session_spend
 from covey.session.main_agent import init_event, main_spec
 from covey.session.record import record_session
 from covey.session.result import INTERRUPTED, failure
@@ -110,6 +111,10 @@ class _Turn:
         self.noticed: str | None = None
         """The run id of the last background task that notified the main agent."""
         self.origin: dict[str, Any] | None = None
+        self.relaying: set[asyncio.Task[None]] = set()
+
+    async def _relay(self, prompt: McpMessagePrompt) -> None:
+        await self.main.answer(prompt.request_id, await mcp_message(self.session.options.on_mcp_message, prompt))
 
     async def events(self, runtime: SessionRuntime) -> AsyncIterator[Event]:
         session = self.session
@@ -118,6 +123,9 @@ class _Turn:
                 await self.main.answer(event.request_id, await ask(session.asker, event, session.main_agent_id))
             elif isinstance(event, HookCallbackPrompt):
                 await self.main.answer(event.request_id, await hook_callback(session.options.on_hook_callback, event))
+            elif isinstance(event, McpMessagePrompt):  # answered aside: an MCP call may take a while
+                self.relaying.add(task := asyncio.create_task(self._relay(event)))
+                task.add_done_callback(self.relaying.discard)
             elif (shown := await self._shown(runtime, event)) is not None:
                 yield shown
 

@@ -121,3 +121,47 @@ async def test_clear_starts_the_conversation_over_in_a_new_session(sdk_options, 
     last = fake_api.requests[-1]
     assert "PINEAPPLE" not in json.dumps(last["messages"]) and "/clear" not in json.dumps(last["messages"])
     assert len(fake_api.requests) == 2  # /clear itself asks no model
+
+
+def _calculator(calls: list[dict]) -> Any:
+    """An SDK MCP server in this (the program's) process: ``@tool`` + ``create_sdk_mcp_server``."""
+    from claude_agent_sdk import create_sdk_mcp_server, tool
+
+    @tool("add", "Add two numbers", {"a": int, "b": int})
+    async def add(args: dict) -> dict:
+        calls.append(args)
+        return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']}"}]}
+
+    return create_sdk_mcp_server("calc", tools=[add])
+
+
+def _adds(body: dict[str, Any]) -> dict[str, Any]:
+    """The main agent asks a child to add; the child (and only it) calls the program's tool."""
+    results = tool_results(body)
+    if any(m["role"] == "user" and "ADD FOR ME" in json.dumps(m["content"]) for m in body["messages"]):  # the child
+        if results:
+            return {"text": f"child got {next(iter(results.values()))['content']}"}
+        return {"content": [{"type": "tool_use", "id": "toolu_c", "name": "mcp__calc__add", "input": {"a": 40, "b": 2}}]}
+    if results:
+        return {"text": "done: " + json.dumps([r["content"] for r in results.values()])}
+    return {"content": [
+        {"type": "tool_use", "id": "toolu_m", "name": "mcp__calc__add", "input": {"a": 2, "b": 3}},
+        {"type": "tool_use", "id": "toolu_a", "name": "Agent",
+         "input": {"description": "add", "prompt": "ADD FOR ME", "subagent_type": "general-purpose"}}]}
+
+
+async def test_an_in_process_sdk_tool_serves_the_main_agent_and_a_sub_agent(sdk_options, fake_api):
+    calls: list[dict] = []
+    fake_api.replies = [_adds]
+    options = sdk_options(mcp_servers={"calc": _calculator(calls)}, allowed_tools=["mcp__calc__add"])
+
+    messages = await collect(query(prompt="Add things.", options=options))
+
+    init = next(m for m in messages if getattr(m, "subtype", None) == "init")
+    assert {"name": "calc", "status": "pending"} in init.data["mcp_servers"]
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.subtype == "success", messages
+    assert sorted((c["a"], c["b"]) for c in calls) == [(2, 3), (40, 2)]  # the user's function ran, twice
+    assert "sum=5" in result.result and "child got" in result.result and "sum=42" in result.result
+    first = fake_api.requests[0]
+    assert any(t["name"] == "mcp__calc__add" for t in first["tools"])
