@@ -71,6 +71,8 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
     option(run, "--tools", action=ToolsAction, nargs="+", metavar="LIST",
            help='the main agent\'s tools: "Read,Bash" (or Read Bash), "" for none, "default" for all')
     _add_model_flags(run)
+    option(run, "--include-hook-events", action="store_true",
+           help="with stream-json: each hook's start and response (system hook_started / hook_response lines)")
     option(run, "--include-partial-messages", action="store_true",
            help="with stream-json: the main agent's replies as they arrive (stream_event lines)")
     option(run, "--resume", "-r", metavar="SESSION_ID", help="continue the session with this id")
@@ -149,7 +151,6 @@ def _add_own_flags(run: argparse.ArgumentParser) -> None:
                      help="stream-json: user messages and control requests on stdin (claude-agent-sdk's protocol)")
     run.add_argument("--permission-prompt-tool", metavar="TOOL",
                      help="who answers permission prompts: stdio (the SDK's can_use_tool over the control protocol)")
-    run.add_argument("--include-hook-events", action="store_true", help="accepted for Claude Code compatibility")
     run.add_argument("--quiet", action="store_true", help="no live agent tree on stderr")
     run.add_argument("--trace", metavar="PATH", help="write a Chrome/Perfetto trace of the session to PATH")
     add_no_service_flag(run)

@@ -141,6 +141,8 @@ def _hooks(spec: AgentSpec, services: AgentServices) -> HookRegistry:
         mode_of=lambda: getattr(spec.permissions, "mode", None),
     )
     hooks.describe(spec.agent_id, agent_type=spec.definition.name, subagent=spec.depth > 0, transcript_path=own)
+    if spec.settings.hook_events and spec.depth == 0:  # Claude Code shows the main agent's
+        hooks.on_event = services.emit
     if spec.definition.hooks:
         hooks.register(spec.agent_id, spec.definition.hooks, source=spec.definition.path or f"agent {spec.definition.name!r}")
     return hooks

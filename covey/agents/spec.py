@@ -45,6 +45,8 @@ class RunSettings(BaseModel):
     agent reads ``COVEY_*`` switches and model aliases. None: the agent actor's own environment."""
     betas: list[str] = Field(default_factory=list)
     """Beta headers every request of the session carries (``--betas``)."""
+    hook_events: bool = False
+    """The main agent's hook runs go into its events (``--include-hook-events``)."""
     bypass_disabled: bool = False
     """Settings' ``disableBypassPermissionsMode``: no agent of the session may run in bypassPermissions
     (an Agent call's ``mode``, a definition's, a hook's or an answer's ``setMode``)."""

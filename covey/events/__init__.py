@@ -12,8 +12,8 @@ from covey.events.base import (
 )
 from covey.events.result import ResultEvent, ResultSubtype, TerminalReason, token_count, wire_usage
 from covey.events.system import (
-    BackgroundTask, BackgroundTasksChanged, CompactBoundary, McpServerFailed, PermissionDenied, PermissionPrompt,
-    SystemInit, TaskNotification, TaskStarted, TaskUpdated, TaskUsage,
+    BackgroundTask, BackgroundTasksChanged, CompactBoundary, HookEvent, McpServerFailed, PermissionDenied,
+    PermissionPrompt, SystemInit, TaskNotification, TaskStarted, TaskUpdated, TaskUsage,
 )
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "ResultSubtype",
     "StreamEvent",
     "SystemInit",
+    "HookEvent",
     "TaskNotification",
     "TaskStarted",
     "TaskUpdated",

@@ -168,3 +168,20 @@ class PermissionPrompt(Event):
     """Why the policy asks (an ask rule, the mode, a hook)."""
     tool_use_id: str | None = None
     """The call's tool_use id."""
+
+
+class HookEvent(Event):
+    """A hook's run, as ``--include-hook-events`` shows it: ``hook_started`` when it begins,
+    ``hook_response`` with what it said when it ends (claude-agent-sdk's ``HookEventMessage``)."""
+
+    type: Literal["system"] = "system"
+    subtype: Literal["hook_started", "hook_response"]
+    hook_id: str
+    hook_name: str
+    """The event and what it matched on: ``PreToolUse:Bash``, ``Stop``."""
+    hook_event: str
+    output: str | None = None
+    """hook_response: its JSON or plain output as covey read it."""
+    exit_code: int | None = None
+    """hook_response: 0, 2 for a block, 1 for a failure."""
+    outcome: Literal["success", "error"] | None = None

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Mapping
 
+from covey.events import Event, HookEvent, new_uuid
 from covey.hooks.background import Background
 from covey.hooks.command import HookAnswer, read_answer, run_command
 from covey.hooks.conditions import if_matches
@@ -75,6 +76,8 @@ class HookDispatch:
         """A PreToolUse hook's ``additionalContext`` per tool_use id, until the call's result carries it."""
         self.session_env: dict[str, str] = {}
         """What SessionStart hooks wrote to ``CLAUDE_ENV_FILE``: variables for the agent's tools."""
+        self.on_event: Callable[[Event], None] | None = None
+        """Where each hook's ``hook_started`` / ``hook_response`` go (``--include-hook-events``); None: nowhere."""
         self.halted: str | None = None
         """Why a hook answered ``"continue": false`` (its ``stopReason``, or a default): the agent's
         loop ends after the step that ran it, with ``terminal_reason: "hook_stopped"``."""
@@ -166,6 +169,22 @@ class HookDispatch:
         self, hook: Handler, payload: dict[str, Any], workdir: Path, timeout_s: float | None,
         extra_env: Mapping[str, str] | None = None,
     ) -> HookAnswer:
+        if self.on_event is None:
+            return await self._answer(hook, payload, workdir, timeout_s, extra_env)
+        event, hook_id = payload["hook_event_name"], new_uuid()
+        name = f"{event}:{subject}" if (subject := payload.get("tool_name") or payload.get("source")) else event
+        shown = dict(session_id=self.session_id or "", hook_id=hook_id, hook_name=name, hook_event=event)
+        self.on_event(HookEvent(subtype="hook_started", **shown))
+        answer = await self._answer(hook, payload, workdir, timeout_s, extra_env)
+        self.on_event(HookEvent(subtype="hook_response", **shown, output=_said(answer),
+                                exit_code=1 if answer.error else 2 if answer.blocked else 0,
+                                outcome="error" if answer.error else "success"))
+        return answer
+
+    async def _answer(
+        self, hook: Handler, payload: dict[str, Any], workdir: Path, timeout_s: float | None,
+        extra_env: Mapping[str, str] | None = None,
+    ) -> HookAnswer:
         limit = timeout_s or hook.timeout_for(payload["hook_event_name"])
         if isinstance(hook, CommandHook):
             return await run_command(hook, payload, cwd=workdir, project_dir=self.project_dir, env=self.env,
@@ -189,3 +208,9 @@ class HookDispatch:
             return HookAnswer(hook.command, error="the SDK client gave no answer")
         # The callback's output is what a command hook prints on stdout, exit code 0.
         return read_answer(hook.command, 0, json.dumps(output), "")
+
+
+def _said(answer: HookAnswer) -> str:
+    """What a hook said, in one text: its block reason, context or plain output, or its error."""
+    parts = [answer.error, answer.reason, answer.stop_reason, answer.additional_context, answer.text]
+    return "\n".join(part for part in parts if part)

@@ -117,7 +117,7 @@ def _run_settings(session: Session) -> RunSettings:
         # Only an explicit env travels: without one, agents keep their actor's own, as before
         # (a node's PATH and HOME are its own).
         env=session.options.env, mcp_servers=session.mcp.servers, bypass_disabled=settings.bypass_disabled is not None,
-        betas=session.options.betas,
+        betas=session.options.betas, hook_events=session.options.include_hook_events,
     )
 
 

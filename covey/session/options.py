@@ -102,6 +102,9 @@ class SessionOptions(BaseModel):
     launches and ends, their waits): ``covey -p`` with text or json output and no ``--verbose``
     prints none of them, and turns them off so that no sync child ships them to its parent and
     on (docs/benchmarks.md). Prompts and every report still come."""
+    include_hook_events: bool = False
+    """Also stream the main agent's hook runs: ``system`` lines ``hook_started`` and
+    ``hook_response`` (``--include-hook-events``; docs/definitions.md#hooks)."""
     include_partial_messages: bool = False
     """Also stream the main agent's replies as they arrive: Claude Code's ``stream_event`` lines
     (``--include-partial-messages``). Only a streaming model (the Messages API) has them."""

@@ -109,3 +109,34 @@ def test_the_budget_stops_the_run_and_its_children_when_it_is_spent(tmp_path):
     assert len(api.requests) == 3
     child_report = api.requests[2]["messages"][-1]["content"][0]
     assert child_report["type"] == "tool_result" and "budget" in json.dumps(child_report)
+
+
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")
+@pytest.mark.parametrize("flag", [True, False])
+def test_include_hook_events_streams_each_hook_run(tmp_path, flag):
+    (tmp_path / ".claude").mkdir()
+    hook = {"matcher": "Glob", "hooks": [{"type": "command", "command": "echo looked"}]}
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [hook]}}))
+    glob = {"content": [{"type": "tool_use", "id": "toolu_g", "name": "Glob", "input": {"pattern": "*"}}]}
+
+    def reply(body: dict) -> dict:
+        last = body["messages"][-1]["content"]
+        return {"text": "done"} if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last) else glob
+
+    with FakeMessagesAPI(replies=[reply]) as api:
+        done = covey_here("-p", "Look.", "--output-format", "stream-json", "--verbose",
+                          *(["--include-hook-events"] if flag else []), cwd=tmp_path,
+                          env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    hooks = [line for line in lines if line.get("subtype") in ("hook_started", "hook_response")]
+    if not flag:
+        assert hooks == []
+        return
+    started, response = [h for h in hooks if h["hook_event"] == "PreToolUse"]
+    assert (started["subtype"], started["hook_name"]) == ("hook_started", "PreToolUse:Glob")
+    assert response["subtype"] == "hook_response" and response["hook_id"] == started["hook_id"]
+    assert (response["exit_code"], response["outcome"], response["output"]) == (0, "success", "looked")
+    result_at = next(i for i, line in enumerate(lines) if line.get("type") == "user")
+    assert lines.index(response) < result_at  # before the call it let run came back
