@@ -106,7 +106,7 @@ def _add_model_flags(run: argparse.ArgumentParser) -> None:
 
 
 UNSUPPORTED = {
-    "--session-mirror": "covey does not mirror transcripts to an SDK session store yet (its sessions are in ~/.covey)",
+    "--session-mirror": "covey does not mirror transcripts to an SDK session store yet (its sessions are in ~/.claude/projects)",
     "--resume-session-at": "covey resumes a whole session, not a conversation cut at a message, yet",
     "--resume-drops-turn": "covey resumes a whole session, not a conversation cut at a message, yet",
 }

@@ -1,9 +1,10 @@
 """Finding a session to resume, verified before it is adopted (docs/resume.md).
 
-Each session keeps ``<transcript_dir>/<session_id>/session.json`` beside its
-transcripts: who its main agent is, where it ran (real paths), its model and
-permission mode. ``find_resume`` reads it back for ``--resume ID`` or
-``--continue`` and checks that the place is still the same place: a directory or
+Each session keeps ``<root>/projects/<project>/<session_id>/session.json`` beside its
+transcripts (``covey.resume_record``): who its main agent is, where it ran (real paths),
+its model and permission mode. ``find_resume`` reads it back for ``--resume ID`` or
+``--continue`` (a session an older covey wrote is moved where sessions are now first:
+``covey.resume_legacy``) and checks that the place is still the same place: a directory or
 worktree whose realpath or repository can no longer be verified is refused, not
 silently adopted (docs/resume.md). Nothing here starts a process: resume rebuilds the
 main conversation, never the agents, shells or sockets that were running.
@@ -18,10 +19,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from covey.agents.session_files import SessionRoots, project_folder
 from covey.agents.transcript import copy_transcript, last_uuid, read_transcript, rebuild_history, transcript_path
 from covey.resume_record import (
-    RECORD_NAME, ResumeError, SessionRecord, error_reason, read_record, record_session, session_dir, session_exists,
-    touch_session, transcript_root, validate_session_id,
+    RECORD_NAME, ResumeError, SessionRecord, Where, error_reason, is_legacy, read_record, record_path, record_session,
+    session_dir, session_exists, touch_session, transcript_root, validate_session_id,
 )
 
 __all__ = [  # the record's names too: callers import them from here (docs/resume.md)
@@ -48,7 +50,7 @@ class ResumePoint(BaseModel):
 # -- finding and verifying -------------------------------------------------------
 
 
-def find_resume(transcript_dir: str | os.PathLike | None, *, session_id: str | None = None,
+def find_resume(transcript_dir: Where, *, session_id: str | None = None,
                 continue_in: str | os.PathLike | None = None) -> ResumePoint:
     """The session to resume: ``session_id`` (``--resume ID``), or the most recently updated
     session whose project directory is ``realpath(continue_in)`` (``--continue``); verified
@@ -61,16 +63,21 @@ def find_resume(transcript_dir: str | os.PathLike | None, *, session_id: str | N
         raise ValueError("find_resume takes exactly one of session_id and continue_in")
     record = read_record(transcript_dir, session_id)
     _check_place(record)
+    history, last = _history(record, Path(record.transcript))
+    if is_legacy(path := record_path(transcript_dir, record.session_id), transcript_dir):
+        from covey.resume_legacy import migrate  # verified first: a session refused is left where it is
+
+        record = migrate(SessionRoots.of(transcript_dir).absolute(), path, record)
     transcript = Path(record.transcript)
-    history, last = _history(record, transcript)
     return ResumePoint(record=record, transcript_dir=transcript_root(transcript_dir), transcript=transcript,
                        history=history, last_uuid=last)
 
 
-def _latest_in(transcript_dir: str | os.PathLike | None, cwd: str | os.PathLike) -> str:
-    root, real = transcript_root(transcript_dir), os.path.realpath(cwd)
+def _latest_in(transcript_dir: Where, cwd: str | os.PathLike) -> str:
+    roots, real = SessionRoots.of(transcript_dir).absolute(), os.path.realpath(cwd)
+    folder = project_folder(roots.root, real)
     best: SessionRecord | None = None
-    for path in root.glob(f"*/{RECORD_NAME}"):
+    for path in [*folder.glob(f"*/{RECORD_NAME}"), *roots.legacy.glob(f"*/{RECORD_NAME}")]:
         try:
             record = SessionRecord.model_validate_json(path.read_bytes())
         except (OSError, ValidationError):
@@ -78,7 +85,8 @@ def _latest_in(transcript_dir: str | os.PathLike | None, cwd: str | os.PathLike)
         if record.cwd == real and (best is None or record.updated_s > best.updated_s):
             best = record
     if best is None:
-        raise ResumeError(f"No conversation found to continue in {real!r} (looked in {str(root)!r}).", None, real)
+        raise ResumeError(f"No conversation found to continue in {real!r} (looked in {str(folder)!r} and "
+                          f"{str(roots.legacy)!r}).", None, real)
     return best.session_id
 
 
@@ -164,11 +172,12 @@ def fork_point(point: ResumePoint, new_session_id: str) -> ResumePoint:
     """
     new_id = validate_session_id(new_session_id)
     if session_exists(point.transcript_dir, new_id):
-        where = session_dir(point.transcript_dir, new_id)
+        where = session_dir(point.transcript_dir, new_id, point.record.cwd)
         raise ResumeError(f"Cannot fork into session {new_id!r}: it already exists at {str(where)!r}.",
                           new_id, str(where))
     now_s = time.time()
-    transcript = transcript_path(point.transcript_dir, new_id, point.record.main_agent_id)
+    transcript = transcript_path(project_folder(point.transcript_dir, point.record.cwd), new_id,
+                                 point.record.main_agent_id, main=True)
     record = point.record.model_copy(update={
         "session_id": new_id, "transcript": str(transcript), "created_s": now_s, "updated_s": now_s,
         "forked_from": point.record.session_id,

@@ -1,6 +1,8 @@
-"""Each session's record, ``<transcript_dir>/<session_id>/session.json``: who its main agent is,
-where it ran (real paths), its model and permission mode; written atomically, read back checked.
-Session ids are UUIDs, lowercased (they are also the records' directory names)."""
+"""Each session's record, ``<root>/projects/<project>/<session_id>/session.json`` (beside its
+transcripts, where Claude Code keeps a session's: ``covey.agents.session_files``): who its main
+agent is, where it ran (real paths), its model and permission mode; written atomically, read back
+checked. A session an older covey wrote has it in ``<legacy>/<session_id>/`` (``SessionRoots``).
+Session ids are UUIDs, lowercased (they are also the files' and folders' names)."""
 
 from __future__ import annotations
 
@@ -12,12 +14,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from covey.agents.transcript import DEFAULT_DIR, transcript_path
+from covey.agents.session_files import SessionRoots, project_folder, transcript_path
 from covey.errors import UserError
 from covey.permissions.modes import PermissionMode
 from covey.private_dirs import private_dir
 
 RECORD_NAME = "session.json"
+Where = str | os.PathLike | SessionRoots | None
+"""Where sessions are: a ``transcript_dir`` (None: the user's; ``SessionRoots.of``), or its roots."""
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 
 
@@ -67,7 +71,7 @@ class SessionRecord(BaseModel):
         return value.lower() if value is not None else None
 
     @classmethod
-    def new(cls, transcript_dir: str | os.PathLike | None, *, session_id: str, main_agent_id: str,
+    def new(cls, transcript_dir: Where, *, session_id: str, main_agent_id: str,
             cwd: str | os.PathLike, worktree: str | os.PathLike | None = None, model_id: str | None = None,
             permission_mode: PermissionMode | None = None, now_s: float | None = None) -> SessionRecord:
         """A record for a session starting now: real paths, and the worktree's repository read from git."""
@@ -76,7 +80,8 @@ class SessionRecord(BaseModel):
         real_worktree = os.path.realpath(worktree) if worktree is not None else None
         return cls(
             session_id=session_id, main_agent_id=main_agent_id, cwd=os.path.realpath(cwd),
-            transcript=str(transcript_path(transcript_root(transcript_dir), session_id, main_agent_id)),
+            transcript=str(transcript_path(project_folder(transcript_root(transcript_dir), cwd), session_id,
+                                           main_agent_id, main=True)),
             worktree=real_worktree, worktree_git_dir=_git_dir_of(real_worktree, session_id) if real_worktree else None,
             model_id=model_id, permission_mode=permission_mode, created_s=now_s, updated_s=now_s,
         )
@@ -93,20 +98,23 @@ def validate_session_id(text: object) -> str:
     return text.lower()
 
 
-def session_exists(transcript_dir: str | os.PathLike | None, session_id: str) -> bool:
-    """Whether anything of this session is on disk (its record or any transcript): a new
-    session must not take its id, or it would append to another conversation's files."""
-    return session_dir(transcript_dir, validate_session_id(session_id)).exists()
+def session_exists(transcript_dir: Where, session_id: str) -> bool:
+    """Whether anything of this session is on disk (its record or any transcript, in any project
+    folder or the legacy one): a new session must not take its id, or it would append to another
+    conversation's files."""
+    session_id = validate_session_id(session_id)
+    roots = SessionRoots.of(transcript_dir).absolute()
+    return bool(_in_projects(roots, session_id)) or (roots.legacy / session_id).exists()
 
 
 # -- the record on disk --------------------------------------------------------
 
 
-def record_session(transcript_dir: str | os.PathLike | None, record: SessionRecord) -> Path:
+def record_session(transcript_dir: Where, record: SessionRecord) -> Path:
     """Write ``session.json`` atomically (a reader sees the old record or the new one, never half);
     not fsynced, so it costs a small write and a rename: cheap enough for every turn end."""
-    path = session_dir(transcript_dir, record.session_id) / RECORD_NAME
-    private_dir(path.parent, "transcript folder")
+    path = session_dir(transcript_dir, record.session_id, record.cwd) / RECORD_NAME
+    private_dir(path.parent, "session folder")
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{RECORD_NAME}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -117,7 +125,7 @@ def record_session(transcript_dir: str | os.PathLike | None, record: SessionReco
     return path
 
 
-def touch_session(transcript_dir: str | os.PathLike | None, session_id: str, *,
+def touch_session(transcript_dir: Where, session_id: str, *,
                   now_s: float | None = None) -> SessionRecord:
     """Mark the session as used now (``--continue`` takes the most recently updated one)."""
     record = read_record(transcript_dir, session_id)
@@ -126,13 +134,10 @@ def touch_session(transcript_dir: str | os.PathLike | None, session_id: str, *,
     return touched
 
 
-def read_record(transcript_dir: str | os.PathLike | None, session_id: str) -> SessionRecord:
+def read_record(transcript_dir: Where, session_id: str) -> SessionRecord:
     """The session's record; ``ResumeError`` naming where it looked if it is missing or unreadable."""
     session_id = validate_session_id(session_id)
-    path = session_dir(transcript_dir, session_id) / RECORD_NAME
-    if not path.parent.is_dir():
-        raise ResumeError(f"No session {session_id!r} found: there is no {str(path.parent)!r}.",
-                          session_id, str(path.parent))
+    path = record_path(transcript_dir, session_id)
     try:
         record = SessionRecord.model_validate_json(path.read_bytes())
     except FileNotFoundError:
@@ -161,13 +166,45 @@ def _git_dir_of(worktree: str, session_id: str) -> str:
 # -- paths -----------------------------------------------------------------------
 
 
-def transcript_root(transcript_dir: str | os.PathLike | None) -> Path:
-    # Absolute: the record's transcript path must not depend on the directory covey was started in.
-    return (Path(transcript_dir) if transcript_dir else DEFAULT_DIR).expanduser().absolute()
+def transcript_root(transcript_dir: Where) -> Path:
+    """Where new sessions go, absolute: a record's paths must not depend on where covey started."""
+    return SessionRoots.of(transcript_dir).absolute().root
 
 
-def session_dir(transcript_dir: str | os.PathLike | None, session_id: str) -> Path:
-    return transcript_root(transcript_dir) / session_id
+def session_dir(transcript_dir: Where, session_id: str,
+                cwd: str | os.PathLike) -> Path:
+    """The session's own folder (its record, its sub-agents' transcripts) in its project's folder."""
+    return project_folder(transcript_root(transcript_dir), cwd) / session_id
+
+
+def record_path(transcript_dir: Where, session_id: str) -> Path:
+    """Where the session's ``session.json`` is (or, its folder there, should be): in the project
+    folder that holds anything of the session, else in the legacy folder; ``ResumeError`` if neither."""
+    roots = SessionRoots.of(transcript_dir).absolute()
+    found = _in_projects(roots, session_id)
+    if records := [path for path in found if path.name == RECORD_NAME]:
+        return records[0]
+    legacy = roots.legacy / session_id / RECORD_NAME
+    if legacy.exists() or (legacy.parent.is_dir() and not found):  # an old session, its move perhaps cut short
+        return legacy
+    if found:  # its transcript or folder without its record: "missing", where it belongs
+        return found[0].parent / session_id / RECORD_NAME
+    looked = roots.root / "projects" / "*" / session_id
+    raise ResumeError(f"No session {session_id!r} found: there is no {str(looked)!r} nor "
+                      f"{str(roots.legacy / session_id)!r}.", session_id, str(roots.legacy / session_id))
+
+
+def is_legacy(path: Path, transcript_dir: Where) -> bool:
+    """Whether a record path is in the folder an older covey kept sessions in."""
+    return path.parent.parent == SessionRoots.of(transcript_dir).absolute().legacy
+
+
+def _in_projects(roots: SessionRoots, session_id: str) -> list[Path]:
+    """The session's record, transcript and folder in any project folder (sorted; records first)."""
+    projects = roots.root / "projects"
+    found = [*projects.glob(f"*/{session_id}/{RECORD_NAME}"), *projects.glob(f"*/{session_id}.jsonl"),
+             *projects.glob(f"*/{session_id}")]
+    return sorted(found, key=lambda path: (path.name != RECORD_NAME, str(path)))
 
 
 def error_reason(error: Exception) -> str:

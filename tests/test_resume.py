@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from git import Repo
 
+from covey.agents.session_files import project_folder
 from covey.agents.transcript import TranscriptWriter, read_transcript, rebuild_history, record_time_s
 from covey.resume import (
     ResumeError, SessionRecord, find_resume, fork_point, read_record, record_session, session_exists, touch_session,
@@ -69,22 +70,29 @@ def _refused(match: str, *names: str, **where) -> ResumeError:
 # -- the record ------------------------------------------------------------------
 
 
+def _folder(tdir: Path, project: Path) -> Path:
+    """Claude Code's folder for the project: ``projects/`` and its real path, ``-`` for each other character."""
+    return tdir / "projects" / os.path.realpath(project).replace("/", "-").replace("_", "-").replace(".", "-")
+
+
 def test_a_record_holds_real_paths_and_is_written_atomically_beside_the_transcripts(tdir, tmp_path, project):
     (tmp_path / "link").symlink_to(project)
     record = _session(tdir, tmp_path / "link")
-    path = tdir / record.session_id / "session.json"
+    folder = _folder(tdir, project)
+    path = folder / record.session_id / "session.json"
     assert record.cwd == os.path.realpath(project) and record.forked_from is None
-    assert record.transcript == str(tdir / record.session_id / f"{AGENT}.jsonl")
+    assert record.transcript == str(folder / f"{record.session_id}.jsonl")  # where Claude Code keeps a session
     assert read_record(tdir, record.session_id) == record
     assert json.loads(path.read_text())["permission_mode"] == "acceptEdits"
-    assert sorted(p.name for p in path.parent.iterdir()) == [f"{AGENT}.jsonl", "session.json"]  # no temp left
+    assert sorted(p.name for p in folder.iterdir()) == [record.session_id, f"{record.session_id}.jsonl"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["session.json"]  # no temp left
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
 
 
 def test_a_relative_transcript_dir_is_recorded_as_an_absolute_path(tmp_path, project, monkeypatch):
     monkeypatch.chdir(tmp_path)
     record = _session(Path("transcripts"), project)
-    assert record.transcript == str(tmp_path / "transcripts" / record.session_id / f"{AGENT}.jsonl")
+    assert record.transcript == str(_folder(tmp_path / "transcripts", project) / f"{record.session_id}.jsonl")
     monkeypatch.chdir(project)
     assert find_resume(tmp_path / "transcripts", session_id=record.session_id).record == record
 
@@ -165,7 +173,7 @@ def test_an_unknown_session_is_refused_naming_where_it_looked(tdir):
 
 def test_a_missing_or_unreadable_record_is_refused_naming_the_file(tdir, project):
     record = _session(tdir, project)
-    path = tdir / record.session_id / "session.json"
+    path = _folder(tdir, project) / record.session_id / "session.json"
     path.write_text('{"session_id": "trunc')
     _refused("is unreadable", record.session_id, str(path), tdir=tdir, session_id=record.session_id)
     path.unlink()
@@ -305,7 +313,7 @@ def test_a_fork_continues_the_same_history_under_its_own_id_and_resumes_by_that_
     fork = fork_point(point, new_id.upper())
     assert fork.record.session_id == new_id and fork.record.forked_from == record.session_id
     assert fork.history == point.history and fork.last_uuid == point.last_uuid
-    assert fork.transcript == tdir / new_id / f"{AGENT}.jsonl" != point.transcript
+    assert fork.transcript == _folder(tdir, project) / f"{new_id}.jsonl" != point.transcript
     assert (fork.record.cwd, fork.record.model_id, fork.record.permission_mode) == (
         record.cwd, record.model_id, record.permission_mode)
     assert Path(record.transcript).read_bytes() == original_bytes  # the original is not written to
@@ -364,13 +372,85 @@ def test_a_fork_of_an_older_session_is_written_compact_keeping_its_records(tdir,
     assert [r["uuid"] for r in records][-1] == OLD_LAST and records[0]["timestamp"] == 1764500000.25
     assert fork.history == point.history
 
+# -- sessions in the folder an older covey kept them in --------------------------------
+
+
+def _legacy_session(legacy: Path, project: Path, *, now_s: float = 100.0) -> str:
+    """A session as an older covey left it: ``<legacy>/<session>/`` with its record, the main
+    agent's transcript (covey 0.1's format) and a sub-agent's, each named by its agent id."""
+    session_id = str(uuid.uuid4())
+    folder = legacy / session_id
+    folder.mkdir(parents=True)
+    old = OLD.read_text().replace(OLD_SESSION, session_id)
+    (folder / f"{OLD_AGENT}.jsonl").write_text(old)
+    _write(folder / "agent-child00000000000.jsonl", session_id, [{"role": "user", "content": "child's task"}],
+           agent_id="agent-child00000000000")
+    (folder / "session.json").write_text(json.dumps({
+        "session_id": session_id, "main_agent_id": OLD_AGENT, "transcript": str(folder / f"{OLD_AGENT}.jsonl"),
+        "cwd": os.path.realpath(project), "model_id": "claude-sonnet-4-5", "permission_mode": "default",
+        "created_s": now_s, "updated_s": now_s}, indent=2))
+    return session_id
+
+
+def test_a_session_in_the_old_folder_resumes_and_moves_where_claude_code_keeps_sessions(tmp_path, project,
+                                                                                       monkeypatch):
+    import claude_agent_sdk as sdk
+
+    from covey.agents.session_files import SessionRoots
+
+    home = tmp_path / "home"
+    roots = SessionRoots.of(None, env={}, home=home)  # a user's: ~/.claude, and ~/.covey/transcripts before
+    session_id = _legacy_session(home / ".covey" / "transcripts", project)
+    assert session_exists(roots, session_id)
+
+    point = find_resume(roots, session_id=session_id)
+    assert [m["role"] for m in point.history] == ["user", "assistant", "user", "assistant"]
+    assert point.last_uuid == OLD_LAST
+    folder = project_folder(home / ".claude", project)
+    assert point.transcript == folder / f"{session_id}.jsonl" == Path(point.record.transcript)
+    assert (folder / session_id / "subagents" / "agent-child00000000000.jsonl").exists()
+    assert read_record(roots, session_id) == point.record  # the record is beside them now
+    assert not (home / ".covey" / "transcripts" / session_id).exists()  # moved, not copied
+    again = find_resume(roots, session_id=session_id)  # the next resume finds it where it is now
+    assert again.history == point.history and again.transcript == point.transcript
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))  # and the SDK's readers see it
+    assert len(sdk.get_session_messages(session_id, directory=str(project))) == 4
+    assert sdk.list_subagents(session_id, directory=str(project)) == ["child00000000000"]
+
+
+def test_continue_finds_a_session_in_the_old_folder_when_it_is_the_latest(tdir, project):
+    newer_old = _legacy_session(tdir, project, now_s=300.0)  # a transcript_dir: an older covey wrote in it too
+    _session(tdir, project, now_s=200.0)
+    assert find_resume(tdir, continue_in=project).record.session_id == newer_old
+    assert find_resume(tdir, continue_in=project).transcript == _folder(tdir, project) / f"{newer_old}.jsonl"
+
+
+def test_an_old_session_that_cannot_be_resumed_is_left_where_it_is(tdir, project):
+    session_id = _legacy_session(tdir, project)
+    shutil.rmtree(project)
+    _refused("project directory .* no longer exists", session_id, tdir=tdir, session_id=session_id)
+    assert (tdir / session_id / f"{OLD_AGENT}.jsonl").exists() and not (tdir / "projects").exists()
+
+
+def test_a_move_cut_short_is_finished_by_the_next_resume(tdir, project):
+    session_id = _legacy_session(tdir, project)
+    folder = _folder(tdir, project)
+    (folder / session_id / "subagents").mkdir(parents=True)  # the sub-agent's moved, then covey died
+    (tdir / session_id / "agent-child00000000000.jsonl").rename(
+        folder / session_id / "subagents" / "agent-child00000000000.jsonl")
+    point = find_resume(tdir, session_id=session_id)
+    assert point.transcript == folder / f"{session_id}.jsonl" and len(point.history) == 4
+    assert not (tdir / session_id).exists()
+
+
 def test_a_fork_into_an_existing_session_is_refused(tdir, project):
     record = _session(tdir, project)
     taken = _session(tdir, project)
     point = find_resume(tdir, session_id=record.session_id)
     with pytest.raises(ResumeError, match="already exists") as caught:
         fork_point(point, taken.session_id)
-    assert repr(str(tdir / taken.session_id)) in str(caught.value)
+    assert repr(str(_folder(tdir, project) / taken.session_id)) in str(caught.value)
 
 
 # -- ids ---------------------------------------------------------------------------

@@ -39,8 +39,12 @@ def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], pr
     """The services of ``spec``'s run: ``ask`` is this actor's own (the main agent asks through it)."""
 
     async def record_start(messages: list[dict[str, Any]]) -> None:
-        for message in messages:
-            await writer.append(message["role"], message)
+        # The last is the prompt; what comes before it (project context, the agent list, hooks'
+        # context) is meta, as Claude Code marks what the person did not type: the SDK's readers
+        # skip it (get_session_messages, a session's first prompt); resume still reads it.
+        for index, message in enumerate(messages, 1):
+            meta = index < len(messages) and message["role"] == "user"
+            await writer.append(message["role"], message, isMeta=True if meta else None)
 
     return AgentServices(
         model=paced(model_of(spec.model, spec.settings.env), spec, rate_waits_shown(spec, emit, progress)),

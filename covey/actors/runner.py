@@ -23,7 +23,7 @@ from covey.actors.notice import deliver_own_notice
 from covey.agents.lifecycle import AgentServices, run_agent
 from covey.agents.progress import Progress
 from covey.agents.spec import AgentSpec
-from covey.agents.transcript import TranscriptWriter, transcript_path
+from covey.agents.transcript import open_agent_transcript
 from covey.events import Event, PermissionPrompt
 from covey.mcp.relay import SDK_PROMPTS
 from covey.model.pricing import PriceTable
@@ -247,7 +247,7 @@ class AgentRunner:
     async def _drive(self, run: _Run) -> None:
         spec = run.spec
         progress = Progress(spec, PriceTable.load(spec.settings.model_prices, env=spec.settings.env))
-        writer = _open_transcript(spec)
+        writer = open_agent_transcript(spec)
         services: AgentServices | None = None
         report: FinalReport | None = None
         try:
@@ -272,14 +272,6 @@ class AgentRunner:
             # Whatever happened, the run ends with a report: a waiter must never hang.
             run.end(report if report is not None else
                     FinalReport(status="failed", text="the agent ended without a report"))
-
-
-def _open_transcript(spec: AgentSpec) -> TranscriptWriter:
-    """The run's transcript: a resumed agent or a conversation's next turn continues its chain."""
-    path = transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)
-    open_writer = TranscriptWriter.continuing if spec.history and path.exists() else TranscriptWriter
-    return open_writer(path, session_id=spec.session_id, agent_id=spec.agent_id, cwd=spec.cwd,
-                       sidechain=spec.depth > 0)
 
 
 def _end_unstarted(run: _Run, status: Status, reason: str) -> None:

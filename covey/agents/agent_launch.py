@@ -17,7 +17,7 @@ from covey.agents.coordinator import WORKER_TYPE
 from covey.agents.fork import FORK_AGENT, FORK_TYPE, fork_spec
 from covey.agents.reports import SUMMARIES, completed_text, launched_text
 from covey.agents.spec import AgentSpec, TeamSeat
-from covey.agents.transcript import transcript_path
+from covey.agents.transcript import agent_transcript
 from covey.agents.worktree import Worktree, check_isolation, create_worktree, finish_worktree
 from covey.errors import AgentUnavailable, ModelBehaviorError
 from covey.events import (
@@ -76,7 +76,7 @@ class Launch:
 
     async def _launch(self, worktree: Worktree | None) -> ToolResult:
         spec = await self._spec(worktree)
-        self.output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
+        self.output_file = str(agent_transcript(spec)) if spec else None
         launched = await self.runtime.registry.launch(
             self._request(spec), spec, follow=not self.background, output_file=self.output_file,
             lane=placement_lane(spec, self.runtime),
@@ -127,7 +127,7 @@ class Launch:
                 )
                 seat = TeamSeat(name=team.name, member=member, roster=team.roster, board=team.board)
                 spec = spec.model_copy(update={"team": seat})
-            output_file = str(transcript_path(spec.transcript_dir, spec.session_id, self.agent_id)) if spec else None
+            output_file = str(agent_transcript(spec)) if spec else None
             launched = await self.runtime.registry.launch(
                 self._request(spec), spec, output_file=output_file, lane=placement_lane(spec, self.runtime),
             )

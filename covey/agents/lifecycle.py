@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from covey.agents.fork import CacheSafeParams
 from covey.agents.hook_wiring import wire_hooks
 from covey.agents.spec import AgentSpec
-from covey.agents.transcript import transcript_path
+from covey.agents.transcript import agent_transcript
 from covey.agents.worktree import finish_worktree_record
 from covey.errors import PromptBlocked
 from covey.events import Event, McpServerFailed
@@ -133,7 +133,7 @@ def _hooks(spec: AgentSpec, services: AgentServices) -> HookRegistry:
 
     Payloads carry the session's transcript as ``transcript_path``; a sub-agent's own is its
     ``agent_transcript_path`` (SubagentStop), and its ``agent_id`` / ``agent_type`` name it."""
-    own = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
+    own = str(agent_transcript(spec))
     hooks = HookRegistry(
         spec.settings.hooks, project_dir=spec.settings.project_dir or spec.cwd, env=spec.settings.env,
         callback=services.hook_caller, session_id=spec.session_id,
@@ -205,7 +205,7 @@ def _compactor(spec: AgentSpec, hooks: HookRegistry, ctx: ToolContext) -> Compac
         await hooks.run_post_compact(trigger, summary, agent_id=spec.agent_id, cwd=spec.cwd)
         return outcome.additional_context
 
-    own = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
+    own = str(agent_transcript(spec))
     return Compactor(limits, before=before, after=after, read_files=ctx.read_files, transcript=own,
                      context=spec.prelude)
 

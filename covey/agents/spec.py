@@ -99,6 +99,8 @@ class AgentSpec(BaseModel):
     description: str = ""
     background: bool = False
     transcript_dir: str | None = None
+    """The session's project folder its transcripts go in (``<config>/projects/<project>``:
+    ``covey.agents.session_files``). None: the agent's cwd's, in the user's config dir."""
     team: TeamSeat | None = None
     """For a teammate: its place in its team."""
     history: list[dict[str, Any]] | None = None

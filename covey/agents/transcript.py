@@ -9,7 +9,8 @@ transcripts. The ``uuid``/``parentUuid`` chain is what resume rebuilds. Appendin
 writer keeps the last uuid and an open file, and writes a long line in a thread so an actor's
 event loop never waits on the disk. Readers also take covey's older records (spaced JSON, the
 ``timestamp`` in epoch seconds), which sessions under ``~/.covey/transcripts`` may still hold.
-A transcript is 0600 in a 0700 session folder (``covey.private_dirs``).
+Where each transcript is (Claude Code's ``projects`` folder): ``covey.agents.session_files``.
+A transcript is 0600 in a 0700 folder (``covey.private_dirs``).
 """
 
 from __future__ import annotations
@@ -21,18 +22,12 @@ import uuid
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
+from covey.agents.session_files import agent_transcript, transcript_path, write_agent_meta  # noqa: F401
 from covey.agents.transcript_read import (  # noqa: F401  (the readers, importable from here too)
     COMPACT, copy_transcript, end_torn_line, last_uuid, read_transcript, rebuild_history, record_time_s,
 )
 from covey.events import CLAUDE_CODE_VERSION, now_iso
 from covey.private_dirs import open_private, private_dir
-
-DEFAULT_DIR = Path("~/.covey/transcripts")
-
-
-def transcript_path(base: str | os.PathLike | None, session_id: str, agent_id: str) -> Path:
-    root = Path(base).expanduser() if base else DEFAULT_DIR.expanduser()
-    return root / session_id / f"{agent_id}.jsonl"
 
 
 INLINE_WRITE_CHARS = 64 * 1024
@@ -120,6 +115,18 @@ class TranscriptWriter:
         writer.last_uuid = last_uuid(path)
         end_torn_line(path)
         return writer
+
+
+def open_agent_transcript(spec: Any) -> TranscriptWriter:
+    """An agent run's transcript (``spec`` an ``AgentSpec``): a resumed agent or a conversation's
+    next turn continues its chain; a sub-agent's gets Claude Code's ``.meta.json`` beside it."""
+    path = agent_transcript(spec)
+    open_writer = TranscriptWriter.continuing if spec.history and path.exists() else TranscriptWriter
+    writer = open_writer(path, session_id=spec.session_id, agent_id=spec.agent_id, cwd=spec.cwd,
+                         sidechain=spec.depth > 0)
+    if spec.depth > 0:
+        write_agent_meta(path, spec)
+    return writer
 
 
 def _new_uuid() -> str:

@@ -26,7 +26,7 @@ from covey.session import kit, main_agent, teardown, turn
 from covey.session.options import SessionOptions, check_mode
 from covey.session.record import chosen_session_id, resume_point
 from covey.session.result import RunResult
-from covey.session.setup import load, run_env, with_env_defaults
+from covey.session.setup import load, run_env, session_roots, transcript_folder, with_env_defaults
 from covey.settings_guard import check_mode as check_allowed_mode
 from covey.teams.messages import UserMessage
 from covey.tools.options import ToolOptions
@@ -44,9 +44,14 @@ class Session:
         self.env, self.home = run_env(given)
         self.options = with_env_defaults(given, self.env, self.home)
         self.cwd = Path(self.options.cwd).resolve()
-        self.resumed = resume_point(self.options, self.cwd)
+        self.roots = session_roots(self.options, self.env, self.home)
+        self.resumed = resume_point(self.options, self.cwd, self.roots)
         """Where a resumed session continues (``resume`` / ``continue_conversation``), else None."""
-        self.session_id = chosen_session_id(self.options, self.resumed)
+        self.session_id = chosen_session_id(self.options, self.resumed, self.roots)
+        self.transcript_folder = Path(self.resumed.transcript).parent if self.resumed else transcript_folder(
+            self.options, self.env, self.home, self.cwd)
+        """Where its transcripts go, as Claude Code's: ``<config>/projects/<project>`` (docs/resume.md);
+        a resumed session's stay with its main transcript, wherever covey was started."""
         loaded = load(self.options, self.cwd, self.env, self.home, self.resumed, self.session_id)
         self.settings, self.plugins, self.model_id = loaded.settings, loaded.plugins, loaded.model_id
         self.policy, self.asker, self.limits = loaded.policy, loaded.asker, loaded.limits

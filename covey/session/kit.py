@@ -53,7 +53,7 @@ async def start(session: Session) -> SessionRuntime:
     cwd, options = str(session.cwd), tool_options(session)
     kit.runtime = SessionRuntime(
         session_id=session.session_id, registry=registry, mailbox=mailbox, definitions=session.definitions,
-        limits=session.limits, transcript_dir=session.options.transcript_dir, can_ask=session.asker is not None,
+        limits=session.limits, transcript_dir=str(session.transcript_folder), can_ask=session.asker is not None,
         skills=session.skills, tools=options, tool_names=tool_names(options), spread=_spread(),
         shared_fs=bool(session.options.shared_fs), env=session.options.env, child_events=session.options.child_events,
         project_context={cwd: await asyncio.to_thread(project_context, cwd, omit=False)},

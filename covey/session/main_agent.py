@@ -80,13 +80,13 @@ def _workers_message(session: Session) -> dict[str, Any]:
 
 def transcript(session: Session) -> str:
     """The main agent's transcript: what every hook payload calls ``transcript_path``."""
-    return str(transcript_path(session.options.transcript_dir, session.session_id, session.main_agent_id))
+    return str(transcript_path(session.transcript_folder, session.session_id, session.main_agent_id, main=True))
 
 
 def main_spec(session: Session, prompt: str | None, runtime: SessionRuntime) -> AgentSpec:
     """The main agent's spec for this turn: a later turn (or a resumed session's first) continues its conversation."""
     options = session.options
-    past = history(options, session.session_id, session.main_agent_id, session.turns, session.resumed)
+    past = history(Path(transcript(session)), session.turns, session.resumed)
     first_resumed = session.resumed is not None and session.turns == 0
     return AgentSpec(
         session_id=session.session_id, agent_id=session.main_agent_id, definition=MAIN_DEFINITION,
@@ -102,7 +102,7 @@ def main_spec(session: Session, prompt: str | None, runtime: SessionRuntime) -> 
         output_schema=check_schema(options.json_schema) if options.json_schema is not None else None,
         system=system_blocks(main_prompt(session), str(session.cwd), session.model_id),
         prelude=main_prelude(session, runtime), tool_names=tool_names(session), permissions=session.policy,
-        max_turns=options.max_turns, transcript_dir=options.transcript_dir, runtime=runtime,
+        max_turns=options.max_turns, transcript_dir=str(session.transcript_folder), runtime=runtime,
         settings=_run_settings(session),
     )
 

@@ -51,7 +51,9 @@ class SessionOptions(BaseModel):
     pool_size: int | None = None
     """Warm agent actors kept ready (default ``COVEY_POOL_SIZE`` or 4 per CPU, 4..16)."""
     transcript_dir: str | None = None
-    """Where transcripts go (default ``~/.covey/transcripts``, ``~`` being the env's ``HOME`` when ``env`` is given)."""
+    """Where sessions go in place of Claude Code's config dir: ``<transcript_dir>/projects/<project>/<session>.jsonl``
+    (default ``CLAUDE_CONFIG_DIR`` or ``~/.claude``, ``~`` being the env's ``HOME`` when ``env`` is given:
+    docs/resume.md)."""
     shared_fs: bool | None = None
     """The working tree is on a filesystem every node mounts: file-touching agents may run anywhere
     (default ``COVEY_SHARED_FS=1``)."""

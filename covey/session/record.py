@@ -1,5 +1,6 @@
 """A session's record beside its transcripts: where a resumed session continues, the id a new
-one takes, the index entry ``--resume`` / ``--continue`` find, and the conversation so far."""
+one takes, the index entry ``--resume`` / ``--continue`` find, and the conversation so far.
+``roots`` is where sessions are (``SessionRoots``: docs/resume.md)."""
 
 from __future__ import annotations
 
@@ -8,22 +9,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from covey.agents.transcript import transcript_path
+from covey.agents.session_files import SessionRoots
 from covey.ids import new_session_id
 from covey.permissions.modes import PermissionMode
 from covey.session.options import SessionOptions
-from covey.session.setup import transcript_root
 
 log = logging.getLogger("covey.session")
 
 
-def resume_point(options: SessionOptions, cwd: Path) -> Any:
+def resume_point(options: SessionOptions, cwd: Path, roots: SessionRoots) -> Any:
     """Where a resumed session continues (``resume`` / ``continue_conversation``), else None."""
     if not (options.resume or options.continue_conversation):
         return None
     from covey.resume import find_resume
 
-    point = find_resume(transcript_root(options), session_id=options.resume,
+    point = find_resume(roots, session_id=options.resume,
                         continue_in=None if options.resume else cwd)
     if options.fork_session:
         from covey.resume import fork_point
@@ -32,7 +32,7 @@ def resume_point(options: SessionOptions, cwd: Path) -> Any:
     return point
 
 
-def chosen_session_id(options: SessionOptions, resumed: Any) -> str:
+def chosen_session_id(options: SessionOptions, resumed: Any, roots: SessionRoots) -> str:
     """The resumed session's id, the one asked for (refused if taken), or a new one."""
     if resumed is not None:
         return str(resumed.record.session_id)
@@ -41,12 +41,12 @@ def chosen_session_id(options: SessionOptions, resumed: Any) -> str:
     from covey.resume import ResumeError, session_exists, validate_session_id
 
     chosen = validate_session_id(options.session_id)
-    if session_exists(transcript_root(options), chosen):
+    if session_exists(roots, chosen):
         raise ResumeError(f"session id {chosen} is already in use: continue it with --resume {chosen}")
     return chosen
 
 
-def record_session(root: Path, *, session_id: str, main_agent_id: str, cwd: Path, model_id: str,
+def record_session(roots: SessionRoots, *, session_id: str, main_agent_id: str, cwd: Path, model_id: str,
                    mode: PermissionMode) -> None:
     """The session's index entry beside its transcripts (what ``--resume`` / ``--continue``
     find): written at its first turn, then updated at each one (model, mode, time)."""
@@ -54,18 +54,17 @@ def record_session(root: Path, *, session_id: str, main_agent_id: str, cwd: Path
 
     try:
         try:
-            record = read_record(root, session_id).model_copy(update={
+            record = read_record(roots, session_id).model_copy(update={
                 "model_id": model_id, "permission_mode": mode, "updated_s": time.time()})
         except ResumeError:
-            record = SessionRecord.new(root, session_id=session_id, main_agent_id=main_agent_id, cwd=cwd,
+            record = SessionRecord.new(roots, session_id=session_id, main_agent_id=main_agent_id, cwd=cwd,
                                        model_id=model_id, permission_mode=mode)
-        write_record(root, record)
+        write_record(roots, record)
     except (OSError, ResumeError) as exc:  # the run goes on; only resuming it later is lost
-        log.warning("the session index in %s could not be written: %s", root, exc)
+        log.warning("the session index in %s could not be written: %s", roots.root, exc)
 
 
-def history(options: SessionOptions, session_id: str, main_agent_id: str, turns: int,
-            resumed: Any) -> list[dict[str, Any]] | None:
+def history(transcript: Path, turns: int, resumed: Any) -> list[dict[str, Any]] | None:
     """The conversation so far, for a turn after the first (or a resumed session's first)."""
     if turns == 0 and resumed is not None:
         return list(resumed.history)
@@ -73,5 +72,4 @@ def history(options: SessionOptions, session_id: str, main_agent_id: str, turns:
         return None
     from covey.agents.transcript import rebuild_history
 
-    path = transcript_path(options.transcript_dir, session_id, main_agent_id)
-    return rebuild_history(path) if path.exists() else None
+    return rebuild_history(transcript) if transcript.exists() else None

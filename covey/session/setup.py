@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from covey.actors.pool import default_pool_size
 from covey.agents.coordinator import coordinator_mode
-from covey.agents.transcript import DEFAULT_DIR as DEFAULT_TRANSCRIPT_DIR
+from covey.agents.session_files import SessionRoots, project_folder
 from covey.errors import UserError
 from covey.flags import env_flag
 from covey.hooks.callback import sdk_hook_settings
@@ -73,15 +73,19 @@ def with_env_defaults(options: SessionOptions, env: dict[str, str], home: Path |
         "pool_size": default_pool_size(env) if options.pool_size is None else options.pool_size,
         "service": env_flag(env, "COVEY_SERVICE") if options.service is None else options.service,
     }
-    if options.transcript_dir is None and home is not None:
-        defaults["transcript_dir"] = str(home / DEFAULT_TRANSCRIPT_DIR.relative_to("~"))
     return options.model_copy(update=defaults)
 
 
-def transcript_root(options: SessionOptions) -> Path:
-    if options.transcript_dir:
-        return Path(options.transcript_dir).expanduser()
-    return DEFAULT_TRANSCRIPT_DIR.expanduser()
+def session_roots(options: SessionOptions, env: dict[str, str], home: Path | None) -> SessionRoots:
+    """Where the session's files go: ``transcript_dir``, else the run's Claude Code config dir
+    (``CLAUDE_CONFIG_DIR``, else ``~/.claude`` of the env's ``HOME``, else each node's ``~``),
+    and where an older covey kept them (docs/resume.md)."""
+    return SessionRoots.of(options.transcript_dir, env=env, home=home)
+
+
+def transcript_folder(options: SessionOptions, env: dict[str, str], home: Path | None, cwd: Path) -> Path:
+    """The project folder that holds the session's transcripts: ``<root>/projects/<project>``."""
+    return project_folder(session_roots(options, env, home).root, cwd)
 
 
 def load(options: SessionOptions, cwd: Path, env: dict[str, str], home: Path | None, resumed: Any,
@@ -93,7 +97,12 @@ def load(options: SessionOptions, cwd: Path, env: dict[str, str], home: Path | N
     if options.sdk_hooks:
         settings.add_hooks(sdk_hook_settings(options.sdk_hooks), "hooks of the claude-agent-sdk client")
     model_id = _main_model(options, settings, env, resumed)
-    policy, notes = _policy(options, settings, cwd, home, resumed, session_id)
+    # What covey keeps for this session its agents read without asking: the session's
+    # transcripts (a background child's output file) and this user's task output folder.
+    folder = (Path(resumed.transcript).parent if resumed else transcript_folder(options, env, home, cwd)).expanduser()
+    readable = [folder / session_id, folder / f"{session_id}.jsonl",
+                Path(tempfile.gettempdir()) / f"covey-{os.getuid()}"]
+    policy, notes = _policy(options, settings, cwd, home, resumed, readable)
     limits = options.limits or Limits.from_env(env)
     if options.limits is None and settings.queue_spawns is not None:  # the settings key beats COVEY_QUEUE_SPAWNS
         limits = limits.model_copy(update={"queue_spawns": settings.queue_spawns})
@@ -133,16 +142,13 @@ def _model_name(model: Any) -> str | None:
 
 
 def _policy(options: SessionOptions, settings: Settings, cwd: Path, home: Path | None, resumed: Any,
-            session_id: str) -> tuple[PermissionPolicy, list[str]]:
+            readable: list[Path]) -> tuple[PermissionPolicy, list[str]]:
     """The main agent's permission policy, and what the person must be told about its mode and rules."""
     if options.permission_mode is not None:
         check_mode(options.permission_mode)
     mode, mode_notes = start_mode(settings, explicit=options.permission_mode,
                                   resumed=resumed.record.permission_mode if resumed else None)
     allow, deny, rule_notes = cli_rules(settings, options.allowed_tools, options.disallowed_tools)
-    # What covey keeps for this session its agents read without asking: the session's
-    # transcripts (a background child's output file) and this user's task output folder.
-    readable = [transcript_root(options) / session_id, Path(tempfile.gettempdir()) / f"covey-{os.getuid()}"]
     policy = PermissionPolicy.from_settings(
         settings, mode=cast(PermissionMode, mode), cli_allow=allow, cli_deny=deny, project_root=cwd, home=home,
         additional_directories=[Path(d).resolve() for d in options.additional_directories], readable=readable,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, TypeGuard
 
 from covey.actors.handle import AgentHandle
 from covey.agents.spec import AgentSpec
-from covey.agents.transcript import transcript_path
+from covey.agents.transcript import agent_transcript
 from covey.errors import UserError
 from covey.events import Event, PermissionPrompt, ResultEvent, TaskNotification, UserEvent
 from covey.hooks.callback import HookCallbackPrompt
@@ -21,7 +21,6 @@ from covey.session.callbacks import ask, hook_callback, mcp_message, with_sessio
 from covey.session.main_agent import init_event, main_spec
 from covey.session.record import record_session
 from covey.session.result import INTERRUPTED, failure
-from covey.session.setup import transcript_root
 from covey.session.teardown import broken, stop
 from covey.session.watch import SessionBroken, watched
 
@@ -73,9 +72,9 @@ async def _begin(session: Session, runtime: SessionRuntime, prompt: str | None) 
     session.current_main = main
     runtime.set_root(main, session.options.model)
     spec = main_spec(session, prompt, runtime)
-    output_file = str(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
+    output_file = str(agent_transcript(spec))
     await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt or "", output_file, main.node)
-    record_session(transcript_root(session.options), session_id=session.session_id,
+    record_session(session.roots, session_id=session.session_id,
                    main_agent_id=session.main_agent_id, cwd=session.cwd, model_id=session.model_id,
                    mode=session.policy.mode)
     return main, spec

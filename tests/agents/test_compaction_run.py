@@ -9,7 +9,7 @@ import os
 from covey.agents.definition import AgentDefinition
 from covey.agents.lifecycle import AgentServices, run_agent
 from covey.agents.spec import AgentSpec, RunSettings
-from covey.agents.transcript import TranscriptWriter, rebuild_history, transcript_path
+from covey.agents.transcript import TranscriptWriter, agent_transcript, rebuild_history
 from covey.agents.progress import Progress
 from covey.events import CompactBoundary, ResultEvent
 from covey.model.pricing import PriceTable
@@ -53,7 +53,7 @@ def _hooks(tmp_path):
 
 async def _drive(spec: AgentSpec, model: ScriptedModel) -> list:
     """Run the agent and write its transcript as an agent actor does (``Progress.observe``)."""
-    path = transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)
+    path = agent_transcript(spec)
     writer = TranscriptWriter(path, session_id=spec.session_id, agent_id=spec.agent_id, cwd=spec.cwd)
     progress = Progress(spec, PriceTable.load())
 
@@ -102,7 +102,7 @@ async def test_sixty_turns_on_a_small_window_complete_with_compaction_boundaries
     assert "SessionStart hook additional context: After compaction: the notes are in notes.txt." in text
 
     records = [json.loads(line) for line in
-               transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id).read_text().splitlines()]
+               agent_transcript(spec).read_text().splitlines()]
     marks = [i for i, r in enumerate(records) if r.get("subtype") == "compact_boundary"]
     assert len(marks) == len(boundaries)
     boundary, summary = records[marks[-1]], records[marks[-1] + 1]
@@ -113,7 +113,7 @@ async def test_sixty_turns_on_a_small_window_complete_with_compaction_boundaries
     assert summary["isCompactSummary"] is True and summary["parentUuid"] == boundary["uuid"]
     assert records[marks[-1] + 2]["isMeta"] is True  # the file and hook context that came back
     # Resuming starts from the last summary, not from the first prompt.
-    history = rebuild_history(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
+    history = rebuild_history(agent_transcript(spec))
     assert "Reading notes.txt again and again." in json.dumps(history[0])
     assert "read notes.txt over and over" not in json.dumps(history)
 
@@ -145,7 +145,7 @@ async def test_a_forks_query_source_outlives_the_boilerplate_compaction_summaris
         update={"prompt": fork_directive("read notes.txt over and over"), "query_source": FORK_QUERY_SOURCE})
     events = await _drive(spec, _model())
     assert any(isinstance(e, CompactBoundary) for e in events) and events[-1].result == "All read."
-    history = rebuild_history(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id))
+    history = rebuild_history(agent_transcript(spec))
     assert "fork-boilerplate" not in json.dumps(history)  # the fallback guard has nothing left to find
     assert in_fork_child(spec, history)  # the query source still refuses a fork inside a fork
     assert not in_fork_child(spec.model_copy(update={"query_source": None}), history)

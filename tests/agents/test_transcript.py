@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
@@ -17,8 +16,9 @@ import pytest
 
 from covey.actors.agent import AgentRunner
 from covey.agents.definition import AgentDefinition
+from covey.agents.session_files import project_folder
 from covey.agents.spec import AgentSpec, RunSettings
-from covey.agents.transcript import TranscriptWriter, copy_transcript, git_branch, transcript_path
+from covey.agents.transcript import TranscriptWriter, agent_transcript, copy_transcript, git_branch, transcript_path
 from covey.events import CLAUDE_CODE_VERSION, AssistantEvent
 from covey.model.scripted import ScriptedModel
 from covey.private_dirs import PrivateDirError
@@ -63,7 +63,7 @@ async def run(spec: AgentSpec) -> tuple[list[str], list[AssistantEvent]]:
     await runner.start(spec, follow=True)
     events = [event async for event in runner.follow()]
     assert events[-1].status == "completed", events[-1]
-    path = transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)
+    path = agent_transcript(spec)
     return path.read_text().splitlines(), [e for e in events if isinstance(e, AssistantEvent)]
 
 
@@ -146,12 +146,12 @@ async def test_writer_leaves_out_unset_extra_fields_and_keeps_covey_ones(tmp_pat
 
 
 async def test_a_transcript_is_0600_in_0700_folders_covey_makes(tmp_path):
-    path = transcript_path(tmp_path / "transcripts", "session-1", "agent-a")
+    path = transcript_path(tmp_path / "transcripts", "session-1", "agent-a", main=False)
     writer = TranscriptWriter(path, session_id="session-1", agent_id="agent-a")
     await writer.append("user", {"role": "user", "content": "a secret"})
     writer.close()
-    assert [stat.S_IMODE(os.stat(p).st_mode) for p in (tmp_path / "transcripts", path.parent, path)] == [
-        0o700, 0o700, 0o600]
+    assert [stat.S_IMODE(os.stat(p).st_mode) for p in (tmp_path / "transcripts", path.parent.parent, path.parent, path)
+            ] == [0o700, 0o700, 0o700, 0o600]
 
 
 async def test_an_older_covey_s_open_session_folder_and_transcript_are_tightened(tmp_path):
@@ -232,7 +232,7 @@ async def test_a_stop_hook_reading_transcript_path_finds_the_last_assistant_mess
 
 def test_the_hook_script_run_on_a_finished_transcript_prints_the_final_text(main_run):
     spec = main_run[0]
-    path = transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id)
+    path = agent_transcript(spec)
     payload = json.dumps({"session_id": spec.session_id, "transcript_path": str(path), "hook_event_name": "Stop"})
     done = subprocess.run([sys.executable, str(HOOKS / "last_assistant.py")], input=payload, capture_output=True,
                           text=True, check=True)
@@ -242,29 +242,21 @@ def test_the_hook_script_run_on_a_finished_transcript_prints_the_final_text(main
 # -- Claude Code's own session reader reads it ----------------------------------
 
 
-def in_claude_code_layout(config_dir: Path, spec: AgentSpec, *, subagent: AgentSpec | None = None) -> None:
-    """Copy covey's transcripts where Claude Code keeps a session's: ``projects/<munged cwd>/<session>.jsonl``,
-    a sub-agent's in ``<session>/subagents/agent-<id>.jsonl``."""
-    project_dir = config_dir / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", os.path.realpath(spec.cwd))
-    project_dir.mkdir(parents=True)
-    shutil.copy(transcript_path(spec.transcript_dir, spec.session_id, spec.agent_id),
-                project_dir / f"{spec.session_id}.jsonl")
-    if subagent is not None:
-        (project_dir / spec.session_id / "subagents").mkdir(parents=True)
-        shutil.copy(transcript_path(subagent.transcript_dir, subagent.session_id, subagent.agent_id),
-                    project_dir / spec.session_id / "subagents" / f"{subagent.agent_id}.jsonl")
-
-
-async def test_the_claude_agent_sdks_session_reader_reads_covey_transcripts(tmp_path, monkeypatch):
+async def test_the_claude_agent_sdks_session_reader_reads_covey_transcripts_where_covey_writes_them(
+        tmp_path, monkeypatch):
+    """A main agent and its sub-agent, run as a session runs them (their transcripts in the project's
+    folder of the config dir), read by the SDK's own functions, nothing copied."""
     import claude_agent_sdk as sdk
 
     project = make_project(tmp_path)
-    main = make_spec(tmp_path, project)
-    child = make_spec(tmp_path, project, depth=1).model_copy(update={"session_id": main.session_id})
+    folder = str(project_folder(tmp_path / "claude", project))
+    main = make_spec(tmp_path, project).model_copy(update={"transcript_dir": folder})
+    child = make_spec(tmp_path, project, depth=1).model_copy(update={
+        "session_id": main.session_id, "transcript_dir": folder, "tool_use_id": "toolu_launch",
+        "parent_agent_id": main.agent_id})
     await run(main)
     await run(child)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
-    in_claude_code_layout(tmp_path / "claude", main, subagent=child)
 
     messages = sdk.get_session_messages(main.session_id, directory=str(project))
     assert [m.type for m in messages] == ["user", "assistant", "user", "assistant"]
@@ -277,6 +269,7 @@ async def test_the_claude_agent_sdks_session_reader_reads_covey_transcripts(tmp_
     assert f"agent-{agent_id}" == child.agent_id  # Claude Code's file name drops the "agent-" covey's id keeps
     sub = sdk.get_subagent_messages(main.session_id, agent_id, directory=str(project))
     assert sub[-1].message["content"] == [{"type": "text", "text": FINAL}]
+    assert {m.parent_tool_use_id for m in sub} == {"toolu_launch"}  # from the .meta.json beside it
 
 
 def test_a_compacted_claude_code_transcript_resumes_from_its_summary():

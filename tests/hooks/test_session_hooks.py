@@ -29,7 +29,7 @@ def test_session_end_fires_once_when_a_session_that_ran_closes(tmp_path):
     payload = json.loads(line)
     assert payload["hook_event_name"] == "SessionEnd" and payload["reason"] == "other"
     assert payload["session_id"] == session.session_id and payload["cwd"] == str(tmp_path)
-    assert payload["transcript_path"].endswith(f"{session.main_agent_id}.jsonl")
+    assert payload["transcript_path"] == str(session.transcript_folder / f"{session.session_id}.jsonl")  # Claude Code's
 
 
 def test_a_session_that_never_ran_ends_without_session_end(tmp_path):
@@ -51,7 +51,7 @@ def test_the_main_spec_says_how_the_session_started_and_names_its_transcript(tmp
     runtime = SimpleNamespace(project_context={str(tmp_path): []})
     fresh = session.main_spec("hi", runtime)
     assert fresh.session_source is None and fresh.history is None  # run_agent fires SessionStart as "startup"
-    assert fresh.settings.session_transcript.endswith(f"{session.main_agent_id}.jsonl")
+    assert fresh.settings.session_transcript == str(session.transcript_folder / f"{session.session_id}.jsonl")
     session.resumed = SimpleNamespace(history=[{"role": "user", "content": "before"}])
     assert session.main_spec("again", runtime).session_source == "resume"
     session.options = session.options.model_copy(update={"fork_session": True})

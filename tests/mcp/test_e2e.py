@@ -50,9 +50,11 @@ async def test_main_and_child_call_their_servers_and_the_inline_one_stops_with_t
     assert session.init_event().mcp_servers == [{"name": "shared", "status": "pending"}]
     pid = int(pidfile.read_text())
     assert not alive(pid)  # the child's inline server stopped with the child
+    from covey.agents.session_files import project_folder
     from covey.agents.transcript import read_transcript, transcript_path
 
-    main = transcript_path(tmp_path / "t", session.session_id, session.main_agent_id)
+    main = transcript_path(project_folder(tmp_path / "t", session.cwd), session.session_id, session.main_agent_id,
+                           main=True)
     results = [b for r in read_transcript(main) if isinstance(r["message"].get("content"), list)
                for b in r["message"]["content"] if b.get("type") == "tool_result"]
     assert results[0]["content"] == "42"

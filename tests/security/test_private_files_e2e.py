@@ -46,8 +46,10 @@ def test_nothing_covey_writes_is_open_to_other_users(shared_service):
                          env={"RAY_ADDRESS": ray_address})
     assert alone.returncode == 0, alone.stderr
     home = served.base / "home"
-    covey_files = [home / ".covey", served.root, tmp / f"covey-{os.getuid()}"]
-    assert (home / ".covey" / "transcripts").is_dir() and any((tmp / f"covey-{os.getuid()}").rglob("*.output"))
+    # Sessions are where Claude Code keeps them (docs/resume.md): ~/.claude/projects.
+    covey_files = [home / ".covey", home / ".claude" / "projects", served.root, tmp / f"covey-{os.getuid()}"]
+    assert any((home / ".claude" / "projects").rglob("session.json"))
+    assert any((tmp / f"covey-{os.getuid()}").rglob("*.output"))
     open_files = [line for folder in covey_files if folder.exists() for line in _open_to_others(folder)]
     token = home / ".ray" / "auth_token"
     if token.exists():

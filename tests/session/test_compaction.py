@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from covey.agents.session_files import project_folder
 from covey.agents.transcript import read_transcript, transcript_path
 from covey.events import CompactBoundary, ResultEvent
 from covey.session import Session
@@ -46,7 +47,8 @@ async def test_a_turn_that_outgrows_the_window_compacts_and_the_next_turn_starts
     assert [e.result for e in (first[-1], second[-1])] == ["ok", "ok"] and isinstance(second[-1], ResultEvent)
     last = str(api.requests[-1]["messages"])
     assert "The user had big.txt read." in last and "READ BIG please" not in last and "and now?" in last
-    path = transcript_path(str(tmp_path / "t"), session.session_id, session.main_agent_id)
+    path = transcript_path(project_folder(tmp_path / "t", session.cwd), session.session_id, session.main_agent_id,
+                           main=True)
     records = list(read_transcript(path))
     marks = [r for r in records if r.get("subtype") == "compact_boundary"]
     assert len(marks) == 1 and marks[0]["uuid"] == boundaries[0].uuid

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from covey.agents.session_files import project_folder
 from covey.agents.transcript import read_transcript, transcript_path
 from covey.errors import UserError
 from covey.events import AssistantEvent, ResultEvent, SystemInit
@@ -61,7 +62,9 @@ async def test_each_turn_continues_the_conversation_and_reports_on_its_own(tmp_p
     later = _said(api.requests[-1])
     assert later.index("FIRST question") < later.index("FIRST_ANSWER") < later.index("SECOND question")
     # One transcript for the main agent over both turns, one unbroken uuid chain.
-    records = list(read_transcript(transcript_path(tmp_path / "t", session.session_id, session.main_agent_id)))
+    path = transcript_path(project_folder(tmp_path / "t", session.cwd), session.session_id, session.main_agent_id,
+                           main=True)
+    records = list(read_transcript(path))
     assert [r["parentUuid"] for r in records[1:]] == [r["uuid"] for r in records[:-1]]
     assert "SECOND question" in str(records[-2]["message"])
 

@@ -71,7 +71,8 @@ def test_user_settings_agents_and_skills_come_from_the_envs_home(tmp_path, clien
     assert session.model_id == "client-opus"  # the user's settings say opus; the env's alias names it
     assert session.definitions["reviewer"].source == "user" and "deploy" in session.skills
     assert session.policy.where.home == client_home
-    assert session.options.transcript_dir == str(client_home / ".covey" / "transcripts")
+    assert session.roots.root == client_home / ".claude"  # where Claude Code keeps the env's user's sessions
+    assert session.roots.legacy == client_home / ".covey" / "transcripts"
 
 
 def test_the_env_travels_in_the_main_spec(tmp_path, client_home):
@@ -80,7 +81,14 @@ def test_the_env_travels_in_the_main_spec(tmp_path, client_home):
     runtime = SessionRuntime(session_id=session.session_id, registry=None, mailbox=None)
     spec = session.main_spec("go", runtime)
     assert spec.settings.env == env and spec.settings.env is not env  # a copy: later changes stay out
-    assert spec.transcript_dir == str(client_home / ".covey" / "transcripts")
+    assert spec.transcript_dir == str(client_home / ".claude" / "projects" / str(session.cwd).replace("/", "-")
+                                      .replace("_", "-"))
+
+
+def test_the_envs_claude_config_dir_is_where_sessions_go(tmp_path, client_home):
+    session = _session(tmp_path, env={**_client_env(client_home), "CLAUDE_CONFIG_DIR": str(tmp_path / "config")})
+    assert session.roots.root == tmp_path / "config"
+    assert session.transcript_folder.parent == tmp_path / "config" / "projects"
 
 
 def test_explicit_options_win_over_the_env(tmp_path, client_home):
@@ -102,10 +110,11 @@ def test_an_env_without_a_key_fails_before_ray_though_this_process_has_one(tmp_p
 
 def test_without_an_env_the_session_reads_this_process(tmp_path, monkeypatch):
     monkeypatch.setenv("COVEY_ENABLE_TEAMS", "1")
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     session = _session(tmp_path, model_id="opus")
     assert session.env["COVEY_MAX_CONCURRENT_AGENTS"] == "50" and session.limits.max_concurrent == 50
     assert session.options.teams is True and session.options.shared_fs is False
     assert session.options.pool_size == 9 and session.model_id == "service-opus"
-    assert session.options.transcript_dir is None  # each agent's node expands ~ itself, as before
+    assert session.options.transcript_dir is None and session.roots.root == Path("~/.claude")  # each node expands ~
     runtime = SessionRuntime(session_id=session.session_id, registry=None, mailbox=None)
     assert session.main_spec("go", runtime).settings.env is None
