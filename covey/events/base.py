@@ -48,6 +48,19 @@ class Event(BaseModel):
         return {key: value for key, value in data.items() if value is not None or key in self.nullable}
 
 
+def forwarded(event: Event, subagent_text: bool) -> Event | None:
+    """``event`` as a claude-agent-sdk program gets it: without ``forwardSubagentText`` (its
+    ``initialize``), a sub-agent's messages keep only their ``tool_use`` / ``tool_result``
+    blocks (None when nothing is left), as Claude Code forwards them."""
+    if subagent_text or not isinstance(event, _Message) or event.parent_tool_use_id is None:
+        return event
+    content = event.message.get("content")
+    blocks = [b for b in content if b.get("type") in ("tool_use", "tool_result")] if isinstance(content, list) else []
+    if not blocks:
+        return None
+    return event.model_copy(update={"message": {**event.message, "content": blocks}})
+
+
 class StreamEvent(Event):
     """One raw Messages API stream event of the main agent's reply (``--include-partial-messages``)."""
 

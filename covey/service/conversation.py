@@ -8,6 +8,7 @@ from typing import Any
 
 from covey.errors import CoveyError
 from covey.events import ConversationReset, ResultEvent
+from covey.events.base import forwarded
 from covey.daemon import protocol
 from covey.service.asker import ClientAsker, HookCaller, McpRelayClient
 from covey.service.runs import ServedRun, prompt_of
@@ -83,7 +84,8 @@ class ConversationRun(ServedRun):
                     session = await self._cleared(session)
                     continue
                 async for event in session.stream(prompt):
-                    await self.send(event.wire())
+                    if (shown := forwarded(event, session.options.forward_subagent_text)) is not None:
+                        await self.send(shown.wire())
             await session.release_main()
             done: dict[str, Any] = {"type": protocol.DONE}
         except CoveyError as exc:

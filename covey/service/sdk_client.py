@@ -80,6 +80,8 @@ def sdk_options(initialize: dict[str, Any]) -> dict[str, Any]:
         options["agents"] = json.dumps(initialize["agents"])
     if initialize.get("hooks"):
         options["sdk_hooks"] = initialize["hooks"]
+    if initialize:  # a program: sub-agents' text only if it asked (claude-agent-sdk's forward_subagent_text)
+        options["forward_subagent_text"] = bool(initialize.get("forwardSubagentText"))
     return options
 
 

@@ -104,6 +104,10 @@ class SessionOptions(BaseModel):
     launches and ends, their waits): ``covey -p`` with text or json output and no ``--verbose``
     prints none of them, and turns them off so that no sync child ships them to its parent and
     on (docs/benchmarks.md). Prompts and every report still come."""
+    forward_subagent_text: bool = True
+    """Whether sub-agents' text and thinking reach the output: Claude Code's CLI prints them; a
+    claude-agent-sdk program gets them only with ``forward_subagent_text`` (its ``initialize``
+    says ``forwardSubagentText``), else only their tool_use / tool_result blocks."""
     include_hook_events: bool = False
     """Also stream the main agent's hook runs: ``system`` lines ``hook_started`` and
     ``hook_response`` (``--include-hook-events``; docs/definitions.md#hooks)."""

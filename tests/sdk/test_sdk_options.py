@@ -165,3 +165,29 @@ async def test_an_in_process_sdk_tool_serves_the_main_agent_and_a_sub_agent(sdk_
     assert "sum=5" in result.result and "child got" in result.result and "sum=42" in result.result
     first = fake_api.requests[0]
     assert any(t["name"] == "mcp__calc__add" for t in first["tools"])
+
+
+def _delegates(body: dict[str, Any]) -> dict[str, Any]:
+    if any(m["role"] == "user" and "LOOK AROUND" in json.dumps(m["content"]) for m in body["messages"]):  # the child
+        if tool_results(body):
+            return {"text": "CHILD SAYS the folder is empty"}
+        return {"content": [{"type": "text", "text": "CHILD THINKS aloud"},
+                            {"type": "tool_use", "id": "toolu_cg", "name": "Glob", "input": {"pattern": "*"}}]}
+    if tool_results(body):
+        return {"text": "parent done"}
+    return {"content": [{"type": "tool_use", "id": "toolu_a", "name": "Agent",
+                         "input": {"description": "look", "prompt": "LOOK AROUND", "subagent_type": "general-purpose"}}]}
+
+
+@pytest.mark.parametrize("forward", [False, True])
+async def test_sub_agent_text_reaches_the_program_only_when_it_asks(sdk_options, fake_api, forward):
+    from claude_agent_sdk import AssistantMessage, TextBlock, ToolUseBlock
+
+    fake_api.replies = [_delegates]
+    messages = await collect(query(prompt="Delegate.", options=sdk_options(forward_subagent_text=forward)))
+
+    child = [m for m in messages if isinstance(m, AssistantMessage) and m.parent_tool_use_id == "toolu_a"]
+    texts = [b.text for m in child for b in m.content if isinstance(b, TextBlock)]
+    assert any(isinstance(b, ToolUseBlock) and b.name == "Glob" for m in child for b in m.content), messages
+    assert texts == (["CHILD THINKS aloud", "CHILD SAYS the folder is empty"] if forward else []), texts
+    assert messages[-1].result == "parent done"
