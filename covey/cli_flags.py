@@ -80,6 +80,8 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
            help="continue the most recent session in this directory")
     option(run, "--session-id", metavar="UUID", help="the new session's id")
     option(run, "--fork-session", action="store_true", help="with --resume/--continue: continue under a new id")
+    option(run, "--resume-session-at", metavar="UUID", help="with --resume and --fork-session: only up to this message")
+    option(run, "--resume-drops-turn", metavar="UUID", help="with --resume-session-at: the prompt of the turn it drops")
     # Files are read here: the service runs elsewhere, maybe in another directory.
     option(run, "--mcp-config", field="mcp_servers", action="append", type=mcp_config_arg, metavar="JSON_OR_FILE",
            help="MCP servers: a JSON object or a file holding one ({\"mcpServers\": {...}}); repeatable")
@@ -107,8 +109,6 @@ def _add_model_flags(run: argparse.ArgumentParser) -> None:
 
 UNSUPPORTED = {
     "--session-mirror": "covey does not mirror transcripts to an SDK session store yet (its sessions are in ~/.claude/projects)",
-    "--resume-session-at": "covey resumes a whole session, not a conversation cut at a message, yet",
-    "--resume-drops-turn": "covey resumes a whole session, not a conversation cut at a message, yet",
 }
 """Flags claude-agent-sdk may pass that covey refuses, each with why (docs/sdk.md)."""
 

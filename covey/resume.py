@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from covey.agents.session_files import SessionRoots, project_folder
 from covey.agents.transcript import copy_transcript, last_uuid, read_transcript, rebuild_history, transcript_path
+from covey.resume_cut import records_upto
 from covey.resume_record import (
     RECORD_NAME, ResumeError, SessionRecord, Where, error_reason, is_legacy, read_record, record_path, record_session,
     session_dir, session_exists, touch_session, transcript_root, validate_session_id,
@@ -162,13 +163,16 @@ def _history(record: SessionRecord, transcript: Path) -> tuple[list[dict[str, An
 # -- fork ------------------------------------------------------------------------
 
 
-def fork_point(point: ResumePoint, new_session_id: str) -> ResumePoint:
+def fork_point(point: ResumePoint, new_session_id: str, *, at: str | None = None,
+               drops_turn: str | None = None) -> ResumePoint:
     """``--fork-session``: the same conversation continued under a new session id.
 
     The fork gets a transcript of its own at once, a copy of the original's records
     re-stamped with the new id (uuids kept), and its own ``session.json`` with
     ``forked_from`` set, so ``--resume <fork id>`` works even before its first turn;
     the original's files are never written to. Same main agent id, directory and worktree.
+    ``at``: only the records up to and including that uuid (a truncating resume, checked
+    against ``drops_turn``: ``covey.resume_cut``).
     """
     new_id = validate_session_id(new_session_id)
     if session_exists(point.transcript_dir, new_id):
@@ -182,7 +186,9 @@ def fork_point(point: ResumePoint, new_session_id: str) -> ResumePoint:
         "session_id": new_id, "transcript": str(transcript), "created_s": now_s, "updated_s": now_s,
         "forked_from": point.record.session_id,
     })
-    copy_transcript(point.transcript, transcript, session_id=new_id)  # before the record: no record, no session
+    kept = records_upto(point.transcript, at, drops_turn=drops_turn, session_id=point.record.session_id) if at else None
+    copy_transcript(point.transcript, transcript, session_id=new_id, records=kept)  # before the record: no record, no session
     record_session(point.transcript_dir, record)
+    history = rebuild_history(transcript) if at else point.history
     return ResumePoint(record=record, transcript_dir=point.transcript_dir, transcript=transcript,
-                       history=point.history, last_uuid=last_uuid(transcript))
+                       history=history, last_uuid=last_uuid(transcript))

@@ -113,18 +113,20 @@ def end_torn_line(path: str | os.PathLike) -> bool:
         return False
 
 
-def copy_transcript(source: str | os.PathLike, dest: str | os.PathLike, *, session_id: str) -> int:
+def copy_transcript(source: str | os.PathLike, dest: str | os.PathLike, *, session_id: str,
+                    records: list[dict[str, Any]] | None = None) -> int:
     """Copy a transcript's complete records to ``dest`` under another session id (a fork); the
     count copied. ``uuid``/``parentUuid`` are kept, so the copy is the same chain; records are
     written compact, as Claude Code's (an old record keeps its fields). Written to a temporary
-    file and renamed: ``dest`` holds the whole copy or does not exist."""
+    file and renamed: ``dest`` holds the whole copy or does not exist. ``records``: these of
+    ``source``'s instead of all (a truncating resume's)."""
     dest = Path(dest)
     private_dir(dest.parent, "transcript folder")
     handle, temp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
     count = 0
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            for record in read_transcript(Path(source)):
+            for record in read_transcript(Path(source)) if records is None else records:
                 out.write(json.dumps({**record, "sessionId": session_id}, separators=COMPACT, default=str) + "\n")
                 count += 1
         os.replace(temp, dest)

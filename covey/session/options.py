@@ -86,6 +86,12 @@ class SessionOptions(BaseModel):
     """Continue the session with this id from its transcript (``--resume``)."""
     continue_conversation: bool = False
     """Continue the most recent session of this directory (``--continue``)."""
+    resume_session_at: str | None = None
+    """With ``resume`` and ``fork_session``: continue the conversation only up to and including the
+    record with this uuid (``--resume-session-at``; docs/resume.md#truncating-resume)."""
+    resume_drops_turn: str | None = None
+    """With ``resume_session_at``: the uuid of the prompt whose turn the cut discards; the resume is
+    refused unless everything after the cut is that turn (``--resume-drops-turn``)."""
     fork_session: bool = False
     """With ``resume`` / ``continue_conversation``: continue under a new session id (``--fork-session``)."""
     start_source: str | None = None

@@ -21,14 +21,18 @@ def resume_point(options: SessionOptions, cwd: Path, roots: SessionRoots) -> Any
     """Where a resumed session continues (``resume`` / ``continue_conversation``), else None."""
     if not (options.resume or options.continue_conversation):
         return None
-    from covey.resume import find_resume
+    from covey.resume import ResumeError, find_resume
 
+    if options.resume_session_at and not options.fork_session:
+        raise ResumeError("--resume-session-at: covey cuts a conversation only into a new session, never the "
+                          "original's transcript: add --fork-session (the SDK's fork_session=True)")
     point = find_resume(roots, session_id=options.resume,
                         continue_in=None if options.resume else cwd)
     if options.fork_session:
         from covey.resume import fork_point
 
-        point = fork_point(point, options.session_id or new_session_id())
+        point = fork_point(point, options.session_id or new_session_id(), at=options.resume_session_at,
+                           drops_turn=options.resume_drops_turn)
     return point
 
 

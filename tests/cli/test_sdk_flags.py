@@ -31,6 +31,7 @@ def _every_option() -> Any:
         continue_conversation=True, resume="11111111-1111-4111-8111-111111111111", session_id=None,
         settings='{"model": "sonnet"}', add_dirs=["/tmp/a", "/tmp/b"], mcp_servers={"s": {"command": "true"}},
         include_partial_messages=True, include_hook_events=True, strict_mcp_config=True, fork_session=True,
+        resume_session_at="22222222-2222-4222-8222-222222222222", resume_drops_turn="33333333-3333-4333-8333-333333333333",
         setting_sources=["user", "project"], plugins=[{"type": "local", "path": "/tmp/plugin"}],
         thinking={"type": "enabled", "budget_tokens": 2000, "display": "summarized"}, effort="high",
         output_format={"type": "json_schema", "schema": {"type": "object"}},
@@ -60,15 +61,22 @@ def test_every_flag_the_sdk_builds_is_known_to_covey() -> None:
     assert options["additional_directories"] == ["/tmp/a", "/tmp/b"]
 
 
-def test_the_options_covey_refuses_say_so_in_one_line() -> None:
-    """Truncating resume and the session store: named, with why, never a usage dump."""
+def test_the_option_covey_refuses_says_so_in_one_line() -> None:
+    """The session store: named, with why, never a usage dump."""
     from claude_agent_sdk import ClaudeAgentOptions
 
-    for extra in ({"resume_session_at": "u-1"}, {"resume_drops_turn": "u-2"}):
-        argv = _sdk_argv(dataclasses.replace(ClaudeAgentOptions(resume="s"), **extra))
-        refused = next(flag for flag in _flags(argv) if flag in UNSUPPORTED)
-        with pytest.raises(CoveyError, match=refused):
-            _parser().parse_args(["run", *argv])
+    argv = _sdk_argv(dataclasses.replace(ClaudeAgentOptions(), session_store=object()))
+    refused = next(flag for flag in _flags(argv) if flag in UNSUPPORTED)
+    with pytest.raises(CoveyError, match=refused):
+        _parser().parse_args(["run", *argv])
+
+
+def test_a_truncating_resume_is_taken() -> None:
+    from claude_agent_sdk import ClaudeAgentOptions
+
+    options = ClaudeAgentOptions(resume="s", fork_session=True, resume_session_at="-u1", resume_drops_turn="u2")
+    taken = session_options(_parser().parse_args(["run", *_sdk_argv(options)]))
+    assert (taken["resume_session_at"], taken["resume_drops_turn"], taken["fork_session"]) == ("-u1", "u2", True)
 
 
 def test_the_sdks_flags_are_all_covered_by_this_test(tmp_path: Any) -> None:

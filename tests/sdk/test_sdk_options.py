@@ -63,15 +63,39 @@ async def test_a_run_that_never_answers_in_the_schema_ends_in_claude_codes_error
     assert "StructuredOutput" in (failed.value.result or "") and len(fake_api.requests) == 6
 
 
-async def test_a_refused_option_names_itself(sdk_options, fake_api, capsys):
+async def test_a_cut_without_a_fork_is_refused_in_one_line(sdk_options, fake_api, capsys):
     options = sdk_options(resume="11111111-1111-4111-8111-111111111111", resume_session_at="some-uuid")
 
     with pytest.raises(ProcessError):
         await collect(query(prompt="go on", options=options))
-    # One line, naming the flag and why (the SDK shows covey's stderr through its callback).
     said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[covey] ")]
-    assert said == ["[covey] covey: --resume-session-at: covey resumes a whole session, not a conversation cut at "
-                    "a message, yet"]
+    assert len(said) == 1 and "--resume-session-at" in said[0] and "--fork-session" in said[0], said
+
+
+async def test_a_truncating_resume_forks_the_conversation_before_the_dropped_turn(sdk_options, fake_api, served,
+                                                                                   monkeypatch):
+    from pathlib import Path
+
+    from claude_agent_sdk import get_session_messages
+
+    # The run's user is the served environment's HOME: its ~/.claude is where the session is.
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(Path(served.env["HOME"]) / ".claude"))
+    fake_api.replies = [lambda body: {"text": f"reply {len(body['messages'])}"}]
+    async with ClaudeSDKClient(options=sdk_options()) as client:
+        await client.query("the word is PINEAPPLE")
+        first = (await collect(client.receive_response()))[-1]
+        await client.query("now forget it")
+        await collect(client.receive_response())
+    kept = [m for m in get_session_messages(first.session_id, directory=sdk_options().cwd)]
+    answer, dropped = next(m for m in kept if m.type == "assistant"), [m for m in kept if m.type == "user"][1]
+
+    options = sdk_options(resume=first.session_id, fork_session=True, resume_session_at=answer.uuid,
+                          resume_drops_turn=dropped.uuid)
+    result = (await collect(query(prompt="which word?", options=options)))[-1]
+
+    assert isinstance(result, ResultMessage) and result.session_id != first.session_id
+    history = json.dumps(fake_api.requests[-1]["messages"])
+    assert "PINEAPPLE" in history and "now forget it" not in history and "which word?" in history
 
 
 async def test_a_hook_callback_that_says_stop_ends_the_run_hook_stopped(sdk_options, fake_api, tmp_path):
