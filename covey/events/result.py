@@ -50,6 +50,10 @@ class ResultEvent(Event):
     """0 for the run's first result, 1 for the next turn's (a notification's), ..."""
     structured_output: Any = None
     """With ``--json-schema``: the final answer, the input of the valid ``StructuredOutput`` call."""
+    user_message_uuid: str | None = None
+    """The uuid of the (last) user message that started this turn, when the client gave one."""
+    user_message_uuids: list[str] | None = None
+    """Every user message this turn took in, in order (at most 64)."""
     origin: dict[str, Any] | None = None
     """What woke a turn that no prompt started: ``{"kind": "task-notification", "producer":
     "session-task", "runId": the task's run id}`` for a background agent's notification."""

@@ -14,6 +14,7 @@ from covey.service.asker import ClientAsker, HookCaller, McpRelayClient
 from covey.service.runs import ServedRun, prompt_of
 from covey.ids import new_session_id
 from covey.service.session_options import session_for
+from covey.service.stamps import TurnStamps
 from covey.session import Session
 
 class _End(enum.Enum):
@@ -50,7 +51,9 @@ class ConversationRun(ServedRun):
         self.asker = ClientAsker(self.send) if self.flags.get("permission_prompt_stdio") else None
         self.hooks = HookCaller(self.send)
         self.mcp = McpRelayClient(self.send)
-        self.inputs: asyncio.Queue[str | _End] = asyncio.Queue()
+        self.inputs: asyncio.Queue[tuple[str, dict[str, Any]] | _End] = asyncio.Queue()
+        self.stamps = TurnStamps()
+        """The user messages the running (or next) turn took in: its result names them."""
         self.input_ended = False
         self.opened = asyncio.Event()
         """Set once the session exists (or failed to start): a control request that came
@@ -84,6 +87,8 @@ class ConversationRun(ServedRun):
                     session = await self._cleared(session)
                     continue
                 async for event in session.stream(prompt):
+                    if isinstance(event, ResultEvent):
+                        event = self.stamps.stamped(event)
                     if (shown := forwarded(event, session.options.forward_subagent_text)) is not None:
                         await self.send(shown.wire())
             await session.release_main()
@@ -115,28 +120,33 @@ class ConversationRun(ServedRun):
                                                      start_source="clear")
         new.hold_main = True
         await self.send(ConversationReset(session_id=old.session_id, new_conversation_id=new.session_id).wire())
-        await self.send(ResultEvent(session_id=new.session_id, subtype="success", is_error=False, result="",
-                                    num_turns=0, duration_ms=0, duration_api_ms=0, total_cost_usd=0.0,
-                                    usage={}).wire())
+        await self.send(self.stamps.stamped(ResultEvent(
+            session_id=new.session_id, subtype="success", is_error=False, result="", num_turns=0, duration_ms=0,
+            duration_api_ms=0, total_cost_usd=0.0, usage={})).wire())
         return new
 
     async def _next_turn(self, session: Session) -> str | None | _End:
         """The next turn's prompt; None: a turn on the main agent's mail; ``_End.CONVERSATION``: it is over."""
         while True:
             if not self.inputs.empty():
-                prompt = self.inputs.get_nowait()
-                if prompt is not _END:
-                    return prompt
+                item = self.inputs.get_nowait()
+                if item is not _END:
+                    return self._started(item)
             if await session.mail_waiting():
                 return None
             if self.input_ended and not await session.background_running():
                 return _End.CONVERSATION
             try:
-                prompt = await asyncio.wait_for(self.inputs.get(), MAIL_POLL_S)
+                got = await asyncio.wait_for(self.inputs.get(), MAIL_POLL_S)
             except asyncio.TimeoutError:
                 continue
-            if prompt is not _END:
-                return prompt
+            if got is not _END:
+                return self._started(got)
+
+    def _started(self, item: tuple[str, dict[str, Any]] | _End) -> str:
+        prompt, message = item if isinstance(item, tuple) else ("", {})
+        self.stamps.took(message)
+        return prompt
 
     def _gone(self) -> None:
         # The connection closed before the input ended (no covey_end_input): the client has gone.
@@ -150,9 +160,10 @@ class ConversationRun(ServedRun):
             prompt = prompt_of(message)
             # A command waits for the turn to end; a message goes to the running main agent.
             if prompt.strip() != CLEAR and self.session is not None and self.session.current_main is not None:
+                self.stamps.took(message)
                 await self.session.send(prompt)  # the running turn's main agent reads it
             else:
-                self.inputs.put_nowait(prompt)
+                self.inputs.put_nowait((prompt, message))
         elif kind == "control_request":
             await self._control(message)
         elif kind == "control_response":

@@ -215,3 +215,18 @@ async def test_sub_agent_text_reaches_the_program_only_when_it_asks(sdk_options,
     assert any(isinstance(b, ToolUseBlock) and b.name == "Glob" for m in child for b in m.content), messages
     assert texts == (["CHILD THINKS aloud", "CHILD SAYS the folder is empty"] if forward else []), texts
     assert messages[-1].result == "parent done"
+
+
+async def test_a_result_echoes_the_hosts_origin_and_the_messages_it_took_in(sdk_options, fake_api):
+    fake_api.replies = [lambda body: {"text": "hello"}]
+
+    async def prompts():
+        yield {"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None,
+               "uuid": "11111111-aaaa-4aaa-8aaa-111111111111", "origin": {"kind": "human"}}
+
+    async with ClaudeSDKClient(options=sdk_options()) as client:
+        await client.query(prompts())
+        result = (await collect(client.receive_response()))[-1]
+    assert isinstance(result, ResultMessage) and result.origin == {"kind": "human"}
+    assert result.user_message_uuid == "11111111-aaaa-4aaa-8aaa-111111111111"
+    assert result.user_message_uuids == ["11111111-aaaa-4aaa-8aaa-111111111111"]
