@@ -35,6 +35,7 @@ from covey.tools.base import Tool, ToolContext, ToolServices
 from covey.agents.catalog import tool_catalog
 from covey.tools.skill import GRANT_SOURCE
 from covey.tools.processes import ProcessTracker
+from covey.loop.compacting import compact_now
 from covey.tools.structured_output import StructuredOutput
 from covey.tools.todo import clear_todos
 
@@ -83,6 +84,10 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
         for server, message in mcp.failures if mcp is not None else []:
             yield McpServerFailed(session_id=spec.session_id, agent_id=spec.agent_id, server=server, message=message)
         ctx.services.cache_safe = _cache_safe(spec, loop, ctx)
+        if spec.compact_request is not None:  # /compact: the conversation summarised, nothing asked
+            async for event in compact_now(loop, list(spec.history or []), spec.compact_request):
+                yield event
+            return
         if spec.history and spec.next_prompt is not None:
             context = await _session_start(spec, hooks, spec.session_source) if spec.session_source else []
             turn = await _next_turn(spec, hooks)

@@ -117,6 +117,9 @@ class AgentSpec(BaseModel):
     """Extended thinking for its requests: none for children; a fork's is its parent's (same request bytes)."""
     task_budget: int | None = None
     """The main agent's task budget in tokens (``--task-budget``); none for children."""
+    compact_request: str | None = None
+    """This turn is the ``/compact`` command: the main agent's conversation is summarised with
+    these instructions ("" for none) and nothing else is asked (docs/compaction.md)."""
     output_schema: dict[str, Any] | None = None
     """The main agent's final answer's JSON Schema (``--json-schema``): it answers through the
     ``StructuredOutput`` tool (docs/cli.md#structured-output); none for children."""

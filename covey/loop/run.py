@@ -13,6 +13,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 from covey.errors import ModelAPIError
 from covey.events import AssistantEvent, CompactBoundary, Event, PermissionDenied, ResultEvent, StreamEvent, UserEvent
 from covey.loop.compact import Compactor, estimate_tokens
+from covey.loop.compacting import compacted
 from covey.loop.config import Inbox, LoopConfig
 from covey.loop.execute import ToolExecutor, interrupted_results
 from covey.loop.stats import Ending, LoopStats, result_event, structured_end, structured_reminder
@@ -179,36 +180,7 @@ class AgentLoop:
         tokens = self.context_tokens + estimate_tokens(self.messages[self.counted:])
         if self.compactor is None or not self.messages or not self.compactor.due(tokens):
             return None
-        blocked, instructions = await self.compactor.instructions("auto")
-        if blocked:
-            return None
-        try:
-            reply: Message | None = await self.model.create(self._summary_request(self.compactor, instructions))
-        except ModelAPIError:
-            reply = None
-        if reply is None or not text_of(reply).strip():
-            self.compactor.failures += 1
-            return None
-        done = await self.compactor.finish(text_of(reply), pre_tokens=tokens, trigger="auto", reply=reply)
-        usage = TokenUsage.of(reply.usage)
-        self.stats.spend(usage, self.cost_of(reply.model or self.config.model_id, usage))
-        self.messages = done.messages
-        self.config.inherited = 0  # a fork's inherited prefix is gone with the rest
-        self.context_tokens, self.counted = 0, 0
-        return self._event(CompactBoundary, compact_metadata={"trigger": "auto", "pre_tokens": tokens},
-                           context=done.context, summary=done.summary, attachments=done.attachments,
-                           usage=usage.model_dump(), model=reply.model or self.config.model_id)
-
-    def _summary_request(self, compactor: Compactor, instructions: str | None) -> ModelRequest:
-        """The summary request: this agent's system prompt, tools and conversation as its last request
-        sent them (docs/compaction.md: the prompt cache serves that prefix), the summary prompt appended.
-        No thinking: the reserve may be below a thinking budget."""
-        return ModelRequest(
-            model=self.config.model_id, system=with_breakpoint(self.config.system),
-            messages=with_breakpoints(compactor.request_messages(self.messages, instructions)),
-            tools=with_breakpoint(self.sent_tools if self.sent_tools is not None else self._tools()),
-            max_tokens=compactor.limits.reserve, betas=self.config.betas, agent_id=self.agent_id,
-        )
+        return await compacted(self, "auto", tokens)
 
     async def _request(self, on_stream: OnStream | None = None) -> Message:
         self.sent_tools = self._tools()

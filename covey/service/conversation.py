@@ -14,6 +14,7 @@ from covey.service.asker import ClientAsker, HookCaller, McpRelayClient
 from covey.service.runs import ServedRun, prompt_of
 from covey.ids import new_session_id
 from covey.service.session_options import session_for
+from covey.loop.compacting import compact_command
 from covey.service.stamps import TurnStamps
 from covey.session import Session
 
@@ -159,7 +160,8 @@ class ConversationRun(ServedRun):
         if kind == "user":
             prompt = prompt_of(message)
             # A command waits for the turn to end; a message goes to the running main agent.
-            if prompt.strip() != CLEAR and self.session is not None and self.session.current_main is not None:
+            command = prompt.strip() == CLEAR or compact_command(prompt) is not None
+            if not command and self.session is not None and self.session.current_main is not None:
                 self.stamps.took(message)
                 await self.session.send(prompt)  # the running turn's main agent reads it
             else:

@@ -17,6 +17,7 @@ from covey.events import SystemInit
 from covey.flags import env_flag
 from covey.model.effort import effort_from_env
 from covey.model.scripted import ScriptedModel
+from covey.loop.compacting import compact_command
 from covey.model.thinking import thinking_config
 from covey.agents.runtime import SessionRuntime
 from covey.session.record import history
@@ -88,6 +89,9 @@ def main_spec(session: Session, prompt: str | None, runtime: SessionRuntime) -> 
     options = session.options
     past = history(Path(transcript(session)), session.turns, session.resumed)
     first_resumed = session.resumed is not None and session.turns == 0
+    compact = compact_command(prompt)
+    if compact is not None:  # /compact: nothing goes to the model as a prompt
+        prompt = None
     return AgentSpec(
         session_id=session.session_id, agent_id=session.main_agent_id, definition=MAIN_DEFINITION,
         prompt=prompt or "", history=past, next_prompt=prompt if past else None,
@@ -98,7 +102,7 @@ def main_spec(session: Session, prompt: str | None, runtime: SessionRuntime) -> 
         effort=options.effort or effort_from_env(session.env) or session.settings.effort_level,
         thinking=thinking_config(session.model_id, mode=options.thinking, max_tokens=options.max_thinking_tokens,
                                  display=options.thinking_display, always=session.settings.always_thinking),
-        task_budget=options.task_budget,
+        task_budget=options.task_budget, compact_request=compact,
         output_schema=check_schema(options.json_schema) if options.json_schema is not None else None,
         system=system_blocks(main_prompt(session), str(session.cwd), session.model_id),
         prelude=main_prelude(session, runtime), tool_names=tool_names(session), permissions=session.policy,

@@ -230,3 +230,31 @@ async def test_a_result_echoes_the_hosts_origin_and_the_messages_it_took_in(sdk_
     assert isinstance(result, ResultMessage) and result.origin == {"kind": "human"}
     assert result.user_message_uuid == "11111111-aaaa-4aaa-8aaa-111111111111"
     assert result.user_message_uuids == ["11111111-aaaa-4aaa-8aaa-111111111111"]
+
+
+async def test_compact_summarises_the_conversation_with_claude_codes_events(sdk_options, fake_api):
+    from claude_agent_sdk import SystemMessage
+
+    from covey.loop.compact_prompt import SUMMARY_REQUEST
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        if SUMMARY_REQUEST[:40] in json.dumps(body["messages"][-1]):
+            return {"text": "<summary>SUMMARY: the word is PINEAPPLE</summary>"}
+        return {"text": "noted"}
+
+    fake_api.replies = [reply]
+    async with ClaudeSDKClient(options=sdk_options()) as client:
+        await client.query("the word is PINEAPPLE")
+        await collect(client.receive_response())
+        await client.query("/compact keep the word")
+        compacting = await collect(client.receive_response())
+        await client.query("which word?")
+        await collect(client.receive_response())
+
+    [boundary] = [m for m in compacting if isinstance(m, SystemMessage) and m.subtype == "compact_boundary"]
+    assert boundary.data["compact_metadata"]["trigger"] == "manual"
+    assert isinstance(compacting[-1], ResultMessage) and compacting[-1].subtype == "success"
+    summary_request = fake_api.requests[1]
+    assert "keep the word" in json.dumps(summary_request["messages"][-1])  # the instructions reach the summary
+    last = json.dumps(fake_api.requests[-1]["messages"])
+    assert "SUMMARY: the word is PINEAPPLE" in last and "/compact" not in last and len(fake_api.requests) == 3
