@@ -20,7 +20,7 @@ type it lacks) lands in ``Settings.warnings``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -101,7 +101,7 @@ class Settings(BaseModel):
 
     @classmethod
     def load(cls, cwd: Path | str, *, home: Path | str | None = None, extra: dict[str, Any] | None = None,
-             sources: list[str] | None = None, managed_dir: Path | str | None = None) -> Settings:
+             sources: Iterable[str] | None = None, managed_dir: Path | str | None = None) -> Settings:
         """Read and merge every settings file that exists; a bad file is a :class:`UserError`.
         ``sources``: only these kinds of file (Claude Code's ``--setting-sources``:
         ``user``, ``project``, ``local``); None: all of them. ``managed_dir``: the managed

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -25,15 +25,32 @@ SETTING_FILES = (  # (label, base: "home" or "project", relative path), lowest p
 
 SETTING_SOURCES = {"user": "userSettings", "project": "projectSettings", "local": "localSettings"}
 
+Sources = frozenset[str] | None
+"""The kinds of file a session reads (``--setting-sources``, the SDK's ``setting_sources``): a set
+of ``user``, ``project``, ``local``; None: every kind. Managed files, ``--plugin-dir`` plugins and
+what the caller passes (``--agents``, ``--mcp-config``, ``--settings``) are read whatever it says."""
 
-def setting_labels(sources: list[str] | None) -> set[str]:
-    """The file labels ``--setting-sources user,project,local`` names (None: every one)."""
+
+def source_set(sources: Iterable[str] | None) -> Sources:
+    """``--setting-sources user,project`` as a :data:`Sources` value; an unknown kind is a ``UserError``."""
     if sources is None:
-        return set(SETTING_SOURCES.values())
-    unknown = [s for s in sources if s not in SETTING_SOURCES]
+        return None
+    chosen = frozenset(sources)
+    unknown = sorted(chosen - SETTING_SOURCES.keys())
     if unknown:
         raise UserError(f"--setting-sources: unknown source {unknown[0]!r}; use user, project or local")
-    return {SETTING_SOURCES[s] for s in sources}
+    return chosen
+
+
+def reads(sources: Sources, kind: str) -> bool:
+    """Whether files of this kind (``user``, ``project``, ``local``) are read."""
+    return sources is None or kind in sources
+
+
+def setting_labels(sources: Iterable[str] | None) -> set[str]:
+    """The file labels ``--setting-sources user,project,local`` names (None: every one)."""
+    chosen = source_set(sources)
+    return {label for kind, label in SETTING_SOURCES.items() if reads(chosen, kind)}
 
 
 class WirePermissions(BaseModel):

@@ -12,6 +12,7 @@ from typing import Any, Iterable, Mapping
 
 from covey.agents.definition import AgentDefinition
 from covey.flags import env_flag
+from covey.settings_files import Sources, reads
 
 INSTRUCTION_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "AGENTS.md", "COVEY.md")
 KILL_SWITCH_ENV = "COVEY_DISABLE_OMIT_CLAUDE_MD"
@@ -20,16 +21,19 @@ MAX_STATUS_CHARS = 2000
 RECENT_COMMITS = 5
 
 
-def project_context(cwd: str | Path, *, omit: bool, env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+def project_context(cwd: str | Path, *, omit: bool, env: Mapping[str, str] | None = None,
+                    sources: Sources = None) -> list[dict[str, Any]]:
     """The project's instruction files and a git snapshot as one user message ([] if none).
 
     ``omit`` (a definition's ``omitClaudeMd``) drops both, unless the kill switch
     ``COVEY_DISABLE_OMIT_CLAUDE_MD=1`` in ``env`` (the run's environment; None: this
-    process's) turns omission off for everyone.
+    process's) turns omission off for everyone. The instruction files are project files:
+    ``sources`` (``--setting-sources``) without ``project`` leaves them out, as Claude Code does.
     """
     if omitted(omit, env):
         return []
-    blocks = [text for text in (_instructions(Path(cwd)), _git_snapshot(Path(cwd))) if text]
+    instructions = _instructions(Path(cwd)) if reads(sources, "project") else None
+    blocks = [text for text in (instructions, _git_snapshot(Path(cwd))) if text]
     if not blocks:
         return []
     return [{"role": "user", "content": [{"type": "text", "text": text} for text in blocks]}]

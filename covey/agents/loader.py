@@ -22,6 +22,7 @@ from covey.agents.markdown import agent_files, read_agent_file
 from covey.agents.spawn_types import split_tools
 from covey.hooks.read import HookConfigError, HookWarning, read_hooks
 from covey.plugins.plugin import Plugin, read_plugin
+from covey.settings_files import Sources, reads
 from covey.settings_managed import SURFACES
 
 # Keys a file may set: every field name and alias, except the two the loader owns
@@ -71,12 +72,14 @@ def load_definitions(
     plugin_dirs: Iterable[str | Path | Plugin] = (),
     strict_plugin_only: bool | Collection[str] = False,
     coordinator: bool = False,
+    sources: Sources = None,
 ) -> LoadResult:
     """Every active agent definition for a session in ``cwd``, and what failed to load.
 
     ``plugin_dirs``: plugins (or their folders); ``policy_dir``: the managed agents folder;
     ``strict_plugin_only``: the surfaces a managed ``strictPluginOnlyCustomization`` locks
-    (True: all of them)."""
+    (True: all of them); ``sources``: the kinds of file read (``--setting-sources``: the user and
+    project agents folders; None: both)."""
     home_dir = Path(home) if home is not None else Path.home()
     project = Path(cwd)
     locked = set(SURFACES) if strict_plugin_only is True else set(strict_plugin_only or ())
@@ -85,7 +88,7 @@ def load_definitions(
         _load_plugin(result, plugin)
     if "agents" not in locked:  # a locked surface loads from plugins and managed sources only
         places: tuple[tuple[Path, Source], ...] = ((home_dir, "user"), (project, "project"))
-        for base, source in places:
+        for base, source in (place for place in places if reads(sources, place[1])):
             _load_dir(result, base / ".claude" / "agents", source)
             _load_dir(result, base / ".covey" / "agents", source)
     _load_flags(result, flag_agents)

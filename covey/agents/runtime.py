@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from covey.actors.handle import AgentHandle
     from covey.actors.mailbox import MailboxHandle
     from covey.actors.registry import RegistryHandle
+    from covey.settings_files import Sources
 
 
 class Sealed:
@@ -70,6 +71,9 @@ class SessionRuntime:
     project_context: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Instructions + git snapshot by cwd, taken once when the session starts (like Claude Code's
     session-start git status): a child in the session's directory reuses it instead of running git."""
+    setting_sources: Sources = None
+    """The kinds of file the session reads (``--setting-sources``): a child in another directory
+    reads that directory's instruction files only when ``project`` is among them."""
     model: Any = None
     """The session's model object (a run's own): a spec that uses it travels without it."""
     env: dict[str, str] | None = None
@@ -122,4 +126,5 @@ class SessionRuntime:
             return []
         if cwd in self.project_context:
             return self.project_context[cwd]
-        return await asyncio.to_thread(project_context, cwd, omit=False)  # another directory: a worktree, a cwd
+        # another directory: a worktree, a cwd
+        return await asyncio.to_thread(project_context, cwd, omit=False, sources=self.setting_sources)

@@ -6,6 +6,8 @@ directory), local (``~/.claude.json``'s ``projects[<project dir>].mcpServers``),
 what the caller passes (``--mcp-config``, ``Session(mcp_servers=...)``).
 ``--strict-mcp-config`` keeps only the caller's; a managed
 ``strictPluginOnlyCustomization`` locking ``mcp`` drops user, project and local.
+``--setting-sources`` without ``project`` drops ``.mcp.json``; ``~/.claude.json`` is Claude Code's
+global config, which it reads whatever the setting sources say, so its user and local servers stay.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from covey.errors import UserError
 from covey.mcp.config import McpServerConfig, parse_servers
+from covey.settings_files import Sources, reads
 
 
 @dataclass
@@ -32,15 +35,19 @@ class McpSources:
 
 
 def session_servers(cwd: Path, *, home: Path | None = None, env: Mapping[str, str],
-                    given: Sequence[Any] = (), strict: bool = False, locked: bool = False) -> McpSources:
-    """Every server the session may use. ``given``: ``--mcp-config`` values and API dicts, in order."""
+                    given: Sequence[Any] = (), strict: bool = False, locked: bool = False,
+                    sources: Sources = None) -> McpSources:
+    """Every server the session may use. ``given``: ``--mcp-config`` values and API dicts, in order;
+    ``sources``: the kinds of file read (``--setting-sources``; None: all)."""
     found = McpSources()
     if not strict and not locked:
         user_file = (home or Path.home()) / ".claude.json"
         user = _read_json(user_file, found.warnings)
         found.add(*parse_servers(user.get("mcpServers"), env, source=f"user config {str(user_file)!r}"))
         project = cwd / ".mcp.json"
-        found.add(*parse_servers(_read_json(project, found.warnings).get("mcpServers"), env, source=f"project config {str(project)!r}"))
+        if reads(sources, "project"):
+            found.add(*parse_servers(_read_json(project, found.warnings).get("mcpServers"), env,
+                                     source=f"project config {str(project)!r}"))
         local = (user.get("projects") or {}).get(str(cwd.resolve())) or {}
         found.add(*parse_servers(local.get("mcpServers"), env, source=f"local config {str(user_file)!r}"))
     elif locked:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterable, Mapping
 
 from covey.agents.definition import AgentDefinition
+from covey.settings_files import Sources, reads
 
 
 def session_plugins(cwd: Path, settings: Any, *, plugin_dirs: Iterable[str] = (), home: Path | None = None,
@@ -33,7 +34,7 @@ def managed_agents_dir(settings: Any) -> Path | None:
 
 def session_definitions(
     cwd: Path, extra: Any, *, home: Path | None = None, plugins: Iterable[Any] = (),
-    policy_dir: Path | None = None, locked: Collection[str] = (), coordinator: bool = False,
+    policy_dir: Path | None = None, locked: Collection[str] = (), coordinator: bool = False, sources: Sources = None,
 ) -> tuple[dict[str, AgentDefinition], list[Any], list[Any]]:
     """(active definitions by name, load errors, skipped-hook warnings) for a session in ``cwd``;
     the user's own come from ``home`` (default: this process's home). In coordinator mode the
@@ -43,11 +44,12 @@ def session_definitions(
     objects = [d for d in extra if isinstance(d, AgentDefinition)] if isinstance(extra, list) else []
     flags = extra if isinstance(extra, (str, dict)) else None
     result = load_definitions(cwd, home=home, flag_agents=flags, extra=objects, plugin_dirs=plugins,
-                              policy_dir=policy_dir, strict_plugin_only=locked, coordinator=coordinator)
-    return with_guide(result.definitions, cwd), result.errors, result.warnings
+                              policy_dir=policy_dir, strict_plugin_only=locked, coordinator=coordinator,
+                              sources=sources)
+    return with_guide(result.definitions, cwd, sources), result.errors, result.warnings
 
 
-def with_guide(definitions: dict[str, AgentDefinition], cwd: Path) -> dict[str, AgentDefinition]:
+def with_guide(definitions: dict[str, AgentDefinition], cwd: Path, sources: Sources = None) -> dict[str, AgentDefinition]:
     """The covey-guide built-in, told about this project's own agents, skills and settings files."""
     from covey.agents.builtin import DEFAULT_DOCS_DIR, guide_definition
 
@@ -56,20 +58,22 @@ def with_guide(definitions: dict[str, AgentDefinition], cwd: Path) -> dict[str, 
         return definitions  # the user's own covey-guide wins
     custom = [f"- agent {d.name} ({d.source}, {d.path or 'defined in code'})" for d in definitions.values()
               if d.source != "built-in"]
-    files = [f"- settings {p}" for p in _settings_files(cwd)]
-    skills_dirs = [f"- skills folder {p}" for p in (cwd / ".claude" / "skills", cwd / ".covey" / "skills") if p.is_dir()]
+    files = [f"- settings {p}" for p in _settings_files(cwd, sources)]
+    folders = (cwd / ".claude" / "skills", cwd / ".covey" / "skills") if reads(sources, "project") else ()
+    skills_dirs = [f"- skills folder {p}" for p in folders if p.is_dir()]
     return {**definitions, "covey-guide": guide_definition(DEFAULT_DOCS_DIR, "\n".join(custom + skills_dirs + files))}
 
 
-def _settings_files(cwd: Path) -> list[Path]:
-    names = ("settings.json", "settings.local.json")
+def _settings_files(cwd: Path, sources: Sources) -> list[Path]:
+    names = [name for kind, name in (("project", "settings.json"), ("local", "settings.local.json")) if reads(sources, kind)]
     return [cwd / d / n for d in (".claude", ".covey") for n in names if (cwd / d / n).exists()]
 
 
 def session_skills(cwd: Path, *, home: Path | None = None, plugins: Iterable[Any] = (),
-                   managed_dir: str | Path | None = None, locked: Collection[str] = ()) -> tuple[dict[str, Any], list[Any]]:
+                   managed_dir: str | Path | None = None, locked: Collection[str] = (),
+                   sources: Sources = None) -> tuple[dict[str, Any], list[Any]]:
     """(skills by name, load errors) for a session in ``cwd``; the user's own come from ``home``."""
     from covey.skills import discover_skills
 
-    scan = discover_skills(cwd, home=home, plugins=plugins, managed_dir=managed_dir, locked=locked)
+    scan = discover_skills(cwd, home=home, plugins=plugins, managed_dir=managed_dir, locked=locked, sources=sources)
     return scan.skills, scan.errors

@@ -19,7 +19,7 @@ from covey.agents.context import project_context
 from covey.ray_runtime import NAMESPACE, ensure_ray
 from covey.actors.registry import RegistryHandle, registry_actor_class
 from covey.agents.runtime import SessionRuntime
-from covey.session.main_agent import tool_options
+from covey.session.main_agent import setting_sources, tool_options
 from covey.agents.catalog import tool_names
 
 if TYPE_CHECKING:
@@ -50,13 +50,14 @@ async def start(session: Session) -> SessionRuntime:
     if kit.runtime is not None:
         return kit.runtime
     registry, mailbox = await _borrowed(session) if session.options.service else _own(session)
-    cwd, options = str(session.cwd), tool_options(session)
+    cwd, options, sources = str(session.cwd), tool_options(session), setting_sources(session)
     kit.runtime = SessionRuntime(
         session_id=session.session_id, registry=registry, mailbox=mailbox, definitions=session.definitions,
         limits=session.limits, transcript_dir=str(session.transcript_folder), can_ask=session.asker is not None,
         skills=session.skills, tools=options, tool_names=tool_names(options), spread=_spread(),
         shared_fs=bool(session.options.shared_fs), env=session.options.env, child_events=session.options.child_events,
-        project_context={cwd: await asyncio.to_thread(project_context, cwd, omit=False)},
+        project_context={cwd: await asyncio.to_thread(project_context, cwd, omit=False, sources=sources)},
+        setting_sources=sources,
     )
     # Agent actors get the real model's config without the API credential (the node's model
     # gateway looks it up): it is not in their specs.

@@ -21,6 +21,7 @@ from covey.loop.compacting import compact_command
 from covey.model.thinking import thinking_config
 from covey.agents.runtime import SessionRuntime
 from covey.session.record import history
+from covey.settings_files import Sources, source_set
 from covey.skills import skill_list_message
 from covey.tool_names import canonical_tool_name
 from covey.agents.catalog import tool_names as catalog_tool_names
@@ -31,6 +32,11 @@ if TYPE_CHECKING:
     from covey.session.core import Session
 
 MAIN_DEFINITION = AgentDefinition(name="main", description="The session's main agent.", prompt=MAIN_PROMPT)
+
+
+def setting_sources(session: Session) -> Sources:
+    """The kinds of file the session reads (``--setting-sources``; None: every kind)."""
+    return source_set(session.options.setting_sources)
 
 
 def tool_options(session: Session) -> ToolOptions:
@@ -67,7 +73,7 @@ def main_prompt(session: Session) -> str:
 def main_prelude(session: Session, runtime: SessionRuntime | None) -> list[dict[str, Any]]:
     cwd = str(session.cwd)
     snapshot = runtime.project_context.get(cwd) if runtime is not None else None
-    context = snapshot if snapshot is not None else project_context(cwd, omit=False)
+    context = snapshot if snapshot is not None else project_context(cwd, omit=False, sources=setting_sources(session))
     listing = skill_list_message(session.skills) if "Skill" in tool_names(session) else None
     workers = [_workers_message(session)] if session.options.coordinator else []
     return [*context, agent_list_message(session.definitions), *workers, *([listing] if listing else [])]

@@ -29,6 +29,7 @@ from covey.limits import Limits
 from covey.session.definitions import managed_agents_dir, session_definitions, session_plugins, session_skills
 from covey.session.options import SessionOptions, check_mode
 from covey.settings import Settings
+from covey.settings_files import source_set
 from covey.settings_guard import cli_rules, managed_hooks_only, start_mode
 from covey.settings_managed import managed_dir
 
@@ -161,16 +162,17 @@ def _definitions(options: SessionOptions, settings: Settings, plugins: Any, cwd:
     """The agent definitions, skills and MCP servers, with what was skipped loading them: the
     run goes on without it, so it is said once, up front."""
     found, locked = list(plugins.plugins.values()), settings.strict_plugin_only
+    sources = source_set(options.setting_sources)  # --setting-sources: which kinds of file are read
     definitions, errors, skipped_hooks = session_definitions(
         cwd, options.agents, home=home, plugins=found, policy_dir=managed_agents_dir(settings), locked=locked,
-        coordinator=bool(options.coordinator),
+        coordinator=bool(options.coordinator), sources=sources,
     )
     definitions, hook_notes = managed_hooks_only(definitions, settings)
     given = options.mcp_servers
     mcp = session_servers(cwd, home=home, env=env, given=[given] if isinstance(given, dict) else list(given or []),
-                          strict=options.strict_mcp_config, locked="mcp" in settings.strict_plugin_only)
+                          strict=options.strict_mcp_config, locked="mcp" in settings.strict_plugin_only, sources=sources)
     skills, skill_errors = session_skills(cwd, home=home, plugins=found, managed_dir=settings.managed_dir,
-                                          locked=locked)
+                                          locked=locked, sources=sources)
     warnings = [
         *(str(w) for w in (*settings.warnings, *skipped_hooks)), *(str(problem) for problem in plugins.problems),
         *(f"{e}; agent definition not loaded" for e in errors), *(f"{e}; skill not loaded" for e in skill_errors),

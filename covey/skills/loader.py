@@ -23,6 +23,7 @@ from covey.frontmatter import TooLarge, read_definition_text, split_frontmatter
 from covey.permissions.rules import parse_rule
 from covey.plugins.plugin import Plugin, read_plugin
 from covey.safe_yaml import load_yaml
+from covey.settings_files import Sources, reads
 from covey.skills.skill import Skill, SkillFrontmatter, SkillKind, SkillSource, first_paragraph
 
 
@@ -55,12 +56,15 @@ class _Place:
 def discover_skills(
     cwd: Path | str, *, home: Path | str | None = None, plugins: Iterable[Plugin] = (),
     plugin_dirs: Iterable[Path | str] = (), managed_dir: Path | str | None = None, locked: Collection[str] = (),
+    sources: Sources = None,
 ) -> SkillScan:
-    """Every skill a session in ``cwd`` can use, lowest precedence loaded first."""
+    """Every skill a session in ``cwd`` can use, lowest precedence loaded first; ``sources``: the
+    kinds of file read (``--setting-sources``: personal and project skills and commands; None: both)."""
     scan, home_dir, project = SkillScan(), Path(home) if home is not None else Path.home(), Path(cwd).resolve()
     loader = _Loader(scan, project)
     if "skills" not in locked:
-        places: tuple[tuple[Path, SkillSource], ...] = ((project, "project"), (home_dir, "user"))
+        every: tuple[tuple[Path, SkillSource], ...] = ((project, "project"), (home_dir, "user"))
+        places = [(base, source) for base, source in every if reads(sources, source)]
         for base, source in places:
             for folder in (".claude", ".covey"):
                 loader.commands(base / folder / "commands", _Place(source, "command"))

@@ -76,7 +76,7 @@ async def test_the_session_snapshot_is_taken_once_and_reused_by_children_in_its_
                              project_context={str(repo): project_context(repo, omit=False)})
     (repo / "later.txt").write_text("made after the session started")
     calls = []
-    monkeypatch.setattr(context, "project_context", lambda cwd, omit: calls.append(cwd) or [])
+    monkeypatch.setattr(context, "project_context", lambda cwd, omit, **_: calls.append(cwd) or [])
     snapshot = texts(await runtime.context_for(str(repo), omit=False))
     assert "?? dirty.txt" in snapshot[1] and "later.txt" not in snapshot[1] and calls == []
     assert await runtime.context_for(str(repo), omit=True) == []  # omitClaudeMd still applies
