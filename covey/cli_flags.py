@@ -71,6 +71,8 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
     option(run, "--tools", action=ToolsAction, nargs="+", metavar="LIST",
            help='the main agent\'s tools: "Read,Bash" (or Read Bash), "" for none, "default" for all')
     _add_model_flags(run)
+    option(run, "--session-mirror", action="store_true",
+           help="with stream-json: each session-file record as a transcript_mirror line (an SDK session_store)")
     option(run, "--include-hook-events", action="store_true",
            help="with stream-json: each hook's start and response (system hook_started / hook_response lines)")
     option(run, "--include-partial-messages", action="store_true",
@@ -103,25 +105,6 @@ def _add_model_flags(run: argparse.ArgumentParser) -> None:
     option(run, "--task-budget", type=int, metavar="TOKENS", help="the main agent's task budget (models that take one)")
     option(run, "--json-schema", type=lambda value: _json_object_arg(value, "--json-schema"), metavar="JSON_OR_FILE",
            help="a JSON Schema the final answer must match: the result's structured_output")
-    for flag, why in UNSUPPORTED.items():
-        run.add_argument(flag, nargs="?", const=True, action=Unsupported, help=argparse.SUPPRESS, why=why)
-
-
-UNSUPPORTED = {
-    "--session-mirror": "covey does not mirror transcripts to an SDK session store yet (its sessions are in ~/.claude/projects)",
-}
-"""Flags claude-agent-sdk may pass that covey refuses, each with why (docs/sdk.md)."""
-
-
-class Unsupported(argparse.Action):
-    """A flag covey knows and refuses: one line naming it and why, never a usage dump."""
-
-    def __init__(self, *args: Any, why: str, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.why = why
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
-        raise CoveyError(f"{option_string}: {self.why}")
 
 
 class RulesAction(argparse.Action):

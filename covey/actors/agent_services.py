@@ -8,6 +8,7 @@ pickled); the runner (``covey.actors.runner``) builds one per run.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 import ray
@@ -18,7 +19,7 @@ from covey.agents.lifecycle import AgentServices
 from covey.agents.progress import Progress
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
-from covey.events import Event, RateLimitEvent
+from covey.events import Event, RateLimitEvent, TranscriptMirror
 from covey.hooks.callback import HookCall
 from covey.mcp.relay import McpCall, McpRelay
 from covey.actors.gateway_model import GatewayModel
@@ -37,6 +38,9 @@ HookCaller = Callable[[str, dict[str, Any], "str | None"], Awaitable[dict[str, A
 def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], progress: Progress,
                  writer: TranscriptWriter) -> AgentServices:
     """The services of ``spec``'s run: ``ask`` is this actor's own (the main agent asks through it)."""
+
+    if spec.settings.session_mirror:
+        writer.mirror = mirrored(spec, emit)
 
     async def record_start(messages: list[dict[str, Any]]) -> None:
         # The last is the prompt; what comes before it (project context, the agent list, hooks'
@@ -155,6 +159,21 @@ def rate_waits_shown(spec: AgentSpec, emit: Callable[[Event], None], progress: P
             emit(event)
 
     return shown
+
+
+def mirrored(spec: AgentSpec, emit: Callable[[Event], None]) -> Callable[[Path, dict[str, Any]], None]:
+    """Where this agent's transcript records go for the program's session store: its own stream
+    for the main agent and a sync child, the session root's for a background child (as its rate
+    waits); while no turn streams, a background child's are not kept."""
+    runtime = spec.runtime
+    root = runtime.root if runtime is not None and spec.depth > 0 and spec.background else None
+
+    def mirror(path: Path, record: dict[str, Any]) -> None:
+        event = TranscriptMirror(session_id=spec.session_id, agent_id=spec.agent_id, filePath=str(path),
+                                 entries=[record])
+        root.tell_relay(event) if root is not None else emit(event)
+
+    return mirror
 
 
 def safe_report(progress: Progress, status: Any, reason: str, services: AgentServices | None) -> FinalReport:

@@ -47,6 +47,8 @@ class RunSettings(BaseModel):
     """Beta headers every request of the session carries (``--betas``)."""
     hook_events: bool = False
     """The main agent's hook runs go into its events (``--include-hook-events``)."""
+    session_mirror: bool = False
+    """Each transcript record also goes out as a ``transcript_mirror`` event (``--session-mirror``)."""
     bypass_disabled: bool = False
     """Settings' ``disableBypassPermissionsMode``: no agent of the session may run in bypassPermissions
     (an Agent call's ``mode``, a definition's, a hook's or an answer's ``setMode``)."""

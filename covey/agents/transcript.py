@@ -20,7 +20,7 @@ import json
 import os
 import uuid
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, Callable, Sequence, TextIO
 
 from covey.agents.session_files import agent_transcript, transcript_path, write_agent_meta  # noqa: F401
 from covey.agents.transcript_read import (  # noqa: F401  (the readers, importable from here too)
@@ -40,6 +40,8 @@ class TranscriptWriter:
 
     def __init__(self, path: Path, *, session_id: str, agent_id: str, cwd: str | os.PathLike = "",
                  sidechain: bool = False) -> None:
+        self.mirror: Callable[[Path, dict[str, Any]], None] | None = None
+        """Also told of each record written (``--session-mirror``), after it is on disk."""
         self.path = path
         self.session_id = session_id
         self.agent_id = agent_id
@@ -70,6 +72,8 @@ class TranscriptWriter:
             self._write(line)  # a small append costs microseconds; a thread hop costs more
         else:
             await asyncio.to_thread(self._write, line)
+        if self.mirror is not None:
+            self.mirror(self.path, record)
         return record["uuid"]
 
     async def append_compaction(self, *, trigger: str, pre_tokens: int, summary: dict[str, Any],

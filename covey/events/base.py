@@ -61,6 +61,16 @@ def forwarded(event: Event, subagent_text: bool) -> Event | None:
     return event.model_copy(update={"message": {**event.message, "content": blocks}})
 
 
+class TranscriptMirror(Event):
+    """Records just written to a session file, for the program's session store
+    (``--session-mirror``: claude-agent-sdk's ``session_store``; the SDK reads ``filePath`` and
+    ``entries`` and keeps the line from its messages)."""
+
+    type: Literal["transcript_mirror"] = "transcript_mirror"
+    filePath: str
+    entries: list[dict[str, Any]]
+
+
 class StreamEvent(Event):
     """One raw Messages API stream event of the main agent's reply (``--include-partial-messages``)."""
 

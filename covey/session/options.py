@@ -114,6 +114,9 @@ class SessionOptions(BaseModel):
     """Whether sub-agents' text and thinking reach the output: Claude Code's CLI prints them; a
     claude-agent-sdk program gets them only with ``forward_subagent_text`` (its ``initialize``
     says ``forwardSubagentText``), else only their tool_use / tool_result blocks."""
+    session_mirror: bool = False
+    """Every transcript record also streamed as a ``transcript_mirror`` line, for a claude-agent-sdk
+    program's ``session_store`` (``--session-mirror``; docs/sdk.md)."""
     include_hook_events: bool = False
     """Also stream the main agent's hook runs: ``system`` lines ``hook_started`` and
     ``hook_response`` (``--include-hook-events``; docs/definitions.md#hooks)."""

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from covey.cli import _parser
-from covey.cli_flags import UNSUPPORTED, session_options
-from covey.errors import CoveyError
+from covey.cli_flags import session_options
 
 sdk = pytest.importorskip("claude_agent_sdk")
 
@@ -34,8 +33,12 @@ def _every_option() -> Any:
         resume_session_at="22222222-2222-4222-8222-222222222222", resume_drops_turn="33333333-3333-4333-8333-333333333333",
         setting_sources=["user", "project"], plugins=[{"type": "local", "path": "/tmp/plugin"}],
         thinking={"type": "enabled", "budget_tokens": 2000, "display": "summarized"}, effort="high",
-        output_format={"type": "json_schema", "schema": {"type": "object"}},
+        output_format={"type": "json_schema", "schema": {"type": "object"}}, session_store=_Store(),
     )
+
+
+class _Store:
+    """A session store: the SDK only asks whether there is one to build its command line."""
 
 
 def _sdk_argv(options: Any) -> list[str]:
@@ -58,17 +61,7 @@ def test_every_flag_the_sdk_builds_is_known_to_covey() -> None:
     assert options["betas"] == ["context-1m-2025-08-07"] and options["task_budget"] == 50_000
     assert options["max_thinking_tokens"] == 2000 and options["thinking_display"] == "summarized"
     assert options["effort"] == "high" and options["json_schema"] == {"type": "object"}
-    assert options["additional_directories"] == ["/tmp/a", "/tmp/b"]
-
-
-def test_the_option_covey_refuses_says_so_in_one_line() -> None:
-    """The session store: named, with why, never a usage dump."""
-    from claude_agent_sdk import ClaudeAgentOptions
-
-    argv = _sdk_argv(dataclasses.replace(ClaudeAgentOptions(), session_store=object()))
-    refused = next(flag for flag in _flags(argv) if flag in UNSUPPORTED)
-    with pytest.raises(CoveyError, match=refused):
-        _parser().parse_args(["run", *argv])
+    assert options["additional_directories"] == ["/tmp/a", "/tmp/b"] and options["session_mirror"] is True
 
 
 def test_a_truncating_resume_is_taken() -> None:
@@ -88,7 +81,7 @@ def test_the_sdks_flags_are_all_covered_by_this_test(tmp_path: Any) -> None:
     other = dataclasses.replace(_every_option(), system_prompt=None, thinking={"type": "adaptive"})
     for options in (_every_option(), other):
         _parser().parse_args(["run", *_sdk_argv(options)])
-    reached = _flags(_sdk_argv(_every_option())) | _flags(_sdk_argv(other)) | set(UNSUPPORTED)
+    reached = _flags(_sdk_argv(_every_option())) | _flags(_sdk_argv(other))
     # Two the option sets cannot reach: a system prompt file instead of a string, a session id
     # besides --resume; covey takes both.
     assert named - reached == {"--system-prompt-file", "--session-id"}

@@ -258,3 +258,25 @@ async def test_compact_summarises_the_conversation_with_claude_codes_events(sdk_
     assert "keep the word" in json.dumps(summary_request["messages"][-1])  # the instructions reach the summary
     last = json.dumps(fake_api.requests[-1]["messages"])
     assert "SUMMARY: the word is PINEAPPLE" in last and "/compact" not in last and len(fake_api.requests) == 3
+
+
+async def test_a_session_store_gets_every_record_of_the_main_agent_and_a_sync_child(sdk_options, fake_api):
+    from claude_agent_sdk._internal.session_store import InMemorySessionStore
+
+    fake_api.replies = [_delegates]
+    store = InMemorySessionStore()
+    options = sdk_options(session_store=store)
+    # The SDK keys the store by paths under the config dir it knows: the program's CLAUDE_CONFIG_DIR.
+    options.env["CLAUDE_CONFIG_DIR"] = options.env["HOME"] + "/.claude"
+    messages = await collect(query(prompt="Delegate.", options=options))
+
+    session_id = messages[-1].session_id
+    keys = [key for key in store._store if f"/{session_id}" in key]
+    main = next(key for key in keys if key.endswith(session_id))
+    child = next(key for key in keys if "/subagents/" in key)
+    main_entries, child_entries = store._store[main], store._store[child]
+    said = json.dumps(main_entries)
+    assert "Delegate." in said and "toolu_a" in said and "parent done" in said  # prompt, the Agent call, the answer
+    assert all(e["sessionId"] == session_id for e in main_entries + child_entries)
+    assert any("CHILD SAYS" in json.dumps(e) for e in child_entries)  # the child's own records
+    assert len({e["uuid"] for e in main_entries}) == len(main_entries)  # each record once
