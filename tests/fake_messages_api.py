@@ -12,6 +12,11 @@ queue is down to one, so a "persistent" error needs a single entry). A reply is:
 - ``("truncate",)``: HTTP 200, ``message_start``, then the body ends cleanly (no ``message_stop``);
 - a callable ``(request_body) -> reply`` to answer based on the request.
 
+A request whose ``tools`` carry the web search server tool (``web_search_20250305``) is
+answered as the real API answers it (tests/fake_web_search.py): from ``search_replies`` when
+one is queued (the same kinds of reply; ``web_search_answer`` builds one), else one search over
+the fake ``WEB``; the ``replies`` queue is left to the agents' own turns.
+
 With ``prompt_cache=True`` every reply's usage comes from a prompt-cache model
 (covey/model/prompt_cache.py): cache reads and writes by the request's breakpoints.
 
@@ -30,6 +35,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from covey.model.prompt_cache import PromptCache
+from tests.fake_web_search import search_problem, search_tool, stream_events, web_search_answer
 
 Reply = dict[str, Any] | tuple | Callable[[dict[str, Any]], Any]
 
@@ -72,6 +78,9 @@ def thinking_problem(body: dict[str, Any]) -> str | None:
 
 
 def _block_events(index: int, block: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    if (server := stream_events(index, block)) is not None:  # server tools' blocks, cited text
+        yield from server
+        return
     if block["type"] == "thinking":  # thinking text, then its signature, as the real API streams them
         start = {**block, "thinking": "", "signature": ""}
         deltas = [{"type": "thinking_delta", "thinking": block["thinking"]},
@@ -122,6 +131,8 @@ class FakeMessagesAPI:
         """Each request's credential as sent (``x-api-key``, else ``authorization``)."""
         self.betas: list[str] = []
         """Each request's ``anthropic-beta`` header ("" for none)."""
+        self.search_replies: list[Reply] = []
+        """Replies to web search requests, taken in order; none left: ``web_search_answer``."""
         self.retry_after_ms = retry_after_ms
         self.request_ids = request_ids
         """Send a ``request-id`` header with each reply, as the real API does (the fake API
@@ -148,8 +159,10 @@ class FakeMessagesAPI:
         """Record the request and pick its reply (the last reply repeats)."""
         with self._lock:
             self.requests.append(body)
-            if not self.replies:
-                reply: Reply = {"text": "ok"}
+            if search_tool(body) is not None:
+                reply: Reply = self.search_replies.pop(0) if self.search_replies else web_search_answer
+            elif not self.replies:
+                reply = {"text": "ok"}
             else:
                 reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         reply = reply(body) if callable(reply) else reply
@@ -170,7 +183,8 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             api.credentials.append(self.headers.get("x-api-key") or self.headers.get("authorization") or "")
             api.betas.append(self.headers.get("anthropic-beta") or "")
-            if problem := thinking_problem(body):  # as the real API checks a thinking request
+            searching = search_tool(body)
+            if problem := thinking_problem(body) or (searching and search_problem(searching)):  # as the real API checks them
                 api.requests.append(body)
                 self._send_error(400, {"type": "error", "error": {"type": "invalid_request_error", "message": problem}})
                 return

@@ -9,6 +9,7 @@ from covey.tools.notebook_edit import NotebookEdit
 from covey.tools.plan_mode import ExitPlanMode
 from covey.tools.shells import TaskOutput, TaskStop
 from covey.tools.web_fetch import WebFetch
+from covey.tools.web_search import WebSearch
 from covey.tools.options import ToolOptions
 from covey.tools.skill import Skill
 from covey.agents.team_tools import SendMessage, team_tools
@@ -37,4 +38,4 @@ def tool_names(options: ToolOptions | None = None) -> list[str]:
 def everyday_tools() -> list[Tool]:
     """Notebooks, the web, background shells' output and stop, and leaving plan mode (Claude Code's
     ExitPlanMode is listed in every mode; outside plan mode it only says so)."""
-    return [NotebookEdit(), WebFetch(), TaskOutput(), TaskStop(), ExitPlanMode()]
+    return [NotebookEdit(), WebFetch(), WebSearch(), TaskOutput(), TaskStop(), ExitPlanMode()]

@@ -24,8 +24,8 @@ CUSTOM_AGENT_DENIED = GLOBAL_DENIED | frozenset()
 today; it is kept separate so custom agents can be tightened without touching built-ins."""
 
 ASYNC_ALLOWED = frozenset({
-    "Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "NotebookEdit", "WebFetch", "Skill",
-    "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "Agent",
+    "Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "NotebookEdit", "WebFetch", "WebSearch",
+    "Skill", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "Agent",
 })  # fmt: skip
 """A background agent has no terminal, so only tools that need none are offered to it."""
 

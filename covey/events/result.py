@@ -78,15 +78,16 @@ class ResultEvent(Event):
 def wire_usage(tokens: dict[str, int]) -> dict[str, Any]:
     """Token counts (``TokenUsage`` fields) as a result's ``usage``, with Claude Code's keys.
 
-    covey sends no server tools, requests no fast mode or priority tier and caches with
-    the default (5 minute) ephemeral breakpoints, so those parts are what they say."""
+    covey's only server tool is web search (``web_search_requests``, the agent's own requests';
+    no web fetch); it requests no fast mode or priority tier and caches with the default
+    (5 minute) ephemeral breakpoints, so those parts are what they say."""
     created = tokens.get("cache_creation_input_tokens", 0)
     return {
         "input_tokens": tokens.get("input_tokens", 0),
         "cache_creation_input_tokens": created,
         "cache_read_input_tokens": tokens.get("cache_read_input_tokens", 0),
         "output_tokens": tokens.get("output_tokens", 0),
-        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+        "server_tool_use": {"web_search_requests": tokens.get("web_search_requests", 0), "web_fetch_requests": 0},
         "service_tier": "standard",
         "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": created},
         "iterations": [],

@@ -7,7 +7,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 from covey.model.effort import effort_betas
 from covey.model.thinking import TASK_BUDGET_BETA
 from covey.model.messages import Message
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class ModelRequest(BaseModel):
@@ -76,21 +76,35 @@ class Model(Protocol):
 
 
 class TokenUsage(BaseModel):
-    """Token counts, summed over requests (per request, per agent, per session)."""
+    """Token counts, summed over requests (per request, per agent, per session), and the
+    server-side web searches those requests ran."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    web_search_requests: int = 0
+    """The API's ``usage.server_tool_use.web_search_requests``: searches, priced per 1,000, not tokens."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _searches(cls, data: Any) -> Any:
+        """A reply's usage as the API wrote it carries its searches under ``server_tool_use``."""
+        if isinstance(data, dict) and isinstance(data.get("server_tool_use"), dict) and "web_search_requests" not in data:
+            return {**data, "web_search_requests": data["server_tool_use"].get("web_search_requests") or 0}
+        return data
 
     @classmethod
     def of(cls, usage: Any) -> "TokenUsage":
-        """From an ``anthropic.types.Usage`` (None fields count as 0)."""
+        """From an ``anthropic.types.Usage`` or covey's ``Usage`` (None fields count as 0)."""
+        server = getattr(usage, "server_tool_use", None)
+        searches = server.get("web_search_requests") if isinstance(server, dict) else getattr(server, "web_search_requests", 0)
         return cls(
             input_tokens=usage.input_tokens or 0,
             output_tokens=usage.output_tokens or 0,
             cache_creation_input_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
             cache_read_input_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
+            web_search_requests=searches or 0,
         )
 
     def __add__(self, other: "TokenUsage") -> "TokenUsage":
@@ -100,4 +114,5 @@ class TokenUsage(BaseModel):
 
     @property
     def total(self) -> int:
-        return sum(getattr(self, name) for name in TokenUsage.model_fields)
+        """The tokens (searches are no tokens)."""
+        return sum(getattr(self, name) for name in TokenUsage.model_fields if name != "web_search_requests")

@@ -1,4 +1,4 @@
-"""Prices per model, in USD per million tokens, and the cost of a TokenUsage.
+"""Prices per model, in USD per million tokens (web searches per 1,000), and the cost of a TokenUsage.
 
 Entries are matched by model-id prefix, longest prefix first, so
 ``claude-haiku-4-5-20251001`` finds ``claude-haiku-4-5`` and a specific entry
@@ -19,6 +19,8 @@ from covey.errors import UserError
 from covey.model.base import TokenUsage
 
 PRICES_FILE_ENV = "COVEY_PRICES_FILE"
+WEB_SEARCH_USD_PER_1000 = 10.0
+"""The Messages API's web search tool: $10 per 1,000 searches, besides the tokens."""
 
 
 class ModelPrice(BaseModel):
@@ -31,6 +33,8 @@ class ModelPrice(BaseModel):
     cache_write: float = Field(ge=0, alias="cacheWrite")
     """Cache creation (5-minute writes)."""
     cache_read: float = Field(ge=0, alias="cacheRead")
+    web_search: float = Field(WEB_SEARCH_USD_PER_1000, ge=0, alias="webSearch")
+    """USD per 1,000 server-side web searches (``usage.server_tool_use.web_search_requests``)."""
 
 
 _HAIKU_45 = ModelPrice(input=1, output=5, cache_write=1.25, cache_read=0.10)
@@ -65,7 +69,7 @@ class PriceTable(BaseModel):
             + usage.output_tokens * price.output
             + usage.cache_creation_input_tokens * price.cache_write
             + usage.cache_read_input_tokens * price.cache_read
-        ) / 1_000_000
+        ) / 1_000_000 + usage.web_search_requests * price.web_search / 1000
 
     def with_overrides(self, overrides: Mapping[str, Any], *, source: str = "modelPrices") -> "PriceTable":
         """A copy with ``overrides`` (prefix → price dict, e.g. settings ``modelPrices``) on top."""

@@ -163,8 +163,8 @@ class PermissionPolicy(FileChecks, BashChecks):
                 return Allow(**call, source=f"mode:{self.mode}", reason="not in plan mode")
         # Plan mode outranks allow rules: a pre-approved edit must not run while planning.
         # ExitPlanMode goes on to be asked (the person's answer is the plan's approval), and so
-        # does WebFetch: it changes nothing here, as Claude Code lets it run while planning.
-        if self.mode == "plan" and not read_only and name not in ("ExitPlanMode", "WebFetch"):
+        # do WebFetch and WebSearch: they change nothing here, as Claude Code lets them run while planning.
+        if self.mode == "plan" and not read_only and name not in ("ExitPlanMode", "WebFetch", "WebSearch"):
             message = _PLAN_MESSAGE.format(call=describe_call(name, subject))
             return Deny(**call, message=message, source="mode:plan", reason="plan mode is read-only")
         if asked := self._first("ask", name, subject, call["input"]) or (

@@ -105,7 +105,7 @@ def test_the_main_spec_carries_the_coordinator_prompt_its_tools_and_its_workers_
     assert session._main_prompt() == coordinator_prompt()
     prelude = [block["text"] for message in session._main_prelude(None) for block in message["content"]]
     workers = next(text for text in prelude if text.startswith("<system-reminder>\nCoordinator mode."))
-    assert "have these tools: Read, Write, Edit, Glob, Grep, Bash, TodoWrite, NotebookEdit, WebFetch, Skill, Agent." in workers
+    assert "have these tools: Read, Write, Edit, Glob, Grep, Bash, TodoWrite, NotebookEdit, WebFetch, WebSearch, Skill, Agent." in workers
     assert any("- worker: " in text for text in prelude)  # the agent list
 
 
@@ -168,7 +168,7 @@ def test_agent_permission_rules_see_the_worker_type():
 def test_workers_get_the_async_allowed_tools_without_sendmessage():
     available = tool_names(ToolOptions(coordinator=True))
     tools = worker_tools(builtin_agents(coordinator=True), available, max_depth=3)
-    assert tools == ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "NotebookEdit", "WebFetch", "Skill", "Agent"]
+    assert tools == ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "NotebookEdit", "WebFetch", "WebSearch", "Skill", "Agent"]
     assert set(tools) <= ASYNC_ALLOWED and "SendMessage" not in tools
     assert "Agent" not in worker_tools(builtin_agents(coordinator=True), available, max_depth=1)  # at the limit
     assert worker_tools({}, available, max_depth=3) == []

@@ -214,3 +214,22 @@ async def test_the_body_is_written_once_not_walked_by_the_sdk(fake_api, monkeypa
     odd = REQUEST.model_copy(update={"messages": [{"role": "user", "content": [TextBlock(type="text", text="hi")]}]})
     assert (await model.create(odd)).content[0].text == "two"
     assert len(walked) == 1  # the SDK's path: it walks the body
+
+
+async def test_a_web_search_reply_streams_into_its_server_tool_blocks(fake_api):
+    from tests.fake_web_search import web_search_answer
+
+    search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 2}
+    request = REQUEST.model_copy(update={"tools": [search]})
+    message = await model_for(fake_api).create(request)
+    assert fake_api.requests[0]["tools"] == [search]
+    expected = web_search_answer(fake_api.requests[0])["content"]
+    blocks = [block.to_dict() for block in message.content]
+    assert [b["type"] for b in blocks] == [b["type"] for b in expected]  # unknown block types are kept
+    use, result = blocks[1], blocks[2]
+    assert use["name"] == "web_search" and use["input"] == {"query": "hi"}  # assembled from input_json_delta
+    assert result["tool_use_id"] == use["id"] and [r["url"] for r in result["content"]] == \
+        [r["url"] for r in expected[2]["content"]]
+    assert result["content"][0]["encrypted_content"].startswith("enc_")
+    assert blocks[-1]["citations"][0]["type"] == "web_search_result_location"  # from citations_delta
+    assert message.usage.model_dump()["server_tool_use"] == {"web_search_requests": 1}

@@ -84,3 +84,28 @@ def test_load_finds_the_prices_file_in_the_given_env_only(monkeypatch, tmp_path)
     assert table.cost_usd("my-local", usage(input_tokens=MILLION)) == pytest.approx(2)
     monkeypatch.setenv("COVEY_PRICES_FILE", str(path))
     assert PriceTable.load(env={}).price_of("my-local") is None  # this process's file is not the run's
+
+
+def test_web_searches_cost_ten_dollars_a_thousand_besides_the_tokens():
+    from covey.model.messages import Usage
+    from covey.model.usage import ModelUsage
+
+    reply_usage = {"input_tokens": 0, "output_tokens": 0, "server_tool_use": {"web_search_requests": 3}}
+    for searched in (TokenUsage.model_validate(reply_usage), TokenUsage.of(Usage.model_validate(reply_usage))):
+        assert searched.web_search_requests == 3 and searched.total == 0  # searches are no tokens
+        assert PriceTable().cost_usd("claude-sonnet-4-5", searched) == pytest.approx(0.03)
+    searched = TokenUsage.model_validate(reply_usage)
+    assert (searched + searched).web_search_requests == 6
+    assert ModelUsage.of("claude-sonnet-4-5", searched, 0.03).web_search_requests == 3  # modelUsage's webSearchRequests
+    cheaper = PriceTable().with_overrides({"claude-sonnet-4": {"input": 3, "output": 15, "cacheWrite": 3.75,
+                                                               "cacheRead": 0.3, "webSearch": 5}})
+    assert cheaper.cost_usd("claude-sonnet-4-5", searched) == pytest.approx(0.015)
+    assert PriceTable().cost_usd("my-local", searched) == 0.0  # an unknown model costs nothing, as ever
+
+
+def test_a_results_usage_reports_the_searches():
+    from covey.events.result import wire_usage
+
+    wired = wire_usage(TokenUsage(input_tokens=5, web_search_requests=2).model_dump())
+    assert wired["server_tool_use"] == {"web_search_requests": 2, "web_fetch_requests": 0}
+    assert wired["input_tokens"] == 5

@@ -48,5 +48,5 @@ def test_everyday_tools_match_claude_code_where_the_reference_lists_them(tool):
 
 def test_the_catalog_offers_the_everyday_tools():
     names = [t.name for t in tool_catalog()]
-    assert {"NotebookEdit", "WebFetch", "TaskOutput", "TaskStop", "ExitPlanMode"} <= set(names)
-    assert "WebSearch" not in names  # no search provider: not offered (docs/tools.md)
+    assert {"NotebookEdit", "WebFetch", "WebSearch", "TaskOutput", "TaskStop", "ExitPlanMode"} <= set(names)
+    assert names.index("WebSearch") == names.index("WebFetch") + 1  # beside WebFetch, as Claude Code lists it
