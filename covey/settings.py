@@ -89,6 +89,10 @@ class Settings(BaseModel):
     queue_spawns: bool | None = Field(default=None, alias="queueSpawns")
     """covey's ``queueSpawns`` key: queued spawns past the concurrency limit on or off, over
     ``COVEY_QUEUE_SPAWNS`` (None: it decides; docs/subagents.md#queued-spawns)."""
+    output_style: str | None = Field(default=None, alias="outputStyle")
+    """The main agent's output style by name (docs/definitions.md#output-styles); None: the default."""
+    output_style_from: str | None = None
+    """The file (or ``--settings``) whose ``outputStyle`` applies: an unknown name's warning names it."""
     refused_bypass: str | None = None
     """A project or local file whose ``defaultMode: bypassPermissions`` was not applied: a cloned
     repository must not switch off the person's permission checks."""
@@ -158,6 +162,8 @@ class Settings(BaseModel):
             self.auto_compact_enabled = wire.auto_compact_enabled
         self.always_thinking = wire.always_thinking if wire.always_thinking is not None else self.always_thinking
         self.effort_level = wire.effort_level or self.effort_level
+        if wire.output_style is not None:
+            self.output_style, self.output_style_from = wire.output_style, where
         self._merge_hooks(wire, source, where)
         self._merge_plugins(wire, source, where)
         self.sources.append(source)

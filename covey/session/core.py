@@ -57,6 +57,7 @@ class Session:
         self.policy, self.asker, self.limits = loaded.policy, loaded.asker, loaded.limits
         self.definitions, self.definition_errors = loaded.definitions, loaded.definition_errors
         self.skills, self.skill_errors, self.mcp = loaded.skills, loaded.skill_errors, loaded.mcp
+        self.output_style = loaded.output_style
         self.warnings = loaded.warnings
         """What was skipped while loading (hooks, plugins, definition and skill files): said once, up front."""
         self.kit = kit.Kit()

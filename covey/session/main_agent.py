@@ -10,6 +10,7 @@ from covey.agents.context import agent_list_message, project_context
 from covey.agents.coordinator import coordinator_prompt, coordinator_tools, worker_tools, workers_message
 from covey.agents.definition import AgentDefinition
 from covey.agents.fork import fork_enabled
+from covey.agents.output_style import styled_prompt
 from covey.agents.spec import AgentSpec, RunSettings
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
 from covey.agents.transcript import transcript_path
@@ -63,7 +64,7 @@ def tool_names(session: Session) -> list[str]:
 
 def main_prompt(session: Session) -> str:
     options = session.options
-    default = coordinator_prompt() if options.coordinator else MAIN_PROMPT
+    default = coordinator_prompt() if options.coordinator else styled_prompt(session.output_style)
     prompt = default if options.system_prompt is None else options.system_prompt
     if options.append_system_prompt:
         prompt = f"{prompt}\n\n{options.append_system_prompt}" if prompt else options.append_system_prompt
@@ -136,6 +137,7 @@ def init_event(session: Session) -> SystemInit:
     return SystemInit(
         session_id=session.session_id, cwd=str(session.cwd), model=session.model_id, tools=tool_names(session),
         permissionMode=session.policy.mode, agents=sorted(session.definitions), skills=sorted(session.skills),
+        output_style=session.output_style.name,
         slash_commands=sorted(session.skills),
         # Each agent connects its servers where it runs: at init they are still starting.
         mcp_servers=[{"name": name, "status": "pending"} for name in session.mcp.servers],

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from covey.actors.pool import default_pool_size
 from covey.agents.coordinator import coordinator_mode
+from covey.agents.output_style import DEFAULT_STYLE, OutputStyle, choose_style
 from covey.agents.session_files import SessionRoots, project_folder
 from covey.errors import UserError
 from covey.flags import env_flag
@@ -53,6 +54,8 @@ class Loaded:
     skill_errors: list[Any]
     mcp: Any
     """The session's MCP servers (``McpSources``) and the warnings reading their configs left."""
+    output_style: OutputStyle = DEFAULT_STYLE
+    """The main agent's output style (settings' ``outputStyle``; docs/definitions.md#output-styles)."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -173,11 +176,12 @@ def _definitions(options: SessionOptions, settings: Settings, plugins: Any, cwd:
                           strict=options.strict_mcp_config, locked="mcp" in settings.strict_plugin_only, sources=sources)
     skills, skill_errors = session_skills(cwd, home=home, plugins=found, managed_dir=settings.managed_dir,
                                           locked=locked, sources=sources)
+    style, style_notes = choose_style(settings.output_style, settings.output_style_from, cwd, home=home, sources=sources)
     warnings = [
         *(str(w) for w in (*settings.warnings, *skipped_hooks)), *(str(problem) for problem in plugins.problems),
         *(f"{e}; agent definition not loaded" for e in errors), *(f"{e}; skill not loaded" for e in skill_errors),
-        *mcp.warnings, *hook_notes,
+        *mcp.warnings, *hook_notes, *style_notes,
     ]
     return Loaded(settings=settings, plugins=plugins, model_id=model_id, policy=policy, asker=asker, limits=limits,
                   definitions=definitions, definition_errors=errors, skills=skills, skill_errors=skill_errors,
-                  mcp=mcp, warnings=warnings)
+                  mcp=mcp, output_style=style, warnings=warnings)
