@@ -24,7 +24,7 @@ from covey.agents.lifecycle import AgentServices, run_agent
 from covey.agents.progress import Progress
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import open_agent_transcript
-from covey.events import Event, PermissionPrompt
+from covey.events import AssistantEvent, Event, PermissionPrompt, UserEvent
 from covey.mcp.relay import SDK_PROMPTS
 from covey.model.pricing import PriceTable
 from covey.registry.answers import Finished
@@ -53,10 +53,14 @@ class _Run:
     there never was one. Until then the actor is neither recycled nor killed (``reset``)."""
     relays: bool = True
     """Whether its events go to its follower (a sub-agent's not, without ``SessionRuntime.child_events``)."""
+    root: Any = None
+    """A background child's session root: its messages go there, as Claude Code prints them."""
 
     def emit(self, event: Event) -> None:
         if self.queue is not None and self.relays:
             self.queue.put_nowait(event)
+        elif self.root is not None and isinstance(event, (AssistantEvent, UserEvent)):
+            self.root.tell_relay(event)
 
     def end(self, report: FinalReport) -> None:
         """The run's last word: its report to the follower and to every waiter."""
@@ -81,8 +85,9 @@ class AgentRunner:
         if self._run is not None and not self._run.report.done():
             raise RuntimeError(f"agent actor busy with {self._run.spec.agent_id!r}")
         loop = asyncio.get_running_loop()
-        run = _Run(spec=spec, report=loop.create_future(), queue=asyncio.Queue() if follow else None,
-                   relays=spec.depth == 0 or getattr(spec.runtime, "child_events", True))
+        relays = spec.depth == 0 or getattr(spec.runtime, "child_events", True)
+        run = _Run(spec=spec, report=loop.create_future(), queue=asyncio.Queue() if follow else None, relays=relays,
+                   root=getattr(spec.runtime, "root", None) if relays and spec.depth > 0 and spec.background and not follow else None)
         if not follow:
             run.followed.set()
         self._run = run
@@ -96,12 +101,8 @@ class AgentRunner:
 
     async def follow(self) -> AsyncIterator[Event | FinalReport]:
         """The current run's events, then its ``FinalReport`` (only if started with ``follow=True``).
-
-        Yielding the report is not handing it over: Ray runs this generator ahead of its
-        reader, so the last items may still be on their way when it returns, and an actor
-        killed then takes them with it (a sync child's finished result was reported as a
-        dead actor). The reader says it has the report with ``received``.
-        """
+        Yielding the report is not handing it over (Ray runs this generator ahead of its reader,
+        and a killed actor takes what is on its way with it): the reader says so with ``received``."""
         async with aclosing(self.follow_batches()) as batches:
             async for batch in batches:
                 for item in batch:
@@ -254,8 +255,7 @@ class AgentRunner:
             services = run_services(spec, ask=self.ask, emit=run.emit, progress=progress, writer=writer)
             async for event in run_agent(spec, services):
                 await progress.observe(event, writer)
-                if run.queue is not None and run.relays:
-                    await run.queue.put(event)
+                run.emit(event)
             inbox = services.inbox
             report = await deliver_own_notice(spec, safe_report(progress, None, "", services), str(writer.path),
                                               launched_background=inbox is not None and inbox.owns_background())

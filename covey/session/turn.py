@@ -11,7 +11,7 @@ from covey.actors.handle import AgentHandle
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import agent_transcript
 from covey.errors import UserError
-from covey.events import Event, PermissionPrompt, ResultEvent, TaskNotification, UserEvent
+from covey.events import AssistantEvent, Event, PermissionPrompt, ResultEvent, TaskNotification, UserEvent
 from covey.hooks.callback import HookCallbackPrompt
 from covey.mcp.relay import McpMessagePrompt
 from covey.agents.records import FinalReport
@@ -147,6 +147,8 @@ class _Turn:
             if self.noticed and "<task-notification>" in str(event.message.get("content")):
                 self.origin = {"kind": "task-notification", "producer": "session-task", "runId": self.noticed}
             return init_event(self.session)
+        if not mine and not self.in_turn and isinstance(event, (AssistantEvent, UserEvent)):
+            return None  # a background child speaking between the main agent's turns: its transcript has it
         return event
 
 

@@ -68,7 +68,8 @@ COVEY_ONLY_KINDS: dict[str, str] = {}
 notification-driven turn's user message is in the transcript, not on stdout, as in Claude Code.)"""
 CLAUDE_ONLY_KINDS = {
     "user:text (child)": "covey does not print a child's prompt as a user message",
-    "assistant (child)": "only in subagent_bg: covey does not stream a background child's messages (nobody follows it)",
+    "assistant (child)": "only in subagent_bg: covey streams a background child's messages while the main agent's turn "
+                         "is open; here the child speaks after that turn's result (Claude Code's turn was still open)",
 }
 
 

@@ -140,3 +140,33 @@ def test_include_hook_events_streams_each_hook_run(tmp_path, flag):
     assert (response["exit_code"], response["outcome"], response["output"]) == (0, "success", "looked")
     result_at = next(i for i, line in enumerate(lines) if line.get("type") == "user")
     assert lines.index(response) < result_at  # before the call it let run came back
+
+
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")
+def test_a_background_childs_messages_stream_while_the_main_agents_turn_is_open(tmp_path):
+    """As Claude Code prints them: the child's messages, marked with its Agent call, in the turn."""
+    launch = {"type": "tool_use", "id": "toolu_bg", "name": "Agent",
+              "input": {"description": "bg", "prompt": "SPEAK UP", "subagent_type": "general-purpose",
+                        "run_in_background": True}}
+    wait = {"type": "tool_use", "id": "toolu_sleep", "name": "Bash", "input": {"command": "sleep 2"}}
+
+    def reply(body: dict) -> dict:
+        said = json.dumps(body["messages"])
+        if any(m["role"] == "user" and "SPEAK UP" in json.dumps(m["content"]) for m in body["messages"]):
+            return {"text": "BG CHILD SPEAKS"}
+        if "task-notification" in said:
+            return {"text": "all reported"}
+        if "toolu_sleep" in said:
+            return {"text": "main turn done"}
+        return {"content": [launch, wait]}
+
+    with FakeMessagesAPI(replies=[reply]) as api:
+        done = covey_here("-p", "Go.", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash",
+                          cwd=tmp_path, env={"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "x"})
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    spoke = [i for i, line in enumerate(lines) if line.get("type") == "assistant"
+             and line.get("parent_tool_use_id") == "toolu_bg" and "BG CHILD SPEAKS" in json.dumps(line)]
+    first_result = next(i for i, line in enumerate(lines) if line.get("type") == "result")
+    assert len(spoke) == 1 and spoke[0] < first_result
