@@ -16,7 +16,7 @@ import ray
 from covey.agents.inbox import inbox_for
 from covey.actors.team_context import team_context_for
 from covey.agents.lifecycle import AgentServices
-from covey.agents.progress import Progress
+from covey.agents.progress import CountedModel, Progress
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
 from covey.events import Event, RateLimitEvent, TranscriptMirror
@@ -50,8 +50,9 @@ def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], pr
             meta = index < len(messages) and message["role"] == "user"
             await writer.append(message["role"], message, isMeta=True if meta else None)
 
+    model = paced(model_of(spec.model, spec.settings.env), spec, rate_waits_shown(spec, emit, progress))
     return AgentServices(
-        model=paced(model_of(spec.model, spec.settings.env), spec, rate_waits_shown(spec, emit, progress)),
+        model=model, aside_model=CountedModel(model, progress),
         asker=asker_for(spec, ask),
         hook_caller=hook_caller_for(spec, ask),
         inbox=inbox_for(spec, emit),

@@ -117,12 +117,17 @@ class Progress:
 
     def _count_summary(self, event: CompactBoundary) -> None:
         """The summary request's tokens and cost (it is no turn and calls no tool)."""
-        usage = TokenUsage.model_validate(event.usage or {})
-        model_id = event.model or self.spec.model_id
+        self.count_aside(TokenUsage.model_validate(event.usage or {}), event.model)
+
+    def count_aside(self, usage: TokenUsage, model_id: str | None) -> None:
+        """A request that is no turn of the agent (a compaction's summary; WebFetch's, WebSearch's
+        and prompt hooks' requests): its tokens and cost are the agent's all the same."""
+        model_id = model_id or self.spec.model_id
         cost_usd = self.prices.cost_usd(model_id, usage)
         self.usage += usage
         self.cost_usd += cost_usd
         self.model_usage = add_usage(self.model_usage, model_id, usage, cost_usd)
+
 
     def _report_progress(self) -> None:
         """Tell the registry now, or once the interval since the last message has passed."""
@@ -184,3 +189,16 @@ def _ended(status: Status, reason: str, result: ResultEvent | None, last_text: s
     why = reason or (result.result if result is not None else "the run ended without a result")
     tail = f"\nLast output before it ended:\n{last_text}" if last_text and result is None else ""
     return f"The agent {status}: {why}{tail}"
+
+
+class CountedModel:
+    """The agent's model as its tools and prompt hooks ask it: each reply counted as the agent's
+    spending (``Progress.count_aside``), so a session's cost and budget include it."""
+
+    def __init__(self, model: Any, progress: Progress) -> None:
+        self.model, self.progress = model, progress
+
+    async def create(self, request: Any) -> Any:
+        message = await self.model.create(request)
+        self.progress.count_aside(TokenUsage.of(message.usage), getattr(message, "model", None))
+        return message

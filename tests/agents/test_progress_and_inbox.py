@@ -183,3 +183,23 @@ async def test_a_rate_wait_ends_when_its_request_goes_and_the_report_keeps_it():
     assert (wait["limit"], wait["cause"], wait["since"]) == ("requests", "queue", since) and wait["until"] >= since
     assert progress.report().rate_waits == [wait]
     assert progress._figures()["rate_waits"] == [wait]  # the registry's record hears it with the figures
+
+
+async def test_a_tools_own_request_counts_as_the_agents_spending():
+    """WebFetch's, WebSearch's and prompt hooks' requests go through ``CountedModel``."""
+    from covey.agents.progress import CountedModel
+    from covey.model.base import ModelRequest
+    from covey.model.messages import Message
+
+    class Answers:
+        async def create(self, request: ModelRequest) -> Message:
+            return Message.model_validate({
+                "id": "msg_1", "type": "message", "role": "assistant", "model": request.model,
+                "content": [{"type": "text", "text": "a page's answer"}], "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1000, "output_tokens": 100}})
+
+    progress = Progress(_spec(), PriceTable.load(None))
+    model = CountedModel(Answers(), progress)
+    await model.create(ModelRequest(model="claude-sonnet-4-5", messages=[{"role": "user", "content": "q"}]))
+    assert (progress.usage.input_tokens, progress.usage.output_tokens, progress.turns) == (1000, 100, 0)
+    assert progress.cost_usd > 0 and progress.report().cost_usd == round(progress.cost_usd, 6)
