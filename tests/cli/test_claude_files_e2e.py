@@ -49,8 +49,10 @@ def test_covey_agents_lists_every_part_with_claude_codes_names_and_sources(proje
 @pytest.mark.usefixtures("served_kits")  # covey -p in this process, on the shared Ray
 def test_a_run_resolves_the_skill_and_agent_and_fires_the_hooks(project, tmp_path):
     # In this process the agents' actors have the test session's HOME (tests/conftest.py), so the
-    # run keeps it too (no user settings there) rather than name another the actors would not see.
-    assert not (Path.home() / ".claude").exists()
+    # run keeps it too (no user settings there: its ~/.claude holds only other tests' sessions,
+    # under projects/) rather than name another the actors would not see.
+    user = Path.home() / ".claude"
+    assert not any((user / name).exists() for name in ("settings.json", "agents", "skills", "commands"))
     done = covey_here("-p", "review my change", "--model", "scripted:rules.yaml", "--plugin-dir", "plugins/toolkit",
                       "--output-format", "stream-json", "--verbose", cwd=project, managed=tmp_path / "managed")
     assert done.returncode == 0, done.stderr
