@@ -62,13 +62,14 @@ def _error_body(status: int, error_type: str | None = None) -> dict[str, Any]:
 
 def thinking_problem(body: dict[str, Any]) -> str | None:
     """What the real API answers 400 for in a request with extended thinking: a budget under
-    1,024 tokens or not below ``max_tokens``; a tool-use turn sent back without its thinking."""
+    1,024 tokens or not below ``max_tokens``; with thinking ``enabled``, a tool-use turn sent back
+    without its thinking."""
     thinking = body.get("thinking") or {}
     if thinking.get("type") == "enabled":
         budget = thinking.get("budget_tokens", 0)
         if budget < 1024 or budget >= body.get("max_tokens", 0):
             return f"thinking.budget_tokens: {budget} must be >= 1024 and less than max_tokens"
-    if thinking.get("type") in ("enabled", "adaptive"):
+    if thinking.get("type") == "enabled":  # adaptive thinking may skip a turn's thinking
         assistants = [m for m in body.get("messages", []) if m.get("role") == "assistant"]
         last = assistants[-1]["content"] if assistants else []
         if isinstance(last, list) and any(b.get("type") == "tool_use" for b in last) \

@@ -16,10 +16,10 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from covey.agents.fork import CacheSafeParams
 from covey.agents.hook_wiring import wire_hooks
+from covey.agents.opening import PromptStopped, opening, stopped_result
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import agent_transcript
 from covey.agents.worktree import finish_worktree_record
-from covey.errors import PromptBlocked
 from covey.events import Event, McpServerFailed
 from covey.hooks.runner import HookRegistry
 from covey.loop.hooks import hook_after, hook_gate
@@ -30,7 +30,6 @@ from covey.loop.gate import PermissionGate
 from covey.mcp import attach_servers, detach_servers
 from covey.model.base import Model
 from covey.model.limits import LimitTable
-from covey.skills import preload_skills
 from covey.tools.base import Tool, ToolContext, ToolServices
 from covey.agents.catalog import tool_catalog
 from covey.tools.skill import GRANT_SOURCE
@@ -91,20 +90,11 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
             async for event in compact_now(loop, list(spec.history or []), spec.compact_request):
                 yield event
             return
-        if spec.history and spec.next_prompt is not None:
-            context = await _session_start(spec, hooks, spec.session_source) if spec.session_source else []
-            turn = await _next_turn(spec, hooks)
-            if services.on_start is not None:
-                await services.on_start([*context, turn])
-            messages = [*spec.history, *context, turn]
-        elif spec.history:
-            if spec.depth > 0:  # a resumed sub-agent: its launch context is in its history already
-                await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)
-            messages = spec.history
-        else:
-            messages = await _initial_messages(spec, hooks)
-            if services.on_start is not None:
-                await services.on_start(messages)
+        try:
+            messages = await opening(spec, hooks, services.on_start)
+        except PromptStopped as stopped:  # a UserPromptSubmit hook said "continue": false
+            yield stopped_result(spec, str(stopped))
+            return
         if hooks.session_env:
             # What SessionStart hooks wrote to CLAUDE_ENV_FILE: the agent's Bash calls run with it.
             ctx.env = {**(ctx.env if ctx.env is not None else os.environ), **hooks.session_env}
@@ -243,50 +233,6 @@ def _stop_check(spec: AgentSpec, hooks: HookRegistry) -> Callable[[str], Awaitab
         return (outcome.reason or "A Stop hook asked you to continue.") if state["active"] else None
 
     return check
-
-
-async def _initial_messages(spec: AgentSpec, hooks: HookRegistry) -> list[dict[str, Any]]:
-    """Prelude (project context, agent list), preloaded skills (step 10), then the task."""
-    skills = spec.runtime.skills if spec.runtime is not None else {}
-    preloaded = await preload_skills(spec.definition.skills, skills) if spec.definition.skills else []
-    prompt = spec.prompt
-    if spec.depth == 0:
-        context = await _session_start(spec, hooks, spec.session_source or "startup")
-        prompt = await _submitted(prompt, spec, hooks)
-    else:
-        outcome = await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)
-        context = _reminder("SubagentStart", outcome.additional_context)
-    return [*(spec.inherited or []), *spec.prelude, *preloaded, *context, {"role": "user", "content": prompt}]
-
-
-async def _session_start(spec: AgentSpec, hooks: HookRegistry, source: str) -> list[dict[str, Any]]:
-    """SessionStart hooks (matched on ``source``): what they say goes before the first prompt."""
-    outcome = await hooks.run_session_start(source=source, cwd=spec.cwd, model=spec.model_id)
-    return _reminder("SessionStart", outcome.additional_context)
-
-
-def _reminder(event: str, context: str | None) -> list[dict[str, Any]]:
-    """A hook's context as Claude Code puts it in front of the model: a system reminder naming the event."""
-    if not context:
-        return []
-    text = f"<system-reminder>\n{event} hook additional context: {context}\n</system-reminder>"
-    return [{"role": "user", "content": [{"type": "text", "text": text}]}]
-
-
-async def _next_turn(spec: AgentSpec, hooks: HookRegistry) -> dict[str, Any]:
-    """A conversation's next user message, as its UserPromptSubmit hooks leave it."""
-    return {"role": "user", "content": await _submitted(spec.next_prompt or "", spec, hooks)}
-
-
-async def _submitted(prompt: str, spec: AgentSpec, hooks: HookRegistry) -> str:
-    """``prompt`` past the UserPromptSubmit hooks: blocked (``PromptBlocked``), or with their context."""
-    outcome = await hooks.run_user_prompt_submit(prompt, agent_id=spec.agent_id, cwd=spec.cwd)
-    if outcome.blocked:
-        raise PromptBlocked(outcome.reason or "a UserPromptSubmit hook blocked the prompt")
-    # What background hooks said since the last turn comes with this prompt.
-    for context in filter(None, (outcome.additional_context, hooks.background.take())):
-        prompt = f"{prompt}\n\n<system-reminder>\n{context}\n</system-reminder>"
-    return prompt
 
 
 async def release(ctx: ToolContext) -> None:

@@ -131,7 +131,7 @@ class AgentLoop:
                         yield self._user_message(reason)
                         continue
                     ending = structured_end(self.structured, message) or Ending(
-                        "success", text, "hook_stopped" if self.halted() else "completed")
+                        "success", text, "stop_hook_prevented" if self.halted() else "completed")
                 case Stop(reason, text):
                     ending = Ending("error_during_execution", text or reason, "model_error", why=reason)
             yield self._result(ending)

@@ -10,7 +10,7 @@ from covey.events import ResultEvent, ResultSubtype, TerminalReason
 from covey.loop.steps import text_of
 from covey.model.base import TokenUsage
 from covey.model.messages import Message
-from covey.tools.structured_output import GAVE_UP, StructuredOutput
+from covey.tools.structured_output import StructuredOutput
 
 
 @dataclass
@@ -92,4 +92,4 @@ def structured_end(tool: StructuredOutput | None, message: Message) -> Ending | 
         return None
     if tool.answer is not None:
         return Ending("success", text_of(message), "completed", structured=tool.answer)
-    return Ending("error_max_structured_output_retries", GAVE_UP, "model_error") if tool.exhausted() else None
+    return Ending("error_max_structured_output_retries", tool.gave_up(), "model_error") if tool.exhausted() else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 import enum
 from typing import Any
 
@@ -120,7 +121,8 @@ class ConversationRun(ServedRun):
                                                      on_hook_callback=self.hooks, on_mcp_message=self.mcp,
                                                      start_source="clear")
         new.hold_main = True
-        await self.send(ConversationReset(session_id=old.session_id, new_conversation_id=new.session_id).wire())
+        # Claude Code's new_conversation_id is opaque, not the next session id (its messages carry that).
+        await self.send(ConversationReset(session_id=old.session_id, new_conversation_id=str(uuid.uuid4())).wire())
         await self.send(self.stamps.stamped(ResultEvent(
             session_id=new.session_id, subtype="success", is_error=False, result="", num_turns=0, duration_ms=0,
             duration_api_ms=0, total_cost_usd=0.0, usage={})).wire())

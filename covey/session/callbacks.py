@@ -7,10 +7,12 @@ import logging
 from typing import Any, Callable
 
 from covey.events import PermissionPrompt, ResultEvent
+from covey.errors import AgentUnavailable
 from covey.hooks.callback import HookCallbackPrompt
 from covey.mcp.relay import McpMessagePrompt
 from covey.permissions.decisions import PermissionRequest
 from covey.actors.registry import RegistryHandle
+from covey.session.watch import SessionBroken
 
 log = logging.getLogger("covey.session")
 
@@ -59,6 +61,9 @@ async def with_session_spend(registry: RegistryHandle, result: ResultEvent,
     every agent's requests (sub-agents of any kind, killed and failed ones too), ``usage`` the
     main agent's own. The registry has heard of every main-agent turn before its result comes
     (``Progress``); a sub-agent's, once it has reported."""
-    cost_usd, model_usage = await registry.session_usage()
+    try:
+        cost_usd, model_usage = await registry.session_usage()
+    except AgentUnavailable as exc:  # the registry died before the watch saw it: the same end
+        raise SessionBroken(f"covey's registry actor died ({exc})") from None
     return result.model_copy(update={"total_cost_usd": round(cost_usd, 6), "modelUsage": model_usage,
                                      "origin": origin})

@@ -4,9 +4,10 @@
 The tool's input schema is the user's schema. A call whose input validates ends the run: the
 loop sees ``answer`` set and closes the turn with it as the result's ``structured_output``. A
 call that does not validate gets an error result naming each mismatch (``jsonschema``, which
-Ray already installs), and the model may try again; an answer that ends without any call gets
-``REMINDER`` instead of ending the run, up to ``MAX_RETRIES`` times
-(``error_max_structured_output_retries`` after that, as Claude Code).
+Ray already installs), and the model may try again: ``MAX_ATTEMPTS`` such calls end the run in
+``error_max_structured_output_retries``. An answer that ends without any call is sent back once
+with ``REMINDER``; a second such answer ends the run as it is, without ``structured_output``.
+That is what Claude Code 2.1.332 does (measured against its bundled CLI).
 """
 
 from __future__ import annotations
@@ -22,15 +23,17 @@ from covey.errors import UserError
 from covey.tools.base import Tool, ToolContext, ToolResult
 
 STRUCTURED_OUTPUT = "StructuredOutput"
-MAX_RETRIES = 5
-"""Answers without a valid StructuredOutput call the run takes before it ends in error."""
+MAX_ATTEMPTS = 5
+"""Calls that do not validate before the run ends in error (Claude Code's five)."""
+MAX_REMINDERS = 1
+"""Answers without a call sent back with ``REMINDER`` before the run ends as it is (Claude Code's one)."""
 ACCEPTED = "Structured output provided successfully"
 REMINDER = (f"This run must end with a call to the {STRUCTURED_OUTPUT} tool: its input is the final answer "
             "and must match the tool's schema. Call it now with your answer.")
 SYSTEM_NOTE = (f"\n\nWhen you have finished the task, give your final answer by calling the {STRUCTURED_OUTPUT} "
                "tool exactly once, with input that matches its schema. The run ends with that call.")
 _MAX_ERRORS = 10
-GAVE_UP = f"The model did not give a final answer matching the schema through {STRUCTURED_OUTPUT} after {MAX_RETRIES} tries"
+GAVE_UP = f"Failed to provide valid structured output after {MAX_ATTEMPTS} attempts"
 
 
 def check_schema(schema: Any, flag: str = "--json-schema") -> dict[str, Any]:
@@ -67,16 +70,21 @@ class StructuredOutput(Tool):
         self.answer: dict[str, Any] | None = None
         """The first input that validated: the run's ``structured_output``."""
         self.misses = 0
-        """Calls that did not validate, and answers that came without a call."""
+        """Calls that did not validate."""
+        self.reminded = 0
+        self.last_error = ""
 
     def remind(self) -> str | None:
-        """After an answer without a valid call: the reminder that sends the model back, or None
-        once ``MAX_RETRIES`` misses are spent (the run then ends in error)."""
-        self.misses += 1
-        return REMINDER if self.misses <= MAX_RETRIES else None
+        """After an answer without a call: the reminder that sends the model back, or None once
+        it was sent (the run then ends with that answer)."""
+        self.reminded += 1
+        return REMINDER if self.reminded <= MAX_REMINDERS else None
 
     def exhausted(self) -> bool:
-        return self.answer is None and self.misses > MAX_RETRIES
+        return self.answer is None and self.misses >= MAX_ATTEMPTS
+
+    def gave_up(self) -> str:
+        return f"{GAVE_UP} - last {STRUCTURED_OUTPUT} error: {self.last_error}"
 
     def schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
@@ -87,6 +95,7 @@ class StructuredOutput(Tool):
         if errors:
             self.misses += 1
             lines = [f"- {_where(error)}: {error.message}" for error in errors[:_MAX_ERRORS]]
+            self.last_error = f"{_where(errors[0])}: {errors[0].message}"
             more = f"\n- and {len(errors) - _MAX_ERRORS} more" if len(errors) > _MAX_ERRORS else ""
             return ToolResult.error("The input does not match the schema:\n" + "\n".join(lines) + more
                                     + "\nCall StructuredOutput again with corrected input.")

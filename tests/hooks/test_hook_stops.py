@@ -58,14 +58,32 @@ async def test_a_pre_tool_use_hook_that_says_stop_blocks_the_call_and_ends_the_r
     assert blocked["is_error"] and "blocked by a PreToolUse hook: the build is red" in blocked["content"]
 
 
-async def test_a_stop_hook_that_says_stop_ends_with_the_answer_and_hook_stopped(tmp_path):
+async def test_a_stop_hook_that_says_stop_ends_with_the_answer_and_stop_hook_prevented(tmp_path):
+    """Claude Code 2.1.332's terminal reason for it (measured against its bundled CLI)."""
     hooks = {"Stop": [{"hooks": [{"type": "command", "command": answer(tmp_path, "h", HALT)}]}]}
     loop, _ = _loop(tmp_path, hooks, [{"text": "all done"}])
     result = await _result(loop)
-    assert (result.result, result.terminal_reason) == ("all done", "hook_stopped")
+    assert (result.result, result.terminal_reason) == ("all done", "stop_hook_prevented")
 
 
 async def test_without_such_a_hook_the_run_completes(tmp_path):
     loop, _ = _loop(tmp_path, {}, [GLOB, {"text": "done"}])
     result = await _result(loop)
     assert (result.terminal_reason, result.num_turns) == ("completed", 2)
+
+
+async def test_a_user_prompt_submit_hook_that_says_stop_ends_the_turn_before_any_request(tmp_path):
+    """Claude Code 2.1.332: a success that says "Operation stopped by hook: <reason>", no request."""
+    from covey.agents.definition import AgentDefinition
+    from covey.agents.lifecycle import AgentServices, run_agent
+    from covey.agents.spec import AgentSpec, RunSettings
+
+    hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": answer(tmp_path, "h", HALT)}]}]}
+    spec = AgentSpec(session_id="s-1", agent_id="main-1", definition=AgentDefinition(name="main", description="main"),
+                     prompt="go", model_id="claude-sonnet-4-6", cwd=str(tmp_path), transcript_dir=str(tmp_path / "t"),
+                     settings=RunSettings(hooks=hooks, project_dir=str(tmp_path)))
+    model = ScriptedModel.from_turns([{"text": "never"}])
+    events = [event async for event in run_agent(spec, AgentServices(model=model))]
+    result = events[-1]
+    assert (result.subtype, result.is_error, result.num_turns) == ("success", False, 0)
+    assert result.result == "Operation stopped by hook: the build is red" and not model.requests

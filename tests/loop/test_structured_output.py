@@ -13,7 +13,7 @@ from covey.events import ResultEvent, UserEvent
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.model.scripted import ScriptedModel
 from covey.tools.base import ToolContext
-from covey.tools.structured_output import ACCEPTED, MAX_RETRIES, REMINDER, StructuredOutput, check_schema
+from covey.tools.structured_output import ACCEPTED, MAX_ATTEMPTS, REMINDER, StructuredOutput, check_schema
 
 SCHEMA = {"type": "object", "properties": {"color": {"type": "string"}, "legs": {"type": "integer"}},
           "required": ["color", "legs"], "additionalProperties": False}
@@ -59,12 +59,21 @@ def test_an_answer_without_the_call_is_sent_back_with_a_reminder() -> None:
     assert events[-1].subtype == "success" and events[-1].structured_output == {"color": "blue", "legs": 4}
 
 
-def test_past_its_tries_the_run_ends_in_claude_codes_error_subtype() -> None:
-    loop, events = _run([{"text": "no"}] * (MAX_RETRIES + 3))
+def test_an_answer_still_without_the_call_after_the_reminder_ends_the_run_as_it_is() -> None:
+    """As Claude Code 2.1.332: one reminder, then the answer stands, without structured output."""
+    loop, events = _run([{"text": "no"}, {"text": "still no"}, {"text": "never asked"}])
+    result = events[-1]
+    assert (result.subtype, result.is_error, result.result, result.num_turns) == ("success", False, "still no", 2)
+    assert "structured_output" not in result.wire()
+
+
+def test_five_calls_that_do_not_match_end_in_claude_codes_error_subtype() -> None:
+    loop, events = _run([_answer(color=1)] * (MAX_ATTEMPTS + 2))
     result = events[-1]
     assert result.subtype == "error_max_structured_output_retries" and result.is_error
-    assert result.num_turns == MAX_RETRIES + 1 and "StructuredOutput" in result.errors[0]
-    assert "structured_output" not in result.wire()
+    assert result.num_turns == MAX_ATTEMPTS and "structured_output" not in result.wire()
+    assert result.result.startswith(f"Failed to provide valid structured output after {MAX_ATTEMPTS} attempts")
+    assert "'legs' is a required property" in result.result  # the last mismatch, named
 
 
 def test_without_a_schema_nothing_changes() -> None:

@@ -4,15 +4,23 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
 from claude_agent_sdk import ClaudeSDKClient, ConversationResetMessage, HookMatcher, ResultMessage, query
 from claude_agent_sdk._errors import ProcessError, ResultError
 
+from tests.sdk.conftest import REFERENCE_CLI
 from tests.sdk.test_sdk_compat import collect, tool_results
 
 pytestmark = pytest.mark.ray  # the covey service runs a Ray
+
+COVEY_ONLY_FAKE = pytest.mark.skipif(
+    bool(os.environ.get(REFERENCE_CLI)),
+    reason="not yet checked against Claude Code: this fake's replies are keyed to covey's requests (Claude Code "
+           "also sends its own small-model and sub-agent requests the fake does not tell apart)")
+
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "founded": {"type": "integer"}},
           "required": ["city", "founded"]}
@@ -44,32 +52,47 @@ async def test_output_format_thinking_and_effort_end_in_structured_output(sdk_op
     assert isinstance(result, ResultMessage) and result.subtype == "success", messages
     assert result.structured_output == {"city": "Paris", "founded": 250}
     first, second = fake_api.requests
-    assert first["thinking"] == {"type": "enabled", "budget_tokens": 4000}
+    # (Claude Code 2.1.332 also sends display: "updates"; covey sends display only when asked.)
+    assert {k: first["thinking"][k] for k in ("type", "budget_tokens")} == {"type": "enabled", "budget_tokens": 4000}
     assert first["output_config"] == {"effort": "medium"}
     assert any(tool["name"] == "StructuredOutput" and tool["input_schema"] == SCHEMA for tool in first["tools"])
     missed = next(iter(tool_results(second).values()))
-    assert missed["is_error"] and "'founded' is a required property" in str(missed["content"])
-    assert fake_api.betas[0] == "context-1m-2025-08-07,effort-2025-11-24"
+    assert missed["is_error"] and "founded" in str(missed["content"])  # the mismatch named
+    assert {"context-1m-2025-08-07", "effort-2025-11-24"} <= set(fake_api.betas[0].split(","))
 
 
-async def test_a_run_that_never_answers_in_the_schema_ends_in_claude_codes_error(sdk_options, fake_api):
+async def test_a_run_that_never_answers_in_the_schema_is_reminded_once_then_ends_as_it_is(sdk_options, fake_api):
     fake_api.replies = [lambda body: {"text": "I would rather not."}]
+    options = sdk_options(output_format={"type": "json_schema", "schema": SCHEMA})
+
+    result = (await collect(query(prompt="Where and when?", options=options)))[-1]
+
+    assert isinstance(result, ResultMessage) and (result.subtype, result.is_error) == ("success", False)
+    assert result.structured_output is None and len(fake_api.requests) == 2
+    assert "StructuredOutput" in json.dumps(fake_api.requests[1]["messages"][-1])  # the reminder
+
+
+async def test_calls_that_never_match_the_schema_end_in_claude_codes_error(sdk_options, fake_api):
+    fake_api.replies = [lambda body: {"content": [
+        {"type": "tool_use", "id": f"toolu_{len(body['messages'])}", "name": "StructuredOutput", "input": {"town": 1}}]}]
     options = sdk_options(output_format={"type": "json_schema", "schema": SCHEMA})
 
     # The SDK raises an error result, after yielding it, as ResultError (it carries the payload).
     with pytest.raises(ResultError) as failed:
         await collect(query(prompt="Where and when?", options=options))
-    assert failed.value.subtype == "error_max_structured_output_retries"
-    assert "StructuredOutput" in (failed.value.result or "") and len(fake_api.requests) == 6
+    assert "Failed to provide valid structured output after 5 attempts" in str(failed.value)
+    assert len(fake_api.requests) == 5
 
 
+@pytest.mark.skipif(bool(os.environ.get(REFERENCE_CLI)), reason="covey's own refusal: Claude Code branches the original")
 async def test_a_cut_without_a_fork_is_refused_in_one_line(sdk_options, fake_api, capsys):
     options = sdk_options(resume="11111111-1111-4111-8111-111111111111", resume_session_at="some-uuid")
 
     with pytest.raises(ProcessError):
         await collect(query(prompt="go on", options=options))
     said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[covey] ")]
-    assert len(said) == 1 and "--resume-session-at" in said[0] and "--fork-session" in said[0], said
+    refusals = [line for line in said if "--resume-session-at" in line]
+    assert len(refusals) == 1 and "--fork-session" in refusals[0], said
 
 
 async def test_a_truncating_resume_forks_the_conversation_before_the_dropped_turn(sdk_options, fake_api, served,
@@ -98,6 +121,8 @@ async def test_a_truncating_resume_forks_the_conversation_before_the_dropped_tur
     assert "PINEAPPLE" in history and "now forget it" not in history and "which word?" in history
 
 
+@pytest.mark.skipif(bool(os.environ.get(REFERENCE_CLI)),
+                    reason="Claude Code 2.1.332 goes on after a PostToolUse continue: false (docs/definitions.md#hooks)")
 async def test_a_hook_callback_that_says_stop_ends_the_run_hook_stopped(sdk_options, fake_api, tmp_path):
     (tmp_path / "a.txt").write_text("x\n")
     fake_api.replies = [lambda body: {"text": "too far"} if tool_results(body) else
@@ -140,11 +165,12 @@ async def test_clear_starts_the_conversation_over_in_a_new_session(sdk_options, 
 
     [reset] = [m for m in cleared if isinstance(m, ConversationResetMessage)]
     assert reset.session_id == first.session_id and reset.new_conversation_id != first.session_id
-    assert isinstance(cleared[-1], ResultMessage) and cleared[-1].session_id == reset.new_conversation_id
-    assert after.session_id == reset.new_conversation_id and after.subtype == "success"
-    last = fake_api.requests[-1]
-    assert "PINEAPPLE" not in json.dumps(last["messages"]) and "/clear" not in json.dumps(last["messages"])
-    assert len(fake_api.requests) == 2  # /clear itself asks no model
+    # new_conversation_id is opaque (not the next session id): the messages after the reset carry that.
+    assert isinstance(cleared[-1], ResultMessage) and cleared[-1].session_id not in (first.session_id, None)
+    assert after.session_id == cleared[-1].session_id and after.subtype == "success"
+    last = [body for body in fake_api.requests if "which word did I give you?" in json.dumps(body["messages"])][-1]
+    if not os.environ.get(REFERENCE_CLI):  # (Claude Code keeps recent prompts in its own context blocks)
+        assert "PINEAPPLE" not in json.dumps(last["messages"]) and "/clear" not in json.dumps(last["messages"])
 
 
 def _calculator(calls: list[dict]) -> Any:
@@ -162,7 +188,9 @@ def _calculator(calls: list[dict]) -> Any:
 def _adds(body: dict[str, Any]) -> dict[str, Any]:
     """The main agent asks a child to add; the child (and only it) calls the program's tool."""
     results = tool_results(body)
-    if any(m["role"] == "user" and "ADD FOR ME" in json.dumps(m["content"]) for m in body["messages"]):  # the child
+    if "haiku" in body["model"]:  # Claude Code's own small-model requests (a task's progress summary)
+        return {"text": "adding"}
+    if "Add things." not in json.dumps(body["messages"]):  # the child: its conversation lacks the parent's prompt
         if results:
             return {"text": f"child got {next(iter(results.values()))['content']}"}
         return {"content": [{"type": "tool_use", "id": "toolu_c", "name": "mcp__calc__add", "input": {"a": 40, "b": 2}}]}
@@ -174,6 +202,7 @@ def _adds(body: dict[str, Any]) -> dict[str, Any]:
          "input": {"description": "add", "prompt": "ADD FOR ME", "subagent_type": "general-purpose"}}]}
 
 
+@COVEY_ONLY_FAKE
 async def test_an_in_process_sdk_tool_serves_the_main_agent_and_a_sub_agent(sdk_options, fake_api):
     calls: list[dict] = []
     fake_api.replies = [_adds]
@@ -192,7 +221,9 @@ async def test_an_in_process_sdk_tool_serves_the_main_agent_and_a_sub_agent(sdk_
 
 
 def _delegates(body: dict[str, Any]) -> dict[str, Any]:
-    if any(m["role"] == "user" and "LOOK AROUND" in json.dumps(m["content"]) for m in body["messages"]):  # the child
+    if "haiku" in body["model"]:  # Claude Code's own small-model requests (a task's progress summary)
+        return {"text": "looking"}
+    if "Delegate." not in json.dumps(body["messages"]):  # the child: its conversation lacks the parent's prompt
         if tool_results(body):
             return {"text": "CHILD SAYS the folder is empty"}
         return {"content": [{"type": "text", "text": "CHILD THINKS aloud"},
@@ -203,6 +234,7 @@ def _delegates(body: dict[str, Any]) -> dict[str, Any]:
                          "input": {"description": "look", "prompt": "LOOK AROUND", "subagent_type": "general-purpose"}}]}
 
 
+@COVEY_ONLY_FAKE
 @pytest.mark.parametrize("forward", [False, True])
 async def test_sub_agent_text_reaches_the_program_only_when_it_asks(sdk_options, fake_api, forward):
     from claude_agent_sdk import AssistantMessage, TextBlock, ToolUseBlock
@@ -232,13 +264,12 @@ async def test_a_result_echoes_the_hosts_origin_and_the_messages_it_took_in(sdk_
     assert result.user_message_uuids == ["11111111-aaaa-4aaa-8aaa-111111111111"]
 
 
+@COVEY_ONLY_FAKE
 async def test_compact_summarises_the_conversation_with_claude_codes_events(sdk_options, fake_api):
     from claude_agent_sdk import SystemMessage
 
-    from covey.loop.compact_prompt import SUMMARY_REQUEST
-
     def reply(body: dict[str, Any]) -> dict[str, Any]:
-        if SUMMARY_REQUEST[:40] in json.dumps(body["messages"][-1]):
+        if "keep the word" in json.dumps(body["messages"][-1]):  # the request /compact makes: the summary's
             return {"text": "<summary>SUMMARY: the word is PINEAPPLE</summary>"}
         return {"text": "noted"}
 
@@ -254,12 +285,13 @@ async def test_compact_summarises_the_conversation_with_claude_codes_events(sdk_
     [boundary] = [m for m in compacting if isinstance(m, SystemMessage) and m.subtype == "compact_boundary"]
     assert boundary.data["compact_metadata"]["trigger"] == "manual"
     assert isinstance(compacting[-1], ResultMessage) and compacting[-1].subtype == "success"
-    summary_request = fake_api.requests[1]
+    summary_request = next(b for b in fake_api.requests if "summar" in json.dumps(b["messages"][-1]).lower())
     assert "keep the word" in json.dumps(summary_request["messages"][-1])  # the instructions reach the summary
     last = json.dumps(fake_api.requests[-1]["messages"])
-    assert "SUMMARY: the word is PINEAPPLE" in last and "/compact" not in last and len(fake_api.requests) == 3
+    assert "SUMMARY: the word is PINEAPPLE" in last and "/compact" not in last
 
 
+@COVEY_ONLY_FAKE
 async def test_a_session_store_gets_every_record_of_the_main_agent_and_a_sync_child(sdk_options, fake_api):
     from claude_agent_sdk._internal.session_store import InMemorySessionStore
 

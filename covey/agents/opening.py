@@ -1,0 +1,92 @@
+"""An agent run's opening messages: the first run's prelude, preloaded skills, hooks' context and
+prompt, a conversation's next turn, or a resumed history; the hooks that run on the way
+(SessionStart, SubagentStart, UserPromptSubmit), and a prompt one of them stopped."""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from covey.agents.spec import AgentSpec
+from covey.errors import PromptBlocked
+from covey.events import ResultEvent
+from covey.hooks.runner import HookRegistry
+from covey.skills import preload_skills
+
+OnStart = Callable[[list[dict[str, Any]]], Awaitable[None]]
+
+
+class PromptStopped(Exception):
+    """A UserPromptSubmit hook answered ``"continue": false``: the turn ends before any request."""
+
+
+async def opening(spec: AgentSpec, hooks: HookRegistry, on_start: OnStart | None) -> list[dict[str, Any]]:
+    """The messages the run starts from; those new to its transcript go to ``on_start`` first."""
+    if spec.history and spec.next_prompt is not None:
+        context = await _session_start(spec, hooks, spec.session_source) if spec.session_source else []
+        turn = await _next_turn(spec, hooks)
+        if on_start is not None:
+            await on_start([*context, turn])
+        return [*spec.history, *context, turn]
+    if spec.history:
+        if spec.depth > 0:  # a resumed sub-agent: its launch context is in its history already
+            await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)
+        return spec.history
+    messages = await _initial_messages(spec, hooks)
+    if on_start is not None:
+        await on_start(messages)
+    return messages
+
+
+def stopped_result(spec: AgentSpec, reason: str) -> ResultEvent:
+    """The turn's result when a UserPromptSubmit hook stopped it, as Claude Code ends it: a success
+    that says so, with no request made."""
+    text = f"Operation stopped by hook: {reason}"
+    return ResultEvent(session_id=spec.session_id, agent_id=spec.agent_id, subtype="success", is_error=False,
+                       result=text, num_turns=0, duration_ms=0, duration_api_ms=0, total_cost_usd=0.0, usage={})
+
+
+async def _initial_messages(spec: AgentSpec, hooks: HookRegistry) -> list[dict[str, Any]]:
+    """Prelude (project context, agent list), preloaded skills (step 10), then the task."""
+    skills = spec.runtime.skills if spec.runtime is not None else {}
+    preloaded = await preload_skills(spec.definition.skills, skills) if spec.definition.skills else []
+    prompt = spec.prompt
+    if spec.depth == 0:
+        context = await _session_start(spec, hooks, spec.session_source or "startup")
+        prompt = await _submitted(prompt, spec, hooks)
+    else:
+        outcome = await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)
+        context = _reminder("SubagentStart", outcome.additional_context)
+    return [*(spec.inherited or []), *spec.prelude, *preloaded, *context, {"role": "user", "content": prompt}]
+
+
+async def _session_start(spec: AgentSpec, hooks: HookRegistry, source: str) -> list[dict[str, Any]]:
+    """SessionStart hooks (matched on ``source``): what they say goes before the first prompt."""
+    outcome = await hooks.run_session_start(source=source, cwd=spec.cwd, model=spec.model_id)
+    return _reminder("SessionStart", outcome.additional_context)
+
+
+def _reminder(event: str, context: str | None) -> list[dict[str, Any]]:
+    """A hook's context as Claude Code puts it in front of the model: a system reminder naming the event."""
+    if not context:
+        return []
+    text = f"<system-reminder>\n{event} hook additional context: {context}\n</system-reminder>"
+    return [{"role": "user", "content": [{"type": "text", "text": text}]}]
+
+
+async def _next_turn(spec: AgentSpec, hooks: HookRegistry) -> dict[str, Any]:
+    """A conversation's next user message, as its UserPromptSubmit hooks leave it."""
+    return {"role": "user", "content": await _submitted(spec.next_prompt or "", spec, hooks)}
+
+
+async def _submitted(prompt: str, spec: AgentSpec, hooks: HookRegistry) -> str:
+    """``prompt`` past the UserPromptSubmit hooks: stopped (``PromptStopped``), blocked
+    (``PromptBlocked``), or with their context."""
+    outcome = await hooks.run_user_prompt_submit(prompt, agent_id=spec.agent_id, cwd=spec.cwd)
+    if outcome.stop:
+        raise PromptStopped(outcome.stop_reason or "a UserPromptSubmit hook stopped it")
+    if outcome.blocked:
+        raise PromptBlocked(outcome.reason or "a UserPromptSubmit hook blocked the prompt")
+    # What background hooks said since the last turn comes with this prompt.
+    for context in filter(None, (outcome.additional_context, hooks.background.take())):
+        prompt = f"{prompt}\n\n<system-reminder>\n{context}\n</system-reminder>"
+    return prompt
