@@ -59,8 +59,9 @@ class _Run:
     def emit(self, event: Event) -> None:
         if self.queue is not None and self.relays:
             self.queue.put_nowait(event)
-        elif self.root is not None and isinstance(event, (AssistantEvent, UserEvent)):
-            self.root.tell_relay(event)
+        elif self.root is not None and isinstance(event, (AssistantEvent, UserEvent)):  # labelled as a sync child's
+            update = {"subagent_type": self.spec.definition.name, "task_description": self.spec.description}
+            self.root.tell_relay(event.model_copy(update=update) if event.subagent_type is None else event)
 
     def end(self, report: FinalReport) -> None:
         """The run's last word: its report to the follower and to every waiter."""

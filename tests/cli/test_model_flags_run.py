@@ -170,3 +170,4 @@ def test_a_background_childs_messages_stream_while_the_main_agents_turn_is_open(
              and line.get("parent_tool_use_id") == "toolu_bg" and "BG CHILD SPEAKS" in json.dumps(line)]
     first_result = next(i for i, line in enumerate(lines) if line.get("type") == "result")
     assert len(spoke) == 1 and spoke[0] < first_result
+    assert (lines[spoke[0]]["subagent_type"], lines[spoke[0]]["task_description"]) == ("general-purpose", "bg")
