@@ -17,7 +17,7 @@ from covey.loop.compacting import compacted
 from covey.loop.config import Inbox, LoopConfig
 from covey.loop.execute import ToolExecutor, interrupted_results
 from covey.loop.stats import Ending, LoopStats, result_event, structured_end, structured_reminder
-from covey.loop.steps import ContinueTurn, CutOff, FinalOutput, RunTools, Stop, next_step, text_of
+from covey.loop.steps import ContinueTurn, CutOff, FinalOutput, RunTools, Stop, next_step
 from covey.loop.stream import OnStream, streamed
 from covey.loop.wire import as_blocks, assistant_message, wire_message, with_breakpoint, with_breakpoints
 from covey.model.base import Model, ModelRequest, TokenUsage
