@@ -58,8 +58,8 @@ class AgentServices:
     """The agent's TeamContext, when teams are enabled."""
     hook_caller: Callable[[str, dict[str, Any], str | None], Awaitable[Any]] | None = None
     aside_model: Model | None = None
-    """The model as tools (WebFetch, WebSearch) and prompt hooks ask it: their replies count as the
-    agent's spending. None: ``model`` itself."""
+    """The model as tools (WebFetch, WebSearch), prompt hooks and agent hooks' verifiers ask it: their
+    replies count as the agent's spending. None: ``model`` itself."""
     mcp_relay: Callable[[str, dict[str, Any]], Awaitable[Any]] | None = None
     """How SDK MCP servers' messages reach the claude-agent-sdk program (None: no program)."""
     budget_spent: Callable[[], str | None] = lambda: None
@@ -78,7 +78,7 @@ def available_tools(spec: AgentSpec, services: AgentServices) -> list[Tool]:
 async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[Event]:
     ctx = _context(spec, services)
     hooks = _hooks(spec, services)
-    wire_hooks(hooks, ctx, spec, services.aside_model or services.model)  # task tools, prompt hooks, a teammate's idle check
+    wire_hooks(hooks, ctx, spec, services.aside_model or services.model)  # task tools, prompt and agent hooks, a teammate's idle check
     mcp = None
     try:
         mcp = await attach_servers(spec, services.mcp_relay)  # step 11: before the loop, so their tools are in the pool

@@ -121,7 +121,7 @@ class Progress:
 
     def count_aside(self, usage: TokenUsage, model_id: str | None) -> None:
         """A request that is no turn of the agent (a compaction's summary; WebFetch's, WebSearch's
-        and prompt hooks' requests): its tokens and cost are the agent's all the same."""
+        prompt hooks' and agent hooks' requests): its tokens and cost are the agent's all the same."""
         model_id = model_id or self.spec.model_id
         cost_usd = self.prices.cost_usd(model_id, usage)
         self.usage += usage
@@ -192,8 +192,8 @@ def _ended(status: Status, reason: str, result: ResultEvent | None, last_text: s
 
 
 class CountedModel:
-    """The agent's model as its tools and prompt hooks ask it: each reply counted as the agent's
-    spending (``Progress.count_aside``), so a session's cost and budget include it."""
+    """The agent's model as its tools, prompt hooks and agent hooks' verifiers ask it: each reply
+    counted as the agent's spending (``Progress.count_aside``), so a session's cost and budget include it."""
 
     def __init__(self, model: Any, progress: Progress) -> None:
         self.model, self.progress = model, progress

@@ -1,13 +1,14 @@
-"""Hooks: commands (or HTTP endpoints, or prompts a small model judges) run at points of an agent's life, answered like Claude Code's (docs/definitions.md#hooks)."""
+"""Hooks: commands (or HTTP endpoints, or prompts a small model or a verifier agent judges) run at points of an agent's life, answered like Claude Code's (docs/definitions.md#hooks)."""
 
 from covey.hooks.command import HookAnswer
-from covey.hooks.config import EVENTS, CommandHook, HookConfig, HookMatcher, HttpHook, PromptHook
+from covey.hooks.config import EVENTS, AgentHook, CommandHook, HookConfig, HookMatcher, HttpHook, PromptHook
 from covey.hooks.outcomes import HookOutcome, PreToolOutcome, RequestVerdict
 from covey.hooks.read import HookConfigError, HookWarning, ParsedHooks, parse_hooks, read_hooks
 from covey.hooks.runner import HookRegistry
 
 __all__ = [
     "EVENTS",
+    "AgentHook",
     "CommandHook",
     "HookAnswer",
     "HookConfig",

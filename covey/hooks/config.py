@@ -34,12 +34,14 @@ PROMPT_EVENTS = frozenset({
     "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop",
     "SubagentStop", "TaskCreated", "TaskCompleted", "TeammateIdle",
 })
-"""The events covey fires on which Claude Code runs ``prompt`` hooks; on the others they are skipped."""
+"""The events covey fires on which Claude Code runs ``prompt`` and ``agent`` hooks; on the others they are skipped."""
 
 DEFAULT_TIMEOUT_S = 600.0
 """Claude Code's default for command and http hooks."""
 PROMPT_TIMEOUT_S = 30.0
 """Claude Code's default for prompt hooks."""
+AGENT_TIMEOUT_S = 60.0
+"""Claude Code's default for agent hooks."""
 SHORT_TIMEOUT_S = {"UserPromptSubmit": 30.0}
 """Events whose hooks default to a shorter timeout (a stuck one stalls every prompt)."""
 SESSION_END_BUDGET_S = 1.5
@@ -137,11 +139,10 @@ class CallbackHook(_Handler):
         return f"callback:{self.callback_id}"
 
 
-class PromptHook(_Handler):
-    """The event's payload and a prompt sent to a small fast model, which answers ``{"ok": true}``
-    or ``{"ok": false, "reason": ...}`` (``covey.hooks.prompt``)."""
+class _AskedHook(_Handler):
+    """What a ``prompt`` and an ``agent`` hook share: a prompt a model judges, and that model."""
 
-    type: Literal["prompt"] = "prompt"
+    type: str
     prompt: str = Field(min_length=1)
     """What to judge; ``$ARGUMENTS`` is replaced by the payload's JSON (without it, the JSON is appended)."""
     model: str | None = None
@@ -154,20 +155,37 @@ class PromptHook(_Handler):
             raise ValueError("must not be empty")
         return value
 
-    def timeout_for(self, event: str) -> float:
-        return self.timeout_s if self.timeout_s is not None else PROMPT_TIMEOUT_S
-
     @property
     def command(self) -> str:
         """What logs and warnings call it."""
-        return f"prompt {self.prompt[:60]!r}"
+        return f"{self.type} {self.prompt[:60]!r}"
 
     @property
     def key(self) -> str:
-        return f"prompt:{self.model}:{self.prompt}"
+        return f"{self.type}:{self.model}:{self.prompt}"
 
 
-Handler = Annotated[Union[CommandHook, HttpHook, CallbackHook, PromptHook], Field(discriminator="type")]
+class PromptHook(_AskedHook):
+    """The event's payload and a prompt sent to a small fast model, which answers ``{"ok": true}``
+    or ``{"ok": false, "reason": ...}`` (``covey.hooks.prompt``)."""
+
+    type: Literal["prompt"] = "prompt"
+
+    def timeout_for(self, event: str) -> float:
+        return self.timeout_s if self.timeout_s is not None else PROMPT_TIMEOUT_S
+
+
+class AgentHook(_AskedHook):
+    """A verifier agent given the prompt and the payload: it may Read, Grep and Glob the project
+    for up to 50 turns, then answers as a prompt hook's model does (``covey.loop.verifier``, run by ``covey.hooks.agent_hook``)."""
+
+    type: Literal["agent"] = "agent"
+
+    def timeout_for(self, event: str) -> float:
+        return self.timeout_s if self.timeout_s is not None else AGENT_TIMEOUT_S
+
+
+Handler = Annotated[Union[CommandHook, HttpHook, CallbackHook, PromptHook, AgentHook], Field(discriminator="type")]
 
 _EXACT = re.compile(r"[A-Za-z0-9_\- ,|]*")
 

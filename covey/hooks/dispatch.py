@@ -18,10 +18,13 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Mapping
 
 from covey.events import Event, HookEvent, new_uuid
+from covey.hooks.agent_hook import Verify, run_agent_hook
 from covey.hooks.background import Background
 from covey.hooks.command import HookAnswer, read_answer, run_command
 from covey.hooks.conditions import if_matches
-from covey.hooks.config import TOOL_EVENTS, CallbackHook, CommandHook, Handler, HookConfig, HttpHook, PromptHook
+from covey.hooks.config import (
+    TOOL_EVENTS, AgentHook, CallbackHook, CommandHook, Handler, HookConfig, HttpHook, PromptHook,
+)
 from covey.hooks.http import run_http
 from covey.hooks.prompt import run_prompt
 from covey.hooks.read import parse_hooks
@@ -71,6 +74,9 @@ class HookDispatch:
         """The current permission mode, for payloads' ``permission_mode`` (None: left out)."""
         self.model: Any = None
         """The session's model (a ``covey.model.Model``): ``prompt`` hooks ask it (None: they cannot run)."""
+        self.verify: Verify | None = None
+        """Runs ``agent`` hooks' verifiers (``covey.loop.verifier``, wired with the model and the agent's
+        permission policy); None: they cannot run."""
         self.background = Background()
         self.pre_tool_context: dict[str, str] = {}
         """A PreToolUse hook's ``additionalContext`` per tool_use id, until the call's result carries it."""
@@ -193,6 +199,8 @@ class HookDispatch:
             return await run_http(hook, payload, env=self.env if self.env is not None else os.environ, timeout_s=limit)
         if isinstance(hook, PromptHook):
             return await run_prompt(hook, payload, self.model, env=self.env, timeout_s=limit)
+        if isinstance(hook, AgentHook):
+            return await run_agent_hook(hook, payload, self.verify, cwd=workdir, timeout_s=limit)
         return await self._run_callback(hook, payload, limit)
 
     async def _run_callback(self, hook: CallbackHook, payload: dict[str, Any], limit: float) -> HookAnswer:

@@ -7,6 +7,7 @@ goes back to work with it; on every other event it also ends the run after that 
 ``"continue": false`` does (Claude Code's rule), except where Claude Code ignores
 ``continue: false`` (TaskCreated, TaskCompleted from TaskUpdate). On ``PermissionRequest`` it is a
 deny. An answer that is not that JSON, a model error or a timeout is a non-blocking error.
+An ``agent`` hook's verifier (``covey.loop.verifier``) answers the same way, read by :func:`read_verdict`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from covey.bounded import cut_text
 from covey.hooks.command import HOOK_OUTPUT_LIMIT_CHARS, HookAnswer
-from covey.hooks.config import PromptHook
+from covey.hooks.config import AgentHook, PromptHook
 from covey.model.aliases import resolve_model
 from covey.model.base import Model, ModelRequest
 from covey.model.messages import TextBlock
@@ -44,7 +45,7 @@ class _Verdict(BaseModel):
     reason: str | None = None
 
 
-def prompt_text(hook: PromptHook, payload: dict[str, Any]) -> str:
+def prompt_text(hook: PromptHook | AgentHook, payload: dict[str, Any]) -> str:
     """The hook's prompt with ``$ARGUMENTS`` replaced by the payload's JSON, or the JSON appended."""
     arguments = json.dumps(payload, default=str)
     if "$ARGUMENTS" in hook.prompt:
@@ -75,8 +76,9 @@ async def run_prompt(
     return read_verdict(hook.command, str(payload.get("hook_event_name", "")), text)
 
 
-def read_verdict(command: str, event: str, text: str) -> HookAnswer:
-    """The model's answer as a hook's: ``ok: true`` decides nothing, ``ok: false`` blocks (see above)."""
+def read_verdict(command: str, event: str, text: str, *, kind: str = "prompt") -> HookAnswer:
+    """The model's answer as a hook's: ``ok: true`` decides nothing, ``ok: false`` blocks (see above).
+    ``kind``: the hook's type, as the default reason names it."""
     try:
         verdict = _Verdict.model_validate(json.loads(_unfenced(text)))
     except (json.JSONDecodeError, ValidationError):
@@ -84,7 +86,7 @@ def read_verdict(command: str, event: str, text: str) -> HookAnswer:
                                                   HOOK_OUTPUT_LIMIT_CHARS, what="hook output"))
     if verdict.ok:
         return HookAnswer(command)
-    reason = cut_text((verdict.reason or "").strip() or "The prompt hook's condition was not met.",
+    reason = cut_text((verdict.reason or "").strip() or f"The {kind} hook's condition was not met.",
                       HOOK_OUTPUT_LIMIT_CHARS, what="hook output")
     if event == "PermissionRequest":
         return HookAnswer(command, request_decision={"behavior": "deny", "message": reason})

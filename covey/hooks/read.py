@@ -10,8 +10,8 @@ An agent definition's frontmatter may drop the inner list::
 
 What covey does not run is skipped with a warning and the rest of the block
 still loads: an event covey never fires (``FileChanged``, ``StopFailure``...)
-or does not know, a handler ``type`` it cannot run (``agent``, ``mcp_tool``),
-a ``prompt`` hook on an event Claude Code runs none on, a field it has no use
+or does not know, a handler ``type`` it cannot run (``mcp_tool``), a ``prompt``
+or ``agent`` hook on an event Claude Code runs none on, a field it has no use
 for (``once`` outside a skill, any unknown key). An entry covey does run but that is malformed (wrong type, blank
 ``command``, bad matcher regex, an ``http`` hook without a URL) is a
 :class:`HookConfigError` naming the file and field.
@@ -28,8 +28,8 @@ from pydantic import BaseModel, ValidationError
 from covey.errors import UserError
 from covey.hooks.conditions import valid_if
 from covey.hooks.config import (
-    CLAUDE_CODE_ONLY_EVENTS, EVENTS, PROMPT_EVENTS, CallbackHook, CommandHook, HookConfig, HookMatcher, HttpHook,
-    PromptHook,
+    CLAUDE_CODE_ONLY_EVENTS, EVENTS, PROMPT_EVENTS, AgentHook, CallbackHook, CommandHook, HookConfig, HookMatcher,
+    HttpHook, PromptHook,
 )
 
 log = logging.getLogger(__name__)
@@ -43,9 +43,9 @@ def _keys(model: type[BaseModel]) -> set[str]:
 _MODELS: dict[str, tuple[type[BaseModel], set[str]]] = {
     "command": (CommandHook, _keys(CommandHook)), "http": (HttpHook, _keys(HttpHook)),
     "callback": (CallbackHook, _keys(CallbackHook)), "prompt": (PromptHook, _keys(PromptHook)),
+    "agent": (AgentHook, _keys(AgentHook)),
 }
 _NOT_RUN = {
-    "agent": "an agent hook runs a verifier agent; covey does not run agent hooks",
     "mcp_tool": "an mcp_tool hook calls an MCP server's tool; covey does not run mcp_tool hooks",
 }
 _IGNORED = {
@@ -166,8 +166,8 @@ class _Reader:
             why = _NOT_RUN.get(kind, "unknown hook type")
             self._skip(f"{where}.type", f"hook type {kind!r} not supported by covey ({why}); hook skipped")
             return None
-        if kind == "prompt" and self.event not in PROMPT_EVENTS:
-            self._skip(f"{where}.type", f"Claude Code runs prompt hooks only on {', '.join(sorted(PROMPT_EVENTS))}; "
+        if kind in ("prompt", "agent") and self.event not in PROMPT_EVENTS:
+            self._skip(f"{where}.type", f"Claude Code runs {kind} hooks only on {', '.join(sorted(PROMPT_EVENTS))}; "
                                         "hook skipped")
             return None
         if raw.get("shell") == "powershell":

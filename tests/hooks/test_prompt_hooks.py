@@ -50,11 +50,6 @@ def test_a_prompt_hook_defaults_to_30_seconds_and_needs_its_prompt():
         read_hooks({"Stop": [{"hooks": [{"type": "prompt", "prompt": "  "}]}]}, "s.json")
 
 
-def test_agent_hooks_are_still_skipped_with_their_reason():
-    parsed = read_hooks({"Stop": [{"hooks": [{"type": "agent", "prompt": "Verify"}]}]}, "s.json")
-    assert parsed.config["Stop"][0].hooks == [] and "covey does not run agent hooks" in parsed.warnings[0].message
-
-
 # --- what the model is asked --------------------------------------------------------------
 
 async def test_the_small_model_gets_the_prompt_with_the_payload_in_place_of_arguments(tmp_path):
