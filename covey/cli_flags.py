@@ -129,6 +129,11 @@ def _add_own_flags(run: argparse.ArgumentParser) -> None:
     """The run's own flags: what is printed and how, not how the session runs."""
     run.add_argument("--dangerously-skip-permissions", action="store_true",
                      help="run in bypassPermissions mode (Claude Code's flag; --permission-mode wins if both are given)")
+    run.add_argument("--allow-dangerously-skip-permissions", action="store_true",
+                     help="accepted, as the TypeScript SDK passes it with bypassPermissions: covey needs no opt-in "
+                          "to enter that mode (unless settings disable it)")
+    # Named so that argparse does not take it for an abbreviation of --agents.
+    run.add_argument("--agent", type=_no_main_agent, metavar="NAME", help="refused: covey's main agent is its own")
     run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
     run.add_argument("--input-format", choices=["text", "stream-json"], default="text",
                      help="stream-json: user messages and control requests on stdin (claude-agent-sdk's protocol)")
@@ -172,6 +177,11 @@ def settings_arg(value: str | None) -> dict[str, Any] | None:
 def mcp_config_arg(value: str) -> dict[str, Any]:
     """One ``--mcp-config``: a JSON object, or the path of a file holding one."""
     return _json_object_arg(value, "--mcp-config")
+
+
+def _no_main_agent(value: str) -> str:
+    raise CoveyError(f"--agent {value}: covey cannot run the main thread as an agent definition (the TypeScript "
+                     "SDK's `agent` option); give the definition in `agents` and let the main agent delegate to it")
 
 
 def _sources_arg(value: str) -> list[str]:

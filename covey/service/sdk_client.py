@@ -48,7 +48,7 @@ def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, *,
 def start_relay(conn: Connection, options: dict[str, Any], permission_prompt_stdio: bool,
                 first: dict[str, Any] | None, initialize: dict[str, Any], stdin: TextIO) -> None:
     """Send the run (with what ``initialize`` carried), then relay stdin to ``conn`` in a thread."""
-    run_options = {**options, **sdk_options(initialize)}
+    run_options = {**options, **sdk_options(initialize, options)}
     request = run_request("", run_options, output_format="stream-json", conversation=True,
                           permission_prompt_stdio=permission_prompt_stdio)
     conn.run_id = request["request_id"]
@@ -72,10 +72,21 @@ def read_initialize(stdin: TextIO, out: "Out") -> tuple[dict[str, Any] | None, d
     return None, request
 
 
-def sdk_options(initialize: dict[str, Any]) -> dict[str, Any]:
+def sdk_options(initialize: dict[str, Any], given: dict[str, Any] | None = None) -> dict[str, Any]:
     """The Session options an ``initialize`` request carries: the SDK's agents (Claude Code's
-    ``--agents`` shape) and hook registrations (``hookCallbackIds`` per matcher)."""
+    ``--agents`` shape) and hook registrations (``hookCallbackIds`` per matcher); and what the
+    TypeScript SDK sends here, not on the command line: its in-process MCP servers
+    (``sdkMcpServers``: names, added to the ``given`` command line's as the ``{"type": "sdk"}``
+    servers the Python SDK's ``--mcp-config`` names), ``systemPrompt`` (parts; ``[""]`` when
+    the program set none, as ``--system-prompt ""``) and ``appendSystemPrompt``."""
     options: dict[str, Any] = {}
+    if initialize.get("sdkMcpServers"):
+        servers = {name: {"type": "sdk", "name": name} for name in initialize["sdkMcpServers"]}
+        options["mcp_servers"] = [*((given or {}).get("mcp_servers") or []), {"mcpServers": servers}]
+    if isinstance(initialize.get("systemPrompt"), list):
+        options["system_prompt"] = "\n\n".join(initialize["systemPrompt"])
+    if isinstance(initialize.get("appendSystemPrompt"), str):
+        options["append_system_prompt"] = initialize["appendSystemPrompt"]
     if initialize.get("agents"):
         options["agents"] = json.dumps(initialize["agents"])
     if initialize.get("hooks"):

@@ -59,6 +59,7 @@ def test_an_unknown_flag_is_named(capsys):
     (["-p", "x", "--mcp-config", "{not json"], "--mcp-config: not a JSON object"),
     (["-p", "x", "--permission-prompt-tool", "mcp__perm__ask"], "stdio only"),
     (["--input-format", "stream-json", "--output-format", "json"], "needs --output-format stream-json"),
+    (["-p", "x", "--agent=reviewer"], "--agent reviewer: covey cannot run the main thread as an agent"),  # not --agents
 ])
 def test_what_covey_cannot_honour_is_refused_clearly(argv, says, capsys):
     assert cli.main(argv) == 1
@@ -111,3 +112,35 @@ def test_sdk_hook_registrations_become_callback_hooks():
         {"type": "callback", "callback_id": "hook_0", "timeout": 5},
         {"type": "callback", "callback_id": "hook_1", "timeout": 5}]}]
     assert config["Stop"] == [{"matcher": "", "hooks": [{"type": "callback", "callback_id": "h"}]}]
+
+
+TS_SDK_ARGV = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json",
+               "--max-thinking-tokens=4000", '--json-schema={"type":"object"}', "--allowedTools=mcp__calc__add",
+               "--permission-mode=bypassPermissions", "--allow-dangerously-skip-permissions"]
+"""What @anthropic-ai/claude-agent-sdk 0.3.332 passes for maxThinkingTokens, outputFormat, allowedTools and
+permissionMode "bypassPermissions" with allowDangerouslySkipPermissions (tests/sdk_ts runs the SDK itself)."""
+
+
+def test_the_typescript_sdks_command_line_is_accepted():
+    assert cli._headless(TS_SDK_ARGV)
+    options = cli._session_options(_parsed(TS_SDK_ARGV))
+    assert options["max_thinking_tokens"] == 4000 and options["json_schema"] == {"type": "object"}
+    assert options["allowed_tools"] == ["mcp__calc__add"] and options["permission_mode"] == "bypassPermissions"
+    # Accepted, and nothing more: it does not put the run in bypass.
+    allowed_only = cli._session_options(_parsed(TS_SDK_ARGV[:5] + ["--allow-dangerously-skip-permissions"]))
+    assert "permission_mode" not in allowed_only
+
+
+def test_the_typescript_sdks_initialize_carries_its_sdk_servers_and_system_prompt():
+    """The TypeScript SDK sends these in ``initialize``, not on the command line as Python's does."""
+    given = {"mcp_servers": [{"mcpServers": {"a": {"command": "a"}}}], "max_turns": 3}
+    initialize = {"sdkMcpServers": ["calc"], "systemPrompt": [""], "appendSystemPrompt": "Be brief.",
+                  "sdkMcpServerManifests": {"calc": {"toolsListResult": {"tools": []}}}}
+    options = sdk_options(initialize, given)
+    assert options["mcp_servers"] == [{"mcpServers": {"a": {"command": "a"}}},
+                                      {"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}]
+    assert options["system_prompt"] == "" and options["append_system_prompt"] == "Be brief."  # [""]: none
+    assert sdk_options({"systemPrompt": ["Be terse.", "Answer in French."]})["system_prompt"] == \
+        "Be terse.\n\nAnswer in French."
+    # The Python SDK's initialize has none of them: its command line's stand.
+    assert not {"mcp_servers", "system_prompt", "append_system_prompt"} & set(sdk_options({"hooks": None}, given))

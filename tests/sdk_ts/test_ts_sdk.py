@@ -1,0 +1,160 @@
+"""The TypeScript SDK's ``query()``, unchanged, against covey: ``pathToClaudeCodeExecutable`` is
+covey's executable, and the program (program.mjs) runs in node with an in-process MCP tool
+(``tool()`` + ``createSdkMcpServer``) whose handler, like its hook callbacks, runs in node.
+
+covey reaches the test's fake Messages API through the session's covey service, as in
+tests/sdk; ``COVEY_SDK_SUITE_CLI`` runs the same programs against a Claude Code executable
+(the TypeScript SDK's own: ``@anthropic-ai/claude-agent-sdk-linux-x64/claude``, or the Python
+SDK's ``_bundled/claude``: both 2.1.332).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from tests.sdk.conftest import REFERENCE_CLI
+from tests.sdk.test_sdk_compat import system_text, tool_results
+
+pytestmark = [pytest.mark.ray, pytest.mark.npm]  # the covey service runs a Ray; the SDK comes from npm
+
+PROGRAM = Path(__file__).with_name("program.mjs")
+RUN_TIMEOUT_S = 90
+SCHEMA = {"type": "object", "properties": {"sum": {"type": "integer"}, "tool_said": {"type": "string"}},
+          "required": ["sum", "tool_said"]}
+
+
+@pytest.fixture(autouse=True)
+def _everything_given_back(ts_sdk, served):  # (ts_sdk first: without node or npm, skip before anything else)
+    yield
+    served.wait_all_given_back(timeout_s=30)
+
+
+class Ran:
+    """What the program did: its pid, exit code and output; the messages the SDK yielded; what
+    its handlers (the tool's and the hooks') wrote down, in the node process."""
+
+    def __init__(self, program: subprocess.Popen, stdout: str, stderr: str, marker: Path) -> None:
+        self.pid, self.returncode, self.stdout, self.stderr = program.pid, program.returncode, stdout, stderr
+        lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+        self.errors = [line["error"] for line in lines if "error" in line]
+        self.messages = [line["message"] for line in lines if "message" in line]
+        self.handled = [json.loads(line) for line in marker.read_text().splitlines()] if marker.exists() else []
+
+
+RunProgram = Callable[..., Ran]
+
+
+@pytest.fixture
+def run_program(ts_sdk, served, covey_cli, fake_api, tmp_path) -> RunProgram:
+    """``run_program(prompt, **options)``: program.mjs with query()'s ``options`` added, against
+    covey (or ``COVEY_SDK_SUITE_CLI``) and this test's fake API, in ``tmp_path``."""
+    node, modules = ts_sdk
+    env = {**served.env, "COVEY_NO_SERVICE": "0", "ANTHROPIC_BASE_URL": fake_api.url}
+    if os.environ.get(REFERENCE_CLI):
+        # IS_SANDBOX: Claude Code refuses bypassPermissions to root (a CI container's user) without it.
+        env.update(CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", IS_SANDBOX="1")
+
+    def run(prompt: str, **options: Any) -> Ran:
+        marker = tmp_path / "handlers.jsonl"
+        spec = {"modules": str(modules), "cli": covey_cli, "cwd": str(tmp_path), "prompt": prompt,
+                "marker": str(marker), "options": options}
+        started = time.monotonic()
+        with subprocess.Popen([node, str(PROGRAM)], cwd=tmp_path, env={**env, "COVEY_TS_CASE": json.dumps(spec)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as program:
+            try:
+                stdout, stderr = program.communicate(timeout=RUN_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                program.kill()
+                stdout, stderr = program.communicate()
+                pytest.fail(f"the program did not end in {RUN_TIMEOUT_S} s:\n{stdout}\n{stderr}")
+        print(f"the program ran {time.monotonic() - started:.1f} s; it printed:\n{stdout}\nits stderr:\n{stderr}")
+        ran = Ran(program, stdout, stderr, marker)
+        assert ran.returncode == 0 and not ran.errors, (ran.errors, stderr[-3000:])
+        return ran
+
+    return run
+
+
+def _adds_then_answers(body: dict[str, Any]) -> dict[str, Any]:
+    """Thinks, calls the program's tool, then gives the schema's answer with what the tool said."""
+    if "haiku" in body["model"]:  # Claude Code's own small-model requests (a title, a summary)
+        return {"text": "adding"}
+    thinking = {"type": "thinking", "thinking": "Add, then answer.", "signature": "sig"}
+    results = tool_results(body)
+    if "toolu_add" in results:
+        content = results["toolu_add"]["content"]
+        text = content if isinstance(content, str) else "".join(block.get("text", "") for block in content)
+        said = re.search(r"sum=(\d+)", text)  # (Claude Code appends a reminder of the tokens left)
+        answer = {"sum": int(said[1]), "tool_said": said[0]} if said else {"sum": -1, "tool_said": text}
+        return {"content": [thinking, {"type": "tool_use", "id": "toolu_out", "name": "StructuredOutput", "input": answer}]}
+    return {"content": [thinking, {"type": "tool_use", "id": "toolu_add", "name": "mcp__calc__add",
+                                   "input": {"a": 2, "b": 3}}]}
+
+
+def test_an_in_process_tool_structured_output_a_thinking_budget_and_hooks(run_program, fake_api):
+    fake_api.replies = [_adds_then_answers]
+
+    ran = run_program("Add 2 and 3 with the tool.", outputFormat={"type": "json_schema", "schema": SCHEMA},
+                      maxThinkingTokens=4000)
+
+    init, result = ran.messages[0], ran.messages[-1]
+    assert (init["type"], init["subtype"]) == ("system", "init"), ran.messages
+    # (covey lists the server "pending", its tools in the requests only; Claude Code "connected", its tools here too)
+    assert "calc" in [server["name"] for server in init["mcp_servers"]], init["mcp_servers"]
+    assert (result["type"], result["subtype"], result["is_error"]) == ("result", "success", False), result
+    assert result["structured_output"] == {"sum": 5, "tool_said": "sum=5"}  # the handler's answer reached the model
+    assert result["session_id"] == init["session_id"]
+
+    # The handlers ran in the node process: the tool once, each hook with its payload.
+    assert {entry["pid"] for entry in ran.handled} == {ran.pid}
+    assert [entry["args"] for entry in ran.handled if entry.get("tool") == "add"] == [{"a": 2, "b": 3}]
+    [prompted] = [entry for entry in ran.handled if entry.get("hook") == "UserPromptSubmit"]
+    assert prompted["prompt"] == "Add 2 and 3 with the tool."
+    [pre] = [entry for entry in ran.handled if entry.get("hook") == "PreToolUse"]
+    assert (pre["tool_name"], pre["tool_input"], pre["tool_use_id"]) == ("mcp__calc__add", {"a": 2, "b": 3}, "toolu_add")
+
+    asked = [body for body in fake_api.requests if "haiku" not in body["model"]]
+    assert len(asked) == 2, [body["messages"][-1] for body in asked]
+    first = asked[0]
+    assert {k: first["thinking"][k] for k in ("type", "budget_tokens")} == {"type": "enabled", "budget_tokens": 4000}
+    tools = {tool["name"]: tool for tool in first["tools"]}
+    assert tools["StructuredOutput"]["input_schema"] == SCHEMA
+    if not os.environ.get(REFERENCE_CLI):  # (Claude Code defers MCP tools behind its ToolSearch)
+        assert "mcp__calc__add" in tools
+    assert "CONTEXT FROM THE TS HOOK" in json.dumps(first["messages"])  # the UserPromptSubmit hook's answer
+    if not os.environ.get(REFERENCE_CLI):  # no systemPrompt: the SDK asks for none ([""]), as Python's --system-prompt ""
+        assert "You are covey" not in system_text(first)
+
+
+def test_its_own_system_prompt_and_bypass_permissions(run_program, fake_api, tmp_path):
+    """The TypeScript SDK sends systemPrompt in ``initialize`` and bypassPermissions with
+    ``--allow-dangerously-skip-permissions``: the model reads the prompt, and Write runs unasked."""
+    target = tmp_path / "written.txt"
+
+    def writes(body: dict[str, Any]) -> dict[str, Any]:
+        if "haiku" in body["model"]:
+            return {"text": "writing"}
+        if tool_results(body):
+            return {"text": "written"}
+        thinking = {"type": "thinking", "thinking": "Write it.", "signature": "sig"}  # (Claude Code thinks by default)
+        return {"content": [thinking, {"type": "tool_use", "id": "toolu_w", "name": "Write",
+                                       "input": {"file_path": str(target), "content": "from the TS SDK\n"}}]}
+
+    fake_api.replies = [writes]
+    ran = run_program("Write the file.", systemPrompt="You are the TS test's agent.", permissionMode="bypassPermissions",
+                      allowDangerouslySkipPermissions=True)
+
+    init, result = ran.messages[0], ran.messages[-1]
+    assert init["permissionMode"] == "bypassPermissions"
+    assert (result["subtype"], result["result"], result["permission_denials"]) == ("success", "written", [])
+    assert target.read_text() == "from the TS SDK\n"
+    first = next(body for body in fake_api.requests if "haiku" not in body["model"])
+    assert "You are the TS test's agent." in system_text(first)
