@@ -17,7 +17,8 @@ from covey.cli_flags import add_no_service_flag, add_run_flags, mcp_config_arg, 
 from covey.cli_flags import session_options as _session_options  # noqa: F401  (the name tests call)
 from covey.errors import CoveyError
 
-COMMANDS = ("run", "demo", "agents", "mcp", "ps", "tree", "logs", "kill", "team", "start", "stop", "status")
+COMMANDS = ("run", "demo", "agents", "mcp", "ps", "tree", "logs", "kill", "team", "start", "stop", "status", "attach",
+            "sessions")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,6 +96,14 @@ def _add_service_commands(sub: Any) -> None:
     status = sub.add_parser("status", help="the covey service: pid, Ray, sessions, idle time, memory and CPU")
     status.add_argument("--json", action="store_true", help="the service's answer as one JSON object")
     status.set_defaults(handler=_service_command)
+    attach = sub.add_parser("attach", help="follow a session the covey service runs (or ran) to its end")
+    attach.add_argument("session_id")
+    attach.add_argument("--output-format", choices=["text", "json", "stream-json"],
+                        help="default: the format of the run that started it")
+    attach.set_defaults(handler=_service_command)
+    sessions = sub.add_parser("sessions", help="this user's sessions on the covey service, running and finished")
+    sessions.add_argument("--json", action="store_true", help="one JSON array")
+    sessions.set_defaults(handler=_service_command)
 
 
 def _add_inspect_commands(sub: Any) -> None:
@@ -102,7 +111,8 @@ def _add_inspect_commands(sub: Any) -> None:
         "ps": ("running sessions and their agents", []),
         "tree": ("the agent tree of a running session", ["session?"]),
         "logs": ("show (or -f follow) an agent's transcript", ["agent_id"]),
-        "kill": ("kill a running agent by id; its owner is notified", ["agent_id"]),
+        "kill": ("stop a session the covey service runs, or kill a running agent by id (its owner is notified)",
+                 ["agent_id"]),
         "team": ("a running session's teams: roster, task board, unread messages", ["session?"]),
     }
     for name, (help_text, positionals) in specs.items():
@@ -127,7 +137,7 @@ def _run(args: argparse.Namespace) -> int:
     prompt = args.print_prompt or args.prompt or (sys.stdin.read() if not sys.stdin.isatty() else "")
     if not prompt.strip():
         raise CoveyError("no prompt given: covey -p \"your task\" (or pipe it on stdin)")
-    return _execute(prompt, options, args, quiet=args.quiet, trace=args.trace)
+    return _execute(prompt, options, args, quiet=args.quiet, trace=args.trace, detach=args.detach)
 
 
 def _mcp(args: argparse.Namespace) -> int:
@@ -150,7 +160,7 @@ def _converse(options: dict[str, Any], args: argparse.Namespace) -> int:
 
 
 def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, verbose: bool | None = None,
-             quiet: bool = False, trace: str | None = None) -> int:
+             quiet: bool = False, trace: str | None = None, detach: bool = False) -> int:
     """The run, through the covey service or (``--no-service``) in this process."""
     verbose = bool(options.get("verbose")) if verbose is None else verbose
     # Text and json print no sub-agent's event: none is shipped (``SessionOptions.child_events``).
@@ -159,6 +169,9 @@ def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, 
     if note:
         print(note, file=sys.stderr)
     if not served:
+        if detach:
+            raise CoveyError("--detach needs the covey service (a run in this process ends with it): "
+                             "drop --no-service / COVEY_NO_SERVICE")
         from covey.cli_local import execute
 
         return execute(prompt, options, args.output_format, verbose, quiet=quiet, trace=trace)
@@ -166,7 +179,7 @@ def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, 
 
     # The Ray the run names, for the service to refuse when it serves another.
     options = {**options, "address": options.get("address") or os.environ.get("RAY_ADDRESS") or None}
-    return run_served(prompt, options, args.output_format, verbose, quiet=quiet, trace=trace)
+    return run_served(prompt, options, args.output_format, verbose, quiet=quiet, trace=trace, detach=detach)
 
 
 RAY_JOB_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"
@@ -200,7 +213,7 @@ def _route(options: dict[str, Any], env: Mapping[str, str], ping: Callable[[], d
 
 
 def _service_command(args: argparse.Namespace) -> int:
-    from covey.service import commands
+    from covey.service import commands, sessions_client
 
     match args.command:
         case "start":
@@ -209,6 +222,10 @@ def _service_command(args: argparse.Namespace) -> int:
             return commands.stop_command()
         case "status":
             return commands.status_command(as_json=args.json)
+        case "attach":
+            return sessions_client.attach_command(args.session_id, args.output_format)
+        case "sessions":
+            return sessions_client.sessions_command(as_json=args.json)
     return 2
 
 
@@ -246,7 +263,10 @@ def _inspect(args: argparse.Namespace) -> int:
         case "team":
             print(inspect.in_session(args.address, args.session, inspect.team_text))
         case "kill":
-            print(inspect.with_agent(args.address, args.agent_id, inspect.kill_agent))
+            from covey.service.sessions_client import kill_session
+
+            if kill_session(args.agent_id) is None:  # not a session of the service's: an agent
+                print(inspect.with_agent(args.address, args.agent_id, inspect.kill_agent))
         case "logs":
             inspect.print_file(inspect.with_agent(args.address, args.agent_id, inspect.transcript), args.follow)
     return 0

@@ -140,6 +140,8 @@ def _add_own_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument("--permission-prompt-tool", metavar="TOOL",
                      help="who answers permission prompts: stdio (the SDK's can_use_tool over the control protocol)")
     run.add_argument("--quiet", action="store_true", help="no live agent tree on stderr")
+    run.add_argument("--detach", action="store_true",
+                     help="start the run on the covey service, print its session id and leave (`covey attach ID`)")
     run.add_argument("--trace", metavar="PATH", help="write a Chrome/Perfetto trace of the session to PATH")
     add_no_service_flag(run)
 

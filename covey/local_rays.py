@@ -46,21 +46,24 @@ def run_dir() -> Path:
     return Path.home() / ".covey" / "run"
 
 
-def record(gcs_address: str, session_dir: str) -> Path:
-    """Write this process's file for the Ray it just started (private to the user)."""
+def record(gcs_address: str, session_dir: str, pid: int | None = None) -> Path:
+    """Write the file of the Ray this process (or ``pid``, the ``ray start`` process it ran)
+    just started, private to the user. This process's own file goes when it exits."""
     folder = private_dir(run_dir())
-    pid = os.getpid()
-    entry = LocalRay(gcs_address, session_dir, pid, _started(pid), os.environ.get("RAY_AUTH_MODE"), _token_path())
+    own = pid is None
+    pid = os.getpid() if pid is None else pid
+    entry = LocalRay(gcs_address, session_dir, pid, started_at(pid), os.environ.get("RAY_AUTH_MODE"), _token_path())
     path = folder / f"ray-{pid}.json"
     descriptor = open_private(path, os.O_WRONLY | os.O_TRUNC)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         json.dump(asdict(entry), handle)
-    atexit.register(forget)  # a driver that exits without shutting Ray down leaves no file behind
+    if own:
+        atexit.register(forget)  # a driver that exits without shutting Ray down leaves no file behind
     return path
 
 
-def forget() -> None:
-    (run_dir() / f"ray-{os.getpid()}.json").unlink(missing_ok=True)
+def forget(pid: int | None = None) -> None:
+    (run_dir() / f"ray-{os.getpid() if pid is None else pid}.json").unlink(missing_ok=True)
 
 
 def live() -> list[LocalRay]:
@@ -107,10 +110,10 @@ def _alive(entry: LocalRay) -> bool:
         return False
     except PermissionError:  # another user's process now has the pid
         return False
-    return entry.pid_started is None or _started(entry.pid) == entry.pid_started
+    return entry.pid_started is None or started_at(entry.pid) == entry.pid_started
 
 
-def _started(pid: int) -> str | None:
+def started_at(pid: int) -> str | None:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:

@@ -210,8 +210,11 @@ class SharedPoolHandle(TypedHandle[_SharedPoolActor]):
     """The one place that calls the shared pool actor (the service, sessions, registries)."""
 
     @classmethod
-    def create(cls, name: str, home_node_id: str | None, **options: object) -> "SharedPoolHandle":
-        actor = shared_pool_class().options(name=name, namespace=NAMESPACE).remote(home_node_id, **options)
+    def create(cls, name: str, home_node_id: str | None, *, lifetime: str | None = None,
+               **options: object) -> "SharedPoolHandle":
+        """``lifetime="detached"``: the pool (and the kits and agents it made) outlive this driver."""
+        actor = shared_pool_class().options(name=name, namespace=NAMESPACE, lifetime=lifetime).remote(
+            home_node_id, **options)
         return cls(actor, name)
 
     @classmethod

@@ -84,13 +84,13 @@ def connect(paths: ServicePaths, timeout_s: float | None = PING_TIMEOUT_S) -> Co
     return Connection(sock)
 
 
-def ask(paths: ServicePaths, subtype: str, timeout_s: float = PING_TIMEOUT_S) -> dict[str, Any] | None:
-    """One control request on a fresh connection; its response, or None if nothing answers."""
+def ask(paths: ServicePaths, subtype: str, timeout_s: float = PING_TIMEOUT_S, **fields: Any) -> dict[str, Any] | None:
+    """One control request on a fresh connection; its response, or None if nothing answers (or it is an error)."""
     conn = connect(paths, timeout_s)
     if conn is None:
         return None
     try:
-        request = protocol.control_request(subtype)
+        request = protocol.control_request(subtype, **fields)
         conn.send(request)
         reply = conn.receive()
     except OSError:

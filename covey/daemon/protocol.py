@@ -16,6 +16,8 @@ from typing import Any
 
 RUN, PING, STATUS, STOP, INTERRUPT, CAN_USE_TOOL = (
     "covey_run", "covey_ping", "covey_status", "covey_stop", "interrupt", "can_use_tool")
+ATTACH, SESSIONS, KILL_SESSION = "covey_attach", "covey_sessions", "covey_kill_session"
+"""Follow a session's run from its first line; list this user's sessions; stop one."""
 STDERR = "covey_stderr"
 """A line the client prints on its stderr as is (warnings, a kept worktree, a trace written)."""
 LIVE = "covey_live"
@@ -82,6 +84,11 @@ def initialize_response(request: dict[str, Any]) -> dict[str, Any]:
         "output_style": "default", "available_output_styles": ["default"], "models": [], "account": {},
         "hooks_applied": True, "hook_on_failure_supported": False,
     }
+
+
+def refusal(request_id: str, message: str) -> list[dict[str, Any]]:
+    """A run the service will not start: the error, the failure result a script parses, the end."""
+    return [error(request_id, message), failure_result(message), {"type": DONE, "error": message}]
 
 
 def user_message(prompt: str) -> dict[str, Any]:

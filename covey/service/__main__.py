@@ -19,6 +19,7 @@ import time
 from covey.daemon import leftovers
 from covey.daemon.lifecycle import ping, read_info
 from covey.daemon.paths import ServicePaths, open_private, service_paths
+from covey.service import own_ray
 
 DEFAULT_IDLE_TIMEOUT_S = 600.0
 LOCK_WAIT_S = 30.0
@@ -34,9 +35,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
-    # The lock is ours, so the service that wrote service.json last is dead: what it left runs no more.
+    # The lock is ours, so the service that wrote service.json last is dead. If its own Ray still
+    # runs, the sessions in it go on: this service joins it and keeps its mark. Else what it left
+    # runs no more.
     last = read_info(paths) or {}
-    leftovers.reap(last.get("instance"), last.get("ray_session_dir"))
+    if own_ray.find(paths) is not None and last.get("instance"):
+        os.environ[leftovers.INSTANCE_VAR] = last["instance"]
+    else:
+        leftovers.reap(last.get("instance"), last.get("ray_session_dir"))
     # The mark its starter gave it (lifecycle.spawn), else one of its own, before Ray starts.
     os.environ.setdefault(leftovers.INSTANCE_VAR, leftovers.new_instance())
     from covey.service.server import Service  # Ray and covey's runtime: only once the lock is ours

@@ -45,7 +45,7 @@ def check_prompt(prompt: str) -> None:
 
 
 def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose: bool, *, quiet: bool = False,
-               trace: str | None = None) -> int:
+               trace: str | None = None, detach: bool = False) -> int:
     check_prompt(prompt)
     paths = service_paths()
     lifecycle.ensure_service(paths, address=options.get("address"))
@@ -55,9 +55,9 @@ def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose
     conn.sock.settimeout(None)
     can_ask = sys.stdin.isatty() and output_format == "text"
     request = run_request(prompt, options, output_format=output_format, verbose=verbose,
-                          live=not (quiet or verbose), trace=trace, can_ask=can_ask)
+                          live=not (quiet or verbose or detach), trace=trace, can_ask=can_ask, detach=detach)
     try:
-        return ServedRun(conn, paths, output_format).run(request, prompt)
+        return ServedRun(conn, paths, output_format, detach=detach).run(request, prompt)
     except ServiceUnavailable as exc:
         if output_format != "text":  # a script reading JSON gets the cause in the shape it parses
             print(json.dumps(protocol.failure_result(str(exc))), flush=True)
@@ -95,8 +95,10 @@ class _PromptInterrupted(Exception):
 class ServedRun:
     """One run's conversation with the service, and the output an in-process run would print."""
 
-    def __init__(self, conn: Connection, paths: ServicePaths, output_format: str) -> None:
-        self.conn, self.paths, self.output_format = conn, paths, output_format
+    def __init__(self, conn: Connection, paths: ServicePaths, output_format: str, *, detach: bool = False) -> None:
+        self.conn, self.paths, self.output_format, self.detach = conn, paths, output_format, detach
+        self.session_id: str | None = None
+        """The run's session, from the service's first answer."""
         self.signum: int | None = None
         self.view = LiveView(None, sys.stderr)
         self._sending = self._prompting = self._interrupt_pending = False
@@ -129,14 +131,30 @@ class ServedRun:
                 print(message.get("text", ""), file=sys.stderr, flush=True)
             elif kind == protocol.LIVE:
                 self.view.show(message.get("tree") or {})
-            elif kind != "control_response":
+            elif kind == "control_response":
+                if self._told_session(message) and self.detach:
+                    print(self.session_id, flush=True)  # the run goes on: `covey attach ID` follows it
+                    return 0
+            else:
                 last = message if kind == "result" else last
                 if self.output_format == "stream-json":
                     print(json.dumps(message), flush=True)
         if self.signum is not None:
             raise _Leave(self.signum)
+        if self.session_id is not None:
+            raise ServiceUnavailable(
+                f"the covey service stopped during the run (its log: {self.paths.log}); the session goes on in "
+                f"its Ray: `covey attach {self.session_id}` follows it to the end")
         raise ServiceUnavailable(f"the covey service stopped during the run; its log: {self.paths.log}. "
                                  f"The next run starts a new one")
+
+    def _told_session(self, message: dict[str, Any]) -> bool:
+        """Note the run's session id from the service's first answer; True if this was it."""
+        answer = (message.get("response") or {}).get("response")
+        if self.session_id is None and isinstance(answer, dict) and isinstance(answer.get("session_id"), str):
+            self.session_id = answer["session_id"]
+            return True
+        return False
 
     def _finish(self, done: dict[str, Any], last: dict[str, Any] | None) -> int:
         if done.get("interrupted") and self.signum is not None:

@@ -8,9 +8,11 @@ import sys
 import time
 from typing import Any
 
+from covey import local_rays
 from covey.daemon import protocol
 from covey.daemon.lifecycle import ask, ensure_service, same_ray, stop
 from covey.daemon.paths import service_paths
+from covey.service import own_ray
 
 
 def start_command(address: str | None, idle_timeout_s: float | None) -> int:
@@ -33,6 +35,11 @@ def stop_command() -> int:
         print("covey: no covey service is running")
     else:
         print(f"covey: stopped the covey service (pid {pid})")
+    # A service that died left its Ray (and the sessions in it) running: stopping means that too.
+    if (left := own_ray.find(paths)) is not None:
+        own_ray.stop(left, paths)
+        local_rays.forget(left.pid)
+        print(f"covey: stopped the Ray a covey service left running (pid {left.pid}) and its sessions")
     return 0
 
 

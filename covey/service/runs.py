@@ -93,7 +93,11 @@ class ServedRun:
             return None
         try:
             session = self.session = await asyncio.to_thread(session_for, self.request["request"], self.asker, **extra)
+            await session.start()  # a served session takes its kit's id: the id told is the events' id
         except CoveyError as exc:
+            if self.session is not None:
+                self.session.close()
+                self.session = None
             await self._failed(str(exc))
             return None
         await self.send(protocol.success(self.request_id, {"session_id": session.session_id}))

@@ -17,8 +17,6 @@ import json
 import logging
 import os
 import signal
-import socket
-import struct
 import time
 from importlib import metadata
 from typing import Any, Awaitable, Callable
@@ -26,14 +24,15 @@ from typing import Any, Awaitable, Callable
 import ray
 
 from covey import local_rays
-from covey.actors.shared_pool import SharedPoolHandle, pool_name
-from covey.ray_runtime import ensure_ray, shutdown_if_started
+from covey.actors.shared_pool import SharedPoolHandle
+from covey.ray_runtime import ensure_ray
+from covey.service import own_ray
 from covey.daemon import protocol
 from covey.daemon.leftovers import INSTANCE_VAR
 from covey.daemon.lifecycle import same_ray
 from covey.daemon.paths import ServicePaths, open_private
-from covey.service.conversation import ConversationRun
-from covey.service.runs import ServedRun
+from covey.service.hosting import Hosts, session_dir, shared_pool
+from covey.service.relay import HostedRun, attach, peer
 from covey.service.stats import process_figures
 
 log = logging.getLogger(__name__)
@@ -56,23 +55,29 @@ class Service:
         """The shared warm pool every served session borrows from (agent actors, session kits)."""
         self.pool_stats = pool_stats
         """Figures of the shared warm pool for ``covey status`` (ready, size, high-water): the pool's own by default."""
-        self.runs: set[ServedRun] = set()
+        self.runs: set[HostedRun] = set()
+        """The clients' runs this service relays now."""
+        self.hosts = Hosts(self._hosts_changed)
+        """The session hosts whose runs have not ended: this service's and those a service that died left."""
         self.started_at = time.time()
         self.idle_since = time.monotonic()
         self.started_ray = False
+        self.own_ray: own_ray.OwnRay | None = None
+        """The Ray this service directory's services run (``own_ray``), when no address was given."""
         self.ray_address = ""
+        self.ray_session_dir: str | None = None
         self._stopping = asyncio.Event()
         self._runs_changed = asyncio.Event()
 
     async def serve(self) -> None:
         self._stopping, self._runs_changed = asyncio.Event(), asyncio.Event()  # this loop's, not a stop before serve
         started = time.monotonic()
-        self.started_ray = ensure_ray(self.address)
+        how = await asyncio.to_thread(self._join_ray)
         self.ray_address = ray.get_runtime_context().gcs_address
-        log.info("Ray %s in %.1f s", "started" if self.started_ray else "joined", time.monotonic() - started)
-        pool = self.pool = SharedPoolHandle.create(pool_name(), ray.get_runtime_context().get_node_id(),
-                                                   preload=SERVICE_PRELOAD)
+        log.info("Ray %s in %.1f s", how, time.monotonic() - started)
+        pool = self.pool = shared_pool(SERVICE_PRELOAD)
         self.pool_stats = self.pool_stats or pool.stats
+        await self.hosts.open(ray.get_runtime_context().get_node_id())
         # Floors start now; the first run waits only for what it takes (a kit, its main agent).
         floors = asyncio.create_task(self._floors_ready(pool))
         loop = asyncio.get_running_loop()
@@ -93,6 +98,25 @@ class Service:
             floors.cancel()
             await self._shut_down(server)
 
+    def _join_ray(self) -> str:
+        """Join the Ray asked for, else this directory's own Ray: the one a service that died
+        left running (its sessions with it), or a new one (``own_ray``). How, in words."""
+        if self.address:
+            ensure_ray(self.address)
+            return "joined"
+        found = own_ray.find(self.paths)
+        self.own_ray = found or own_ray.start(self.paths)
+        self.started_ray = True
+        ensure_ray(self.own_ray.address)
+        self.ray_session_dir = session_dir()
+        local_rays.record(self.own_ray.address, self.ray_session_dir, pid=self.own_ray.pid)
+        return f"found running (pid {found.pid})" if found else f"started (pid {self.own_ray.pid})"
+
+    def _hosts_changed(self) -> None:
+        if not self.hosts.running:
+            self.idle_since = time.monotonic()
+        self._runs_changed.set()
+
     async def _floors_ready(self, pool: SharedPoolHandle) -> None:
         started = time.monotonic()
         stats = await pool.ready()
@@ -107,16 +131,19 @@ class Service:
         # No new client from here on; the runs' own connections stay open to be told.
         server.close()
         self.paths.socket.unlink(missing_ok=True)
-        for run in list(self.runs):
-            run.cancel("service stopping")
+        await self.hosts.cancel_all("service stopping")
         deadline = time.monotonic() + STOP_RUNS_S
-        while self.runs and time.monotonic() < deadline:
+        while (self.runs or self.hosts.running) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
+        self.hosts.close()
         if self.pool is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.pool.shutdown(), 10)
             self.pool.kill()
-        shutdown_if_started(self.started_ray)
+        ray.shutdown()
+        if self.own_ray is not None:
+            await asyncio.to_thread(own_ray.stop, self.own_ray, self.paths)
+            local_rays.forget(self.own_ray.pid)
         self.paths.info.unlink(missing_ok=True)
         log.info("covey service pid %d stopped", os.getpid())
 
@@ -124,7 +151,7 @@ class Service:
         """Sleeps until the idle timeout would pass, or until a run starts or ends: an idle
         service wakes once per timeout at most."""
         while True:
-            left = None if self.runs else self.idle_since + self.idle_timeout_s - time.monotonic()
+            left = None if self.runs or self.hosts.running else self.idle_since + self.idle_timeout_s - time.monotonic()
             if left is not None and left <= 0:
                 if await self._attached_sessions():
                     self.idle_since = time.monotonic()  # a Python session on this service still runs
@@ -148,7 +175,7 @@ class Service:
             return 0
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        pid, uid = _peer(writer)
+        pid, uid = peer(writer)
         try:
             if uid is not None and uid != os.getuid():
                 log.warning("refused a client of uid %s", uid)
@@ -181,6 +208,14 @@ class Service:
             case protocol.RUN:
                 await self._serve_run(message, reader, writer, client_pid)
                 return
+            case protocol.ATTACH:
+                await attach(str(message.get("request", {}).get("session_id", "")), reader, writer, request_id,
+                             client_pid)
+                return
+            case protocol.SESSIONS:
+                reply = protocol.success(request_id, {"sessions": await self.hosts.sessions()})
+            case protocol.KILL_SESSION:
+                reply = await self.hosts.kill(request_id, str(message.get("request", {}).get("session_id", "")))
             case other:
                 reply = protocol.error(request_id, f"unknown request {other!r}")
         writer.write(protocol.encode(reply))
@@ -190,20 +225,23 @@ class Service:
                          writer: asyncio.StreamWriter, client_pid: int | None) -> None:
         if self._stopping.is_set():
             return
-        conversation = bool((message.get("request", {}).get("run") or {}).get("conversation"))
-        kind = ConversationRun if conversation else ServedRun
-        run = kind(message, reader, writer, check=self._refusal, client_pid=client_pid)
+        if refused := self._refusal(message.get("request", {})):
+            writer.writelines(protocol.encode(line) for line in protocol.refusal(message.get("request_id", ""), refused))
+            await writer.drain()
+            return
+        run = HostedRun(await self.hosts.take(), message, reader, writer, client_pid)
         self.runs.add(run)
-        self._runs_changed.set()
-        log.info("run for client pid %s in %s", client_pid, run.cwd)
+        log.info("run for client pid %s in %s on %s", client_pid, run.cwd, run.host.name)
         try:
-            await run.serve()
+            await run.begin()
+            self.hosts.watch(run.host)
+            await run.relay()
         finally:
             self.runs.discard(run)
-            if not self.runs:
+            if not self.runs and not self.hosts.running:
                 self.idle_since = time.monotonic()
             self._runs_changed.set()
-            log.info("run for client pid %s ended (%s)", client_pid, run.why_cancelled or "finished")
+            log.info("client pid %s left its run on %s", client_pid, run.host.name)
 
     def _refusal(self, request: dict[str, Any]) -> str | None:
         """Why this service cannot serve the run, if it cannot (another Ray asked for)."""
@@ -222,10 +260,11 @@ class Service:
             **self._identity(), "started_at": self.started_at, "uptime_s": round(now - self.started_at, 1),
             "started_ray": self.started_ray, "socket": str(self.paths.socket), "log": str(self.paths.log),
             "idle_timeout_s": self.idle_timeout_s,
-            "idle_s": 0.0 if self.runs else round(time.monotonic() - self.idle_since, 1),
-            "sessions": [{"session_id": run.session.session_id if run.session else None, "cwd": run.cwd,
-                          "client_pid": run.client_pid, "running_s": round(now - run.started_at, 1)}
-                         for run in self.runs],
+            "idle_s": 0.0 if self.runs or self.hosts.running else round(time.monotonic() - self.idle_since, 1),
+            "sessions": [{"session_id": entry.get("session_id"), "cwd": entry.get("cwd"),
+                          "client_pid": entry.get("client_pid"), "running_s": round(now - entry["started_at"], 1),
+                          "detached": entry.get("detached", False)}
+                         for entry in await self.hosts.sessions() if entry.get("status") == "running"],
             "processes": await asyncio.to_thread(process_figures),
         }
         if self.pool_stats is not None:
@@ -239,7 +278,7 @@ class Service:
 
     def _write_info(self) -> None:
         info = {"pid": os.getpid(), "instance": os.environ.get(INSTANCE_VAR), "started_at": self.started_at,
-                "ray_address": self.ray_address, "ray_session_dir": _own_ray_session_dir(),
+                "ray_address": self.ray_address, "ray_session_dir": self.ray_session_dir,
                 "address": self.address, "idle_timeout_s": self.idle_timeout_s, "version": _version(),
                 "socket": str(self.paths.socket)}
         partial = self.paths.info.with_suffix(".json.partial")
@@ -247,22 +286,6 @@ class Service:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             json.dump(info, handle)
         os.replace(partial, self.paths.info)  # readers never see half a file
-
-
-def _own_ray_session_dir() -> str | None:
-    """The session directory of the Ray this service started (``covey.local_rays`` records
-    it), which names every process of that Ray on its command line; None for a joined Ray."""
-    entry = next((ray_ for ray_ in local_rays.live() if ray_.pid == os.getpid()), None)
-    return entry.session_dir if entry else None
-
-
-def _peer(writer: asyncio.StreamWriter) -> tuple[int | None, int | None]:
-    """The client's pid and uid, from the kernel (Linux ``SO_PEERCRED``)."""
-    sock = writer.get_extra_info("socket")
-    if sock is None or not hasattr(socket, "SO_PEERCRED"):
-        return None, None
-    pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    return pid, uid
 
 
 def _version() -> str:

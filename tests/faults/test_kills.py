@@ -140,7 +140,10 @@ def test_a_served_session_actor_killed_mid_run_ends_that_run_with_an_error_and_t
         try:
             wait_for(lambda: fanout.children_seen(2) == 3, 120, "three running children")
             status = served.status()
-            (session,) = status["sessions"]
+            # This run's session (a session an earlier test left may still be ending).
+            mine = [entry for entry in status["sessions"] if entry["cwd"] == str(tmp_path)]
+            assert len(mine) == 1, [(e["session_id"], e.get("client_pid"), e.get("running_s")) for e in status["sessions"]]
+            (session,) = mine
             # The session's own kit, not the ready one the pool keeps for the next session.
             victim = _served_actor_pid(served, status["ray_address"], session["session_id"], actor)
             assert victim in processes_with(str(served.base))

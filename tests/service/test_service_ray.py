@@ -1,7 +1,7 @@
 """The real covey service, end to end: ``covey -p`` starts it, the next run reuses it,
 ``covey status`` shows it, a Python ``covey.run(service=True)`` borrows from it, ``covey stop``
 leaves nothing; a killed client's agents are
-stopped; a killed service is reported and replaced; two clients at once get one service.
+stopped; a killed service's sessions go on under the next one; two clients at once get one service.
 
 A test of the service's start or stop has its own service directory, HOME and RAY_TMPDIR (one
 temporary folder, whose path every process of the test carries in its environment), and the
@@ -25,7 +25,6 @@ from typing import Iterator
 import psutil
 import pytest
 
-from covey.daemon import leftovers
 from tests.faults.scenario import wait_for, wait_gone
 from tests.service.served import SAY_OK, Served, served_service
 
@@ -137,28 +136,32 @@ def test_a_killed_client_leaves_its_sessions_agents_stopped(shared_service):
 
 
 @pytest.mark.faults  # a fault: the service is SIGKILLed mid-run (and two services start, one after it)
-def test_a_killed_service_makes_its_client_exit_with_a_clear_error_and_the_next_run_starts_a_new_one(served):
+def test_a_killed_service_leaves_its_session_running_for_the_next_service_to_serve(served):
     mark = f"MARK-{uuid.uuid4().hex[:8]}"
     client = served.start("-p", "run it", "--model", _sleeping_bash(served, mark), "--allowed-tools", "Bash",
                           "--quiet")
     try:
         wait_for(lambda: _with_mark(mark), 90, "the agent's Bash command to run")
         old = served.pid()
-        instance = json.loads((served.root / "service.json").read_text())["instance"]
+        ray_before = json.loads((served.root / "ray.json").read_text())
         os.kill(old, signal.SIGKILL)
         _, err = client.communicate(timeout=30)
     finally:
         client.kill()
         client.wait()
     assert client.returncode == 1
-    # Its sockets close as it exits, a moment before the kernel lists it as a zombie: poll.
     wait_for(lambda: not _alive(old), 10, "the killed service to be gone")
-    line = f"covey: the covey service stopped during the run; its log: {served.root / 'service.log'}. " \
-           "The next run starts a new one"
+    session_id = err.split("`covey attach ")[1].split("`")[0]
+    line = (f"covey: the covey service stopped during the run (its log: {served.root / 'service.log'}); the "
+            f"session goes on in its Ray: `covey attach {session_id}` follows it to the end")
     assert line in err.splitlines(), err
+    assert _with_mark(mark)  # the agent's command runs on: the session did not die with the service
     again = served.covey("-p", "say ok", "--model", served.rules(SAY_OK), "--quiet")
     assert (again.returncode, again.stdout) == (0, "ok\n"), again.stderr
     assert served.pid() != old and _alive(served.pid())
-    assert served.status()["pid"] == served.pid()
-    # The new service killed what the dead one left: Ray's agents, the Bash command.
-    assert leftovers.marked(instance) == [] and _with_mark(mark) == []
+    assert json.loads((served.root / "ray.json").read_text()) == ray_before  # the same Ray, joined
+    listed = json.loads(served.covey("sessions", "--json").stdout)
+    assert next(s for s in listed if s["session_id"] == session_id)["status"] == "running"
+    killed = served.covey("kill", session_id)
+    assert killed.returncode == 0, killed.stderr
+    wait_for(lambda: not _with_mark(mark), 30, "the stopped session's Bash command to end")

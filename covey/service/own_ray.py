@@ -1,0 +1,140 @@
+"""The service's own local Ray: a ``ray start --head --block`` process in a session of its own.
+
+A Ray that ``ray.init`` starts shares its driver's fate: kill -9 the service and its GCS
+and raylet go too, with every session in them. So the service starts its Ray as Ray's own
+command does, apart from itself, and joins it: a service that dies leaves its Ray (and
+the sessions running in it) alive, and the next service finds it through ``ray.json`` in
+the service directory and joins it instead of starting another. ``stop`` ends it: SIGTERM
+to the ``ray start --block`` process, which stops every process of that Ray (Ray's own
+rule for ``--block``), then SIGKILL if it lingers. Loopback only: the head binds 127.0.0.1
+(``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, as ``covey.ray_runtime.stay_on_loopback``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from covey import local_rays, ray_token
+from covey.daemon.paths import ServicePaths, open_private
+from covey.errors import CoveyError
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_S = 90.0
+STOP_GRACE_S = 10.0
+
+
+@dataclass(frozen=True)
+class OwnRay:
+    pid: int
+    """The ``ray start --block`` process: stopping it stops that Ray."""
+    pid_started: str | None
+    """Its start time from ``/proc``: a reused pid is not it."""
+    address: str
+    """The GCS address, ``127.0.0.1:<port>``."""
+
+    def alive(self) -> bool:
+        try:
+            os.kill(self.pid, 0)
+        except OSError:
+            return False
+        return self.pid_started is None or local_rays.started_at(self.pid) == self.pid_started
+
+
+def ray_file(paths: ServicePaths) -> Path:
+    return paths.root / "ray.json"
+
+
+def find(paths: ServicePaths) -> OwnRay | None:
+    """The Ray a service of this directory started, if its process still runs and its GCS answers."""
+    try:
+        own = OwnRay(**json.loads(ray_file(paths).read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+    if own.alive() and _answers(own.address, 2.0):
+        return own
+    return None
+
+
+def start(paths: ServicePaths, num_cpus: int | None = None) -> OwnRay:
+    """Start a head node on 127.0.0.1 in a process session of its own; wait until its GCS answers."""
+    port, agent_port, client_port = _free_port(), _free_port(), _free_port()
+    command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block",
+               "--node-ip-address", "127.0.0.1", "--port", str(port), "--include-dashboard=false",
+               "--disable-usage-stats", "--dashboard-agent-listen-port", str(agent_port),
+               "--ray-client-server-port", str(client_port)]
+    if num_cpus is not None:
+        command += ["--num-cpus", str(num_cpus)]
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+    env.pop("RAY_ADDRESS", None)
+    ray_token.prepare_token()
+    with open(paths.log, "ab") as log_file:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
+                                   env=env, start_new_session=True)
+    own = OwnRay(process.pid, local_rays.started_at(process.pid), f"127.0.0.1:{port}")
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not _answers(own.address, 0.5):
+        if process.poll() is not None:
+            raise CoveyError(f"`ray start` exited with {process.returncode} before its Ray answered; "
+                             f"see {paths.log}")
+        if time.monotonic() > deadline:
+            stop(own)
+            raise CoveyError(f"the covey service's Ray did not answer within {START_TIMEOUT_S:g} s; see {paths.log}")
+        time.sleep(0.1)
+    descriptor = open_private(ray_file(paths), os.O_WRONLY | os.O_TRUNC)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        json.dump(asdict(own), handle)
+    return own
+
+
+def stop(own: OwnRay, paths: ServicePaths | None = None) -> bool:
+    """End that Ray (SIGTERM, then SIGKILL after a grace); True if its process is gone."""
+    if own.alive():
+        _signal(own.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while own.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if own.alive():
+            log.warning("the service's Ray (pid %d) did not stop within %g s: killed", own.pid, STOP_GRACE_S)
+            os.killpg(own.pid, signal.SIGKILL) if _leads_group(own.pid) else _signal(own.pid, signal.SIGKILL)
+    if paths is not None:
+        ray_file(paths).unlink(missing_ok=True)
+    return not own.alive()
+
+
+def _answers(address: str, timeout_s: float) -> bool:
+    host, port = address.rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _leads_group(pid: int) -> bool:
+    try:
+        return os.getpgid(pid) == pid
+    except OSError:
+        return False
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except OSError:
+        pass

@@ -1,0 +1,81 @@
+"""Sessions that outlive their processes: a detached run, a service killed mid-run, ``covey attach``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from tests.fake_messages_api import FakeMessagesAPI
+from tests.faults.scenario import MAIN_MARK, Fanout, wait_for
+from tests.service.served import served_service
+
+pytestmark = [pytest.mark.faults, pytest.mark.ray]
+
+
+def _events(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def _notices(events: list[dict]) -> list[str]:
+    return [e["task_id"] for e in events if e.get("type") == "system" and e.get("subtype") == "task_notification"]
+
+
+def test_a_detached_run_survives_its_service_killed_and_attach_shows_every_notice_once_and_the_result():
+    fanout = Fanout(20, background=True, delay_s=1.0, turns=3)
+    with FakeMessagesAPI(replies=[fanout]) as api, served_service(start=True, ANTHROPIC_BASE_URL=api.url,
+                                                                   ANTHROPIC_API_KEY="x") as served:
+        started = served.covey("-p", f"{MAIN_MARK}: twenty background reviews", "--detach",
+                               "--output-format", "stream-json", "--max-turns", "30", timeout=120)
+        assert started.returncode == 0, started.stderr
+        session_id = started.stdout.strip()
+        assert len(session_id) == 36, started.stdout
+        wait_for(lambda: fanout.children_seen(1) == 20, 120, "twenty running children")
+        old = served.pid()
+        os.kill(old, signal.SIGKILL)
+        wait_for(lambda: served.covey("start", timeout=120).returncode == 0, 120, "a new service")
+        listed = served.covey("sessions", "--json", timeout=120)
+        assert listed.returncode == 0, listed.stderr
+        entry = next(s for s in json.loads(listed.stdout) if s["session_id"] == session_id)
+        assert entry["status"] in ("running", "finished"), entry
+        assert served.pid() != old
+        attached = served.covey("attach", session_id, timeout=240)
+        fanout.released.set()
+    assert attached.returncode == 0, attached.stderr
+    events = _events(attached.stdout)  # the run's own format: stream-json
+    notices = _notices(events)
+    assert len(notices) == 20 and len(set(notices)) == 20, notices
+    assert events[-1]["type"] == "result" and events[-1]["subtype"] == "success", events[-1]
+    uuids = [e["uuid"] for e in events if "uuid" in e]
+    assert len(uuids) == len(set(uuids))  # nothing twice
+    outcome = fanout.outcome()
+    assert sorted(outcome.completed) == list(range(20)) and set(outcome.completed.values()) == {1}
+
+
+def test_sessions_lists_a_detached_run_while_it_goes_and_after_it_ends_and_attach_replays_it():
+    fanout = Fanout(2, background=True, delay_s=0.5, turns=2)
+    with FakeMessagesAPI(replies=[fanout]) as api, served_service(start=True, ANTHROPIC_BASE_URL=api.url,
+                                                                   ANTHROPIC_API_KEY="x") as served:
+        started = served.covey("-p", f"{MAIN_MARK}: two reviews", "--detach", timeout=120)
+        assert started.returncode == 0, started.stderr
+        session_id = started.stdout.strip()
+
+        def state() -> dict:
+            listed = served.covey("sessions", "--json")
+            return next(s for s in json.loads(listed.stdout) if s["session_id"] == session_id)
+
+        running = state()
+        assert running["status"] == "running" and running["detached"] is True, running
+        assert "agents_running" in running and "cost_usd" in running, running
+        wait_for(lambda: state()["status"] == "finished", 120, "the detached run to finish")
+        text = served.covey("sessions")
+        assert session_id in text.stdout and "finished" in text.stdout, text.stdout
+        time.sleep(0.5)
+        replayed = served.covey("attach", session_id)  # its host is reset: read from its journal file
+        again = served.covey("attach", session_id, "--output-format", "json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout.strip() == "noted", replayed.stdout  # text: the run's final answer
+    assert json.loads(again.stdout)["session_id"] == session_id
