@@ -45,6 +45,9 @@ class LimitExceeded(CoveyError):
 class AgentUnavailable(CoveyError):
     """An agent's actor died or cannot be reached."""
 
+    restarting = False
+    """Ray is restarting the actor (its death was not final): a call may be made again."""
+
 
 class PromptBlocked(UserError):
     """A UserPromptSubmit hook (the person's own configuration) refused the prompt; the run ends with its reason."""

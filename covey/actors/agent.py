@@ -74,6 +74,9 @@ class _AgentActor:
     async def finish(self) -> Finished:
         return await self.runner.finish()
 
+    async def report_for(self, agent_id: str) -> Finished:
+        return await self.runner.report_for(agent_id)
+
     async def detach(self) -> None:
         await self.runner.detach()
 

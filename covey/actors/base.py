@@ -13,7 +13,7 @@ import asyncio
 from typing import Any, AsyncIterator, Awaitable, Callable, Generic, Mapping, ParamSpec, TypeVar, cast
 
 import ray
-from ray.exceptions import RayActorError, RayTaskError
+from ray.exceptions import ActorUnavailableError, RayActorError, RayTaskError
 
 from covey.errors import AgentUnavailable, first_line
 
@@ -108,7 +108,9 @@ class TypedHandle(Generic[A]):
             raise (cause if isinstance(cause, BaseException) else exc) from None
 
     def _gone(self, exc: BaseException) -> AgentUnavailable:
-        return AgentUnavailable(f"actor {self.name!r} is gone: {first_line(exc)}")
+        gone = AgentUnavailable(f"actor {self.name!r} is gone: {first_line(exc)}")
+        gone.restarting = isinstance(exc, ActorUnavailableError)
+        return gone
 
     async def until_gone(self) -> str:
         """Return once the actor has died, with Ray's word for why: a call that its actor

@@ -10,6 +10,7 @@ after another as a service's kit (``recycle``). ``RegistryHandle``
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from typing import Any
 
@@ -23,7 +24,10 @@ from covey.actors.pool import BorrowedPool, WarmPool, session_floors
 from covey.registry.protocols import Lender, Pool
 from covey.actors.registry_handle import RegistryHandle
 from covey.limits import Limits
+from covey.registry.journal import RegistryJournal, restore_books
 from covey.registry.supervisor import Supervisor
+
+log = logging.getLogger(__name__)
 
 __all__ = ["RegistryHandle", "registry_actor_class"]
 """``RegistryHandle`` is defined in ``covey.actors.registry_handle``; importers of it from here keep working."""
@@ -51,11 +55,45 @@ class _RegistryActor(Supervisor[AgentHandle]):
             pool = warm
         super().__init__(limits, pool=pool, mailbox=mailbox, put=ray.put)
         self.core.cpus = cluster_cpus()
+        self._pending: tuple[list[tuple[str, Any, str | None]], list[str]] = ([], [])
+        """A restarted registry's agents to watch again and notices maybe owed, taken up at its first call."""
+        if lender is not None:  # a kit's: its agents outlive it, so Ray restarts it and it reads its journal
+            context = ray.get_runtime_context()
+            self.journal = RegistryJournal.for_actor(context.get_actor_name() or session_id)
+            if context.was_current_actor_reconstructed:
+                self._restore(lender)
+            else:
+                self.journal.begin(session_id)
+
+    def _restore(self, lender: Lender) -> None:
+        assert self.journal is not None
+        restored = self.journal.read()
+        self.session_id = restored.session_id or self.session_id
+        self.pool = BorrowedPool(lender, self.session_id)
+        self._pending = restore_books(self, restored)
+        self.journal.reopen()
+        log.warning("registry of session %s restarted: %d agents to watch again, %d notices to check",
+                    self.session_id, len(self._pending[0]), len(self._pending[1]))
+
+    async def ping(self) -> bool:
+        """Answers once this actor serves (a restarted one: once it watches its running agents again)."""
+        rewatch, owed = self._pending
+        self._pending = ([], [])
+        for agent_id, actor, output_file in rewatch:
+            await self.track(agent_id, actor, output_file, actor.node, run=actor.report_for(agent_id))
+        for agent_id in owed:
+            if (record := self.core.records.get(agent_id)) is not None and record.report is not None:
+                self._spawn(self._ended(agent_id, record.report))
+        if rewatch or owed:
+            self._start_watchdog()
+        return True
 
     async def configure(self, limits: Limits) -> None:
         """A ready-made registry (a service's session kit) takes its session's limits, and
         counts the cluster's CPUs afresh (nodes may have joined since)."""
         self.core.limits, self.core.cpus = limits, cluster_cpus()
+        if self.journal is not None:
+            self.journal.write("limits", payload=limits)
 
     async def recycle(self, session_id: str) -> None:
         """Serve another session (a covey service's kit, once its session ended and every
@@ -63,10 +101,14 @@ class _RegistryActor(Supervisor[AgentHandle]):
         if self.lender is None:
             raise RuntimeError("only a registry that borrows its agents (a service's kit) serves another session")
         await self.close()
+        journal = self.journal
         Supervisor.__init__(self, Limits(), pool=BorrowedPool(self.lender, session_id), mailbox=self.mailbox_handle,
                             put=ray.put)
         self.core.cpus = cluster_cpus()
         self.session_id = session_id
+        if journal is not None:
+            self.journal = journal
+            journal.begin(session_id)
 
     async def session(self) -> tuple[str, MailboxHandle]:
         """The session this registry serves now, and its mailbox (``covey ps``, ``covey team``)."""

@@ -9,7 +9,8 @@ signature. Refusals come back as answers and are raised here as covey's exceptio
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, AsyncIterator, Unpack
+import time
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, ParamSpec, TypeVar, Unpack
 
 from covey.actors.base import RayActor, TypedHandle
 from covey.actors.handle import AgentHandle
@@ -22,16 +23,53 @@ from covey.limits import Limits
 from covey.registry.payloads import Held, KeptWorktree, Launch, ProgressFields, SessionUsage
 from covey.agents.records import FinalReport, LaunchRequest, RunRecord
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 if TYPE_CHECKING:
     from covey.agents.spec import AgentSpec
     from covey.actors.registry import _RegistryActor
 
 
+RESTART_WAIT_S = 30.0
+"""How long a call waits for Ray to bring a restarting registry back (a kit's: ``covey.registry.journal``)."""
+
+
 class RegistryHandle(TypedHandle["_RegistryActor"]):
+    """Calls to a registry that Ray restarts (a kit's) wait for it to come back and are made again:
+    a launch made again is answered from the restored books, never started twice."""
+
     def __init__(self, actor: RayActor, name: str = "") -> None:
         super().__init__(actor, name)
         self._batch = LaunchBatch(self)
         """Launches made in one turn of the event loop, sent in one call; the runtimes sent."""
+
+    async def _call(self, method: Callable[P, Awaitable[R]], /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await self._sent(method, *args, **kwargs)
+        except AgentUnavailable as exc:
+            if not exc.restarting or not await self.back():
+                raise
+            return await self._sent(method, *args, **kwargs)
+
+    async def back(self, wait_s: float = RESTART_WAIT_S) -> bool:
+        """Whether Ray brought the registry back within ``wait_s`` (False at once if it died for good)."""
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            try:
+                return await self._sent(self.remote.ping)
+            except AgentUnavailable as exc:
+                if not exc.restarting:
+                    return False
+                await asyncio.sleep(0.1)
+        return False
+
+    async def until_gone(self) -> str:
+        """Return once the registry has died for good (a restart is waited out)."""
+        while True:
+            why = await super().until_gone()
+            if not await self.back():
+                return why
 
     # -- launching --------------------------------------------------------------------
 
@@ -62,9 +100,20 @@ class RegistryHandle(TypedHandle["_RegistryActor"]):
         return await self._call(self.remote.launch, launch.request, launch.spec, launch.follow, launch.lane,
                                 launch.output_file, launch.runtime_key)
 
-    def launch_many(self, launches: list[Launch]) -> AsyncIterator[tuple[int, LaunchAnswer]]:
-        """The answers to ``launches`` as ``(index, answer)``, each as soon as it is ready."""
-        return self._stream(self.remote.launch_many, launches)
+    async def launch_many(self, launches: list[Launch]) -> AsyncIterator[tuple[int, LaunchAnswer]]:
+        """The answers to ``launches`` as ``(index, answer)``, each as soon as it is ready; those not
+        answered when the registry restarted are sent again."""
+        answered: set[int] = set()
+        try:
+            async for index, answer in self._stream(self.remote.launch_many, launches):
+                answered.add(index)
+                yield index, answer
+        except AgentUnavailable as exc:
+            if not exc.restarting or not await self.back():
+                raise
+            rest = [index for index in range(len(launches)) if index not in answered]
+            async for index, answer in self._stream(self.remote.launch_many, [launches[i] for i in rest]):
+                yield rest[index], answer
 
     async def take(self, lane: str = "home") -> AgentHandle:
         return await self._call(self.remote.take, lane)

@@ -29,13 +29,12 @@ from covey.mcp.relay import SDK_PROMPTS
 from covey.model.pricing import PriceTable
 from covey.registry.answers import Finished
 from covey.agents.records import FinalReport, Status
+from covey.errors import AgentUnavailable
 
 FOLLOWER_GRACE_S = 30.0
-"""How long a finished run waits for its follower to say it has the report. Under load
-(a CPU burner, fifty children on two cores) a live follower was seen to need over 5 s."""
+"""How long a finished run waits for its follower to say it has the report (under load, over 5 s was seen)."""
 
-Followed = Event | FinalReport | None
-"""What a follower's queue holds: events, then the report, then None (the end)."""
+Followed = Event | FinalReport | None  # a follower's queue: events, then the report, then None (the end)
 
 
 @dataclass
@@ -48,13 +47,10 @@ class _Run:
     cancel_reason: str = ""
     answers: dict[str, asyncio.Future[Any]] = field(default_factory=dict)
     followed: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set once nobody follows the run's events any more: the follower said it has the
-    report (``received``), left before the report, moved the run to the background, or
-    there never was one. Until then the actor is neither recycled nor killed (``reset``)."""
-    relays: bool = True
-    """Whether its events go to its follower (a sub-agent's not, without ``SessionRuntime.child_events``)."""
-    root: Any = None
-    """A background child's session root: its messages go there, as Claude Code prints them."""
+    """Set once nobody follows the run's events (the follower has the report, left, moved the run
+    to the background, or never was): until then the actor is not recycled or killed (``reset``)."""
+    relays: bool = True  # its events go to its follower (a sub-agent's not, without ``child_events``)
+    root: Any = None  # a background child's session root: its messages go there, as Claude Code prints them
 
     def emit(self, event: Event) -> None:
         if self.queue is not None and self.relays:
@@ -75,6 +71,8 @@ class _Run:
 class AgentRunner:
     def __init__(self) -> None:
         self._run: _Run | None = None
+        self._last: tuple[str, FinalReport] | None = None
+        """The last finished run's agent id and report (``report_for``)."""
         self._cancelled_early: tuple[str, Status, str] | None = None
         """A cancel that came before its agent's run: (agent id, status, reason)."""
         self.runs_served = 0
@@ -133,12 +131,21 @@ class AgentRunner:
     async def wait(self) -> FinalReport:
         return await asyncio.shield(self._require_run().report)
 
+    async def report_for(self, agent_id: str) -> Finished:
+        """``agent_id``'s report for a registry that restarted while it ran (no reset here)."""
+        if (run := self._run) is not None and run.spec.agent_id == agent_id:
+            return Finished(report=await asyncio.shield(run.report))
+        if self._last is not None and self._last[0] == agent_id:
+            return Finished(report=self._last[1])
+        raise AgentUnavailable(f"this agent actor no longer holds the run of {agent_id}")
+
     async def finish(self) -> Finished:
         """The run's report and, for a run nobody follows, whether the actor reset clean
         (``reset``) right after it: the registry's watch learns both in one call.
         "unchecked": a follower may still be reading, so whoever recycles the actor asks ``reset``."""
         run = self._require_run()
         report = await asyncio.shield(run.report)
+        self._last = (run.spec.agent_id, report)
         if run.queue is not None or not run.followed.is_set():
             return Finished(report=report)
         return Finished.after(report, await self.reset())

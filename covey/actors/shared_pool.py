@@ -195,7 +195,9 @@ class _SharedPoolActor:
         names = (f"{prefix}:registry", f"{prefix}:mailbox")
         mailbox = mailbox_actor_class().options(name=names[1], **options).remote()
         me = SharedPoolHandle(ray.get_runtime_context().current_actor, "pool")
-        registry = registry_actor_class().options(name=names[0], **options).remote(
+        # Restartable: the kit's agents are this pool's, so they outlive their registry, which comes
+        # back from its journal (covey.registry.journal) and watches them again.
+        registry = registry_actor_class(max_restarts=-1).options(name=names[0], **options).remote(
             Limits(), MailboxHandle(mailbox, "mailbox"), session_id, {}, self.home, (), lender=me,
         )
         await asyncio.gather(mailbox.__ray_ready__.remote(), registry.__ray_ready__.remote())

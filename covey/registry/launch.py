@@ -28,6 +28,8 @@ class Launching(Stopping[H]):
         self._start_watchdog()
         record = self.core.register_main(agent_id, model=model, cwd=cwd, prompt=prompt)
         record.output_file, record.node_id = output_file, node_id
+        if self.journal is not None:
+            self.journal.write("main", payload=record)
         return record
 
     async def reserve(self, request: LaunchRequest) -> RunRecord | Refused:
@@ -46,6 +48,8 @@ class Launching(Stopping[H]):
         A queued one (past the concurrency limit, with ``queue_spawns``) is answered at once
         too, and started when its turn comes (``_dequeued``).
         """
+        if (known := self.core.records.get(request.agent_id)) is not None:  # sent again: the registry restarted
+            return Launched(record=known, actor=self.actors.get(request.agent_id) if follow else None)
         runtime: SessionRuntime | None = None
         if spec is not None and spec.runtime is not None:  # no spec: an unknown type, refused below
             runtime = self.runtimes.keep(spec.runtime)
@@ -78,6 +82,9 @@ class Launching(Stopping[H]):
         run: Awaitable[Finished] | None = None
         try:
             actor = await self.pool.take(lane)
+            if self.journal is not None and (record := self.core.records.get(agent_id)) is not None:
+                self.journal.write("launched", agent_id=agent_id, output_file=output_file,
+                                   payload=(record, spec, actor))
             ref = self.runtimes.ref(runtime)
             if follow:
                 await actor.start(spec, follow=True, runtime=runtime, runtime_ref=ref)

@@ -15,6 +15,7 @@ from covey.agents.records import RunRecord
 from covey.agents.transcript import rebuild_history
 from covey.agents.worktree import Worktree, finish_worktree_record, resume_place_problem
 from covey.registry.core import Registry
+from covey.registry.journal import RegistryJournal
 from covey.limits import Limits
 from covey.registry.runtimes import Runtimes
 from covey.teams.messages import Mail
@@ -71,6 +72,9 @@ class SupervisorState(ABC, Generic[H]):
         self._resuming: set[str] = set()
         self._forwarded: set[str] = set()
         """Agents whose children's notices the mailbox forwards to the main agent."""
+        self.journal: RegistryJournal | None = None
+        """Where launches, ends and notices are written before they take effect (a kit's registry,
+        which Ray restarts: ``covey.registry.journal``); None: nothing outlives this actor."""
         self._watchdog: asyncio.Task[None] | None = None
         # asyncio keeps only weak references to tasks: hold ours until they finish.
         self._tasks: set[asyncio.Task[Any]] = set()

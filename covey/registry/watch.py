@@ -82,8 +82,12 @@ class Watching(Books[H]):
     # -- the end of a run ---------------------------------------------------------
 
     async def _complete(self, agent_id: str, report: FinalReport) -> None:
+        if self.journal is not None:
+            self.journal.write("ended", agent_id=agent_id, payload=report)
         self.core.finish(agent_id, report)
         await self._ended(agent_id, report)
+        if self.journal is not None:
+            self.journal.write("notified", agent_id=agent_id)
 
     async def _ended(self, agent_id: str, report: FinalReport) -> None:
         """The consequences of an end already in the books (a run's, or a queued launch's that never ran)."""

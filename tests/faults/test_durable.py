@@ -11,6 +11,7 @@ import pytest
 
 from tests.fake_messages_api import FakeMessagesAPI
 from tests.faults.scenario import MAIN_MARK, Fanout, wait_for
+from tests.faults.test_kills import served_actor_pid, serves_on
 from tests.service.served import served_service
 
 pytestmark = [pytest.mark.faults, pytest.mark.ray]
@@ -79,3 +80,33 @@ def test_sessions_lists_a_detached_run_while_it_goes_and_after_it_ends_and_attac
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout.strip() == "noted", replayed.stdout  # text: the run's final answer
     assert json.loads(again.stdout)["session_id"] == session_id
+
+
+def test_a_registry_killed_mid_run_comes_back_from_its_journal_and_the_run_ends_with_every_result_once(
+    served, tmp_path,
+):
+    fanout = Fanout(6, background=True, delay_s=0.5, turns=6)
+    pid = served.pid()
+    with FakeMessagesAPI(replies=[fanout]) as api:
+        proc = served.start("-p", f"{MAIN_MARK}: fan out", "--output-format", "stream-json", "--verbose", "--quiet",
+                            env={"ANTHROPIC_BASE_URL": api.url}, cwd=tmp_path)
+        try:
+            wait_for(lambda: fanout.children_seen(2) == 6, 120, "six running children")
+            status = served.status()
+            (session,) = [entry for entry in status["sessions"] if entry["cwd"] == str(tmp_path)]
+            victim = served_actor_pid(served, status["ray_address"], session["session_id"], "registry")
+            os.kill(victim, signal.SIGKILL)
+            out, err = proc.communicate(timeout=180)
+        finally:
+            fanout.released.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    events = _events(out)
+    notices = _notices(events)
+    assert sorted(notices) == sorted(set(notices)) and len(notices) == 6, notices
+    assert events[-1]["type"] == "result" and events[-1]["subtype"] == "success", events[-1]
+    outcome = fanout.outcome()
+    assert sorted(outcome.completed) == list(range(6)) and set(outcome.completed.values()) == {1}
+    assert all(statuses == ["completed"] for statuses in outcome.notices.values()), outcome.notices
+    serves_on(served, pid)

@@ -113,22 +113,27 @@ for name in ray.util.list_named_actors():
     if name.endswith(":registry"):
         registry = ray.get_actor(name)
         serving, mailbox = ray.get(registry.session.remote())
+        print(name, serving, file=sys.stderr)
         if serving == session_id:
             actor = registry if role == "registry" else mailbox.actor
             print(ray.get(actor.__ray_call__.remote(lambda self: os.getpid())))
 """
 
 
-def _served_actor_pid(served, ray_address: str, session_id: str, role: str) -> int:
+def served_actor_pid(served, ray_address: str, session_id: str, role: str) -> int:
     """The pid of the registry or mailbox of the service's kit that serves ``session_id``
     (asked from a driver of its own: a kit is named by itself, not by the session)."""
-    done = subprocess.run([sys.executable, "-c", ACTOR_PID, ray_address, NAMESPACE, session_id, role],
-                          env=served.env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return int(done.stdout.strip().splitlines()[-1])
+    for _ in range(5):  # Ray's list of named actors was seen to miss a live one for a moment
+        done = subprocess.run([sys.executable, "-c", ACTOR_PID, ray_address, NAMESPACE, session_id, role],
+                              env=served.env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr[-2000:]
+        if done.stdout.strip():
+            return int(done.stdout.strip().splitlines()[-1])
+        time.sleep(1)
+    raise AssertionError(f"no registry serves session {session_id}: {done.stderr[-2000:]}")
 
 
-@pytest.mark.parametrize("actor", ["registry", "mailbox"])
+@pytest.mark.parametrize("actor", ["mailbox"])  # a killed registry comes back: tests/faults/test_durable.py
 def test_a_served_session_actor_killed_mid_run_ends_that_run_with_an_error_and_the_service_serves_on(
     served, tmp_path, actor,
 ):
@@ -142,10 +147,10 @@ def test_a_served_session_actor_killed_mid_run_ends_that_run_with_an_error_and_t
             status = served.status()
             # This run's session (a session an earlier test left may still be ending).
             mine = [entry for entry in status["sessions"] if entry["cwd"] == str(tmp_path)]
-            assert len(mine) == 1, [(e["session_id"], e.get("client_pid"), e.get("running_s")) for e in status["sessions"]]
+            assert len(mine) == 1, status["sessions"]
             (session,) = mine
             # The session's own kit, not the ready one the pool keeps for the next session.
-            victim = _served_actor_pid(served, status["ray_address"], session["session_id"], actor)
+            victim = served_actor_pid(served, status["ray_address"], session["session_id"], actor)
             assert victim in processes_with(str(served.base))
             os.kill(victim, signal.SIGKILL)
             out, err = proc.communicate(timeout=60)
@@ -158,7 +163,7 @@ def test_a_served_session_actor_killed_mid_run_ends_that_run_with_an_error_and_t
         assert result["is_error"] is True and f"covey's {actor} actor died" in result["result"], result
         assert f"{actor} actor died" in err
         # The service lives on: that session's agents are stopped and given back, and it serves the next run.
-        _serves_on(served, pid)
+        serves_on(served, pid)
 
 
 def test_a_signal_stops_every_child_with_its_cleanup_and_reports_kept_worktrees(tmp_path):
@@ -210,10 +215,10 @@ def test_ctrl_c_on_a_served_run_stops_its_children_with_their_cleanup_and_the_se
         kept = worktrees(repo)
         assert len(kept) == 1 and (Path(kept[0]) / "made-by-0.txt").exists()  # the unchanged one was removed
         assert f"kept worktree {kept[0]}" in err
-        _serves_on(served, pid)
+        serves_on(served, pid)
 
 
-def _serves_on(served, pid: int) -> None:
+def serves_on(served, pid: int) -> None:
     """The same service (``pid``) has every agent back and serves the next run."""
     status = served.wait_all_given_back()
     assert status["pid"] == pid and served.pid() == pid

@@ -38,7 +38,18 @@ class FakeActor:
         self._end = asyncio.get_running_loop().create_future()
         return self._end
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What a registry journal keeps of an actor: its name (a Ray actor handle pickles as its id)."""
+        return {"name": self.name, "node": self.node}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"])  # type: ignore[misc]
+        self.node = state["node"]
+
     async def finish(self) -> Finished:
+        return await self._end
+
+    async def report_for(self, agent_id: str) -> Finished:
         return await self._end
 
     def end(self, text: str = "done", status: str = "completed", reset: str = "clean", **fields: Any) -> None:

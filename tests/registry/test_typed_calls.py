@@ -55,5 +55,5 @@ def test_a_wrong_registry_call_fails_the_type_check_and_the_right_one_passes(tmp
     wrong = errors["wrong"]
     assert any(':6: error: Too many arguments for "kill_agent" of "RegistryHandle"' in line for line in wrong), wrong
     # Through the helper: the third argument is kill_agent's ``status``, a Status literal.
-    assert any(':10: error: Argument 3 to "_call" of "TypedHandle"' in line and "'killed'" in line
+    assert any(':10: error: Argument 3 to "_call" of "RegistryHandle"' in line and "'killed'" in line
                for line in wrong), wrong

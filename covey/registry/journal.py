@@ -1,0 +1,150 @@
+"""The registry's journal: what it must know again after its actor restarts.
+
+A served session's registry (a covey service's kit, whose agent actors the service's
+shared pool owns, so they outlive it) writes each launch, end and delivered notice to a
+file before the change takes effect in its books: ``<covey dir>/registry/<kit>.jsonl``,
+one line each, the payload pickled (a spec, a record, the agent actor's handle). Ray
+restarts the actor (``max_restarts``) with the arguments it was first made with; the new
+one reads the journal, rebuilds its books (``Restored``), and watches again every agent
+the journal says is running. A line is flushed to the operating system when written: it
+survives the actor's process being killed, not the machine losing power.
+
+The file is the user's alone (``covey.private_dirs``); on a cluster the registry runs on
+its session's home node, and a restart comes back on that node (its placement is
+``soft=False``), so the node's own disk is where it is read again.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from covey.private_dirs import open_private, private_dir
+
+log = logging.getLogger(__name__)
+
+
+def journal_dir(home: Path | None = None) -> Path:
+    return (home or Path.home()) / ".covey" / "registry"
+
+
+@dataclass
+class Restored:
+    """What a journal says, read back in order."""
+
+    session_id: str = ""
+    limits: Any = None
+    main: Any = None
+    """The main agent's record, if its run was registered."""
+    launched: dict[str, tuple[Any, Any, Any, str | None]] = field(default_factory=dict)
+    """agent id → (record, spec, actor handle, output file), in launch order."""
+    ended: dict[str, Any] = field(default_factory=dict)
+    """agent id → its report."""
+    notified: set[str] = field(default_factory=set)
+
+
+class RegistryJournal:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: BinaryIO | None = None
+
+    @classmethod
+    def for_actor(cls, actor_name: str, home: Path | None = None) -> "RegistryJournal":
+        return cls(journal_dir(home) / f"{actor_name.replace(':', '_').replace('/', '_')}.jsonl")
+
+    def begin(self, session_id: str, limits: Any = None) -> None:
+        """A new session: the journal starts again."""
+        self.close()
+        private_dir(self.path.parent, "covey registry folder")
+        self._file = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_TRUNC), "wb")
+        self.write("session", session_id=session_id, payload=limits)
+
+    def write(self, op: str, *, payload: Any = None, **fields: Any) -> None:
+        if self._file is None:
+            return
+        entry = {"op": op, **fields}
+        if payload is not None:
+            try:
+                entry["payload"] = base64.b64encode(pickle.dumps(payload)).decode("ascii")
+            except Exception as exc:  # the run goes on; only this entry cannot come back after a restart
+                log.warning("the registry journal could not keep a %s entry (%s)", op, exc)
+                return
+        self._file.write(json.dumps(entry).encode() + b"\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def reopen(self) -> None:
+        """Go on appending to the journal read back (a restarted registry)."""
+        self._file = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "ab")
+
+    def read(self) -> Restored:
+        restored = Restored()
+        try:
+            lines = self.path.read_bytes().splitlines()
+        except OSError:
+            return restored
+        for line in lines:
+            try:
+                entry = json.loads(line)
+                payload = pickle.loads(base64.b64decode(entry["payload"])) if "payload" in entry else None
+            except Exception as exc:  # a line cut short by the crash: what came before stands
+                log.warning("the registry journal %s has a line that does not read (%s); it is skipped", self.path, exc)
+                continue
+            _apply(restored, entry, payload)
+        return restored
+
+
+def _apply(restored: Restored, entry: dict[str, Any], payload: Any) -> None:
+    match entry.get("op"):
+        case "session":
+            restored.session_id, restored.limits = entry.get("session_id", ""), payload
+        case "limits":
+            restored.limits = payload
+        case "main":
+            restored.main = payload
+        case "launched":
+            record, spec, actor = payload
+            restored.launched[entry["agent_id"]] = (record, spec, actor, entry.get("output_file"))
+        case "ended":
+            restored.ended[entry["agent_id"]] = payload
+        case "notified":
+            restored.notified.add(entry["agent_id"])
+
+
+def restore_books(supervisor: Any, restored: Restored) -> tuple[list[tuple[str, Any, str | None]], list[str]]:
+    """Put what the journal says in a fresh supervisor's books. Returns the agents to watch
+    again (id, actor, output file) and the ended agents whose notice may still be owed."""
+    core = supervisor.core
+    if restored.limits is not None:
+        core.limits = restored.limits
+    if restored.main is not None:
+        core.records[restored.main.agent_id] = restored.main
+        core.main_agent_id = restored.main.agent_id
+        core.settle(restored.main)
+    rewatch, owed = [], []
+    for agent_id, (record, spec, actor, output_file) in restored.launched.items():
+        record.output_file = output_file
+        core.records[agent_id] = record
+        core.settle(record)
+        if spec is not None:
+            supervisor.specs[agent_id] = spec
+        if agent_id not in restored.ended:
+            rewatch.append((agent_id, actor, output_file))
+            continue
+        core.finish(agent_id, restored.ended[agent_id])
+        if agent_id in restored.notified:
+            record.notified, record.delivering = True, False
+            core.settle(record)
+        else:
+            owed.append(agent_id)
+    return rewatch, owed

@@ -1,0 +1,90 @@
+"""The registry's journal: a supervisor built again from it (a restarted registry actor) has the
+books the first had, watches again only what was running, owes only the notices not delivered,
+and answers a launch sent again from its books instead of starting it twice."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+
+from covey.agents.records import FinalReport
+from covey.limits import Limits
+from covey.registry.answers import Finished, Launched
+from covey.registry.journal import RegistryJournal, restore_books
+from covey.registry.supervisor import Supervisor
+from covey.teams.mailbox import Mailbox
+from tests.registry.fakes import FakeClock, FakePool, request, runtime, settle, spec
+
+LIMITS = Limits(max_depth=2, max_concurrent=8)
+
+
+def _supervisor(journal: RegistryJournal | None = None) -> Supervisor:
+    supervisor = Supervisor(LIMITS, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(),
+                            put=lambda value: "ref")
+    supervisor.journal = journal
+    return supervisor
+
+
+@pytest.fixture
+async def journaled(tmp_path):
+    journal = RegistryJournal(tmp_path / "registry" / "kit.jsonl")
+    journal.begin("s", Limits(max_depth=3, max_concurrent=5))
+    first = _supervisor(journal)
+    await first.register_main("main", "m", "/tmp")
+    shared = runtime()
+    for agent_id in ("a", "b", "c"):
+        answer = await first.launch(request(agent_id), spec(agent_id, runtime=shared), output_file=f"/t/{agent_id}")
+        assert isinstance(answer, Launched)
+    first.actors["a"]._end.set_result(Finished(report=FinalReport(status="completed", text="A done")))
+    await settle()
+    yield first, journal
+    await first.close()
+
+
+async def test_a_restored_supervisor_has_the_books_and_watches_again_only_what_ran(journaled):
+    first, journal = journaled
+    assert stat.S_IMODE(journal.path.stat().st_mode) == 0o600
+    restored = journal.read()
+    assert restored.session_id == "s" and restored.limits.max_concurrent == 5
+    second = _supervisor()
+    rewatch, owed = restore_books(second, restored)
+    assert second.core.main_agent_id == "main" and second.core.limits.max_concurrent == 5
+    assert {agent_id: r.status for agent_id, r in second.core.records.items()} == {
+        "main": "running", "a": "completed", "b": "running", "c": "running"}
+    assert second.core.records["a"].notified and not second.core.records["a"].delivering
+    assert [(agent_id, actor.name, output) for agent_id, actor, output in rewatch] == [
+        ("b", "actor-2", "/t/b"), ("c", "actor-3", "/t/c")]
+    assert owed == []
+    assert set(second.specs) == {"a", "b", "c"}
+    assert second.core.live_subagents() == 2  # the limits count what still runs
+
+
+async def test_an_end_journaled_before_its_notice_was_delivered_is_owed_once(journaled):
+    first, journal = journaled
+    journal.write("ended", agent_id="b", payload=FinalReport(status="completed", text="B done"))
+    second = _supervisor()
+    rewatch, owed = restore_books(second, journal.read())
+    assert [agent_id for agent_id, _, _ in rewatch] == ["c"] and owed == ["b"]
+    record = second.core.records["b"]
+    assert record.status == "completed" and not record.notified
+
+
+async def test_a_launch_sent_again_after_a_restart_is_answered_from_the_books_not_started_again(journaled):
+    _first, journal = journaled
+    second = _supervisor()
+    restore_books(second, journal.read())
+    answer = await second.launch(request("c"), spec("c", runtime=runtime()), output_file="/t/c")
+    assert isinstance(answer, Launched) and answer.record.agent_id == "c"
+    assert second.pool.taken == []  # nothing started twice
+
+
+def test_a_line_cut_short_by_a_crash_is_skipped_and_what_came_before_stands(tmp_path):
+    journal = RegistryJournal(tmp_path / "kit.jsonl")
+    journal.begin("s")
+    journal.write("notified", agent_id="x")
+    journal.close()
+    with open(journal.path, "ab") as handle:
+        handle.write(b'{"op": "ended", "agent_id": "y", "payload": "AAA')  # the process died mid-line
+    restored = journal.read()
+    assert restored.session_id == "s" and restored.notified == {"x"} and restored.ended == {}
