@@ -113,6 +113,9 @@ class AgentHandle(TypedHandle[AgentActor]):
         """The report, and how the actor reset after it ("unchecked": not asked yet)."""
         return await self._call(self.remote.finish)
 
+    async def ping(self) -> str:
+        return await self._call(self.remote.ping)
+
     async def report_for(self, agent_id: str) -> Finished:
         """``agent_id``'s run's end on this actor, for a registry that restarted while it ran."""
         return await self._call(self.remote.report_for, agent_id)

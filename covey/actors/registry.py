@@ -53,7 +53,7 @@ class _RegistryActor(Supervisor[AgentHandle]):
             for lane in pool_sizes or {}:
                 warm.fill(lane)
             pool = warm
-        super().__init__(limits, pool=pool, mailbox=mailbox, put=ray.put)
+        super().__init__(limits, pool=pool, mailbox=mailbox, put=ray.put, node_alive=node_alive)
         self.core.cpus = cluster_cpus()
         self._pending: tuple[list[tuple[str, Any, str | None]], list[str]] = ([], [])
         """A restarted registry's agents to watch again and notices maybe owed, taken up at its first call."""
@@ -103,7 +103,7 @@ class _RegistryActor(Supervisor[AgentHandle]):
         await self.close()
         journal = self.journal
         Supervisor.__init__(self, Limits(), pool=BorrowedPool(self.lender, session_id), mailbox=self.mailbox_handle,
-                            put=ray.put)
+                            put=ray.put, node_alive=node_alive)
         self.core.cpus = cluster_cpus()
         self.session_id = session_id
         if journal is not None:
@@ -121,6 +121,14 @@ class _RegistryActor(Supervisor[AgentHandle]):
     async def sentinel(self) -> None:
         """Never answers: the session learns of this actor's death by the call failing."""
         await asyncio.Event().wait()
+
+
+def node_alive(node_id: str | None) -> bool:
+    """Whether Ray counts the node alive (unknown: yes)."""
+    if not node_id:
+        return True
+    nodes: Any = ray.nodes  # untyped in Ray's stubs
+    return any(node.get("NodeID") == node_id and node.get("Alive") for node in nodes())
 
 
 def cluster_cpus() -> int:

@@ -113,6 +113,8 @@ class RunRecord(BaseModel):
     """How many completion notices this task id has produced (a resumed agent notifies again)."""
     runs: int = 0
     """Runs before this one under this task id (a resume starts another): a notice's key counts them."""
+    lost_on: list[str] = Field(default_factory=list)
+    """The nodes it was lost with, each time it went on from its transcript on another actor."""
     parked: bool = False
     """Its own turn ended, but it waits for background descendants (keepalive)."""
     queued_for: Literal["concurrency", "active"] | None = None

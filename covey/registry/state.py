@@ -54,6 +54,7 @@ class SupervisorState(ABC, Generic[H]):
         load_history: Callable[[str], History] = rebuild_history,
         finish_worktree: Callable[[Worktree], Awaitable[dict[str, Any] | None]] = finish_worktree_record,
         put: Put | None = None, place_problem: Callable[[AgentSpec], str | None] = resume_place_problem,
+        node_alive: Callable[[str | None], bool] = lambda node: True,
     ) -> None:
         self.core = Registry(limits, clock)
         self.core.on_dequeue = self._dequeued
@@ -64,6 +65,9 @@ class SupervisorState(ABC, Generic[H]):
         self.place_problem = place_problem
         """Why a finished agent's directory or worktree can no longer be trusted (a resume is refused)."""
         self.runtimes = Runtimes(put)
+        self.node_alive = node_alive
+        """Whether a Ray node still lives (a lost agent whose node is gone is revived: ``watch``)."""
+        self._revivals: dict[str, int] = {}
         self.actors: dict[str, H] = {}
         self.specs: dict[str, AgentSpec] = {}
         """Launched agents' specs without their runtime, kept while the agent may be resumed

@@ -25,6 +25,11 @@ from covey.teams.tasks import Task
 
 log = logging.getLogger(__name__)
 
+REVIVALS = 2
+"""How many times an agent lost with its node is started again from its transcript."""
+NODE_DEATH_WAIT_S = 60.0
+"""How long a lost actor's cause is waited for (Ray's health checks take ~15 s to count a node dead)."""
+
 
 class Watching(Books[H]):
     async def track(self, agent_id: str, actor: H, output_file: str | None = None, node_id: str | None = None,
@@ -41,6 +46,9 @@ class Watching(Books[H]):
 
     async def _watch(self, agent_id: str, actor: H, run: Awaitable[Finished] | None) -> None:
         report, clean, reusable = await self._outcome(agent_id, actor, run)
+        if not reusable and await self._revived(agent_id, actor, report.text):
+            actor.kill()
+            return
         try:
             await self._complete(agent_id, report)
         except Exception:
@@ -66,6 +74,53 @@ class Watching(Books[H]):
             doing = "started" if run is not None else "watched"
             report = FinalReport(status="failed", text=f"The agent could not be {doing}: {first_line(exc)}")
         return report, None, False
+
+    async def _revived(self, agent_id: str, actor: H, why: str) -> bool:
+        """A background agent whose actor was lost with its node goes on from its transcript on
+        another actor (SPEC 11), up to ``REVIVALS`` times; an actor that died on a live node (a
+        crash, a kill) is not revived: its record fails, as before."""
+        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
+        if record is None or spec is None or not record.live or not record.background or not record.output_file \
+                or self._revivals.get(agent_id, 0) >= REVIVALS or not await self._node_lost(actor, why):
+            return False
+        history = await asyncio.to_thread(self.load_history, record.output_file)
+        if not history:
+            return False
+        self._revivals[agent_id] = self._revivals.get(agent_id, 0) + 1
+        record.lost_on.append(actor.node or "unknown")
+        runtime = self.runtimes.newest
+        try:
+            revived = await self.pool.take("home")
+            run = revived.run_detached(spec.model_copy(update={"history": history, "background": True}),
+                                       runtime=runtime, runtime_ref=self.runtimes.ref(runtime))
+        except Exception:
+            log.exception("reviving %s failed", agent_id)
+            return False
+        log.warning("%s was lost with its node; it goes on from its transcript on another actor", agent_id)
+        await self.track(agent_id, revived, record.output_file, revived.node, run=run)
+        return True
+
+    async def _node_lost(self, actor: H, why: str) -> bool:
+        """Whether the actor died with its node. A call in flight fails at once, but Ray names the
+        cause only once its health checks have counted the node dead: ask the actor (a worker that
+        crashed on a live node is known dead at once) or the node, for up to ``NODE_DEATH_WAIT_S``."""
+        deadline = time.monotonic() + NODE_DEATH_WAIT_S
+        while time.monotonic() < deadline:
+            if "node" in why.lower() and "died" in why.lower():
+                return True
+            if not await asyncio.to_thread(self.node_alive, actor.node):
+                return True
+            try:
+                await asyncio.wait_for(actor.ping(), 2.0)
+                return False  # it answers: not lost
+            except AgentUnavailable as exc:
+                if not exc.restarting:  # dead for good: its node, if Ray says so or counts the node dead
+                    return "node" in str(exc).lower() or not await asyncio.to_thread(self.node_alive, actor.node)
+                why = str(exc)
+            except asyncio.TimeoutError:
+                pass
+            await asyncio.sleep(1.0)
+        return False
 
     async def _dead_agents_worktree(self, agent_id: str) -> dict[str, Any] | None:
         """An agent whose actor died ran no cleanup: its worktree is removed here if

@@ -203,7 +203,7 @@ async def main(config: dict) -> dict:
         children=[{
             "agent_id": r.agent_id, "agent_type": r.agent_type, "status": r.status, "node_id": r.node_id,
             "ping_node": pings.get(r.agent_id), "notified": r.notified, "notices": notices.get(r.agent_id, []),
-            "report": r.report.text if r.report else None, "ended_at": r.ended_at,
+            "report": r.report.text if r.report else None, "ended_at": r.ended_at, "lost_on": r.lost_on,
         } for r in records if r.role == "subagent"],
         main=[{"status": r.status, "node_id": r.node_id} for r in records if r.role != "subagent"],
     )

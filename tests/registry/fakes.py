@@ -70,6 +70,11 @@ class FakeActor:
     async def reset(self) -> bool:
         return True
 
+    async def ping(self) -> str:
+        if self._end is not None and self._end.done() and self._end.exception() is not None:
+            raise AgentUnavailable("actor 'actor' is gone: The actor died because its worker process has died")
+        return self.name
+
 
 class FakePool:
     """Hands out ``FakeActor``s; ``fail`` makes the next take raise, ``gate`` holds a lane's takes."""

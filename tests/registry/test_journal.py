@@ -88,3 +88,34 @@ def test_a_line_cut_short_by_a_crash_is_skipped_and_what_came_before_stands(tmp_
         handle.write(b'{"op": "ended", "agent_id": "y", "payload": "AAA')  # the process died mid-line
     restored = journal.read()
     assert restored.session_id == "s" and restored.notified == {"x"} and restored.ended == {}
+
+
+async def test_a_background_agent_lost_with_its_node_goes_on_from_its_transcript_once(tmp_path):
+    from covey.errors import AgentUnavailable
+
+    lost_nodes: set[str] = set()
+    supervisor = Supervisor(LIMITS, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref",
+                            load_history=lambda path: [{"role": "user", "content": "go on"}],
+                            node_alive=lambda node: node not in lost_nodes)
+    await supervisor.register_main("main", "m", "/tmp")
+    await supervisor.launch(request("a"), spec("a", runtime=runtime()), output_file="/t/a")
+    await supervisor.launch(request("b"), spec("b", runtime=runtime()), output_file="/t/b")
+    first_a, first_b = supervisor.actors["a"], supervisor.actors["b"]
+    lost_nodes.add("node-1")  # both ran there; "a" is lost with it
+    gone = AgentUnavailable("actor 'a' is gone: The actor is unavailable: Socket closed")
+    gone.restarting = True
+    first_a.die(gone)
+    await settle()
+    revived = supervisor.actors["a"]
+    assert revived is not first_a and first_a.killed
+    started_spec, _how = revived.started[0]
+    assert started_spec.history == [{"role": "user", "content": "go on"}] and started_spec.background
+    assert supervisor.core.records["a"].status == "running"
+    revived.end("A done")
+    await settle()
+    assert supervisor.core.records["a"].status == "completed"
+    lost_nodes.clear()  # "b"'s actor crashes on a live node: not revived, failed once
+    first_b.die()
+    await settle()
+    assert supervisor.core.records["b"].status == "failed" and supervisor.actors.get("b") is None
+    await supervisor.close()
