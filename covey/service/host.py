@@ -88,8 +88,8 @@ class _HostActor:
 
     async def follow(self, run_id: str, after: int = -1) -> AsyncIterator[tuple[int, list[bytes]]]:
         """Run ``run_id``'s lines after ``after`` as they come; nothing if this host now drives another."""
-        if self.journal is None or run_id != self.run_id:
-            return
+        if self.journal is None or run_id != self.run_id:  # it ended, and this host drives another run now
+            raise ValueError(f"session host {self.run_id!r} does not drive run {run_id!r} any more")
         self.followers += 1
         try:
             async for batch in self.journal.batches(after):

@@ -38,17 +38,19 @@ class _Relay:
         self.sent = 0
 
     async def relay(self, after: int = -1) -> int:
-        """The run's lines to the client until the run ends or the client leaves; how many were sent."""
+        """The run's lines to the client until the run ends or the client leaves; how many were sent.
+        A client that leaves ends only its own relay (the run's owner also cancels the run); a line
+        the host cannot take does not end it: the run's end, or the host's death, does."""
         inbound = asyncio.create_task(self._inbound())
         outbound = asyncio.create_task(self._outbound(after))
         try:
             await asyncio.wait({inbound, outbound}, return_when=asyncio.FIRST_COMPLETED)
+            if inbound.done() and not outbound.done() and inbound.result() == "left":
+                outbound.cancel()
+            await asyncio.gather(outbound, return_exceptions=True)
         finally:
-            outbound.cancel()
-            if not inbound.done():
-                inbound.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await outbound
+            for task in (inbound, outbound):
+                task.cancel()
         return self.sent
 
     async def _outbound(self, after: int) -> None:
@@ -62,11 +64,17 @@ class _Relay:
         except AgentUnavailable as exc:
             log.warning("a session host went during its run: %s", exc)
             self.writer.write(protocol.encode({"type": protocol.DONE, "error": f"the session's host died: {exc}"}))
+        except Exception as exc:  # the host no longer drives this run (an attach then reads its file)
+            if self.sent or not self.owner:
+                return
+            log.exception("following the run on %s failed", self.host.name)
+            self.writer.write(protocol.encode({"type": protocol.DONE, "error": f"the run could not be followed: {exc}"}))
         with contextlib.suppress(ConnectionError, OSError):
             await self.writer.drain()
 
-    async def _inbound(self) -> None:
-        """The client's lines to the run; its end, for the run's owner, to the run too."""
+    async def _inbound(self) -> str:
+        """The client's lines to the run; its end, for the run's owner, to the run too. "left" when
+        the client has gone, "host gone" when the host could not take a line."""
         while True:
             try:
                 line = await self.reader.readline()
@@ -78,11 +86,14 @@ class _Relay:
                 await self.host.take(self.run_id, protocol.decode(line))
             except ValueError as exc:
                 log.warning("a client sent a line that cannot be read (%s); ignored", exc)
-            except AgentUnavailable:
-                return
+            except AgentUnavailable as exc:
+                log.warning("session host %s could not take a client's line: %s", self.host.name, exc)
+                return "host gone"
         if self.owner:  # any other reader that leaves stops only its own relay
             with contextlib.suppress(AgentUnavailable):
                 await self.host.take(self.run_id, None)
+            return "owner left"
+        return "left"
 
 
 class HostedRun(_Relay):
