@@ -99,6 +99,8 @@ class ServedRun:
         self.conn, self.paths, self.output_format, self.detach = conn, paths, output_format, detach
         self.session_id: str | None = None
         """The run's session, from the service's first answer."""
+        self.skip_until: str | None = None
+        """``covey attach --after UUID``: events up to and including that one are not printed."""
         self.signum: int | None = None
         self.view = LiveView(None, sys.stderr)
         self._sending = self._prompting = self._interrupt_pending = False
@@ -135,6 +137,8 @@ class ServedRun:
                 if self._told_session(message) and self.detach:
                     print(self.session_id, flush=True)  # the run goes on: `covey attach ID` follows it
                     return 0
+            elif self.skip_until is not None:  # an attached reader that has these lines already
+                self.skip_until = None if message.get("uuid") == self.skip_until else self.skip_until
             else:
                 last = message if kind == "result" else last
                 if self.output_format == "stream-json":

@@ -83,8 +83,8 @@ class Hosts:
         found = []
         for meta in await asyncio.to_thread(all_meta):
             live = figures.get(meta.get("session_id"))
-            if meta.get("status") == "running" and live is None:
-                meta["status"] = "lost"  # its host went before the run ended
+            if meta.get("status") == "running" and live is None and meta.get("host") not in self.live:
+                meta["status"] = "lost"  # its host went before the run ended (a busy one only gave no figures)
             found.append({**meta, **(live or {})})
         return found
 

@@ -3,8 +3,8 @@ of sessions that outlive their clients (docs/durability.md). Standard library on
 ``client``.
 
 ``attach`` prints a session's run from its first line, exactly as the ``covey -p`` that
-started it would have (in that run's output format unless one is given): stream-json
-lines carry their ``uuid``, so a reader that saw some of them skips those. Ctrl-C
+started it would have (in that run's output format unless one is given); ``--after UUID``
+starts after the event with that ``uuid`` (a stream-json reader that left off there). Ctrl-C
 detaches (the session goes on); a second Ctrl-C within ``STOP_WINDOW_S`` stops it.
 """
 
@@ -83,7 +83,7 @@ class AttachedRun(ServedRun):
         raise _Detach()
 
 
-def attach_command(session_id: str, output_format: str | None) -> int:
+def attach_command(session_id: str, output_format: str | None, after: str | None = None) -> int:
     paths = service_paths()
     lifecycle.ensure_service(paths)  # a service that died left the session running: a new one serves it
     conn = lifecycle.connect(paths, timeout_s=lifecycle.PING_TIMEOUT_S)
@@ -91,7 +91,9 @@ def attach_command(session_id: str, output_format: str | None) -> int:
         raise ServiceUnavailable(f"the covey service stopped answering; its log: {paths.log}")
     conn.sock.settimeout(None)
     try:
-        return AttachedRun(conn, paths, output_format or "").attach(session_id)
+        run = AttachedRun(conn, paths, output_format or "")
+        run.skip_until = after
+        return run.attach(session_id)
     finally:
         conn.close()
 

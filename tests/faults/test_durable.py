@@ -77,9 +77,13 @@ def test_sessions_lists_a_detached_run_while_it_goes_and_after_it_ends_and_attac
         time.sleep(0.5)
         replayed = served.covey("attach", session_id)  # its host is reset: read from its journal file
         again = served.covey("attach", session_id, "--output-format", "json")
+        whole = _events(served.covey("attach", session_id, "--output-format", "stream-json").stdout)
+        middle = whole[len(whole) // 2]["uuid"]
+        rest = _events(served.covey("attach", session_id, "--output-format", "stream-json", "--after", middle).stdout)
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout.strip() == "noted", replayed.stdout  # text: the run's final answer
     assert json.loads(again.stdout)["session_id"] == session_id
+    assert rest == whole[len(whole) // 2 + 1:]  # a reader that left off there gets only what it has not
 
 
 def test_a_registry_killed_mid_run_comes_back_from_its_journal_and_the_run_ends_with_every_result_once(
@@ -110,3 +114,27 @@ def test_a_registry_killed_mid_run_comes_back_from_its_journal_and_the_run_ends_
     assert sorted(outcome.completed) == list(range(6)) and set(outcome.completed.values()) == {1}
     assert all(statuses == ["completed"] for statuses in outcome.notices.values()), outcome.notices
     serves_on(served, pid)
+
+
+def test_a_detached_run_of_fifty_children_with_no_client_is_all_there_when_attached_afterwards():
+    fanout = Fanout(50, background=True, delay_s=0.2, turns=1)
+    with FakeMessagesAPI(replies=[fanout]) as api, served_service(start=True, ANTHROPIC_BASE_URL=api.url,
+                                                                   ANTHROPIC_API_KEY="x") as served:
+        started = served.covey("-p", f"{MAIN_MARK}: fifty reviews", "--detach", "--output-format", "stream-json",
+                               "--max-turns", "80", timeout=120)
+        assert started.returncode == 0, started.stderr
+        session_id = started.stdout.strip()
+
+        def status() -> str:
+            listed = json.loads(served.covey("sessions", "--json").stdout)
+            return next(s for s in listed if s["session_id"] == session_id)["status"]
+
+        wait_for(lambda: status() != "running", 400, "the detached run of fifty to end")
+        assert status() == "finished"
+        attached = served.covey("attach", session_id, timeout=120)
+    assert attached.returncode == 0, attached.stderr
+    events = _events(attached.stdout)
+    notices = _notices(events)
+    assert len(notices) == 50 and len(set(notices)) == 50
+    assert events[-1]["type"] == "result" and events[-1]["subtype"] == "success", events[-1]
+    assert sorted(fanout.outcome().completed) == list(range(50))
