@@ -55,11 +55,14 @@ class Hosts:
             raise RuntimeError("the service's session hosts are not open yet")
         return await self.supply.take()
 
-    def watch(self, host: HostHandle) -> None:
-        """Count the host among the running until its run ends; then ready it for another run."""
+    def watch(self, host: HostHandle, followed: asyncio.Event | None = None) -> None:
+        """Count the host among the running until its run ends; then ready it for another run, once
+        the run's own client has had every line (``followed``: a run may end before it is followed)."""
         async def ended() -> None:
             try:
                 await host.ended()
+                if followed is not None:
+                    await followed.wait()
                 if self.supply is not None:
                     await self.supply.give_back(host)
             except Exception:

@@ -232,11 +232,13 @@ class Service:
         run = HostedRun(await self.hosts.take(), message, reader, writer, client_pid)
         self.runs.add(run)
         log.info("run for client pid %s in %s on %s", client_pid, run.cwd, run.host.name)
+        followed = asyncio.Event()
         try:
             await run.begin()
-            self.hosts.watch(run.host)
+            self.hosts.watch(run.host, followed)
             await run.relay()
         finally:
+            followed.set()
             self.runs.discard(run)
             if not self.runs and not self.hosts.running:
                 self.idle_since = time.monotonic()
