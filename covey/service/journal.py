@@ -76,9 +76,12 @@ class Journal:
             self._bind(session_id)
 
     def _bind(self, session_id: str) -> None:
-        """The run's session is known: its file starts with what was said so far."""
+        """The run's session is known: its file starts with what was said so far (none for a run
+        with ``--no-session-persistence``: it is followed live only, and not listed)."""
         self.session_id = session_id
         self.meta["session_id"] = session_id
+        if self.meta.get("persist") is False:
+            return
         folder = private_dir(self.folder, "covey sessions folder")
         self._file = os.fdopen(open_private(folder / f"{session_id}.jsonl", os.O_WRONLY | os.O_TRUNC), "wb")
         self._file.writelines(self.lines)
@@ -103,7 +106,7 @@ class Journal:
         self._grew.set()
 
     def save_meta(self) -> None:
-        if self.session_id is None:
+        if self.session_id is None or self.meta.get("persist") is False:
             return
         folder = private_dir(self.folder, "covey sessions folder")
         partial = folder / f"{self.session_id}.json.partial"

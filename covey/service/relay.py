@@ -108,7 +108,8 @@ class HostedRun(_Relay):
         self.owner = not self.flags.get("detach")
 
     def meta(self) -> dict[str, Any]:
-        return {"host": self.host.name, "run_id": self.run_id, "cwd": self.cwd, "client_pid": self.client_pid,
+        persist = (self.message.get("request", {}).get("options") or {}).get("session_persistence") is not False
+        return {"host": self.host.name, "run_id": self.run_id, "persist": persist, "cwd": self.cwd, "client_pid": self.client_pid,
                 "output_format": self.flags.get("output_format", "text"), "detached": not self.owner,
                 "conversation": bool(self.flags.get("conversation")), "started_at": self.started_at}
 

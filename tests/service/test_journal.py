@@ -78,3 +78,11 @@ async def test_a_follower_gets_every_line_once_in_batches_until_the_end(tmp_path
     async for _last, lines in journal.batches(2):  # a reader that comes back after line 2
         late.extend(lines)
     assert [json.loads(line).get("uuid") for line in late] == ["u2", None]
+
+
+def test_a_run_without_session_persistence_leaves_no_file_and_is_still_followed(tmp_path):
+    journal = Journal({"cwd": "/p", "persist": False}, tmp_path)
+    journal.write(_line(protocol.success("req_1", {"session_id": SESSION})))
+    journal.write(_line({"type": protocol.DONE}))
+    assert list(tmp_path.iterdir()) == [] and read_meta(SESSION, tmp_path) is None
+    assert len(journal.since(-1)) == 2 and journal.done
