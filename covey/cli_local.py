@@ -64,7 +64,7 @@ def converse(options: dict[str, Any], permission_prompt_stdio: bool) -> int:
     from covey.service.sdk_client import Out, read_initialize, relay_output, start_relay
 
     out = Out(sys.stdout)
-    first, initialize = read_initialize(sys.stdin, out)
+    first, initialize = read_initialize(sys.stdin)
     served_end, client_end = socket.socketpair()
     conn = Connection(client_end)
     start_relay(conn, options, permission_prompt_stdio, first, initialize, sys.stdin)

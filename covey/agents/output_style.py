@@ -1,8 +1,8 @@
 """Output styles: Claude Code's ``outputStyle`` setting, which reshapes the main agent's system prompt
 (docs/definitions.md#output-styles).
 
-A style is built in (``default``, ``Explanatory``, ``Learning``, ``Proactive``, ``Concise``, in
-covey's own words) or a markdown file in ``~/.claude/output-styles/`` or ``~/.covey/output-styles/``
+A style is built in (``default``, ``Proactive``, ``Concise``, ``Explanatory``, ``Learning``, in
+covey's own words, in Claude Code's order) or a markdown file in ``~/.claude/output-styles/`` or ``~/.covey/output-styles/``
 (user) or the project's ``.claude/output-styles/`` or ``.covey/output-styles/`` (project): its
 frontmatter's ``name`` (else the file's name), ``description`` and ``keep-coding-instructions``,
 its body the text. Later places win: built-in < user < project. ``--setting-sources`` decides which
@@ -48,6 +48,16 @@ DEFAULT_STYLE = OutputStyle(name="default", description="covey's own prompt for 
 
 _BUILT_IN = (
     DEFAULT_STYLE,
+    OutputStyle(name="Proactive", keep_coding_instructions=True,
+                description="Acts on reasonable assumptions instead of stopping to ask",
+                prompt="Act rather than plan aloud. When a routine decision has a sensible answer, make it, "
+                       "say in one line what you assumed, and go on; ask the user only when a choice is hard "
+                       "to undo or the task is truly ambiguous."),
+    OutputStyle(name="Concise", keep_coding_instructions=True,
+                description="Leads with the result and keeps replies short",
+                prompt="Lead with the result. Skip preambles, restated questions and narration of your steps; "
+                       "keep replies to a few lines unless the user asks for more. Do the work as thoroughly "
+                       "as ever: only the telling is short."),
     OutputStyle(name="Explanatory", keep_coding_instructions=True,
                 description="Does the work and teaches the reasoning behind it",
                 prompt="Besides doing the task, help the user understand it. Around the code you write, add "
@@ -63,16 +73,6 @@ _BUILT_IN = (
                        "where their part goes, say what it must do and what to weigh, and ask them to write "
                        "it. One such request at a time. Explain your own choices briefly in notes starting "
                        "with \"Insight:\"."),
-    OutputStyle(name="Proactive", keep_coding_instructions=True,
-                description="Acts on reasonable assumptions instead of stopping to ask",
-                prompt="Act rather than plan aloud. When a routine decision has a sensible answer, make it, "
-                       "say in one line what you assumed, and go on; ask the user only when a choice is hard "
-                       "to undo or the task is truly ambiguous."),
-    OutputStyle(name="Concise", keep_coding_instructions=True,
-                description="Leads with the result and keeps replies short",
-                prompt="Lead with the result. Skip preambles, restated questions and narration of your steps; "
-                       "keep replies to a few lines unless the user asks for more. Do the work as thoroughly "
-                       "as ever: only the telling is short."),
 )
 BUILT_IN_STYLES = {style.name: style for style in _BUILT_IN}
 

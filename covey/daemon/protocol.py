@@ -12,7 +12,7 @@ import itertools
 import json
 import os
 import uuid
-from typing import Any
+from typing import Any, Iterable
 
 RUN, PING, STATUS, STOP, INTERRUPT, CAN_USE_TOOL = (
     "covey_run", "covey_ping", "covey_status", "covey_stop", "interrupt", "can_use_tool")
@@ -74,15 +74,18 @@ def error(request_id: str, message: str) -> dict[str, Any]:
     return {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message}}
 
 
-def initialize_response(request: dict[str, Any]) -> dict[str, Any]:
-    """What covey answers claude-agent-sdk's ``initialize``: the SDK's hooks and agents it
-    carries are applied to the session (``hooks_applied``); covey has no slash commands."""
-    agents = request.get("agents") or {}
+def initialize_response(request: dict[str, Any], *, output_style: str = "default",
+                        output_styles: Iterable[str] = ("default",),
+                        agents: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What covey answers claude-agent-sdk's ``initialize``: the session's output style and the
+    styles it could choose, its agent types (else the ones the request carries), and the hooks
+    applied (``hooks_applied``); covey has no slash commands."""
+    if agents is None:
+        agents = [{"name": name, "description": (spec or {}).get("description", "")}
+                  for name, spec in (request.get("agents") or {}).items()]
     return {
-        "commands": [], "agents": [{"name": name, "description": (spec or {}).get("description", "")}
-                                   for name, spec in agents.items()],
-        "output_style": "default", "available_output_styles": ["default"], "models": [], "account": {},
-        "hooks_applied": True, "hook_on_failure_supported": False,
+        "commands": [], "agents": agents, "output_style": output_style, "available_output_styles": list(output_styles),
+        "models": [], "account": {}, "hooks_applied": True, "hook_on_failure_supported": False,
     }
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 import enum
+import logging
+import uuid
 from typing import Any
 
+from covey.agents.output_style import output_styles
 from covey.errors import CoveyError
 from covey.events import ConversationReset, ResultEvent
 from covey.events.base import forwarded
@@ -18,6 +20,10 @@ from covey.service.session_options import session_for
 from covey.loop.compacting import compact_command
 from covey.service.stamps import TurnStamps
 from covey.session import Session
+from covey.settings_files import source_set
+
+log = logging.getLogger(__name__)
+
 
 class _End(enum.Enum):
     INPUT = "input"
@@ -60,6 +66,9 @@ class ConversationRun(ServedRun):
         self.opened = asyncio.Event()
         """Set once the session exists (or failed to start): a control request that came
         before waits for it, so a program may send one right after connecting."""
+        self.initializing: list[dict[str, Any]] = []
+        """The SDK's ``initialize`` requests come before the session opened: answered once it has
+        (their output styles are the session's), before any later request."""
 
     async def serve(self) -> None:
         listening = asyncio.create_task(self._listen())
@@ -78,6 +87,8 @@ class ConversationRun(ServedRun):
         try:
             session = await self._open_session(service=self.service, on_hook_callback=self.hooks,
                                                on_mcp_message=self.mcp)
+            if session is not None:
+                await self._answer_initialize(session)
         finally:
             self.opened.set()
         if session is None:
@@ -179,10 +190,39 @@ class ConversationRun(ServedRun):
             self.input_ended = True
             self.inputs.put_nowait(_END)
 
+    async def _failed(self, message: str) -> None:
+        # The session did not start: a waiting initialize is answered first, from what it carries,
+        # so the SDK reads the failure as the run's result.
+        await self._answer_initialize(None)
+        await super()._failed(message)
+
+    async def _answer_initialize(self, session: Session | None) -> None:
+        waiting, self.initializing = self.initializing, []
+        for message in waiting:
+            await self.send(protocol.success(message.get("request_id", ""),
+                                             self._initialized(message.get("request") or {}, session)))
+
+    def _initialized(self, request: dict[str, Any], session: Session | None) -> dict[str, Any]:
+        """The answer to ``initialize``: the session's output style, the styles it could choose and its
+        agent types, as Claude Code's (from the request alone if the session did not start)."""
+        if session is None:
+            return protocol.initialize_response(request)
+        styles, _ = output_styles(session.cwd, home=session.home,
+                                  sources=source_set(session.options.setting_sources))
+        agents = [{"name": name, "description": definition.description, **({"model": definition.model}
+                                                                             if definition.model else {})}
+                  for name, definition in session.definitions.items()]
+        return protocol.initialize_response(request, output_style=session.output_style.name,
+                                            output_styles=list(styles), agents=agents)
+
     async def _control(self, message: dict[str, Any]) -> None:
         """A control request from the SDK: answered at once, success or an error naming what is not supported."""
         request_id, request = message.get("request_id", ""), message.get("request") or {}
         subtype = request.get("subtype")
+        log.debug("control request %s (%s)", subtype, request_id)
+        if subtype == "initialize" and not self.opened.is_set():
+            self.initializing.append(message)  # answered once the session is open (_converse)
+            return
         try:
             response = await self._answer(subtype, request)
         except CoveyError as exc:
@@ -203,7 +243,7 @@ class ConversationRun(ServedRun):
                     await session.interrupt()
                 return {}
             case "initialize":
-                return protocol.initialize_response(request)
+                return self._initialized(request, session)
             case "set_permission_mode" if session is not None:
                 session.set_permission_mode(request.get("mode") or "default")
                 return {}

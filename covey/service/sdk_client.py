@@ -3,9 +3,10 @@ starts Claude Code, through the covey service.
 
 It relays lines: the SDK's stdin lines (user messages, control requests and responses)
 to the service, the service's lines (events, ``can_use_tool`` and ``hook_callback``
-requests) to stdout. ``initialize`` is answered here at once, before the service is
-even reached (a cold start takes seconds; the SDK waits 60 s at most), and what it
-carries (the SDK's agents and hook registrations) goes to the service with the run.
+requests) to stdout. The SDK's first line, ``initialize``, is read here before the service
+is reached: what it carries (the SDK's agents, hook registrations, ...) goes to the service
+with the run, and the initialize itself follows as the run's first line, answered by the run
+once its session is open (with the session's output styles; the SDK waits 60 s at most).
 Standard library only, like ``client``.
 """
 
@@ -26,7 +27,7 @@ def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, *,
                     stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     out = Out(stdout)
-    first, initialize = read_initialize(stdin, out)
+    first, initialize = read_initialize(stdin)
     paths = service_paths()
     try:
         lifecycle.ensure_service(paths, address=options.get("address"))
@@ -34,6 +35,8 @@ def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, *,
         if conn is None:
             raise ServiceUnavailable(f"the covey service stopped answering; its log: {paths.log}")
     except ServiceUnavailable as exc:
+        if first is not None and protocol.subtype_of(first) == "initialize":  # answered, so the SDK reads the failure
+            out.line(protocol.success(first.get("request_id", ""), protocol.initialize_response(initialize)))
         out.line(protocol.failure_result(str(exc)))
         print(f"covey: {exc}", file=sys.stderr)
         return 1
@@ -47,7 +50,8 @@ def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, *,
 
 def start_relay(conn: Connection, options: dict[str, Any], permission_prompt_stdio: bool,
                 first: dict[str, Any] | None, initialize: dict[str, Any], stdin: TextIO) -> None:
-    """Send the run (with what ``initialize`` carried), then relay stdin to ``conn`` in a thread."""
+    """Send the run (with what ``initialize`` carried), its first line (the initialize itself, which
+    the run answers once its session is open), then relay stdin to ``conn`` in a thread."""
     run_options = {**options, **sdk_options(initialize, options)}
     request = run_request("", run_options, output_format="stream-json", conversation=True,
                           permission_prompt_stdio=permission_prompt_stdio)
@@ -58,18 +62,16 @@ def start_relay(conn: Connection, options: dict[str, Any], permission_prompt_std
     threading.Thread(target=_relay_input, args=(stdin, conn), daemon=True).start()
 
 
-def read_initialize(stdin: TextIO, out: "Out") -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """The SDK's first line: its ``initialize`` request, answered now (the run's first line
-    otherwise, sent on as it is). Returns (a line to send on, the initialize request)."""
+def read_initialize(stdin: TextIO) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The SDK's first line, to send on as the run's first: its ``initialize`` request (the run
+    answers it) or any other line. Returns (that line, the initialize request or {})."""
     line = stdin.readline()
     if not line:
         return None, {}
     message = protocol.decode(line)
     if protocol.subtype_of(message) != "initialize":
         return message, {}
-    request = message.get("request") or {}
-    out.line(protocol.success(message.get("request_id", ""), protocol.initialize_response(request)))
-    return None, request
+    return message, message.get("request") or {}
 
 
 def sdk_options(initialize: dict[str, Any], given: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from covey import cli, cli_flags
 from covey.errors import CoveyError
 from covey.hooks.callback import sdk_hook_settings
 from covey.daemon import protocol
-from covey.service.sdk_client import Out, read_initialize, sdk_options
+from covey.service.sdk_client import read_initialize, sdk_options
 
 SDK_ARGV = ["--output-format", "stream-json", "--verbose", "--system-prompt", "", "--permission-prompt-tool",
             "stdio", "--permission-mode", "acceptEdits", "--setting-sources=user,project", "--resume=abc",
@@ -86,22 +86,20 @@ def test_settings_flag_takes_json_or_a_file(tmp_path):
         cli_flags.settings_arg('{"a": ')
 
 
-def test_initialize_is_answered_at_once_and_its_agents_and_hooks_go_with_the_run():
+def test_initialize_is_passed_on_to_the_run_and_its_agents_and_hooks_go_with_the_run():
+    """The run answers it once its session is open (its output styles are the session's)."""
     hooks = {"PreToolUse": [{"matcher": "Write", "hookCallbackIds": ["hook_0"], "timeout": 5}]}
     agents = {"helper": {"description": "helps", "prompt": "You help."}}
-    line = json.dumps(protocol.control_request("initialize", "req_1_ab", hooks=hooks, agents=agents))
-    out = io.StringIO()
-    first, initialize = read_initialize(io.StringIO(line + "\n"), Out(out))
-    answer = json.loads(out.getvalue())
-    assert first is None and answer["response"]["request_id"] == "req_1_ab"
-    assert answer["response"]["subtype"] == "success" and answer["response"]["response"]["hooks_applied"] is True
+    message = protocol.control_request("initialize", "req_1_ab", hooks=hooks, agents=agents)
+    first, initialize = read_initialize(io.StringIO(json.dumps(message) + "\n"))
+    assert first == message and initialize == message["request"]
     options = sdk_options(initialize)
     assert json.loads(options["agents"]) == agents and options["sdk_hooks"] == hooks
 
 
 def test_a_first_line_that_is_not_initialize_is_sent_on():
     user = protocol.user_message("hi")
-    first, initialize = read_initialize(io.StringIO(json.dumps(user) + "\n"), Out(io.StringIO()))
+    first, initialize = read_initialize(io.StringIO(json.dumps(user) + "\n"))
     assert first == user and initialize == {}
 
 

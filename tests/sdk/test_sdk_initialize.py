@@ -1,0 +1,50 @@
+"""The answer to the SDK's ``initialize`` (``ClaudeSDKClient.get_server_info()``): covey's run gives
+it once the session is open, so its output style and the styles it could choose are the session's,
+as Claude Code's are; through the covey service and in the covey process (``--no-service``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from claude_agent_sdk import ClaudeSDKClient, ResultMessage
+
+from tests.sdk.test_sdk_compat import collect, with_subtype
+
+pytestmark = pytest.mark.ray  # the covey service (or covey's own) runs a Ray
+
+
+@pytest.fixture(autouse=True)
+def _everything_given_back(served):
+    yield
+    served.wait_all_given_back(timeout_s=30)
+
+
+@pytest.mark.parametrize("where", ["served", "no-service"])
+async def test_a_settings_output_style_is_what_initialize_answers(sdk_options, fake_api, tmp_path, where):
+    style = tmp_path / ".claude" / "output-styles" / "pirate.md"
+    style.parent.mkdir(parents=True)
+    style.write_text("---\nname: Pirate\ndescription: Talks like one\n---\nAnswer as a pirate would.\n")
+    fake_api.replies = [lambda body: {"text": "arr"}]
+    options = sdk_options(settings=json.dumps({"outputStyle": "Pirate"}))
+    options.env["COVEY_NO_SERVICE"] = "1" if where == "no-service" else "0"
+
+    async with ClaudeSDKClient(options=options) as client:
+        info = await client.get_server_info()
+        await client.query("ahoy")
+        messages = await collect(client.receive_response())
+
+    assert info is not None and info["output_style"] == "Pirate", info
+    # Claude Code's order: its built-ins, then the user's styles, then the project's.
+    assert info["available_output_styles"] == ["default", "Proactive", "Concise", "Explanatory", "Learning", "Pirate"]
+    assert with_subtype(messages, "init")[0].data["output_style"] == "Pirate"
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "arr"
+
+
+async def test_without_a_style_setting_initialize_answers_the_default(sdk_options, fake_api, tmp_path: Path):
+    fake_api.replies = [lambda body: {"text": "plain"}]
+    async with ClaudeSDKClient(options=sdk_options()) as client:
+        info = await client.get_server_info()
+    assert info is not None and info["output_style"] == "default" and "Explanatory" in info["available_output_styles"]
+

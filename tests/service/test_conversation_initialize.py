@@ -1,0 +1,45 @@
+"""A conversation's ``initialize`` is answered by the run, not the thin client: once its session
+is open (tests/sdk/test_sdk_initialize.py, with the session's output styles), or, when the session
+cannot start, from the request itself before the failure, so the SDK reads the failure as the
+run's result. Fast: the session fails before any Ray is needed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+
+from covey.daemon import protocol
+from covey.service.conversation import ConversationRun
+
+
+async def _served(request: dict, *lines: dict) -> list[dict]:
+    """What a ``ConversationRun`` for ``request`` sends its client, which sent ``lines`` (and stays)."""
+    served, client = socket.socketpair()
+    reader, writer = await asyncio.open_unix_connection(sock=served)
+    client.sendall(b"".join(protocol.encode(line) for line in lines))
+    await asyncio.wait_for(ConversationRun(request, reader, writer, service=False).serve(), 30)
+    writer.close()
+    await writer.wait_closed()
+    client.settimeout(5)
+    data = b""
+    while chunk := client.recv(65536):
+        data += chunk
+    client.close()
+    return [json.loads(line) for line in data.splitlines()]
+
+
+async def test_a_session_that_cannot_start_has_its_initialize_answered_before_the_failure(tmp_path):
+    request = protocol.control_request(protocol.RUN, "run_1", cwd=str(tmp_path), env={},
+                                       options={"max_turns": "many"}, run={"conversation": True})
+    initialize = protocol.control_request("initialize", "init_1", agents={"helper": {"description": "helps"}})
+
+    sent = await _served(request, initialize)
+
+    kinds = [(line["type"], (line.get("response") or {}).get("request_id")) for line in sent]
+    assert kinds == [("control_response", "init_1"), ("control_response", "run_1"), ("result", None),
+                     (protocol.DONE, None)], sent
+    answer = sent[0]["response"]["response"]
+    assert answer["agents"] == [{"name": "helper", "description": "helps"}] and answer["hooks_applied"] is True
+    assert sent[1]["response"]["subtype"] == "error" and "max_turns" in sent[1]["response"]["error"]
+    assert sent[2]["is_error"] is True
