@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from covey.cli_flags import add_no_service_flag, add_run_flags, mcp_config_arg, session_options
 from covey.cli_flags import session_options as _session_options  # noqa: F401  (the name tests call)
+from covey.cli_sdk_flags import add_sdk_flags, check_sdk_flags, debug_to_stderr, initialize_reads
 from covey.errors import CoveyError
 
 COMMANDS = ("run", "demo", "agents", "mcp", "ps", "tree", "logs", "kill", "team", "start", "stop", "status", "attach",
@@ -62,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("prompt", nargs="?", help="the task (read from stdin if omitted)")
     run.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", help="the task, Claude Code style")
     add_run_flags(run)
+    add_sdk_flags(run)
     run.set_defaults(handler=_run)
     demo = sub.add_parser("demo", help="run a built-in scripted scenario (no API key needed)")
     demo.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
@@ -132,13 +134,14 @@ def _run(args: argparse.Namespace) -> int:
                          f"only (claude-agent-sdk's can_use_tool); MCP permission tools need MCP support")
     if args.input_format == "stream-json" and args.output_format != "stream-json":
         raise CoveyError("--input-format stream-json needs --output-format stream-json (as Claude Code does)")
-    options = session_options(args)
-    if args.input_format == "stream-json":
-        return _converse(options, args)
-    prompt = args.print_prompt or args.prompt or (sys.stdin.read() if not sys.stdin.isatty() else "")
-    if not prompt.strip():
-        raise CoveyError("no prompt given: covey -p \"your task\" (or pipe it on stdin)")
-    return _execute(prompt, options, args, quiet=args.quiet, trace=args.trace, detach=args.detach)
+    check_sdk_flags(args)
+    with debug_to_stderr(session_options(args), args.debug_to_stderr) as options:
+        if args.input_format == "stream-json":
+            return _converse(options, args)
+        prompt = args.print_prompt or args.prompt or (sys.stdin.read() if not sys.stdin.isatty() else "")
+        if not prompt.strip():
+            raise CoveyError("no prompt given: covey -p \"your task\" (or pipe it on stdin)")
+        return _execute(prompt, options, args, quiet=args.quiet, trace=args.trace, detach=args.detach)
 
 
 def _mcp(args: argparse.Namespace) -> int:
@@ -150,14 +153,15 @@ def _mcp(args: argparse.Namespace) -> int:
 
 def _converse(options: dict[str, Any], args: argparse.Namespace) -> int:
     """``--input-format stream-json``: a conversation over stdin/stdout (claude-agent-sdk's protocol)."""
+    stdio, reads = args.permission_prompt_tool == "stdio", initialize_reads(args)
     if args.no_service or _env_flag("COVEY_NO_SERVICE"):
         from covey.cli_local import converse
 
-        return converse(options, args.permission_prompt_tool == "stdio")
+        return converse(options, stdio, reads)
     from covey.service.sdk_client import converse_served
 
     options = {**options, "address": options.get("address") or os.environ.get("RAY_ADDRESS") or None}
-    return converse_served(options, args.permission_prompt_tool == "stdio")
+    return converse_served(options, stdio, reads)
 
 
 def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, verbose: bool | None = None,

@@ -62,7 +62,7 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
     option(run, "--settings", type=settings_arg, metavar="JSON_OR_FILE",
            help="extra settings: a JSON object or a settings file")
     option(run, "--setting-sources", type=_sources_arg, metavar="SOURCES", help="settings files to read: user,project,local")
-    option(run, "--plugin-dir", field="plugin_dirs", action="append", type=_user_path, metavar="DIR",
+    option(run, "--plugin-dir", field="plugin_dirs", action="append", type=user_path, metavar="DIR",
            help="load the plugin in DIR for this session (repeatable), as claude --plugin-dir")
     option(run, "--add-dir", field="additional_directories", action="extend", nargs="+", type=os.path.abspath,
            metavar="DIR", help="other directories the file tools may use")
@@ -103,7 +103,7 @@ def _add_model_flags(run: argparse.ArgumentParser) -> None:
     option(run, "--thinking-display", choices=THINKING_DISPLAYS, help="thinking returned summarized or omitted")
     option(run, "--betas", action=RulesAction, nargs="+", metavar="BETAS", help="beta headers every request carries")
     option(run, "--task-budget", type=int, metavar="TOKENS", help="the main agent's task budget (models that take one)")
-    option(run, "--json-schema", type=lambda value: _json_object_arg(value, "--json-schema"), metavar="JSON_OR_FILE",
+    option(run, "--json-schema", type=lambda value: json_object_arg(value, "--json-schema"), metavar="JSON_OR_FILE",
            help="a JSON Schema the final answer must match: the result's structured_output")
 
 
@@ -173,12 +173,12 @@ def tools_arg(value: str | None) -> list[str] | None:
 
 def settings_arg(value: str | None) -> dict[str, Any] | None:
     """``--settings``: a JSON object, or the path of a settings file."""
-    return None if value is None else _json_object_arg(value, "--settings")
+    return None if value is None else json_object_arg(value, "--settings")
 
 
 def mcp_config_arg(value: str) -> dict[str, Any]:
     """One ``--mcp-config``: a JSON object, or the path of a file holding one."""
-    return _json_object_arg(value, "--mcp-config")
+    return json_object_arg(value, "--mcp-config")
 
 
 def _no_main_agent(value: str) -> str:
@@ -190,7 +190,7 @@ def _sources_arg(value: str) -> list[str]:
     return [source for source in value.split(",") if source]
 
 
-def _user_path(value: str) -> str:
+def user_path(value: str) -> str:
     return os.path.abspath(os.path.expanduser(value))
 
 
@@ -198,7 +198,7 @@ def _file_text(path: str) -> str:
     return read_text(path, "--system-prompt-file")
 
 
-def _json_object_arg(value: str, flag: str) -> dict[str, Any]:
+def json_object_arg(value: str, flag: str) -> dict[str, Any]:
     """A flag's JSON object, written inline or in the file the flag names."""
     text = value if value.lstrip().startswith("{") else read_text(os.path.expanduser(value), flag)
     try:

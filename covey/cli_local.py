@@ -53,7 +53,7 @@ def execute(
     return print_result(last.wire() if last is not None else None, output_format)
 
 
-def converse(options: dict[str, Any], permission_prompt_stdio: bool) -> int:
+def converse(options: dict[str, Any], permission_prompt_stdio: bool, reads: frozenset[str] = frozenset()) -> int:
     """``--input-format stream-json --no-service``: the conversation a covey service would
     serve, served here on a private Ray. The same code both ways: this thread serves one
     end of a socket pair as the service serves its socket; threads relay stdio to the other."""
@@ -67,7 +67,7 @@ def converse(options: dict[str, Any], permission_prompt_stdio: bool) -> int:
     first, initialize = read_initialize(sys.stdin)
     served_end, client_end = socket.socketpair()
     conn = Connection(client_end)
-    start_relay(conn, options, permission_prompt_stdio, first, initialize, sys.stdin)
+    start_relay(conn, options, permission_prompt_stdio, first, initialize, sys.stdin, reads)
     code: list[int] = []
     relay = threading.Thread(target=lambda: code.append(relay_output(conn, out, "stderr")), daemon=True)
     relay.start()

@@ -29,7 +29,7 @@ from covey.permissions.decisions import PermissionMode
 from covey.permissions.rule_checks import rule_warnings
 from covey.permissions.rules import Rule, RuleError, parse_rule
 from covey.settings_files import SETTING_FILES, SETTING_SOURCES, Wire, read_file, rule_root, setting_labels, validate_wire
-from covey.settings_managed import locked_surfaces, managed_files
+from covey.settings_managed import PARENT, locked_surfaces, managed_files, parent_applies, restrictive_only
 
 
 class PermissionSettings(BaseModel):
@@ -105,28 +105,45 @@ class Settings(BaseModel):
 
     @classmethod
     def load(cls, cwd: Path | str, *, home: Path | str | None = None, extra: dict[str, Any] | None = None,
-             sources: Iterable[str] | None = None, managed_dir: Path | str | None = None) -> Settings:
+             sources: Iterable[str] | None = None, managed_dir: Path | str | None = None,
+             parent_managed: dict[str, Any] | None = None, project: Path | str | None = None) -> Settings:
         """Read and merge every settings file that exists; a bad file is a :class:`UserError`.
         ``sources``: only these kinds of file (Claude Code's ``--setting-sources``:
         ``user``, ``project``, ``local``); None: all of them. ``managed_dir``: the managed
-        settings folder, always read (None: none)."""
+        settings folder, always read (None: none); ``parent_managed``: the program's managed tier
+        (``--managed-settings``); ``project``: where the project and local files are (default ``cwd``)."""
         wanted = setting_labels(sources)
-        bases = {"home": Path(home or Path.home()).resolve(), "project": Path(cwd).resolve()}
+        bases = {"home": Path(home or Path.home()).resolve(), "project": Path(project or cwd).resolve()}
         settings, seen = cls(), set()
-        managed = [(path, read_file(path)) for path in managed_files(Path(managed_dir))] if managed_dir else []
+        managed: list[tuple[Any, Wire]] = [(path, read_file(path)) for path in managed_files(Path(managed_dir))] \
+            if managed_dir else []
+        managed += settings._parent_tier(parent_managed, managed)
         settings._lock(managed)
         for label, base, relative in SETTING_FILES:
             path = bases[base] / relative
             if label in wanted and path.exists() and path not in seen:  # home == cwd must not load a file twice
                 seen.add(path)
                 settings._merge(read_file(path), f"{label}:{path}", root=rule_root(label, path, bases), where=str(path))
+        here = Path(cwd).resolve()
         if extra:
             where = "settings passed by the CLI / API"
-            settings._merge(validate_wire(extra, where), "cliArg", root=bases["project"], where=where)
+            settings._merge(validate_wire(extra, where), "cliArg", root=here, where=where)
         for path, wire in managed:
-            settings._merge(wire, f"policySettings:{path}", root=bases["project"], where=str(path))
+            settings._merge(wire, f"policySettings:{path}", root=here, where=str(path))
         settings.managed_dir = str(managed_dir) if managed_dir else None
         return settings
+
+    def _parent_tier(self, parent: dict[str, Any] | None, admin: list[tuple[Any, Wire]]) -> list[tuple[Any, Wire]]:
+        """The program's managed tier (as Claude Code's parent tier), restrictive keys only, beside the
+        machine's managed files only where they say ``parentSettingsBehavior: "merge"``."""
+        if not parent:
+            return []
+        if not parent_applies(admin):
+            self.warnings.append(HookWarning(PARENT, "managedSettings", "not applied: this machine's managed "
+                                             "settings apply alone (none says parentSettingsBehavior: \"merge\")"))
+            return []
+        rules_only = any(wire.managed_rules_only is True for _, wire in admin)
+        return [(PARENT, validate_wire(restrictive_only(parent, admin_rules_only=rules_only), PARENT))]
 
     def _lock(self, managed: list[tuple[Path, Wire]]) -> None:
         """The surfaces the managed files lock (the last file that sets the key decides), and

@@ -86,6 +86,7 @@ class Wire(BaseModel):
     output_style: str | None = Field(default=None, alias="outputStyle")
     managed_rules_only: Any = Field(default=None, alias="allowManagedPermissionRulesOnly")
     managed_hooks_only: Any = Field(default=None, alias="allowManagedHooksOnly")
+    parent_behavior: Any = Field(default=None, alias="parentSettingsBehavior")
 
 
 def rule_root(label: str, path: Path, bases: dict[str, Path]) -> Path:

@@ -95,3 +95,43 @@ def test_strict_plugin_only_outside_managed_settings_is_ignored_with_a_warning(d
     settings = Settings.load(project, home=home, managed_dir=managed)
     assert settings.strict_plugin_only == [] and settings.hooks
     assert any(w.source == str(project_file) and w.field == "strictPluginOnlyCustomization" for w in settings.warnings)
+
+
+# -- the program's managed tier (--managed-settings, the SDK's managedSettings) ----------------
+
+PARENT = {"permissions": {"deny": ["Bash", "!Read(./docs/**)"], "ask": ["Write"], "allow": ["Read"],
+                          "defaultMode": "bypassPermissions", "disableBypassPermissionsMode": "disable"},
+          "model": "opus", "env": {"A": "1"}, "disableAllHooks": True, "outputStyle": "Concise"}
+
+
+def test_the_programs_tier_alone_keeps_only_what_restricts(dirs):
+    home, project, _ = dirs
+    settings = Settings.load(project, home=home, parent_managed=PARENT)
+    assert [r.tool for r in settings.permissions.deny] == ["Bash"]  # a "!" exception restricts nothing
+    assert [r.tool for r in settings.permissions.ask] == ["Write"] and [r.tool for r in settings.permissions.allow] == ["Read"]
+    assert all(r.source == f"policySettings:{covey.settings_managed.PARENT}" for r in settings.permissions.deny)
+    assert settings.bypass_disabled and settings.managed_hooks_only  # disableAllHooks binds as allowManagedHooksOnly
+    assert settings.model is None and settings.env == {} and settings.output_style is None
+    assert settings.permissions.default_mode is None
+
+
+def test_the_programs_tier_beats_the_project_as_the_policy_tier(dirs):
+    home, project, _ = dirs
+    _json(project / ".claude/settings.json", {"hooks": HOOK, "permissions": {"allow": ["Bash"]}})
+    settings = Settings.load(project, home=home, parent_managed={"allowManagedHooksOnly": True,
+                                                                "allowManagedPermissionRulesOnly": True})
+    assert settings.hooks == {} and settings.permissions.allow == []
+    assert any("allowManagedHooksOnly" in str(w) for w in settings.warnings)
+
+
+def test_with_the_machines_managed_files_the_programs_tier_applies_only_if_they_say_merge(dirs):
+    home, project, managed = dirs
+    _json(managed / "managed-settings.json", {"permissions": {"deny": ["WebFetch"]}})
+    alone = Settings.load(project, home=home, managed_dir=managed, parent_managed=PARENT)
+    assert [r.tool for r in alone.permissions.deny] == ["WebFetch"]
+    assert any("managedSettings: not applied" in str(w) for w in alone.warnings)
+    _json(managed / "managed-settings.d/10-merge.json", {"parentSettingsBehavior": "merge",
+                                                         "allowManagedPermissionRulesOnly": True})
+    merged = Settings.load(project, home=home, managed_dir=managed, parent_managed=PARENT)
+    assert [r.tool for r in merged.permissions.deny] == ["WebFetch", "Bash"]
+    assert merged.permissions.allow == []  # the machine lets only managed rules apply: no widening allow

@@ -74,18 +74,27 @@ def error(request_id: str, message: str) -> dict[str, Any]:
     return {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message}}
 
 
-def initialize_response(request: dict[str, Any], *, output_style: str = "default",
+APPLIED = {"settings": "settings_applied", "disallowedTools": "disallowed_tools_applied",
+           "managedSettings": "managed_settings_applied", "mcpServers": "mcp_servers_applied",
+           "plugins": "plugins_applied"}
+"""The ``initialize`` fields the command line may tell covey to take, and the answer's flag saying
+it did (the TypeScript SDK ends a session whose answer does not confirm what it sent)."""
+
+
+def initialize_response(request: dict[str, Any], reads: Iterable[str] = (), *, output_style: str = "default",
                         output_styles: Iterable[str] = ("default",),
                         agents: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """What covey answers claude-agent-sdk's ``initialize``: the session's output style and the
-    styles it could choose, its agent types (else the ones the request carries), and the hooks
-    applied (``hooks_applied``); covey has no slash commands."""
+    styles it could choose, its agent types (else the ones the request carries), the hooks applied
+    (``hooks_applied``), and which of the fields ``reads`` names were taken; covey has no slash commands."""
+    taken = set(reads)
     if agents is None:
         agents = [{"name": name, "description": (spec or {}).get("description", "")}
                   for name, spec in (request.get("agents") or {}).items()]
     return {
         "commands": [], "agents": agents, "output_style": output_style, "available_output_styles": list(output_styles),
         "models": [], "account": {}, "hooks_applied": True, "hook_on_failure_supported": False,
+        **{flag: field in taken for field, flag in APPLIED.items()},
     }
 
 

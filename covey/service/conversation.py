@@ -205,14 +205,15 @@ class ConversationRun(ServedRun):
     def _initialized(self, request: dict[str, Any], session: Session | None) -> dict[str, Any]:
         """The answer to ``initialize``: the session's output style, the styles it could choose and its
         agent types, as Claude Code's (from the request alone if the session did not start)."""
+        reads = self.flags.get("initialize_reads") or ()
         if session is None:
-            return protocol.initialize_response(request)
-        styles, _ = output_styles(session.cwd, home=session.home,
+            return protocol.initialize_response(request, reads)
+        styles, _ = output_styles(session.config_root, home=session.home,
                                   sources=source_set(session.options.setting_sources))
         agents = [{"name": name, "description": definition.description, **({"model": definition.model}
                                                                              if definition.model else {})}
                   for name, definition in session.definitions.items()]
-        return protocol.initialize_response(request, output_style=session.output_style.name,
+        return protocol.initialize_response(request, reads, output_style=session.output_style.name,
                                             output_styles=list(styles), agents=agents)
 
     async def _control(self, message: dict[str, Any]) -> None:

@@ -17,13 +17,15 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from covey.cli_flags import rules_arg, user_path
 from covey.daemon import lifecycle, protocol
+from covey.errors import CoveyError
 from covey.service.client import run_request
 from covey.daemon.lifecycle import Connection, LineTooLong, ServiceUnavailable
 from covey.daemon.paths import service_paths
 
 
-def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, *,
+def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, reads: frozenset[str] = frozenset(), *,
                     stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     out = Out(stdout)
@@ -36,25 +38,26 @@ def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, *,
             raise ServiceUnavailable(f"the covey service stopped answering; its log: {paths.log}")
     except ServiceUnavailable as exc:
         if first is not None and protocol.subtype_of(first) == "initialize":  # answered, so the SDK reads the failure
-            out.line(protocol.success(first.get("request_id", ""), protocol.initialize_response(initialize)))
+            out.line(protocol.success(first.get("request_id", ""), protocol.initialize_response(initialize, reads)))
         out.line(protocol.failure_result(str(exc)))
         print(f"covey: {exc}", file=sys.stderr)
         return 1
     conn.sock.settimeout(None)
     try:
-        start_relay(conn, options, permission_prompt_stdio, first, initialize, stdin)
+        start_relay(conn, options, permission_prompt_stdio, first, initialize, stdin, reads)
         return relay_output(conn, out, str(paths.log))
     finally:
         conn.close()
 
 
 def start_relay(conn: Connection, options: dict[str, Any], permission_prompt_stdio: bool,
-                first: dict[str, Any] | None, initialize: dict[str, Any], stdin: TextIO) -> None:
+                first: dict[str, Any] | None, initialize: dict[str, Any], stdin: TextIO,
+                reads: frozenset[str] = frozenset()) -> None:
     """Send the run (with what ``initialize`` carried), its first line (the initialize itself, which
     the run answers once its session is open), then relay stdin to ``conn`` in a thread."""
-    run_options = {**options, **sdk_options(initialize, options)}
+    run_options = {**options, **sdk_options(initialize, options, reads)}
     request = run_request("", run_options, output_format="stream-json", conversation=True,
-                          permission_prompt_stdio=permission_prompt_stdio)
+                          permission_prompt_stdio=permission_prompt_stdio, initialize_reads=sorted(reads))
     conn.run_id = request["request_id"]
     conn.send(request)
     if first is not None:
@@ -74,17 +77,18 @@ def read_initialize(stdin: TextIO) -> tuple[dict[str, Any] | None, dict[str, Any
     return message, message.get("request") or {}
 
 
-def sdk_options(initialize: dict[str, Any], given: dict[str, Any] | None = None) -> dict[str, Any]:
+def sdk_options(initialize: dict[str, Any], given: dict[str, Any] | None = None,
+                reads: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The Session options an ``initialize`` request carries: the SDK's agents (Claude Code's
     ``--agents`` shape) and hook registrations (``hookCallbackIds`` per matcher); and what the
     TypeScript SDK sends here, not on the command line: its in-process MCP servers
     (``sdkMcpServers``: names, added to the ``given`` command line's as the ``{"type": "sdk"}``
     servers the Python SDK's ``--mcp-config`` names), ``systemPrompt`` (parts; ``[""]`` when
-    the program set none, as ``--system-prompt ""``) and ``appendSystemPrompt``."""
-    options: dict[str, Any] = {}
-    if initialize.get("sdkMcpServers"):
-        servers = {name: {"type": "sdk", "name": name} for name in initialize["sdkMcpServers"]}
-        options["mcp_servers"] = [*((given or {}).get("mcp_servers") or []), {"mcpServers": servers}]
+    the program set none, as ``--system-prompt ""``) and ``appendSystemPrompt``; and the fields
+    ``reads`` names (the command line's ``--await-initialize``, ``--initialize-fields``,
+    ``--managed-settings-in-initialize``), each taken as its flag would be."""
+    given = given or {}
+    options: dict[str, Any] = {**_servers(initialize, given, reads), **_delivered(initialize, given, reads)}
     if isinstance(initialize.get("systemPrompt"), list):
         options["system_prompt"] = "\n\n".join(initialize["systemPrompt"])
     if isinstance(initialize.get("appendSystemPrompt"), str):
@@ -96,6 +100,41 @@ def sdk_options(initialize: dict[str, Any], given: dict[str, Any] | None = None)
     if initialize:  # a program: sub-agents' text only if it asked (claude-agent-sdk's forward_subagent_text)
         options["forward_subagent_text"] = bool(initialize.get("forwardSubagentText"))
     return options
+
+
+def _servers(initialize: dict[str, Any], given: dict[str, Any], reads: frozenset[str]) -> dict[str, Any]:
+    """``mcp_servers``: the command line's, the SDK's in-process ones, and (``mcpServersDelivery:
+    "initialize"``) the servers the SDK would have put in ``--mcp-config``."""
+    added = []
+    if initialize.get("sdkMcpServers"):
+        added.append({"mcpServers": {name: {"type": "sdk", "name": name} for name in initialize["sdkMcpServers"]}})
+    if "mcpServers" in reads and isinstance(initialize.get("mcpServers"), dict) and initialize["mcpServers"]:
+        added.append({"mcpServers": initialize["mcpServers"]})
+    return {"mcp_servers": [*(given.get("mcp_servers") or []), *added]} if added else {}
+
+
+def _delivered(initialize: dict[str, Any], given: dict[str, Any], reads: frozenset[str]) -> dict[str, Any]:
+    """The options the TypeScript SDK sends in ``initialize`` instead of their flags."""
+    options: dict[str, Any] = {}
+    if "settings" in reads and isinstance(initialize.get("settings"), dict):
+        options["settings"] = {**(given.get("settings") or {}), **initialize["settings"]}
+    if "disallowedTools" in reads and isinstance(initialize.get("disallowedTools"), list):
+        rules = [rule for value in initialize["disallowedTools"] for rule in rules_arg(str(value))]
+        options["disallowed_tools"] = [*(given.get("disallowed_tools") or []), *rules]
+    if "managedSettings" in reads and isinstance(initialize.get("managedSettings"), dict):
+        options["managed_settings"] = initialize["managedSettings"]
+    if "plugins" in reads and isinstance(initialize.get("plugins"), list) and initialize["plugins"]:
+        options["plugin_dirs"] = [*(given.get("plugin_dirs") or []), *map(_plugin_dir, initialize["plugins"])]
+    return options
+
+
+def _plugin_dir(plugin: Any) -> str:
+    """One of the SDK's ``plugins`` (``{"type": "local", "path": ...}``, ``skipMcpDiscovery`` or not:
+    covey starts no plugin's MCP servers)."""
+    if not isinstance(plugin, dict) or plugin.get("type") != "local" or not isinstance(plugin.get("path"), str):
+        raise CoveyError(f"initialize: plugins: {plugin!r}: covey loads local plugins ({{\"type\": \"local\", "
+                         "\"path\": ...}}) only")
+    return user_path(plugin["path"])
 
 
 def _relay_input(stdin: TextIO, conn: Connection) -> None:

@@ -22,11 +22,11 @@ from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.observe.notebook import TreeDisplay, in_notebook
 from covey.permissions.modes import PermissionMode
 from covey.agents.runtime import SessionRuntime
-from covey.session import kit, main_agent, teardown, turn
+from covey.session import ephemeral, kit, main_agent, teardown, turn
+from covey.session.debug_log import DebugLog, open_debug_log
 from covey.session.options import SessionOptions, check_mode
-from covey.session.record import chosen_session_id, resume_point
 from covey.session.result import RunResult
-from covey.session.setup import load, run_env, session_roots, transcript_folder, with_env_defaults
+from covey.session.setup import config_root, load, place, run_env, with_env_defaults
 from covey.settings_guard import check_mode as check_allowed_mode
 from covey.teams.messages import UserMessage
 from covey.tools.options import ToolOptions
@@ -44,15 +44,20 @@ class Session:
         self.env, self.home = run_env(given)
         self.options = with_env_defaults(given, self.env, self.home)
         self.cwd = Path(self.options.cwd).resolve()
-        self.roots = session_roots(self.options, self.env, self.home)
-        self.resumed = resume_point(self.options, self.cwd, self.roots)
-        """Where a resumed session continues (``resume`` / ``continue_conversation``), else None."""
-        self.session_id = chosen_session_id(self.options, self.resumed, self.roots)
-        self.transcript_folder = Path(self.resumed.transcript).parent if self.resumed else transcript_folder(
-            self.options, self.env, self.home, self.cwd)
-        """Where its transcripts go, as Claude Code's: ``<config>/projects/<project>`` (docs/resume.md);
-        a resumed session's stay with its main transcript, wherever covey was started."""
-        loaded = load(self.options, self.cwd, self.env, self.home, self.resumed, self.session_id)
+        self.config_root = config_root(self.options, self.cwd)
+        """Where the project's settings and definitions are read: ``project_config_root``, else ``cwd``."""
+        self.private = ephemeral.private_folder(self.options)
+        """A session that is not kept: the private folder its files go to, removed at its close."""
+        self.debug: DebugLog | None = None
+        try:
+            placed = place(self.options, self.cwd, self.env, self.home, self.private)
+            self.options, self.kept, self.roots, self.resumed = placed.options, placed.kept, placed.roots, placed.resumed
+            self.session_id, self.transcript_folder = placed.session_id, placed.transcript_folder
+            self.debug = open_debug_log(self.options.debug, self.kept.root, self.session_id, self.cwd)
+            loaded = load(self.options, self.cwd, self.env, self.home, self.resumed, self.session_id)
+        except BaseException:
+            teardown.discard(self)
+            raise
         self.settings, self.plugins, self.model_id = loaded.settings, loaded.plugins, loaded.model_id
         self.policy, self.asker, self.limits = loaded.policy, loaded.asker, loaded.limits
         self.definitions, self.definition_errors = loaded.definitions, loaded.definition_errors
@@ -125,7 +130,8 @@ class Session:
         first) continues the main agent's conversation from its transcript. ``None``: a turn on
         what waits in the main agent's mailbox (``mail_waiting``): a notice that came between
         turns, messages ``send`` queued."""
-        return turn.stream(self, prompt)
+        events = turn.stream(self, prompt)
+        return events if self.debug is None else self.debug.follow(events)
 
     async def run(self, prompt: str, *, live: bool | None = None) -> RunResult:
         """Run ``prompt`` to its end. ``live``: show the agent tree updating under the running

@@ -20,6 +20,7 @@ from covey.ray_runtime import NAMESPACE, ensure_ray
 from covey.actors.registry import RegistryHandle, registry_actor_class
 from covey.agents.runtime import SessionRuntime
 from covey.session.main_agent import setting_sources, tool_options
+from covey.session.setup import readable_paths
 from covey.agents.catalog import tool_names
 
 if TYPE_CHECKING:
@@ -101,7 +102,17 @@ async def _borrowed(session: Session) -> tuple[RegistryHandle, MailboxHandle]:
     # A resumed session, or one given its id, keeps its id; any other takes the kit's.
     fixed = session.session_id if (session.resumed is not None or session.options.session_id) else None
     taken = await lender.take_kit(model_modules(session.options.model), session_id=fixed)
-    session.session_id = taken.session_id
+    if taken.session_id != session.session_id:
+        renamed(session, taken.session_id)
     registry, mailbox = taken.handles()
     await registry.configure(session.limits)
     return registry, mailbox
+
+
+def renamed(session: Session, session_id: str) -> None:
+    """The session takes the kit's id: what was named after the id it had follows (the files its
+    agents read without asking, its debug log)."""
+    session.session_id = session_id
+    session.policy.readable = tuple(readable_paths(session.transcript_folder, session_id))
+    if session.debug is not None:
+        session.debug.renamed(session_id)

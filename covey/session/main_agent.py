@@ -124,7 +124,7 @@ def _run_settings(session: Session) -> RunSettings:
         model_prices=settings.model_prices, can_ask=session.asker is not None, model_limits=settings.model_limits,
         rate_limits=settings.rate_limits or None, auto_compact=settings.auto_compact_enabled is not False,
         partial_messages=session.options.include_partial_messages, hooks=settings.hooks,
-        project_dir=str(session.cwd), session_transcript=transcript(session),
+        project_dir=str(session.config_root), session_transcript=transcript(session),
         # Only an explicit env travels: without one, agents keep their actor's own, as before
         # (a node's PATH and HOME are its own).
         env=session.options.env, mcp_servers=session.mcp.servers, bypass_disabled=settings.bypass_disabled is not None,

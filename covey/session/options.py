@@ -9,7 +9,7 @@ run option is one field here (and its flag, if it has one).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -72,7 +72,25 @@ class SessionOptions(BaseModel):
     additional_directories: list[str] = Field(default_factory=list)
     """Directories besides the project that file tools may use without asking (``--add-dir``)."""
     plugin_dirs: list[str] = Field(default_factory=list)
-    """Plugin folders loaded for this session (``--plugin-dir``), besides those settings enable."""
+    """Plugin folders loaded for this session (``--plugin-dir``, ``--plugin-dir-no-mcp``: covey starts
+    no plugin's MCP servers), besides those settings enable."""
+    project_config_root: str | None = None
+    """The checkout ``cwd`` is a worktree of (``--project-config-root``): the project's settings,
+    ``.claude`` agents, skills, commands and output styles, ``.mcp.json`` and ``CLAUDE_PROJECT_DIR``
+    come from there instead of ``cwd``; the files the agents work on, and ``CLAUDE.md``, stay ``cwd``'s."""
+    managed_settings: dict[str, Any] | None = None
+    """Policy-tier settings from the program that starts covey (``--managed-settings``, the SDK's
+    ``managedSettings``): only their restrictive keys apply, and only where the machine's managed
+    settings are absent or say ``parentSettingsBehavior: "merge"`` (covey/settings_managed.py)."""
+    permission_prompts: Literal["host", "none"] = "host"
+    """Who answers permission prompts (``--permission-prompts``): ``host``, the session's asker;
+    ``none``, nobody: what would be asked is denied at once, whatever asker was given."""
+    session_persistence: bool = True
+    """False (``--no-session-persistence``): the session's transcripts and files go to a private
+    temporary folder removed when the session ends; it cannot be resumed later."""
+    debug: str | None = None
+    """The session's debug log (covey's log records and each event's step line, timestamped): a
+    file (``--debug-file``), or "" for Claude Code's ``<config>/debug/<session id>.txt`` (``--debug``)."""
     mcp_servers: list[Any] | dict[str, Any] | None = None
     """MCP servers (docs/mcp.md): ``{name: config}``, ``{"mcpServers": {...}}``, or a list of these and
     ``--mcp-config`` values (JSON text or a file); over the user, project and local configs."""

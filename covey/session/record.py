@@ -17,8 +17,9 @@ from covey.session.options import SessionOptions
 log = logging.getLogger("covey.session")
 
 
-def resume_point(options: SessionOptions, cwd: Path, roots: SessionRoots) -> Any:
-    """Where a resumed session continues (``resume`` / ``continue_conversation``), else None."""
+def resume_point(options: SessionOptions, cwd: Path, roots: SessionRoots, into: Path | None = None) -> Any:
+    """Where a resumed session continues (``resume`` / ``continue_conversation``), else None.
+    ``into``: a session that is not kept continues a private copy there (covey/session/ephemeral.py)."""
     if not (options.resume or options.continue_conversation):
         return None
     from covey.resume import ResumeError, find_resume
@@ -28,6 +29,10 @@ def resume_point(options: SessionOptions, cwd: Path, roots: SessionRoots) -> Any
                           "original's transcript: add --fork-session (the SDK's fork_session=True)")
     point = find_resume(roots, session_id=options.resume,
                         continue_in=None if options.resume else cwd)
+    if into is not None:
+        from covey.session.ephemeral import private_copy
+
+        point = private_copy(point, into)
     if options.fork_session:
         from covey.resume import fork_point
 

@@ -29,6 +29,7 @@ from covey.permissions.policy import PermissionPolicy
 from covey.limits import Limits
 from covey.session.definitions import managed_agents_dir, session_definitions, session_plugins, session_skills
 from covey.session.options import SessionOptions, check_mode
+from covey.session.record import chosen_session_id, resume_point
 from covey.settings import Settings
 from covey.settings_files import source_set
 from covey.settings_guard import cli_rules, managed_hooks_only, start_mode
@@ -80,6 +81,12 @@ def with_env_defaults(options: SessionOptions, env: dict[str, str], home: Path |
     return options.model_copy(update=defaults)
 
 
+def config_root(options: SessionOptions, cwd: Path) -> Path:
+    """Where the project's settings, ``.claude`` definitions and ``.mcp.json`` are read:
+    ``project_config_root`` (the checkout ``cwd`` is a worktree of), else ``cwd``."""
+    return Path(options.project_config_root).resolve() if options.project_config_root else cwd
+
+
 def session_roots(options: SessionOptions, env: dict[str, str], home: Path | None) -> SessionRoots:
     """Where the session's files go: ``transcript_dir``, else the run's Claude Code config dir
     (``CLAUDE_CONFIG_DIR``, else ``~/.claude`` of the env's ``HOME``, else each node's ``~``),
@@ -92,32 +99,78 @@ def transcript_folder(options: SessionOptions, env: dict[str, str], home: Path |
     return project_folder(session_roots(options, env, home).root, cwd)
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where a session's files go, the session it continues, and its id."""
+
+    options: SessionOptions
+    """The options, with a session not kept's private folder as its ``transcript_dir``."""
+    kept: SessionRoots
+    """Where sessions are kept: a resumed one is found there (docs/resume.md)."""
+    roots: SessionRoots
+    """Where this session's files go (``kept``, unless it is not kept)."""
+    resumed: Any
+    """Where a resumed session continues (``resume`` / ``continue_conversation``), else None."""
+    session_id: str
+    transcript_folder: Path
+    """Where its transcripts go, as Claude Code's: ``<config>/projects/<project>`` (docs/resume.md);
+    a resumed session's stay with its main transcript, wherever covey was started."""
+
+
+def place(options: SessionOptions, cwd: Path, env: dict[str, str], home: Path | None, private: Path | None) -> Place:
+    """The session's ``Place``; ``private``: the folder of a session that is not kept (covey/session/ephemeral.py)."""
+    kept = session_roots(options, env, home)
+    if private is not None:
+        options = options.model_copy(update={"transcript_dir": str(private)})
+    resumed = resume_point(options, cwd, kept, into=private)
+    folder = Path(resumed.transcript).parent if resumed else transcript_folder(options, env, home, cwd)
+    return Place(options=options, kept=kept, roots=session_roots(options, env, home), resumed=resumed,
+                 session_id=chosen_session_id(options, resumed, kept), transcript_folder=folder)
+
+
 def load(options: SessionOptions, cwd: Path, env: dict[str, str], home: Path | None, resumed: Any,
          session_id: str) -> Loaded:
     """Everything the session reads from files and its environment, in the order it must be read."""
+    project = config_root(options, cwd)
     settings = Settings.load(cwd, home=home, extra=options.settings, sources=options.setting_sources,
-                             managed_dir=managed_dir())
-    plugins = session_plugins(cwd, settings, plugin_dirs=options.plugin_dirs, home=home, env=env)
+                             managed_dir=managed_dir(), parent_managed=options.managed_settings, project=project)
+    plugins = session_plugins(project, settings, plugin_dirs=options.plugin_dirs, home=home, env=env)
     if options.sdk_hooks:
         settings.add_hooks(sdk_hook_settings(options.sdk_hooks), "hooks of the claude-agent-sdk client")
     model_id = _main_model(options, settings, env, resumed)
-    # What covey keeps for this session its agents read without asking: the session's
-    # transcripts (a background child's output file) and this user's task output folder.
-    folder = (Path(resumed.transcript).parent if resumed else transcript_folder(options, env, home, cwd)).expanduser()
-    readable = [folder / session_id, folder / f"{session_id}.jsonl",
-                Path(tempfile.gettempdir()) / f"covey-{os.getuid()}"]
-    policy, notes = _policy(options, settings, cwd, home, resumed, readable)
+    folder = Path(resumed.transcript).parent if resumed else transcript_folder(options, env, home, cwd)
+    policy, notes = _policy(options, settings, cwd, home, resumed, readable_paths(folder, session_id))
     limits = options.limits or Limits.from_env(env)
     if options.limits is None and settings.queue_spawns is not None:  # the settings key beats COVEY_QUEUE_SPAWNS
         limits = limits.model_copy(update={"queue_spawns": settings.queue_spawns})
     if options.max_budget_usd is not None:
         limits = limits.model_copy(update={"budget_usd": options.max_budget_usd})
     asker = options.asker or (CallbackAsker(options.on_permission) if options.on_permission else None)
-    loaded = _definitions(options, settings, plugins, cwd, home, env, model_id, policy, asker, limits)
+    if options.permission_prompts == "none":  # nobody answers: what would be asked is denied at once
+        asker = None
+    loaded = _definitions(options, settings, plugins, project, home, env, model_id, policy, asker, limits)
     loaded.warnings = [*loaded.warnings, *notes]
     for warning in loaded.warnings:
         log.warning("%s", warning)
+    _log_loaded(loaded, project)
     return loaded
+
+
+def _log_loaded(loaded: Loaded, project: Path) -> None:
+    """What the session loaded, for its debug log (``--debug``)."""
+    log.debug("project config %s; settings from %s", project, ", ".join(loaded.settings.sources) or "no file")
+    log.debug("main model %s, permission mode %s, output style %s, %s", loaded.model_id, loaded.policy.mode,
+              loaded.output_style.name, "permission prompts answered" if loaded.asker else "nobody to ask")
+    log.debug("agent types: %s", ", ".join(sorted(loaded.definitions)))
+    log.debug("skills: %s; plugins: %s; MCP servers: %s", ", ".join(sorted(loaded.skills)) or "none",
+              ", ".join(loaded.plugins.plugins) or "none", ", ".join(loaded.mcp.servers) or "none")
+
+
+def readable_paths(folder: Path, session_id: str) -> list[Path]:
+    """What covey keeps for this session that its agents read without asking: the session's
+    transcripts in ``folder`` (a background child's output file) and this user's task output folder."""
+    folder = folder.expanduser()
+    return [folder / session_id, folder / f"{session_id}.jsonl", Path(tempfile.gettempdir()) / f"covey-{os.getuid()}"]
 
 
 def _main_model(options: SessionOptions, settings: Settings, env: dict[str, str], resumed: Any) -> str:
@@ -162,8 +215,8 @@ def _policy(options: SessionOptions, settings: Settings, cwd: Path, home: Path |
 
 def _definitions(options: SessionOptions, settings: Settings, plugins: Any, cwd: Path, home: Path | None,
                  env: dict[str, str], model_id: str, policy: PermissionPolicy, asker: Any, limits: Limits) -> Loaded:
-    """The agent definitions, skills and MCP servers, with what was skipped loading them: the
-    run goes on without it, so it is said once, up front."""
+    """The agent definitions, skills and MCP servers of the project at ``cwd`` (its config root),
+    with what was skipped loading them: the run goes on without it, so it is said once, up front."""
     found, locked = list(plugins.plugins.values()), settings.strict_plugin_only
     sources = source_set(options.setting_sources)  # --setting-sources: which kinds of file are read
     definitions, errors, skipped_hooks = session_definitions(

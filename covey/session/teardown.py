@@ -10,6 +10,7 @@ from covey.actors.handle import AgentHandle
 from covey.events import ResultEvent
 from covey.hooks.session_end import fire_session_end
 from covey.ray_runtime import shutdown_if_started
+from covey.session import ephemeral
 from covey.session.main_agent import transcript
 
 if TYPE_CHECKING:
@@ -47,12 +48,13 @@ def close(session: Session, reason: str = "other") -> None:
     """Run the SessionEnd hooks (``reason``: Claude Code's, ``other`` for a run that simply
     ended), then kill every actor the session started (pooled agents die with the registry that
     owns them; a served session's borrowed ones are ended by the service's pool), then Ray if
-    covey started it."""
+    covey started it, then its debug log and (a session not kept) its files."""
     kit = session.kit
     if session.turns and not session.ended:
         session.ended = True
-        fire_session_end(session.settings.hooks, reason=reason, project_dir=session.cwd, env=session.options.env,
-                         session_id=session.session_id, transcript_path=transcript(session), mode=session.policy.mode)
+        fire_session_end(session.settings.hooks, reason=reason, project_dir=session.config_root,
+                         env=session.options.env, session_id=session.session_id, transcript_path=transcript(session),
+                         mode=session.policy.mode)
     if kit.lender is not None and kit.runtime is not None:
         # The kit's actors are the pool's: it kills or reuses them with what this session held.
         kit.lender.end_session(session.session_id, reuse_kit=not (kit.runtime.teams or kit.lost_actor))
@@ -62,3 +64,12 @@ def close(session: Session, reason: str = "other") -> None:
     kit.runtime = None
     shutdown_if_started(kit.started_ray)
     kit.started_ray = False
+    discard(session)  # last: the SessionEnd hooks may read its transcript
+
+
+def discard(session: Session) -> None:
+    """What the session keeps open outside Ray: its debug log, and a session not kept's files."""
+    if session.debug is not None:
+        session.debug.close()
+        session.debug = None
+    ephemeral.remove(session.private)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import time
 
 import pytest
 
 from covey import cli, cli_flags
+from covey.cli_sdk_flags import INITIALIZE_FIELDS, debug_to_stderr, initialize_reads
 from covey.errors import CoveyError
 from covey.hooks.callback import sdk_hook_settings
 from covey.daemon import protocol
@@ -103,6 +106,16 @@ def test_a_first_line_that_is_not_initialize_is_sent_on():
     assert first == user and initialize == {}
 
 
+def test_the_initialize_answer_before_a_session_is_the_requests_and_confirms_what_was_taken():
+    request = {"subtype": "initialize", "agents": {"helper": {"description": "helps"}}}
+    answer = protocol.initialize_response(request, ["settings", "plugins"])
+    assert answer["hooks_applied"] is True and answer["agents"] == [{"name": "helper", "description": "helps"}]
+    assert (answer["output_style"], answer["available_output_styles"]) == ("default", ["default"])
+    assert {flag: answer[flag] for flag in protocol.APPLIED.values()} == {
+        "settings_applied": True, "plugins_applied": True, "disallowed_tools_applied": False,
+        "managed_settings_applied": False, "mcp_servers_applied": False}
+
+
 def test_sdk_hook_registrations_become_callback_hooks():
     config = sdk_hook_settings({"PreToolUse": [{"matcher": "Write|Edit", "hookCallbackIds": ["hook_0", "hook_1"],
                                                 "timeout": 5}], "Stop": [{"matcher": None, "hookCallbackIds": ["h"]}]})
@@ -142,3 +155,65 @@ def test_the_typescript_sdks_initialize_carries_its_sdk_servers_and_system_promp
         "Be terse.\n\nAnswer in French."
     # The Python SDK's initialize has none of them: its command line's stand.
     assert not {"mcp_servers", "system_prompt", "append_system_prompt"} & set(sdk_options({"hooks": None}, given))
+
+
+def _flags(*argv: str) -> dict:
+    return cli._session_options(_parsed(["-p", "x", *argv]))
+
+
+def test_settings_and_disallowed_tools_in_initialize_are_taken_as_their_flags_would_be():
+    """``--initialize-fields settings,disallowedTools`` (the TypeScript SDK's ``*Delivery: "initialize"``)."""
+    settings = {"outputStyle": "Concise", "permissions": {"deny": ["Bash(rm *)"]}}
+    initialize = {"settings": settings, "disallowedTools": ["WebFetch", "Bash(git push), Write"]}
+    given = _flags("--disallowedTools", "Edit")
+    taken = sdk_options(initialize, given, frozenset(INITIALIZE_FIELDS))
+    as_flags = _flags("--disallowedTools", "Edit", "--settings", json.dumps(settings),
+                      "--disallowedTools", "WebFetch", "Bash(git push), Write")
+    assert taken["settings"] == as_flags["settings"] and taken["disallowed_tools"] == as_flags["disallowed_tools"]
+    # Not named on the command line: not taken (as Claude Code, which confirms neither).
+    assert "settings" not in sdk_options(initialize, given) and "disallowed_tools" not in sdk_options(initialize, given)
+
+
+def test_await_initialize_takes_its_plugins_and_mcp_servers_and_managed_settings_when_told(tmp_path):
+    initialize = {"plugins": [{"type": "local", "path": str(tmp_path / "a")},
+                              {"type": "local", "path": str(tmp_path / "b"), "skipMcpDiscovery": True}],
+                  "mcpServers": {"s": {"command": "s-server"}}, "sdkMcpServers": ["calc"],
+                  "managedSettings": {"permissions": {"deny": ["Bash"]}}}
+    args = _parsed(["--input-format=stream-json", "--output-format=stream-json", "--await-initialize",
+                    "--managed-settings-in-initialize", "--mcp-config", '{"mcpServers": {"g": {"command": "g"}}}'])
+    reads = initialize_reads(args)
+    assert reads == {"plugins", "mcpServers", "managedSettings"}
+    taken = sdk_options(initialize, cli._session_options(args), reads)
+    assert taken["plugin_dirs"] == [str(tmp_path / "a"), str(tmp_path / "b")]
+    assert taken["mcp_servers"] == [{"mcpServers": {"g": {"command": "g"}}},
+                                    {"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}},
+                                    {"mcpServers": {"s": {"command": "s-server"}}}]
+    assert taken["managed_settings"] == {"permissions": {"deny": ["Bash"]}}
+    assert "plugin_dirs" not in sdk_options(initialize) and "managed_settings" not in sdk_options(initialize)
+    with pytest.raises(CoveyError, match="covey loads local plugins"):
+        sdk_options({"plugins": [{"type": "marketplace", "name": "x"}]}, {}, reads)
+
+
+def test_debug_to_stderr_copies_the_sessions_debug_log_as_it_is_written(tmp_path, capsys):
+    with debug_to_stderr({"max_turns": 2}, True) as options:
+        path = options["debug"]
+        assert options["max_turns"] == 2 and os.path.isfile(path) and (os.stat(path).st_mode & 0o777) == 0o600
+        with open(path, "a") as log:  # as the session does, from its own process
+            log.write("2026-01-01T00:00:00.000Z [DEBUG] first\n")
+            log.flush()
+            deadline = time.monotonic() + 10
+            while "first" not in capsys.readouterr().err and time.monotonic() < deadline:
+                time.sleep(0.05)
+            log.write("2026-01-01T00:00:00.000Z [DEBUG] last\n")
+    assert "[DEBUG] last" in capsys.readouterr().err  # what came before the end is copied too
+    assert not os.path.exists(path)  # its own temporary file is gone
+    kept = tmp_path / "debug.txt"
+    kept.write_text("older run\n")
+    with debug_to_stderr({"debug": str(kept)}, True) as options:
+        assert options["debug"] == str(kept)
+        with open(kept, "a") as log:
+            log.write("this run\n")
+    said = capsys.readouterr().err
+    assert "this run" in said and "older run" not in said and kept.exists()  # a --debug-file stays
+    with debug_to_stderr({"a": 1}, False) as options:
+        assert options == {"a": 1}

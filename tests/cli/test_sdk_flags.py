@@ -14,6 +14,7 @@ import pytest
 
 from covey.cli import _parser
 from covey.cli_flags import session_options
+from covey.errors import CoveyError
 
 sdk = pytest.importorskip("claude_agent_sdk")
 
@@ -104,3 +105,88 @@ def test_an_unknown_flag_is_one_line_naming_it() -> None:
                           timeout=60)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().splitlines() == ["covey: unrecognized arguments: --no-such-flag (covey --help lists the flags)"]
+
+
+# -- the TypeScript SDK -------------------------------------------------------------------
+
+TS_BUILDER = ('"--output-format","stream-json","--verbose","--input-format","stream-json"', "CLAUDE_CODE_ENTRYPOINT")
+"""Where @anthropic-ai/claude-agent-sdk builds Claude Code's command line in its sdk.mjs: from the
+flags it always passes to the environment it sets next (its ``ProcessTransport.initialize``)."""
+REFUSED = {"--agent", "--channels"}
+"""The TypeScript SDK's flags covey refuses in one line (docs/sdk.md#the-typescript-sdk)."""
+VALUES = {"--json-schema": '{"type": "object"}', "--mcp-config": '{"mcpServers": {}}', "--initialize-fields": "settings",
+          "--managed-settings": '{"permissions": {"deny": ["Bash"]}}', "--effort": "high", "--max-budget-usd": "1"}
+
+
+def _ts_sdk_flags() -> set[str]:
+    """Every flag the installed TypeScript SDK's command builder names (skips if it is not installed)."""
+    from tests.sdk_ts.conftest import TS_SDK_VERSION, cache_dir
+
+    path = cache_dir() / "node_modules" / "@anthropic-ai" / "claude-agent-sdk" / "sdk.mjs"
+    if not path.is_file():
+        pytest.skip(f"@anthropic-ai/claude-agent-sdk@{TS_SDK_VERSION} is not installed at {path} (tests/sdk_ts installs it)")
+    text = path.read_text(encoding="utf-8")
+    start = text.index(TS_BUILDER[0])
+    return set(re.findall(r'"(--[a-z][a-zA-Z-]*)', text[start:text.index(TS_BUILDER[1], start)]))
+
+
+def _run_parser() -> Any:
+    return _parser()._subparsers._group_actions[0].choices["run"]
+
+
+def _one_flag(flag: str, tmp_path: Any) -> list[str]:
+    """``flag`` as the SDK would pass it (``--flag=value``), with a value covey can take."""
+    action = _run_parser()._option_string_actions[flag]
+    if action.nargs == 0 or action.nargs == "?":
+        return [flag]
+    value = VALUES.get(flag) or (action.choices[0] if action.choices else "2" if action.type is int else str(tmp_path))
+    return [f"{flag}={value}"]
+
+
+def test_every_flag_the_typescript_sdk_builds_is_known_to_covey(tmp_path) -> None:
+    flags = _ts_sdk_flags()
+    assert {"--no-session-persistence", "--initialize-fields", "--managed-settings", "--plugin-dir-no-mcp"} <= flags
+    assert flags - set(_run_parser()._option_string_actions) == set()  # none "unrecognized arguments"
+    refused = set()
+    for flag in sorted(flags):
+        argv = ["run", "--input-format=stream-json", "--output-format=stream-json", "--await-initialize",
+                *_one_flag(flag, tmp_path)]
+        try:
+            session_options(_parser().parse_args(argv))
+        except CoveyError as exc:
+            assert flag in str(exc) and "\n" not in str(exc), exc
+            refused.add(flag)
+    assert refused == REFUSED
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--channels=plugin:telegram@claude-plugins-official"], "--channels plugin:telegram@claude-plugins-official: "
+                                                             "covey takes no MCP channel notifications"),
+    (["--initialize-fields=settings"], "--initialize-fields requires --await-initialize"),
+    (["--await-initialize", "--initialize-fields=settings,tools"], "covey does not take 'tools' in the initialize"),
+    (["--managed-settings-in-initialize"], "--managed-settings-in-initialize requires --await-initialize"),
+    (["--project-config-root=relative/dir"], "--project-config-root relative/dir: must be an absolute local path"),
+    (["--project-config-root=/no/such/dir"], "not an existing directory that this user can list"),
+])
+def test_what_covey_refuses_of_them_is_one_line_naming_the_flag(argv, says, capsys) -> None:
+    from covey import cli
+
+    assert cli.main(["--input-format=stream-json", "--output-format=stream-json", *argv]) == 1
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and says in said[0], said
+
+
+def test_the_debug_flags_and_the_no_mcp_plugin_dir_set_their_options(tmp_path) -> None:
+    def taken(*argv: str) -> dict[str, Any]:
+        return session_options(_parser().parse_args(["run", "-p", "x", *argv]))
+
+    log = str(tmp_path / "debug.txt")
+    # --debug writes Claude Code's own file (""), its filter is no path; a file named wins in either order.
+    assert taken("--debug")["debug"] == taken("--debug=api,hooks")["debug"] == taken("-d")["debug"] == ""
+    assert taken("--debug", f"--debug-file={log}")["debug"] == taken(f"--debug-file={log}", "--debug")["debug"] == log
+    assert taken("--no-session-persistence")["session_persistence"] is False
+    assert taken("--permission-prompts=none")["permission_prompts"] == "none"
+    both = taken("--plugin-dir", str(tmp_path / "a"), f"--plugin-dir-no-mcp={tmp_path / 'b'}")
+    assert both["plugin_dirs"] == [str(tmp_path / "a"), str(tmp_path / "b")]
+    assert taken("--managed-settings", '{"model": "opus"}')["managed_settings"] == {"model": "opus"}
+    assert taken(f"--project-config-root={tmp_path}")["project_config_root"] == str(tmp_path)

@@ -1,15 +1,18 @@
 """The answer to the SDK's ``initialize`` (``ClaudeSDKClient.get_server_info()``): covey's run gives
 it once the session is open, so its output style and the styles it could choose are the session's,
-as Claude Code's are; through the covey service and in the covey process (``--no-service``)."""
+as Claude Code's are; through the covey service and in the covey process (``--no-service``). And the
+session's debug log on the program's stderr (``--debug-to-stderr``), through the service."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
-from claude_agent_sdk import ClaudeSDKClient, ResultMessage
+from claude_agent_sdk import ClaudeSDKClient, ResultMessage, query
 
+from tests.sdk.conftest import REFERENCE_CLI
 from tests.sdk.test_sdk_compat import collect, with_subtype
 
 pytestmark = pytest.mark.ray  # the covey service (or covey's own) runs a Ray
@@ -48,3 +51,13 @@ async def test_without_a_style_setting_initialize_answers_the_default(sdk_option
         info = await client.get_server_info()
     assert info is not None and info["output_style"] == "default" and "Explanatory" in info["available_output_styles"]
 
+
+@pytest.mark.skipif(bool(os.environ.get(REFERENCE_CLI)), reason="covey's own debug lines")
+async def test_debug_to_stderr_streams_the_sessions_debug_log_to_the_programs_stderr(sdk_options, fake_api, capsys):
+    """The Python SDK's way to Claude Code's debug output: ``extra_args={"debug-to-stderr": None}``."""
+    fake_api.replies = [lambda body: {"text": "debugged reply"}]
+    messages = await collect(query(prompt="hi", options=sdk_options(extra_args={"debug-to-stderr": None})))
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "debugged reply"
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[covey] ")]
+    assert any("[DEBUG] covey session" in line for line in said), said
+    assert any(line.endswith("says: debugged reply") for line in said), said

@@ -158,3 +158,58 @@ def test_its_own_system_prompt_and_bypass_permissions(run_program, fake_api, tmp
     assert target.read_text() == "from the TS SDK\n"
     first = next(body for body in fake_api.requests if "haiku" not in body["model"])
     assert "You are the TS test's agent." in system_text(first)
+
+
+def _bash_then_done(body: dict[str, Any]) -> dict[str, Any]:
+    """Calls Bash once, then ends; Claude Code's own small-model requests get a word."""
+    if "haiku" in body["model"]:
+        return {"text": "bash"}
+    if tool_results(body):
+        return {"text": "done"}
+    thinking = {"type": "thinking", "thinking": "Run it.", "signature": "sig"}
+    return {"content": [thinking, {"type": "tool_use", "id": "toolu_b", "name": "Bash",
+                                   "input": {"command": "echo hi", "description": "say hi"}}]}
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_options_the_sdk_sends_in_initialize_and_its_own_flags(run_program, fake_api, served, tmp_path):
+    """``settings`` / ``disallowedTools`` / ``managedSettings`` delivered in ``initialize`` (the SDK then
+    passes ``--await-initialize --initialize-fields=settings,disallowedTools --managed-settings-in-initialize``
+    and ends the session unless the answer confirms each), with ``persistSession: false``, a
+    ``debugFile``, a plugin without its MCP servers and a ``projectConfigRoot``."""
+    from covey.agents.session_files import project_name
+
+    root = tmp_path / "checkout"
+    _write(root / ".claude/agents/from-root.md", "---\nname: from-root\ndescription: the checkout's\n---\nHi.\n")
+    plugin = tmp_path / "kit"
+    _write(plugin / ".claude-plugin/plugin.json", json.dumps({"name": "kit"}))
+    _write(plugin / "agents/helper.md", "---\nname: helper\ndescription: helps\n---\nHelp.\n")
+    debug = tmp_path / "logs" / "debug.txt"
+    fake_api.replies = [_bash_then_done]
+
+    ran = run_program(
+        "Run echo.", settings={"outputStyle": "Concise"}, settingsDelivery="initialize",
+        disallowedTools=["WebFetch"], disallowedToolsDelivery="initialize",
+        managedSettings={"permissions": {"deny": ["Bash"]}, "model": "claude-haiku-4-5"},
+        managedSettingsDelivery="initialize", persistSession=False, debugFile=str(debug),
+        plugins=[{"type": "local", "path": str(plugin), "skipMcpDiscovery": True}], projectConfigRoot=str(root))
+
+    init, result = ran.messages[0], ran.messages[-1]
+    assert init["output_style"] == "Concise" and (result["subtype"], result["result"]) == ("success", "done"), result
+    asked = [body for body in fake_api.requests if "haiku" not in body["model"]]
+    assert asked and all(body["model"] == "claude-opus-4-5" for body in asked)  # the managed model: not restrictive
+    assert "WebFetch" not in {tool["name"] for tool in asked[0]["tools"]}
+    bash = tool_results(asked[-1])["toolu_b"]
+    assert bash.get("is_error") and "Bash" in json.dumps(bash["content"])  # the managed deny rule
+    if not os.environ.get(REFERENCE_CLI):  # (the agents and plugins Claude Code lists differ)
+        assert {"from-root", "kit:helper"} <= set(init["agents"]), init["agents"]
+        assert "kit" in [entry["name"] for entry in init["plugins"]]
+        assert "says: done" in debug.read_text()
+    assert debug.is_file()
+    sessions = Path(served.env["HOME"]) / ".claude" / "projects" / project_name(tmp_path)
+    assert not list(sessions.glob(f"{init['session_id']}*")), list(sessions.iterdir())  # nothing kept

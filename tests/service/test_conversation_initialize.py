@@ -31,7 +31,8 @@ async def _served(request: dict, *lines: dict) -> list[dict]:
 
 async def test_a_session_that_cannot_start_has_its_initialize_answered_before_the_failure(tmp_path):
     request = protocol.control_request(protocol.RUN, "run_1", cwd=str(tmp_path), env={},
-                                       options={"max_turns": "many"}, run={"conversation": True})
+                                       options={"max_turns": "many"}, run={"conversation": True,
+                                                                           "initialize_reads": ["settings"]})
     initialize = protocol.control_request("initialize", "init_1", agents={"helper": {"description": "helps"}})
 
     sent = await _served(request, initialize)
@@ -40,6 +41,6 @@ async def test_a_session_that_cannot_start_has_its_initialize_answered_before_th
     assert kinds == [("control_response", "init_1"), ("control_response", "run_1"), ("result", None),
                      (protocol.DONE, None)], sent
     answer = sent[0]["response"]["response"]
-    assert answer["agents"] == [{"name": "helper", "description": "helps"}] and answer["hooks_applied"] is True
+    assert answer["agents"] == [{"name": "helper", "description": "helps"}] and answer["settings_applied"] is True
     assert sent[1]["response"]["subtype"] == "error" and "max_turns" in sent[1]["response"]["error"]
     assert sent[2]["is_error"] is True

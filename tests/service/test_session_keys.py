@@ -34,6 +34,8 @@ def _sample(name: str) -> Any:
     """A JSON value of the field's type that is not its default."""
     info = SessionOptions.model_fields[name]
     union = typing.get_origin(info.annotation) in (typing.Union, types.UnionType)
+    if typing.get_origin(info.annotation) is typing.Literal:
+        return next(value for value in reversed(typing.get_args(info.annotation)) if value != info.default)
     kinds = {typing.get_origin(kind) or kind for kind in (typing.get_args(info.annotation) if union else (info.annotation,))}
     for kind, value in ((bool, not info.default if isinstance(info.default, bool) else True), (int, 7),
                         (float, 0.5), (str, f"{name}-value"), (dict, {"key": "value"}), (list, [f"{name}-item"])):
@@ -77,6 +79,7 @@ def test_each_flag_travels_from_the_command_line_to_the_session_unchanged(flag, 
     value_file = tmp_path / "value.json"  # a file, JSON text, a path: what any flag's value may be
     value_file.write_text('{"mcpServers": {}}')
     value = {int: "7", float: "0.5"}.get(action.type, action.choices[-1] if action.choices else str(value_file))
+    value = str(tmp_path) if flag == "--project-config-root" else value  # (a folder that exists)
     args = cli._parser().parse_args(["run", "-p", "x", flag, *([value] if action.nargs != 0 else [])])
     options = session_options(args)
     field = action.dest[len(OPTION):]
