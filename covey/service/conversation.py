@@ -146,9 +146,12 @@ class ConversationRun(ServedRun):
                 item = self.inputs.get_nowait()
                 if item is not _END:
                     return self._started(item)
+                continue
             if await session.mail_waiting():
                 return None
-            if self.input_ended and not await session.background_running():
+            # The input may have ended while those Ray calls were out, with a prompt before its end
+            # (a string prompt's SDK writes it and closes stdin at once): that prompt is still run.
+            if self.input_ended and not await session.background_running() and self.inputs.empty():
                 return _End.CONVERSATION
             try:
                 got = await asyncio.wait_for(self.inputs.get(), MAIL_POLL_S)

@@ -10,7 +10,7 @@ import json
 import socket
 
 from covey.daemon import protocol
-from covey.service.conversation import ConversationRun
+from covey.service.conversation import ConversationRun, _End
 
 
 async def _served(request: dict, *lines: dict) -> list[dict]:
@@ -44,3 +44,37 @@ async def test_a_session_that_cannot_start_has_its_initialize_answered_before_th
     assert answer["agents"] == [{"name": "helper", "description": "helps"}] and answer["settings_applied"] is True
     assert sent[1]["response"]["subtype"] == "error" and "max_turns" in sent[1]["response"]["error"]
     assert sent[2]["is_error"] is True
+
+
+class _Session:
+    """A session whose first ``mail_waiting`` call is out while the program's prompt and the end of
+    its input arrive (the SDK writes a string prompt once initialize is answered, then closes stdin)."""
+
+    def __init__(self, run: ConversationRun) -> None:
+        self.run, self.calls = run, 0
+
+    async def mail_waiting(self) -> bool:
+        self.calls += 1
+        if self.calls == 1:
+            await self.run._take({"type": "user", "message": {"role": "user", "content": "say ok"}})
+            await self.run._take({"type": protocol.END_INPUT})
+        return False
+
+    async def background_running(self) -> bool:
+        return False
+
+
+async def test_a_prompt_that_came_with_the_end_of_input_during_the_check_for_mail_is_still_run(tmp_path):
+    served, client = socket.socketpair()
+    reader, writer = await asyncio.open_unix_connection(sock=served)
+    request = protocol.control_request(protocol.RUN, "run_1", cwd=str(tmp_path), env={}, options={},
+                                       run={"conversation": True})
+    run = ConversationRun(request, reader, writer, service=False)
+    session = _Session(run)
+
+    first = await run._next_turn(session)  # type: ignore[arg-type]
+    after = await run._next_turn(session)  # type: ignore[arg-type]
+
+    assert (first, after) == ("say ok", _End.CONVERSATION)
+    writer.close()
+    client.close()
