@@ -54,16 +54,22 @@ class Progress:
         """Tell the registry of every model turn, and wait until it has heard (money counts)."""
         self.budget_spent: str | None = None
         """The registry's answer to the last turn told: why the session's budget is spent, or None."""
+        self._blocks: list[dict[str, Any]] = []
+        """The blocks of the reply being recorded, until its last."""
 
     async def observe(self, event: Event, writer: TranscriptWriter) -> None:
         match event:
             case AssistantEvent(message=message):
                 self._rate_wait_ended()  # the request went: the next figures clear the wait
-                self._count(message)
-                # The API's whole message, as Claude Code records it; the event's uuid and time,
-                # so its stream-json line and its record name the same message.
+                # One record per block of the reply, as Claude Code records it; the event's uuid and
+                # time, so its stream-json line and its record name the same message.
                 await writer.append("assistant", message, uuid=event.uuid, timestamp=event.timestamp,
                                     requestId=event.request_id)
+                self._blocks += message.get("content") or []
+                if not event.ends_reply:
+                    return
+                self._count({**message, "content": self._blocks})  # the whole reply, counted once
+                self._blocks = []
                 # A turn that calls tools is shown at once (the stall watchdog waits for tools in
                 # flight); one that only answers usually ends the run, whose report carries its
                 # figures: telling the registry first would delay that report behind the tell.

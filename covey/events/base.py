@@ -118,9 +118,15 @@ class _Message(Event):
 
 
 class AssistantEvent(_Message):
+    """One content block of a reply, as Claude Code streams and records a reply: a message per
+    block, each with the reply's ``id``, ``model`` and ``usage``; the last block's carries the
+    reply's ``stop_reason`` (``null`` on the others)."""
+
     type: Literal["assistant"] = "assistant"
     request_id: str | None = None
     """The API response's request id (Claude Code's ``request_id``), when the model gave one."""
+    ends_reply: bool = Field(default=True, exclude=True)
+    """The reply's last block: its usage is counted here, once (not on the wire)."""
 
 
 class UserEvent(_Message):

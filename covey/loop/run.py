@@ -123,6 +123,8 @@ class AgentLoop:
                         yield event
                     if (answered := structured_end(self.structured, message)) is None and (why := self.halted()) is None:
                         continue
+                    if answered is not None and answered.structured is not None:
+                        self.stats.turn_turns += 1  # Claude Code counts the pass that took the answer as a turn
                     ending = answered or Ending("success", why or "", "hook_stopped")
                 case ContinueTurn():
                     continue
@@ -159,11 +161,22 @@ class AgentLoop:
             yield self._result(Ending("success", exc.api_error_text(), "api_error", why=str(exc),
                                       api_error_status=exc.status_code, error=True))
             return
-        yield self._event(AssistantEvent, message=wire_message(message), request_id=message.request_id)
+        for event in self._assistant_events(message):
+            yield event
         if (spent := self.spent()) is not None:  # the reply was counted (its event told): no step after it
             yield self._result(Ending("error_max_budget_usd", f"Stopped: {spent}", "max_budget_usd"))
             return
         yield message
+
+    def _assistant_events(self, message: Message) -> list[AssistantEvent]:
+        """The reply as Claude Code prints and records it: one assistant message per content block
+        (a reply with none: one, empty), the stop reason on the last."""
+        whole = wire_message(message)
+        blocks = [[block] for block in whole["content"]] or [[]]
+        pending = {"stop_reason": None, "stop_sequence": None}
+        return [self._event(AssistantEvent, message={**whole, "content": content, **({} if last else pending)},
+                            request_id=message.request_id, ends_reply=last)
+                for content, last in zip(blocks, [False] * (len(blocks) - 1) + [True])]
 
     def _go_on(self, calls: tuple[ToolUseBlock, ...]) -> UserEvent:
         """After a cut-off reply: its calls answered as not run, and the model asked to go on."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,5 +92,7 @@ def structured_end(tool: StructuredOutput | None, message: Message) -> Ending | 
     if tool is None:
         return None
     if tool.answer is not None:
-        return Ending("success", text_of(message), "completed", structured=tool.answer)
+        # The result's text is the answer's JSON, as Claude Code's (JSON.stringify: compact, unescaped).
+        return Ending("success", json.dumps(tool.answer, separators=(",", ":"), ensure_ascii=False), "completed",
+                      structured=tool.answer)
     return Ending("error_max_structured_output_retries", tool.gave_up(), "model_error") if tool.exhausted() else None

@@ -73,12 +73,16 @@ def _rate_waits(waits: list[dict[str, Any]], tid: int, origin: float) -> list[di
 
 
 def _inner_spans(lines: list[dict[str, Any]], start: float, tid: int, origin: float) -> list[dict[str, Any]]:
-    """A model request runs from the previous record to the assistant record; its tool
-    calls from that assistant record to the user record with their results."""
-    spans, previous = [], start
+    """A model request runs from the previous record to the reply's first assistant record (a
+    reply is recorded a block a record); its tool calls from their assistant record to the user
+    record with their results."""
+    spans, previous, reply = [], start, None
     for index, line in enumerate(lines):
         if line.get("type") == "assistant":
-            spans.append(_span("model request", "model", previous, line["timestamp"], tid, origin, {}))
+            same_reply = reply is not None and reply == (line.get("message") or {}).get("id")
+            reply = (line.get("message") or {}).get("id")
+            if not same_reply:
+                spans.append(_span("model request", "model", previous, line["timestamp"], tid, origin, {}))
             following = lines[index + 1]["timestamp"] if index + 1 < len(lines) else line["timestamp"]
             for call in _tool_calls(line):
                 spans.append(_span(call["name"], "tool", line["timestamp"], following, tid, origin, {"input": call["input"]}))

@@ -203,3 +203,23 @@ async def test_a_tools_own_request_counts_as_the_agents_spending():
     await model.create(ModelRequest(model="claude-sonnet-4-5", messages=[{"role": "user", "content": "q"}]))
     assert (progress.usage.input_tokens, progress.usage.output_tokens, progress.turns) == (1000, 100, 0)
     assert progress.cost_usd > 0 and progress.report().cost_usd == round(progress.cost_usd, 6)
+
+
+async def test_a_reply_recorded_a_block_a_record_is_counted_once_with_its_text():
+    progress = Progress(_spec(), PriceTable.load(None))
+    reply = {"id": "msg_1", "role": "assistant", "model": "claude-sonnet-4-6",
+             "usage": {"input_tokens": 1000, "output_tokens": 100}}
+    blocks = [{"type": "text", "text": "Reading it."}, {"type": "tool_use", "id": "t", "name": "Read", "input": {}}]
+    records: list[dict[str, Any]] = []
+
+    class Writer:
+        async def append(self, type: str, message: dict[str, Any], **fields: Any) -> None:
+            records.append(message)
+
+    for index, block in enumerate(blocks):
+        await progress.observe(AssistantEvent(session_id="s", message={**reply, "content": [block]},
+                                              ends_reply=index == len(blocks) - 1), Writer())
+
+    assert [r["content"] for r in records] == [[block] for block in blocks]
+    assert (progress.turns, progress.usage.total, progress.tool_uses) == (1, 1100, 1)
+    assert progress.last_text == "Reading it." and progress.in_flight == ["Read"]

@@ -76,7 +76,8 @@ async def main_run(tmp_path):
 
 async def test_every_record_has_claude_codes_fields_and_value_types(main_run):
     spec, _, records, _ = main_run
-    assert [r["type"] for r in records] == ["user", "assistant", "user", "assistant"]
+    # One assistant record per block of a reply (Claude Code's: "Reading it." then the Read call).
+    assert [r["type"] for r in records] == ["user", "assistant", "assistant", "user", "assistant"]
     for record in records:
         assert COMMON <= record.keys(), record.keys()
         assert record["isSidechain"] is False and "agentId" not in record  # the main agent's
@@ -85,7 +86,7 @@ async def test_every_record_has_claude_codes_fields_and_value_types(main_run):
         assert record["version"] == CLAUDE_CODE_VERSION and re.fullmatch(r"\d+\.\d+\.\d+", record["version"])
         assert ISO_MS.fullmatch(record["timestamp"]), record["timestamp"]
         assert uuid.UUID(record["uuid"]).version == 4
-    prompt, _, results, _ = records
+    prompt, _, _, results, _ = records
     assert prompt["message"] == {"role": "user", "content": "What does hello.txt say?"}
     assert results["message"]["content"][0]["type"] == "tool_result"
 
@@ -98,13 +99,19 @@ async def test_an_assistant_record_holds_the_api_message_and_its_request_id(main
         assert message["id"].startswith("msg_") and message["model"] == "claude-test-1"
         assert {"input_tokens", "output_tokens"} <= message["usage"].keys()
         assert re.fullmatch(r"req_[A-Za-z0-9]+", record["requestId"])
-    assert records[1]["message"]["stop_reason"] == "tool_use" and records[-1]["message"]["stop_reason"] == "end_turn"
+    text, call = records[1]["message"], records[2]["message"]
+    assert text["content"] == [{"type": "text", "text": "Reading it."}] and call["content"][0]["type"] == "tool_use"
+    assert text["id"] == call["id"] and records[1]["requestId"] == records[2]["requestId"]  # one reply
+    assert text["usage"] == call["usage"]  # the reply's, on each block as Claude Code records it
+    # The reply's stop reason on its last block only (Claude Code writes null on each).
+    assert (text["stop_reason"], call["stop_reason"], records[-1]["message"]["stop_reason"]) == (
+        None, "tool_use", "end_turn")
     assert records[-1]["message"]["content"] == [{"type": "text", "text": FINAL}]
 
 
 async def test_a_tool_result_record_carries_the_structured_result_and_its_assistant(main_run):
     spec, _, records, _ = main_run
-    call, results = records[1], records[2]
+    call, results = records[2], records[3]
     assert results["toolUseResult"]["type"] == "text"  # Claude Code's structured Read result
     assert results["toolUseResult"]["file"]["filePath"] == str(Path(spec.cwd) / "hello.txt")
     assert results["sourceToolAssistantUUID"] == call["uuid"]
@@ -259,7 +266,7 @@ async def test_the_claude_agent_sdks_session_reader_reads_covey_transcripts_wher
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
 
     messages = sdk.get_session_messages(main.session_id, directory=str(project))
-    assert [m.type for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert [m.type for m in messages] == ["user", "assistant", "assistant", "user", "assistant"]  # a record a block
     assert messages[-1].message["content"] == [{"type": "text", "text": FINAL}]
     info = sdk.get_session_info(main.session_id, directory=str(project))
     assert info.first_prompt == "What does hello.txt say?" and info.git_branch == "feature/transcripts"

@@ -165,8 +165,9 @@ def test_one_result_per_main_turn_and_none_for_a_child(scenario, covey_runs):
     for previous, index in zip([-1, *results], results):
         turn = events[previous + 1:index]
         mains = [e for e in turn if e["type"] == "assistant" and e["parent_tool_use_id"] is None]
-        # Each result closes a turn of the main agent, and counts that turn's requests only.
-        assert mains and events[index]["num_turns"] == len(mains), (scenario, index)
+        # Each result closes a turn of the main agent, and counts that turn's requests only (a
+        # reply is a message per content block, all with the reply's message id).
+        assert mains and events[index]["num_turns"] == len({e["message"]["id"] for e in mains}), (scenario, index)
         if events[index]["subtype"] == "success":
             last = [e for e in turn if e["type"] == "assistant"][-1]
             assert last["parent_tool_use_id"] is None, "a result follows a child's message: a child's result?"

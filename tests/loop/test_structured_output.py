@@ -40,7 +40,10 @@ def test_a_valid_call_ends_the_run_with_its_input_as_structured_output() -> None
     result = events[-1]
     assert isinstance(result, ResultEvent) and result.subtype == "success" and not result.is_error
     assert result.wire()["structured_output"] == {"color": "blue", "legs": 4}
-    assert result.result == "Here it is." and result.num_turns == 1  # no request after the answer
+    # The result's text is the answer's JSON, and the pass that took it a turn, as Claude Code's
+    # (one request: num_turns 2); no request after the answer.
+    assert result.result == '{"color":"blue","legs":4}' and result.num_turns == 2
+    assert len(loop.model.requests) == 1
     assert loop.messages[-1]["content"][0]["content"] == ACCEPTED  # the call has its result in the history
 
 

@@ -59,3 +59,17 @@ def test_a_requests_wait_for_the_rate_limit_is_a_span_on_its_agents_track(tmp_pa
     assert wait["name"] == "waiting for the rate limit (input_tokens)" and wait["tid"] == agent["tid"]
     assert wait["dur"] == 3_250_000 and wait["args"] == {"limit": "input_tokens", "cause": "queue", "waited_s": 3.25}
     assert agent["ts"] <= wait["ts"] and wait["ts"] + wait["dur"] <= agent["ts"] + agent["dur"]
+
+
+def test_a_reply_recorded_a_block_a_record_is_one_model_request(tmp_path):
+    text = {"id": "msg_1", "role": "assistant", "content": [{"type": "text", "text": "Reading it."}]}
+    path = _write(tmp_path / "a.jsonl", [
+        {"type": "user", "timestamp": "2025-11-30T10:53:20.000Z", "message": {"role": "user", "content": "go"}},
+        {"type": "assistant", "timestamp": "2025-11-30T10:53:22.000Z", "message": text},
+        {"type": "assistant", "timestamp": "2025-11-30T10:53:22.010Z", "message": {**CALL, "id": "msg_1"}},
+        {"type": "user", "timestamp": "2025-11-30T10:53:23.500Z", "message": RESULT},
+    ])
+    events = trace_events([_record(path)])
+    (model,) = [e for e in events if e.get("cat") == "model"]
+    (tool,) = [e for e in events if e.get("cat") == "tool"]
+    assert model["dur"] == 2_000_000 and abs(tool["dur"] - 1_490_000) <= 1  # microseconds, rounded
