@@ -128,7 +128,7 @@ class ServedRun:
             if kind == protocol.DONE:
                 return self._finish(message, last)
             if kind == "control_request" and protocol.subtype_of(message) == protocol.CAN_USE_TOOL:
-                self._send(protocol.success(message["request_id"], self._permission(message["request"])))
+                self._asked(message)
             elif kind == protocol.STDERR:
                 print(message.get("text", ""), file=sys.stderr, flush=True)
             elif kind == protocol.LIVE:
@@ -167,6 +167,10 @@ class ServedRun:
         if done.get("error") and self.output_format == "text":
             raise CoveyError(done["error"])
         return print_result(last, self.output_format)
+
+    def _asked(self, message: dict[str, Any]) -> None:
+        """A permission prompt of the run: the client that owns the run answers it at once."""
+        self._send(protocol.success(message["request_id"], self._permission(message["request"])))
 
     def _permission(self, request: dict[str, Any]) -> dict[str, Any]:
         """Ask at the terminal, as ``TerminalAsker`` does in-process."""
