@@ -118,6 +118,32 @@ def test_a_registry_killed_mid_run_comes_back_from_its_journal_and_the_run_ends_
     serves_on(served, pid)
 
 
+def test_launches_waiting_in_the_queue_when_the_registry_is_killed_start_once_it_is_back(served, tmp_path):
+    fanout = Fanout(4, background=True, delay_s=0.2, turns=3, hold_turn=2)
+    with FakeMessagesAPI(replies=[fanout]) as api:
+        env = {"ANTHROPIC_BASE_URL": api.url, "COVEY_QUEUE_SPAWNS": "1", "COVEY_MAX_CONCURRENT_AGENTS": "2"}
+        proc = served.start("-p", f"{MAIN_MARK}: fan out", "--output-format", "stream-json", "--verbose", "--quiet",
+                            env=env, cwd=tmp_path)
+        try:
+            wait_for(lambda: fanout.children_seen(2) == 2, 120, "two running children, held mid-run")
+            assert fanout.children_seen(1) == 2  # the other two wait in the registry's queue
+            status = served.status()
+            (session,) = [entry for entry in status["sessions"] if entry["cwd"] == str(tmp_path)]
+            os.kill(served_actor_pid(served, status["ray_address"], session["session_id"], "registry"), signal.SIGKILL)
+            fanout.gate.set()
+            out, err = proc.communicate(timeout=180)
+        finally:
+            fanout.released.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    events = _events(out)
+    notices = _notices(events)
+    assert sorted(notices) == sorted(set(notices)) and len(notices) == 4, notices
+    outcome = fanout.outcome()
+    assert sorted(outcome.completed) == list(range(4)) and set(outcome.completed.values()) == {1}
+
+
 def test_a_detached_run_of_fifty_children_with_no_client_is_all_there_when_attached_afterwards():
     fanout = Fanout(50, background=True, delay_s=0.2, turns=1)
     with FakeMessagesAPI(replies=[fanout]) as api, served_service(start=True, ANTHROPIC_BASE_URL=api.url,
