@@ -17,7 +17,7 @@ import threading
 from typing import Any, TextIO
 
 from covey.daemon import lifecycle, protocol
-from covey.service.client import run_request
+from covey.daemon.protocol import run_request
 from covey.daemon.lifecycle import Connection, LineTooLong, ServiceUnavailable
 from covey.daemon.paths import service_paths
 

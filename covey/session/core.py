@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from pathlib import Path
-from typing import Any, AsyncIterator, cast
+from typing import Any, AsyncIterator, ClassVar, cast
 
 from covey.actors.handle import AgentHandle
 from covey.agents.spec import AgentSpec
@@ -35,9 +35,14 @@ from covey.tools.options import ToolOptions
 class Session:
     """One covey session: ``await Session(...).run(prompt)`` or ``async for e in session.stream(prompt)``.
 
-    Takes a ``SessionOptions`` or its fields as keywords (``Session(cwd=..., model=...)``)."""
+    Takes a ``SessionOptions`` or its fields as keywords (``Session(cwd=..., model=...)``);
+    ``Session(detach=True)`` makes a ``DetachedSession``, whose run lives in the covey service."""
 
-    def __init__(self, options: SessionOptions | None = None, /, **fields: Any) -> None:
+    detached_kind: ClassVar[type[Session] | None] = None  # Session(detach=True) is one: covey.session.detached
+    def __new__(cls, options: SessionOptions | None = None, /, *, detach: bool = False, **fields: Any) -> Session:
+        return super().__new__((Session.detached_kind if detach and cls is Session else None) or cls)
+
+    def __init__(self, options: SessionOptions | None = None, /, *, detach: bool = False, **fields: Any) -> None:
         if options is not None and fields:
             raise UserError(f"Session takes SessionOptions or keywords, not both (got {sorted(fields)})")
         given = options if options is not None else SessionOptions(**fields)

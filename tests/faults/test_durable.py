@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -226,3 +227,40 @@ def test_a_detached_runs_permission_prompt_waits_is_listed_and_an_attached_clien
     # A later reader is not asked again: the answered prompt is left out of the replay.
     again = _events(served.covey("attach", session_id, "--output-format", "stream-json").stdout)
     assert not [e for e in again if e["type"] == "control_request"] and again[-1]["type"] == "result"
+
+
+SUBMIT = ("import asyncio, sys, covey\n"
+          "session = covey.Session(cwd=sys.argv[1], detach=True, max_turns=30)\n"
+          "print(asyncio.run(session.submit(sys.argv[2])), flush=True)\n")
+FOLLOW = ("import json, sys, covey\n"
+          "for event in covey.attach(sys.argv[1], after=sys.argv[2] if len(sys.argv) > 2 else None):\n"
+          "    print(json.dumps(event), flush=True)\n")
+
+
+def test_a_python_programs_detached_run_outlives_it_and_covey_attach_follows_it_from_python(served, tmp_path):
+    fanout = Fanout(2, background=True, delay_s=0.2, turns=2, hold_turn=1)
+    with FakeMessagesAPI(replies=[fanout]) as api:
+        env = {**served.env, "ANTHROPIC_BASE_URL": api.url}
+
+        def python(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-c", *args], env=env, cwd=tmp_path, capture_output=True,
+                                  text=True, timeout=180)
+
+        started = python(SUBMIT, str(tmp_path), f"{MAIN_MARK}: two reviews")
+        assert started.returncode == 0, started.stderr
+        session_id = started.stdout.strip()
+        wait_for(lambda: fanout.children_seen(1) == 2, 120, "the run's children, after its program ended")
+        listed = json.loads(served.covey("sessions", "--json").stdout)
+        entry = next(s for s in listed if s["session_id"] == session_id)
+        assert entry["status"] == "running" and entry["detached"] is True, entry  # it outlived its program
+        fanout.gate.set()
+        followed = python(FOLLOW, session_id)
+        printed = served.covey("attach", session_id, "--output-format", "stream-json")
+        events = [json.loads(line) for line in followed.stdout.splitlines()]
+        middle = events[len(events) // 2]["uuid"]
+        rest = python(FOLLOW, session_id, middle)
+    assert followed.returncode == 0, followed.stderr
+    assert events == _events(printed.stdout)  # what `covey attach` prints, event for event
+    assert events[-1]["type"] == "result" and events[-1]["subtype"] == "success", events[-1]
+    assert len(_notices(events)) == 2
+    assert [json.loads(line) for line in rest.stdout.splitlines()] == events[len(events) // 2 + 1:]
