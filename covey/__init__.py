@@ -13,6 +13,7 @@ _EXPORTS = {
     "AgentTree": "covey.observe.notebook",
     "AgentUnavailable": "covey.errors",
     "CoveyError": "covey.errors",
+    "DetachedSession": "covey.session",
     "LimitExceeded": "covey.errors",
     "Limits": "covey.limits",
     "ModelAPIError": "covey.errors",
@@ -21,6 +22,7 @@ _EXPORTS = {
     "ScriptedModel": "covey.model.scripted",
     "Session": "covey.session",
     "UserError": "covey.errors",
+    "attach": "covey.daemon.detached",
     "run": "covey.session",
 }
 

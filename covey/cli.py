@@ -103,6 +103,9 @@ def _add_service_commands(sub: Any) -> None:
     attach.add_argument("--output-format", choices=["text", "json", "stream-json"],
                         help="default: the format of the run that started it")
     attach.add_argument("--after", metavar="UUID", help="print only the events after the one with this uuid")
+    attach.add_argument("--permission-prompt-tool", metavar="stdio",
+                        help="stdio: print the prompts the session waits on (stream-json) and read each answer, a "
+                             "control_response line, from stdin")
     attach.set_defaults(handler=_service_command)
     sessions = sub.add_parser("sessions", help="this user's sessions on the covey service, running and finished")
     sessions.add_argument("--json", action="store_true", help="one JSON array")
@@ -228,7 +231,8 @@ def _service_command(args: argparse.Namespace) -> int:
         case "status":
             return commands.status_command(as_json=args.json)
         case "attach":
-            return sessions_client.attach_command(args.session_id, args.output_format, args.after)
+            return sessions_client.attach_command(args.session_id, args.output_format, args.after,
+                                                  args.permission_prompt_tool)
         case "sessions":
             return sessions_client.sessions_command(as_json=args.json)
     return 2

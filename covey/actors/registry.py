@@ -70,8 +70,8 @@ class _RegistryActor(Supervisor[AgentHandle]):
         restored = self.journal.read()
         self.session_id = restored.session_id or self.session_id
         self.pool = BorrowedPool(lender, self.session_id)
+        self.journal.reopen()  # restoring may write: a queued launch that cannot come back ends failed
         self._pending = restore_books(self, restored)
-        self.journal.reopen()
         log.warning("registry of session %s restarted: %d agents to watch again, %d notices to check",
                     self.session_id, len(self._pending[0]), len(self._pending[1]))
 
@@ -84,7 +84,8 @@ class _RegistryActor(Supervisor[AgentHandle]):
         for agent_id in owed:
             if (record := self.core.records.get(agent_id)) is not None and record.report is not None:
                 self._spawn(self._ended(agent_id, record.report))
-        if rewatch or owed:
+        if rewatch or owed or len(self.core.queue):
+            self.resume_queue()  # slots its agents freed while it was down
             self._start_watchdog()
         return True
 

@@ -132,3 +132,22 @@ def failure_result(text: str) -> dict[str, Any]:
             "total_cost_usd": 0.0, "usage": usage, "modelUsage": {}, "stop_reason": None, "permission_denials": [],
             "errors": [text], "fast_mode_state": "off", "fast_mode_disabled_reason": "unknown", "safety_stops": 0,
             "queued_turn_count": 0, "result_index": 0}
+
+
+SCRIPTED = "scripted:"
+
+
+def run_request(prompt: str, options: dict[str, Any], *, env: dict[str, str] | None = None,
+                **run: Any) -> dict[str, Any]:
+    """The ``covey_run`` control request: the session's options (``SessionOptions`` fields as
+    JSON, every path absolute; the service validates them), the run's own flags (output
+    format, live view, ...) apart from them, and the whole environment (``env``, default
+    this process's). ``prompt`` travels in the next line (``user_message``)."""
+    sent = dict(options)
+    cwd = os.path.abspath(sent.pop("cwd", None) or ".")
+    model = sent.get("model")
+    if isinstance(model, str) and model.startswith(SCRIPTED):
+        sent["model"] = SCRIPTED + os.path.abspath(model[len(SCRIPTED):])
+    if run.get("trace"):
+        run["trace"] = os.path.abspath(run["trace"])
+    return control_request(RUN, cwd=cwd, env=dict(os.environ if env is None else env), options=sent, run=run)

@@ -3,7 +3,10 @@
 A served session's registry (a covey service's kit, whose agent actors the service's
 shared pool owns, so they outlive it) writes each launch, end and delivered notice to a
 file before the change takes effect in its books: ``<covey dir>/registry/<kit>.jsonl``,
-one line each, the payload pickled (a spec, a record, the agent actor's handle). Ray
+one line each, the payload pickled (a spec, a record, the agent actor's handle). A launch
+that waits in the queue (queued spawns) is written too, with the session runtime it will
+start with (once per runtime key): a restarted registry puts it back in the queue, or, if
+its launch cannot be read back, fails it and its parent is told. Ray
 restarts the actor (``max_restarts``) with the arguments it was first made with; the new
 one reads the journal, rebuilds its books (``Restored``), and watches again every agent
 the journal says is running. A line is flushed to the operating system when written: it
@@ -21,10 +24,12 @@ import json
 import logging
 import os
 import pickle
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from covey.agents.records import FinalReport
 from covey.private_dirs import open_private, private_dir
 
 log = logging.getLogger(__name__)
@@ -47,12 +52,22 @@ class Restored:
     ended: dict[str, Any] = field(default_factory=dict)
     """agent id → its report."""
     notified: set[str] = field(default_factory=set)
+    queued: dict[str, tuple[Any, Any, str | None, str, str | None]] = field(default_factory=dict)
+    """agent id → (record, spec, runtime key, lane, output file): launches still waiting in the queue, oldest first."""
+    runtimes: dict[str, Any] = field(default_factory=dict)
+    """runtime key → the session runtime a queued launch starts with."""
+
+
+LOST_IN_QUEUE = ("Not started: the session's registry restarted while this agent waited in the queue, and its "
+                 "launch could not be read back from the registry's journal. Launch it again if it is still needed.")
 
 
 class RegistryJournal:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: BinaryIO | None = None
+        self._runtimes: set[str] = set()
+        """The keys of the runtimes written since the journal (re)started."""
 
     @classmethod
     def for_actor(cls, actor_name: str, home: Path | None = None) -> "RegistryJournal":
@@ -61,22 +76,33 @@ class RegistryJournal:
     def begin(self, session_id: str, limits: Any = None) -> None:
         """A new session: the journal starts again."""
         self.close()
+        self._runtimes = set()
         private_dir(self.path.parent, "covey registry folder")
         self._file = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_TRUNC), "wb")
         self.write("session", session_id=session_id, payload=limits)
 
-    def write(self, op: str, *, payload: Any = None, **fields: Any) -> None:
+    def write(self, op: str, *, payload: Any = None, **fields: Any) -> bool:
+        """Append one entry; False if it could not be written (no journal, or its payload does not pickle)."""
         if self._file is None:
-            return
+            return False
         entry = {"op": op, **fields}
         if payload is not None:
             try:
                 entry["payload"] = base64.b64encode(pickle.dumps(payload)).decode("ascii")
             except Exception as exc:  # the run goes on; only this entry cannot come back after a restart
                 log.warning("the registry journal could not keep a %s entry (%s)", op, exc)
-                return
+                return False
         self._file.write(json.dumps(entry).encode() + b"\n")
         self._file.flush()
+        return True
+
+    def queued(self, record: Any, spec: Any, runtime: Any, lane: str, output_file: str | None) -> None:
+        """A launch that waits in the queue: its record and spec, and its runtime (once per key)."""
+        key = getattr(runtime, "key", None)
+        if key is not None and key not in self._runtimes and self.write("runtime", key=key, payload=runtime):
+            self._runtimes.add(key)
+        self.write("queued", agent_id=record.agent_id, runtime_key=key, lane=lane, output_file=output_file,
+                   payload=(record, spec))
 
     def close(self) -> None:
         if self._file is not None:
@@ -115,6 +141,13 @@ def _apply(restored: Restored, entry: dict[str, Any], payload: Any) -> None:
         case "launched":
             record, spec, actor = payload
             restored.launched[entry["agent_id"]] = (record, spec, actor, entry.get("output_file"))
+            restored.queued.pop(entry["agent_id"], None)  # its turn came: it started
+        case "runtime":
+            restored.runtimes[entry["key"]] = payload
+        case "queued":
+            record, spec = payload
+            restored.queued[entry["agent_id"]] = (record, spec, entry.get("runtime_key"), entry.get("lane", "home"),
+                                                  entry.get("output_file"))
         case "ended":
             restored.ended[entry["agent_id"]] = payload
         case "notified":
@@ -123,7 +156,9 @@ def _apply(restored: Restored, entry: dict[str, Any], payload: Any) -> None:
 
 def restore_books(supervisor: Any, restored: Restored) -> tuple[list[tuple[str, Any, str | None]], list[str]]:
     """Put what the journal says in a fresh supervisor's books. Returns the agents to watch
-    again (id, actor, output file) and the ended agents whose notice may still be owed."""
+    again (id, actor, output file) and the ended agents whose notice may still be owed. The
+    launches that waited in the queue wait there again (``resume_queue`` starts those whose
+    turn has come)."""
     core = supervisor.core
     if restored.limits is not None:
         core.limits = restored.limits
@@ -147,4 +182,31 @@ def restore_books(supervisor: Any, restored: Restored) -> tuple[list[tuple[str, 
             core.settle(record)
         else:
             owed.append(agent_id)
+    owed += [agent_id for agent_id, queued in restored.queued.items()
+             if _restore_queued(supervisor, restored, agent_id, queued)]
     return rewatch, owed
+
+
+def _restore_queued(supervisor: Any, restored: Restored, agent_id: str,
+                    queued: tuple[Any, Any, str | None, str, str | None]) -> bool:
+    """A launch that waited in the queue: back in the queue with what starts it, or ended (it
+    was dropped, or its runtime cannot be read back: failed, written so). True if its notice
+    may be owed."""
+    record, spec, key, lane, output_file = queued
+    core, runtime = supervisor.core, restored.runtimes.get(key) if key else None
+    record.output_file = output_file
+    core.records[agent_id] = record
+    report = restored.ended.get(agent_id)
+    if report is None and (spec is None or (key is not None and runtime is None)):
+        report = FinalReport(status="failed", text=LOST_IN_QUEUE)
+        if supervisor.journal is not None:
+            supervisor.journal.write("ended", agent_id=agent_id, payload=report)
+    if report is None:
+        supervisor.requeue(record, spec, runtime, lane, output_file)
+        return False
+    record.status, record.report, record.ended_at = report.status, report, record.ended_at or time.time()
+    record.queued_for = None
+    if agent_id in restored.notified:
+        record.notified, record.delivering = True, False
+    core.settle(record)
+    return agent_id not in restored.notified

@@ -66,6 +66,8 @@ class Launching(Stopping[H]):
             answer.output_file = output_file
             self.waiting[request.agent_id] = Waiting(spec, runtime, lane, output_file)
             self._keep_spec(request.agent_id, spec, runtime)  # a kill before its start cleans its worktree
+            if self.journal is not None:  # before it is answered: a restarted registry starts it still
+                self.journal.queued(answer, spec, runtime, lane, output_file)
             return Launched(record=answer)
         try:
             actor = await self._start(request.agent_id, spec, runtime, follow, lane, output_file)
@@ -108,6 +110,20 @@ class Launching(Stopping[H]):
     def _dequeued(self, record: RunRecord) -> None:
         self._spawn(self._start_queued(record.agent_id))
 
+    def requeue(self, record: RunRecord, spec: AgentSpec, runtime: SessionRuntime | None, lane: str,
+                output_file: str | None) -> None:
+        """A queued launch read back from the journal: in the queue again, with what starts it."""
+        held = self.runtimes.keep(runtime) if runtime is not None else None
+        self.waiting[record.agent_id] = Waiting(spec, held, lane, output_file)
+        self.specs[record.agent_id] = spec
+        self.core.queue.add(record)
+        self.core.settle(record)
+
+    def resume_queue(self) -> None:
+        """Start the queued launches whose turn has come (a restarted registry's, put back in its queue)."""
+        for record in self.core.queue.promote(self.core):
+            self._dequeued(record)
+
     async def _start_queued(self, agent_id: str) -> None:
         """Start a queued agent whose turn came (its record is running, reserved); or, if it
         cannot be started or the budget failed it in the queue, deliver that end's notice."""
@@ -124,7 +140,7 @@ class Launching(Stopping[H]):
             except Exception as exc:
                 self.core.finish(agent_id, FinalReport(status="failed", text=f"The agent could not be started: {exc}"))
         if record.report is not None:
-            await self._ended(agent_id, record.report)
+            await self._ended_journaled(agent_id, record.report)
 
     async def launch_many(self, launches: list[Launch]) -> AsyncIterator[tuple[int, LaunchAnswer]]:
         """Several launches in one call (the Agent calls of one assistant message), each

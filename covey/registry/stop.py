@@ -64,7 +64,7 @@ class Stopping(Watching[H]):
         if (worktree := await self._dead_agents_worktree(record.agent_id)) is not None:
             record.worktree = worktree
             record.report = record.report.model_copy(update={"worktree": worktree})
-        await self._ended(record.agent_id, record.report)
+        await self._ended_journaled(record.agent_id, record.report)
 
     # -- the stall watchdog ---------------------------------------------------------
 

@@ -144,6 +144,15 @@ class Watching(Books[H]):
         if self.journal is not None:
             self.journal.write("notified", agent_id=agent_id)
 
+    async def _ended_journaled(self, agent_id: str, report: FinalReport) -> None:
+        """``_ended`` for an end the books have already (a queued launch that never ran), written
+        to the journal as ``_complete`` writes a run's end."""
+        if self.journal is not None:
+            self.journal.write("ended", agent_id=agent_id, payload=report)
+        await self._ended(agent_id, report)
+        if self.journal is not None:
+            self.journal.write("notified", agent_id=agent_id)
+
     async def _ended(self, agent_id: str, report: FinalReport) -> None:
         """The consequences of an end already in the books (a run's, or a queued launch's that never ran)."""
         await self._forward_orphans(agent_id)

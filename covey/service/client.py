@@ -23,8 +23,8 @@ from covey.permissions.prompt import converse, terminal
 from covey.daemon import lifecycle, protocol
 from covey.daemon.lifecycle import Connection, ServiceUnavailable
 from covey.daemon.paths import ServicePaths, service_paths
+from covey.daemon.protocol import run_request
 
-SCRIPTED = "scripted:"
 TTY = "/dev/tty"
 """Where permission prompts are asked (tests point it at a pty)."""
 
@@ -64,20 +64,6 @@ def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose
         raise
     finally:
         conn.close()
-
-
-def run_request(prompt: str, options: dict[str, Any], **run: Any) -> dict[str, Any]:
-    """The ``covey_run`` control request: the session's options (``SessionOptions`` fields as
-    JSON, every path absolute; the service validates them), the run's own flags (output
-    format, live view, ...) apart from them, and the whole environment."""
-    sent = dict(options)
-    cwd = os.path.abspath(sent.pop("cwd", None) or ".")
-    model = sent.get("model")
-    if isinstance(model, str) and model.startswith(SCRIPTED):
-        sent["model"] = SCRIPTED + os.path.abspath(model[len(SCRIPTED):])
-    if run.get("trace"):
-        run["trace"] = os.path.abspath(run["trace"])
-    return protocol.control_request(protocol.RUN, cwd=cwd, env=dict(os.environ), options=sent, run=run)
 
 
 class _Leave(Exception):
@@ -128,7 +114,7 @@ class ServedRun:
             if kind == protocol.DONE:
                 return self._finish(message, last)
             if kind == "control_request" and protocol.subtype_of(message) == protocol.CAN_USE_TOOL:
-                self._send(protocol.success(message["request_id"], self._permission(message["request"])))
+                self._asked(message)
             elif kind == protocol.STDERR:
                 print(message.get("text", ""), file=sys.stderr, flush=True)
             elif kind == protocol.LIVE:
@@ -167,6 +153,10 @@ class ServedRun:
         if done.get("error") and self.output_format == "text":
             raise CoveyError(done["error"])
         return print_result(last, self.output_format)
+
+    def _asked(self, message: dict[str, Any]) -> None:
+        """A permission prompt of the run: the client that owns the run answers it at once."""
+        self._send(protocol.success(message["request_id"], self._permission(message["request"])))
 
     def _permission(self, request: dict[str, Any]) -> dict[str, Any]:
         """Ask at the terminal, as ``TerminalAsker`` does in-process."""

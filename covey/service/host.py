@@ -131,7 +131,8 @@ class _HostActor:
         session = getattr(run, "session", None)
         if session is not None and not journal.done:
             status.update(await _live_figures(session))
-        status["questions"] = len(set(journal.asked) - journal.answered)
+        status["waiting"] = journal.waiting()
+        status["questions"] = len(status["waiting"])
         return status
 
 

@@ -92,6 +92,18 @@ class Journal:
         """The client answered this question: later readers are not asked it."""
         self.answered.add(request_id)
 
+    def waiting(self) -> list[dict[str, Any]]:
+        """The questions asked and not answered yet (a detached run's wait for a client), as
+        ``covey sessions`` lists them: request id, tool, the prompt's words."""
+        found = []
+        for request_id, number in self.asked.items():
+            if request_id not in self.answered:
+                request = json.loads(self.lines[number]).get("request") or {}
+                found.append({"request_id": request_id, "subtype": request.get("subtype"),
+                              "tool_name": request.get("tool_name"), "message": request.get("message", ""),
+                              "input": request.get("input")})
+        return found
+
     def finish(self, done: dict[str, Any]) -> None:
         self.done = True
         self.meta["answered"] = sorted(self.answered & set(self.asked))

@@ -42,7 +42,8 @@ class ServedRun:
         self.cwd = request.get("request", {}).get("cwd", "")
         self.started_at = time.time()
         self.session: Session | None = None
-        self.asker = ClientAsker(self.send) if self.flags.get("can_ask") else None
+        # A detached run's prompts wait in its journal for a client that attaches and answers.
+        self.asker = ClientAsker(self.send) if self.flags.get("can_ask") or self.flags.get("detach") else None
         self.why_cancelled: str | None = None
         """``interrupted``, ``client gone`` or ``service stopping``, once the run is cancelled."""
         self._work: asyncio.Task[None] | None = None

@@ -19,8 +19,8 @@ from typing import Any, TextIO
 
 from covey.cli_flags import rules_arg, user_path
 from covey.daemon import lifecycle, protocol
+from covey.daemon.protocol import run_request
 from covey.errors import CoveyError
-from covey.service.client import run_request
 from covey.daemon.lifecycle import Connection, LineTooLong, ServiceUnavailable
 from covey.daemon.paths import service_paths
 

@@ -16,12 +16,8 @@ from pydantic import ValidationError
 from covey.errors import UserError
 from covey.daemon.leftovers import INSTANCE_VAR
 from covey.session import Session, SessionOptions
+from covey.session.options import SERVICE_OWNED
 
-SERVICE_OWNED = frozenset({
-    "cwd", "env", "asker", "on_permission", "on_hook_callback", "on_mcp_message", "service", "pool_size", "limits",
-    "transcript_dir", "shared_fs", "model_id", "start_source",
-})
-"""SessionOptions fields the service sets itself (the client's cwd and environment travel apart)."""
 SESSION_KEYS = tuple(name for name in SessionOptions.model_fields if name not in SERVICE_OWNED)
 """The options a client may send: every other field of ``SessionOptions``."""
 

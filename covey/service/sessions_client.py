@@ -30,9 +30,47 @@ class _Detach(Exception):
 
 
 class AttachedRun(ServedRun):
-    """A ``covey attach`` reader: leaving stops nothing, unless asked twice."""
+    """A ``covey attach`` reader: leaving stops nothing, unless asked twice. A permission prompt
+    the run waits on is answered here at a terminal (text output), or over stdio
+    (``--permission-prompt-tool stdio``); a reader that can do neither leaves it open."""
 
     stopping = False
+    answer_stdio = False
+    """``--permission-prompt-tool stdio``: a prompt is printed on stdout, its ``control_response`` read from stdin."""
+    told: frozenset[str] = frozenset()
+    """The prompts this reader said it leaves open."""
+
+    def _asked(self, message: dict[str, Any]) -> None:
+        if self.answer_stdio:
+            self._answer_from_stdin(message)
+        elif sys.stdin.isatty() and self.output_format == "text":
+            super()._asked(message)
+        else:
+            self._leave_open(message)
+
+    def _answer_from_stdin(self, message: dict[str, Any]) -> None:
+        """Claude Code's stdio permission tool: the request on stdout, the answer on stdin."""
+        print(json.dumps(message), flush=True)
+        while line := sys.stdin.readline():
+            try:
+                answer = json.loads(line) if line.strip() else None
+            except ValueError:
+                print(f"covey: not a JSON line on stdin, ignored: {line.strip()[:80]}", file=sys.stderr)
+                continue
+            if isinstance(answer, dict) and answer.get("type") == "control_response":
+                self._send(answer)
+                if (answer.get("response") or {}).get("request_id") == message.get("request_id"):
+                    return
+        self._leave_open(message)  # stdin ended before it was answered
+
+    def _leave_open(self, message: dict[str, Any]) -> None:
+        request_id = str(message.get("request_id"))
+        if request_id in self.told:
+            return
+        self.told = self.told | {request_id}
+        words = (message.get("request") or {}).get("message") or "a permission prompt"
+        print(f"covey: the session waits for an answer to {words!r}; it stays open for a client that can answer "
+              f"(`covey attach ID` at a terminal, or with --permission-prompt-tool stdio)", file=sys.stderr, flush=True)
 
     def attach(self, session_id: str) -> int:
         previous = {signum: signal.signal(signum, self._on_signal) for signum in (signal.SIGINT, signal.SIGTERM)}
@@ -83,7 +121,14 @@ class AttachedRun(ServedRun):
         raise _Detach()
 
 
-def attach_command(session_id: str, output_format: str | None, after: str | None = None) -> int:
+def attach_command(session_id: str, output_format: str | None, after: str | None = None,
+                   permission_prompt_tool: str | None = None) -> int:
+    if permission_prompt_tool not in (None, "stdio"):
+        raise CoveyError(f"--permission-prompt-tool {permission_prompt_tool}: covey answers prompts over stdio only")
+    if permission_prompt_tool and output_format not in (None, "stream-json"):
+        raise CoveyError("--permission-prompt-tool stdio needs --output-format stream-json (as Claude Code does)")
+    stdio = permission_prompt_tool == "stdio"
+    output_format = "stream-json" if stdio else output_format
     paths = service_paths()
     lifecycle.ensure_service(paths)  # a service that died left the session running: a new one serves it
     conn = lifecycle.connect(paths, timeout_s=lifecycle.PING_TIMEOUT_S)
@@ -92,7 +137,7 @@ def attach_command(session_id: str, output_format: str | None, after: str | None
     conn.sock.settimeout(None)
     try:
         run = AttachedRun(conn, paths, output_format or "")
-        run.skip_until = after
+        run.skip_until, run.answer_stdio = after, stdio
         return run.attach(session_id)
     finally:
         conn.close()
@@ -122,7 +167,9 @@ def session_line(entry: dict[str, Any]) -> str:
     if entry.get("status") == "running":
         parts.append(f"{entry.get('agents_running', '?')} agents running")
         if entry.get("questions"):
-            parts.append(f"{entry['questions']} question(s) waiting for a client: `covey attach`")
+            words = "; ".join(str(q.get("message") or q.get("tool_name")) for q in entry.get("waiting") or [])
+            parts.append(f"{entry['questions']} question(s) waiting for a client{f' ({words})' if words else ''}: "
+                         f"`covey attach {entry.get('session_id')}` answers")
     if "cost_usd" in entry:
         parts.append(f"${entry['cost_usd']:.4f}")
     if entry.get("detached"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from pathlib import Path
-from typing import Any, AsyncIterator, cast
+from typing import Any, AsyncIterator, ClassVar, cast
 
 from covey.actors.handle import AgentHandle
 from covey.agents.spec import AgentSpec
@@ -29,15 +29,19 @@ from covey.session.result import RunResult
 from covey.session.setup import config_root, load, place, run_env, with_env_defaults
 from covey.settings_guard import check_mode as check_allowed_mode
 from covey.teams.messages import UserMessage
-from covey.tools.options import ToolOptions
 
 
 class Session:
     """One covey session: ``await Session(...).run(prompt)`` or ``async for e in session.stream(prompt)``.
 
-    Takes a ``SessionOptions`` or its fields as keywords (``Session(cwd=..., model=...)``)."""
+    Takes a ``SessionOptions`` or its fields as keywords (``Session(cwd=..., model=...)``);
+    ``Session(detach=True)`` makes a ``DetachedSession``, whose run lives in the covey service."""
 
-    def __init__(self, options: SessionOptions | None = None, /, **fields: Any) -> None:
+    detached_kind: ClassVar[type[Session] | None] = None  # Session(detach=True) is one: covey.session.detached
+    def __new__(cls, options: SessionOptions | None = None, /, *, detach: bool = False, **fields: Any) -> Session:
+        return super().__new__((Session.detached_kind if detach and cls is Session else None) or cls)
+
+    def __init__(self, options: SessionOptions | None = None, /, *, detach: bool = False, **fields: Any) -> None:
         if options is not None and fields:
             raise UserError(f"Session takes SessionOptions or keywords, not both (got {sorted(fields)})")
         given = options if options is not None else SessionOptions(**fields)
@@ -86,18 +90,11 @@ class Session:
         """What every agent of the session shares, once ``start`` has run (None after ``close``)."""
         return self.kit.runtime
 
-    @property
-    def _owned(self) -> list[Any]:
-        return self.kit.owned
-
     # -- the main agent ---------------------------------------------------------------
 
     def tool_names(self) -> list[str]:
         """Every tool minus those removed whole by a bare ``--disallowed-tools`` name."""
         return main_agent.tool_names(self)
-
-    def _tool_options(self) -> ToolOptions:
-        return main_agent.tool_options(self)
 
     def _main_prompt(self) -> str:
         return main_agent.main_prompt(self)

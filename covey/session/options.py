@@ -172,6 +172,14 @@ class SessionOptions(BaseModel):
     pool and ready session actors, on its Ray; a service is started if none runs."""
 
 
+SERVICE_OWNED = frozenset({
+    "cwd", "env", "asker", "on_permission", "on_hook_callback", "on_mcp_message", "service", "pool_size", "limits",
+    "transcript_dir", "shared_fs", "model_id", "start_source",
+})
+"""SessionOptions fields the covey service sets itself for a run it serves (the client's cwd and
+environment travel apart): a client (``covey -p``, ``Session(detach=True)``) cannot send them."""
+
+
 def check_mode(mode: str) -> None:
     """``bubble`` is a run mode too: the main agent's prompts go to the session's asker, as in ``default``."""
     if mode not in RUN_MODES:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
+from covey.daemon import protocol
 from tests.fake_messages_api import FakeMessagesAPI
-from tests.faults.scenario import MAIN_MARK, Fanout, wait_for
+from tests.faults.scenario import COVEY, MAIN_MARK, Fanout, wait_for
 from tests.faults.test_kills import served_actor_pid, serves_on
 from tests.service.served import served_service
 
@@ -116,6 +119,32 @@ def test_a_registry_killed_mid_run_comes_back_from_its_journal_and_the_run_ends_
     serves_on(served, pid)
 
 
+def test_launches_waiting_in_the_queue_when_the_registry_is_killed_start_once_it_is_back(served, tmp_path):
+    fanout = Fanout(4, background=True, delay_s=0.2, turns=3, hold_turn=2)
+    with FakeMessagesAPI(replies=[fanout]) as api:
+        env = {"ANTHROPIC_BASE_URL": api.url, "COVEY_QUEUE_SPAWNS": "1", "COVEY_MAX_CONCURRENT_AGENTS": "2"}
+        proc = served.start("-p", f"{MAIN_MARK}: fan out", "--output-format", "stream-json", "--verbose", "--quiet",
+                            env=env, cwd=tmp_path)
+        try:
+            wait_for(lambda: fanout.children_seen(2) == 2, 120, "two running children, held mid-run")
+            assert fanout.children_seen(1) == 2  # the other two wait in the registry's queue
+            status = served.status()
+            (session,) = [entry for entry in status["sessions"] if entry["cwd"] == str(tmp_path)]
+            os.kill(served_actor_pid(served, status["ray_address"], session["session_id"], "registry"), signal.SIGKILL)
+            fanout.gate.set()
+            out, err = proc.communicate(timeout=180)
+        finally:
+            fanout.released.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    events = _events(out)
+    notices = _notices(events)
+    assert sorted(notices) == sorted(set(notices)) and len(notices) == 4, notices
+    outcome = fanout.outcome()
+    assert sorted(outcome.completed) == list(range(4)) and set(outcome.completed.values()) == {1}
+
+
 def test_a_detached_run_of_fifty_children_with_no_client_is_all_there_when_attached_afterwards():
     fanout = Fanout(50, background=True, delay_s=0.2, turns=1)
     with FakeMessagesAPI(replies=[fanout]) as api, served_service(start=True, ANTHROPIC_BASE_URL=api.url,
@@ -138,3 +167,100 @@ def test_a_detached_run_of_fifty_children_with_no_client_is_all_there_when_attac
     assert len(notices) == 50 and len(set(notices)) == 50
     assert events[-1]["type"] == "result" and events[-1]["subtype"] == "success", events[-1]
     assert sorted(fanout.outcome().completed) == list(range(50))
+
+
+class _MakesAFile:
+    """The main agent asks to run a Bash command that needs permission in default mode; once it has
+    the command's result it answers with it."""
+
+    def __call__(self, body: dict) -> dict:
+        results = [block for message in body["messages"] if isinstance(message["content"], list)
+                   for block in message["content"] if block.get("type") == "tool_result"]
+        if results:
+            return {"text": f"done: error={results[-1].get('is_error', False)}"}
+        return {"content": [{"type": "tool_use", "id": "toolu_bash_1", "name": "Bash",
+                             "input": {"command": "touch made-by-agent.txt", "description": "make a file"}}]}
+
+
+def test_a_detached_runs_permission_prompt_waits_is_listed_and_an_attached_client_answers_it(served, tmp_path):
+    with FakeMessagesAPI(replies=[_MakesAFile()]) as api:
+        env = {"ANTHROPIC_BASE_URL": api.url}
+        started = served.covey("-p", "make a file", "--detach", "--output-format", "stream-json",
+                               env=env, cwd=tmp_path)
+        assert started.returncode == 0, started.stderr
+        session_id = started.stdout.strip()
+
+        def entry() -> dict:
+            listed = served.covey("sessions", "--json")
+            return next(s for s in json.loads(listed.stdout) if s["session_id"] == session_id)
+
+        wait_for(lambda: entry().get("questions") == 1, 120, "the run's permission prompt to wait")
+        (waiting,) = entry()["waiting"]
+        assert waiting["tool_name"] == "Bash" and "touch made-by-agent.txt" in json.dumps(waiting["input"])
+        assert "waiting for a client" in served.covey("sessions").stdout
+        # A reader with no terminal leaves the prompt open (it does not deny it), and Ctrl-C detaches it.
+        log = tmp_path / "reader.err"
+        with log.open("w") as err:
+            reader = subprocess.Popen([*COVEY, "attach", session_id], cwd=tmp_path, env=served.env,
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True,
+                                      start_new_session=True)
+            try:
+                wait_for(lambda: "waits for an answer" in log.read_text(), 60, "the reader to see the prompt")
+                reader.send_signal(signal.SIGINT)
+                assert reader.wait(timeout=60) == 0, log.read_text()
+            finally:
+                if reader.poll() is None:
+                    reader.kill()
+        assert entry()["questions"] == 1 and not (tmp_path / "made-by-agent.txt").exists()
+        answer = protocol.success(waiting["request_id"], {"behavior": "allow", "updatedInput": waiting["input"]})
+        attached = subprocess.run([*COVEY, "attach", session_id, "--permission-prompt-tool", "stdio"], cwd=tmp_path,
+                                  env=served.env, input=json.dumps(answer) + "\n", capture_output=True, text=True,
+                                  timeout=180)
+        final = entry()
+    assert attached.returncode == 0, attached.stderr
+    events = _events(attached.stdout)
+    asked = [e for e in events if e["type"] == "control_request"]
+    assert [e["request_id"] for e in asked] == [waiting["request_id"]]
+    assert events[-1]["type"] == "result" and events[-1]["result"] == "done: error=False", events[-1]
+    assert (tmp_path / "made-by-agent.txt").exists()
+    assert final["status"] == "finished" and final.get("questions", 0) == 0, final
+    # A later reader is not asked again: the answered prompt is left out of the replay.
+    again = _events(served.covey("attach", session_id, "--output-format", "stream-json").stdout)
+    assert not [e for e in again if e["type"] == "control_request"] and again[-1]["type"] == "result"
+
+
+SUBMIT = ("import asyncio, sys, covey\n"
+          "session = covey.Session(cwd=sys.argv[1], detach=True, max_turns=30)\n"
+          "print(asyncio.run(session.submit(sys.argv[2])), flush=True)\n")
+FOLLOW = ("import json, sys, covey\n"
+          "for event in covey.attach(sys.argv[1], after=sys.argv[2] if len(sys.argv) > 2 else None):\n"
+          "    print(json.dumps(event), flush=True)\n")
+
+
+def test_a_python_programs_detached_run_outlives_it_and_covey_attach_follows_it_from_python(served, tmp_path):
+    fanout = Fanout(2, background=True, delay_s=0.2, turns=2, hold_turn=1)
+    with FakeMessagesAPI(replies=[fanout]) as api:
+        env = {**served.env, "ANTHROPIC_BASE_URL": api.url}
+
+        def python(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-c", *args], env=env, cwd=tmp_path, capture_output=True,
+                                  text=True, timeout=180)
+
+        started = python(SUBMIT, str(tmp_path), f"{MAIN_MARK}: two reviews")
+        assert started.returncode == 0, started.stderr
+        session_id = started.stdout.strip()
+        wait_for(lambda: fanout.children_seen(1) == 2, 120, "the run's children, after its program ended")
+        listed = json.loads(served.covey("sessions", "--json").stdout)
+        entry = next(s for s in listed if s["session_id"] == session_id)
+        assert entry["status"] == "running" and entry["detached"] is True, entry  # it outlived its program
+        fanout.gate.set()
+        followed = python(FOLLOW, session_id)
+        printed = served.covey("attach", session_id, "--output-format", "stream-json")
+        events = [json.loads(line) for line in followed.stdout.splitlines()]
+        middle = events[len(events) // 2]["uuid"]
+        rest = python(FOLLOW, session_id, middle)
+    assert followed.returncode == 0, followed.stderr
+    assert events == _events(printed.stdout)  # what `covey attach` prints, event for event
+    assert events[-1]["type"] == "result" and events[-1]["subtype"] == "success", events[-1]
+    assert len(_notices(events)) == 2
+    assert [json.loads(line) for line in rest.stdout.splitlines()] == events[len(events) // 2 + 1:]

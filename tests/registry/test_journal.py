@@ -4,6 +4,7 @@ and answers a launch sent again from its books instead of starting it twice."""
 
 from __future__ import annotations
 
+import asyncio
 import stat
 
 import pytest
@@ -119,3 +120,95 @@ async def test_a_background_agent_lost_with_its_node_goes_on_from_its_transcript
     await settle()
     assert supervisor.core.records["b"].status == "failed" and supervisor.actors.get("b") is None
     await supervisor.close()
+
+
+QUEUEING = Limits(max_depth=2, max_concurrent=1, queue_spawns=True)
+
+
+async def _queued_behind_one(tmp_path):
+    """A journaled supervisor with one slot: "a" runs, "b" waits in the queue."""
+    journal = RegistryJournal(tmp_path / "registry" / "kit.jsonl")
+    journal.begin("s", QUEUEING)
+    first = Supervisor(QUEUEING, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref")
+    first.journal = journal
+    await first.register_main("main", "m", "/tmp")
+    shared = runtime()
+    for agent_id in ("a", "b"):
+        answer = await first.launch(request(agent_id), spec(agent_id, runtime=shared), output_file=f"/t/{agent_id}")
+        assert isinstance(answer, Launched)
+    assert first.core.records["b"].status == "queued" and len(first.pool.taken) == 1
+    return first, journal, shared
+
+
+def _restarted(journal: RegistryJournal) -> tuple[Supervisor, list, list]:
+    """A registry made again from the journal, as the Ray actor's ``_restore`` makes it."""
+    second = Supervisor(QUEUEING, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref")
+    restored = journal.read()
+    journal.reopen()
+    second.journal = journal
+    rewatch, owed = restore_books(second, restored)
+    return second, rewatch, owed
+
+
+async def test_a_queued_launch_comes_back_in_the_queue_and_starts_with_its_runtime_when_a_slot_frees(tmp_path):
+    first, journal, shared = await _queued_behind_one(tmp_path)
+    await first.close()
+    journal.close()  # the registry's process is killed
+    second, rewatch, owed = _restarted(journal)
+    assert second.core.queue.ids() == ["b"] and second.core.records["b"].status == "queued" and owed == []
+    assert [agent_id for agent_id, _, _ in rewatch] == ["a"]
+    (agent_id, actor, output_file), = rewatch
+    actor._end = asyncio.get_running_loop().create_future()  # the agent actor still runs "a"
+    await second.track(agent_id, actor, output_file, run=actor.report_for(agent_id))
+    second.resume_queue()
+    assert second.pool.taken == []  # no slot yet: "a" runs
+    actor.end("A done")
+    await settle()
+    (started,) = second.pool.taken
+    started_spec, how = started.started[0]
+    assert started_spec.agent_id == "b" and how["runtime"].key == shared.key  # its runtime, read back
+    assert second.core.records["b"].status == "running"
+    third = journal.read()  # restarted again: "b" is running now, not queued
+    assert "b" in third.launched and "b" not in third.queued
+    await second.close()
+
+
+async def test_a_queued_launch_whose_slot_freed_while_the_registry_was_down_starts_at_its_first_call(tmp_path):
+    first, journal, _shared = await _queued_behind_one(tmp_path)
+    await first.close()
+    journal.write("ended", agent_id="a", payload=FinalReport(status="completed", text="A done"))
+    second, rewatch, owed = _restarted(journal)
+    assert rewatch == [] and owed == ["a"]
+    second.resume_queue()  # the actor's ping does this after watching its agents again
+    await settle()
+    assert [s.agent_id for actor in second.pool.taken for s, _ in actor.started] == ["b"]
+    await second.close()
+
+
+async def test_a_queued_launch_that_cannot_be_read_back_fails_and_its_parent_is_told_once(tmp_path):
+    first, journal, _shared = await _queued_behind_one(tmp_path)
+    await first.close()
+    journal.close()
+    lines = [line for line in journal.path.read_bytes().splitlines(keepends=True) if b'"op": "runtime"' not in line]
+    journal.path.write_bytes(b"".join(lines))  # its runtime's entry is lost
+    second, _rewatch, owed = _restarted(journal)
+    record = second.core.records["b"]
+    assert owed == ["b"] and record.status == "failed" and "registry restarted" in record.report.text
+    assert second.core.queue.ids() == [] and "b" not in second.waiting
+    await second._ended("b", record.report)  # the actor's first call delivers the owed notices
+    assert await second.mailbox.pending("main") == 1
+    again = journal.read()  # written: a second restart does not fail it anew
+    assert again.ended["b"].status == "failed"
+    await second.close()
+
+
+async def test_a_launch_killed_while_queued_is_not_started_after_a_restart(tmp_path):
+    first, journal, _shared = await _queued_behind_one(tmp_path)
+    assert await first.kill_agent("b")
+    await settle()
+    await first.close()
+    second, _rewatch, owed = _restarted(journal)
+    assert second.core.records["b"].status == "killed" and second.core.queue.ids() == [] and owed == []
+    second.resume_queue()
+    assert second.pool.taken == []
+    await second.close()

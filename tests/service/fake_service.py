@@ -36,8 +36,9 @@ class Peer:
         return protocol.decode(line) if line else None
 
 
-Script = Callable[[Peer, dict[str, Any], dict[str, Any]], None]
-"""``script(peer, run_request, user_message)``: what the service does with a run."""
+Script = Callable[[Peer, dict[str, Any], dict[str, Any] | None], None]
+"""``script(peer, run_request, user_message)``: what the service does with a run (or, with no
+user message, a ``covey_attach`` request)."""
 
 
 class FakeService:
@@ -66,6 +67,9 @@ class FakeService:
                         fake.runs.append((first, prompt))
                         fake.started.set()
                         fake.script(peer, first, prompt)
+                    case protocol.ATTACH:  # ``covey attach``: the script answers it (its prompt is None)
+                        fake.runs.append((first, {}))
+                        fake.script(peer, first, None)
 
         self.server = socketserver.ThreadingUnixStreamServer(str(root / "service.sock"), Handler)
         self.server.daemon_threads = True

@@ -86,3 +86,16 @@ def test_a_run_without_session_persistence_leaves_no_file_and_is_still_followed(
     journal.write(_line({"type": protocol.DONE}))
     assert list(tmp_path.iterdir()) == [] and read_meta(SESSION, tmp_path) is None
     assert len(journal.since(-1)) == 2 and journal.done
+
+
+def test_the_questions_still_open_are_listed_with_their_words(tmp_path):
+    journal = Journal({"cwd": "/p"}, tmp_path)
+    journal.write(_line(protocol.success("req_1", {"session_id": SESSION})))
+    journal.write(_line(protocol.control_request("can_use_tool", "ask_1", tool_name="Bash", message="Allow Bash (ls)?",
+                                                 input={"command": "ls"})))
+    journal.write(_line(protocol.control_request("can_use_tool", "ask_2", tool_name="Write", message="Allow Write?")))
+    journal.answer("ask_2")
+    assert journal.waiting() == [{"request_id": "ask_1", "subtype": "can_use_tool", "tool_name": "Bash",
+                                  "message": "Allow Bash (ls)?", "input": {"command": "ls"}}]
+    journal.answer("ask_1")
+    assert journal.waiting() == []

@@ -23,7 +23,7 @@ from covey.cli_flags import OPTION, session_options
 from covey.errors import UserError
 from covey.daemon import protocol
 from covey.service import session_options as served
-from covey.service.client import run_request
+from covey.daemon.protocol import run_request
 from covey.service.session_options import SERVICE_OWNED, SESSION_KEYS, client_options, session_for
 from covey.session import Session, SessionOptions
 

@@ -11,7 +11,7 @@ import pytest
 from covey.errors import UserError
 from covey.model.scripted import ScriptedModel
 from covey.agents.runtime import SessionRuntime
-from covey.session import Session
+from covey.session import Session, main_agent
 
 SERVICE_ENV = {  # what this process (the service) says, and the run must not see
     "COVEY_MAX_CONCURRENT_AGENTS": "50", "COVEY_POOL_SIZE": "9", "ANTHROPIC_DEFAULT_OPUS_MODEL": "service-opus",
@@ -61,7 +61,7 @@ def test_limits_switches_and_pool_come_from_the_env(tmp_path, client_home):
     session = _session(tmp_path, env=_client_env(client_home))
     assert session.limits.max_concurrent == 3
     assert session.options.teams is True and session.options.shared_fs is True
-    assert "TeamCreate" in session.tool_names() and session._tool_options().background_disabled
+    assert "TeamCreate" in session.tool_names() and main_agent.tool_options(session).background_disabled
     assert session.options.pool_size == 2
 
 

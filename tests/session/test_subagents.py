@@ -341,7 +341,7 @@ async def test_a_finished_runs_main_actor_is_let_go_unless_teams_may_live_on_it(
         # Each run's main actor went back to the session's pool, so the next run took it
         # again: a long notebook session keeps no idle main per run.
         assert len({m.actor._actor_id for m in mains}) == 1
-        assert not any(isinstance(h, AgentHandle) for h in session._owned)
+        assert not any(isinstance(h, AgentHandle) for h in session.kit.owned)
     finally:
         session.close()
     session = _session(tmp_path, model, teams=True)
