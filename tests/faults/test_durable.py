@@ -99,24 +99,35 @@ def test_a_registry_killed_mid_run_comes_back_from_its_journal_and_the_run_ends_
                             env={"ANTHROPIC_BASE_URL": api.url}, cwd=tmp_path)
         try:
             wait_for(lambda: fanout.children_seen(2) == 6, 120, "six running children")
-            status = served.status()
-            (session,) = [entry for entry in status["sessions"] if entry["cwd"] == str(tmp_path)]
-            victim = served_actor_pid(served, status["ray_address"], session["session_id"], "registry")
-            os.kill(victim, signal.SIGKILL)
+            _kill_registry(served, tmp_path)
             out, err = proc.communicate(timeout=180)
         finally:
             fanout.released.set()
             if proc.poll() is None:
                 proc.kill()
-    assert proc.returncode == 0, err[-3000:]
+    events = _every_result_once(proc.returncode, out, err, fanout, 6)
+    assert events[-1]["type"] == "result" and events[-1]["subtype"] == "success", events[-1]
+    assert all(statuses == ["completed"] for statuses in fanout.outcome().notices.values()), fanout.outcome().notices
+    serves_on(served, pid)
+
+
+def _every_result_once(returncode: int, out: str, err: str, fanout: Fanout, children: int) -> list[dict]:
+    """The run's events, once it is checked to have ended well with one notice for each child,
+    each child having completed once."""
+    assert returncode == 0, err[-3000:]
     events = _events(out)
     notices = _notices(events)
-    assert sorted(notices) == sorted(set(notices)) and len(notices) == 6, notices
-    assert events[-1]["type"] == "result" and events[-1]["subtype"] == "success", events[-1]
+    assert sorted(notices) == sorted(set(notices)) and len(notices) == children, notices
     outcome = fanout.outcome()
-    assert sorted(outcome.completed) == list(range(6)) and set(outcome.completed.values()) == {1}
-    assert all(statuses == ["completed"] for statuses in outcome.notices.values()), outcome.notices
-    serves_on(served, pid)
+    assert sorted(outcome.completed) == list(range(children)) and set(outcome.completed.values()) == {1}
+    return events
+
+
+def _kill_registry(served, cwd) -> None:
+    """SIGKILL the registry actor of the one session running in ``cwd``."""
+    status = served.status()
+    (session,) = [entry for entry in status["sessions"] if entry["cwd"] == str(cwd)]
+    os.kill(served_actor_pid(served, status["ray_address"], session["session_id"], "registry"), signal.SIGKILL)
 
 
 def test_launches_waiting_in_the_queue_when_the_registry_is_killed_start_once_it_is_back(served, tmp_path):
@@ -128,21 +139,14 @@ def test_launches_waiting_in_the_queue_when_the_registry_is_killed_start_once_it
         try:
             wait_for(lambda: fanout.children_seen(2) == 2, 120, "two running children, held mid-run")
             assert fanout.children_seen(1) == 2  # the other two wait in the registry's queue
-            status = served.status()
-            (session,) = [entry for entry in status["sessions"] if entry["cwd"] == str(tmp_path)]
-            os.kill(served_actor_pid(served, status["ray_address"], session["session_id"], "registry"), signal.SIGKILL)
+            _kill_registry(served, tmp_path)
             fanout.gate.set()
             out, err = proc.communicate(timeout=180)
         finally:
             fanout.released.set()
             if proc.poll() is None:
                 proc.kill()
-    assert proc.returncode == 0, err[-3000:]
-    events = _events(out)
-    notices = _notices(events)
-    assert sorted(notices) == sorted(set(notices)) and len(notices) == 4, notices
-    outcome = fanout.outcome()
-    assert sorted(outcome.completed) == list(range(4)) and set(outcome.completed.values()) == {1}
+    _every_result_once(proc.returncode, out, err, fanout, 4)
 
 
 def test_a_detached_run_of_fifty_children_with_no_client_is_all_there_when_attached_afterwards():

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from covey.model.scripted import ScriptedModel
+from covey.session import Session
 
 MAIN = {"system_contains": "You are covey"}
 CHILD = {"system_lacks": "You are covey"}
@@ -39,3 +42,18 @@ def main_texts(session: Any, transcript_dir: Any) -> list[str]:
     return [block.get("text", "") for record in read_transcript(path) if record["message"].get("role") == "user"
             and isinstance(record["message"].get("content"), list)
             for block in record["message"]["content"] if block.get("type") == "text"]
+
+
+def write(path: Path, text: str) -> Path:
+    """``text`` in ``path``, its folders made."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def offline_session(tmp_path: Path, **options: Any) -> Session:
+    """A Session in ``tmp_path/project`` with a HOME of its own and a model that says nothing."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")}
+    (tmp_path / "project").mkdir(exist_ok=True)
+    options.setdefault("cwd", str(tmp_path / "project"))
+    return Session(env=env, model=ScriptedModel.from_turns([]), **options)

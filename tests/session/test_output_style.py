@@ -15,12 +15,7 @@ from covey.agents.runtime import SessionRuntime
 from covey.agents.system_prompt import MAIN_PROMPT
 from covey.model.scripted import ScriptedModel
 from covey.session import Session
-
-
-def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
+from tests.session.scripts import write
 
 
 def _session(tmp_path: Path, **options) -> Session:
@@ -35,7 +30,7 @@ def _system_text(spec) -> str:
 
 
 async def test_a_built_in_style_shapes_the_main_prompt_and_init_while_a_child_keeps_its_own(tmp_path):
-    _write(tmp_path / "project/.claude/settings.local.json", json.dumps({"outputStyle": "Explanatory"}))
+    write(tmp_path / "project/.claude/settings.local.json", json.dumps({"outputStyle": "Explanatory"}))
     session = _session(tmp_path)
     assert session.init_event().wire()["output_style"] == "Explanatory"
     runtime = SessionRuntime(session_id=session.session_id, registry=None, mailbox=None)  # type: ignore[arg-type]
@@ -49,7 +44,7 @@ async def test_a_built_in_style_shapes_the_main_prompt_and_init_while_a_child_ke
 
 
 def test_a_custom_style_from_the_users_folder_replaces_the_coding_instructions(tmp_path):
-    _write(tmp_path / "home/.claude/output-styles/editor.md",
+    write(tmp_path / "home/.claude/output-styles/editor.md",
            "---\nname: Editor\ndescription: Edits prose\n---\nAnswer as a copy editor would.\n")
     session = _session(tmp_path, settings={"outputStyle": "Editor"})
     prompt = session._main_prompt()
@@ -59,14 +54,14 @@ def test_a_custom_style_from_the_users_folder_replaces_the_coding_instructions(t
 
 
 def test_the_style_files_follow_setting_sources(tmp_path):
-    _write(tmp_path / "home/.claude/output-styles/editor.md", "Answer as a copy editor would.\n")
+    write(tmp_path / "home/.claude/output-styles/editor.md", "Answer as a copy editor would.\n")
     session = _session(tmp_path, settings={"outputStyle": "editor"}, setting_sources=["project"])
     assert session._main_prompt() == MAIN_PROMPT and session.init_event().wire()["output_style"] == "default"
     assert any("unknown output style 'editor'" in w for w in session.warnings)
 
 
 def test_an_unknown_style_is_a_warning_naming_the_setting_and_its_file_and_the_run_goes_on(tmp_path):
-    settings = _write(tmp_path / "home/.claude/settings.json", json.dumps({"outputStyle": "Pirate"}))
+    settings = write(tmp_path / "home/.claude/settings.json", json.dumps({"outputStyle": "Pirate"}))
     session = _session(tmp_path)
     assert session._main_prompt() == MAIN_PROMPT and session.init_event().wire()["output_style"] == "default"
     (warning,) = [w for w in session.warnings if "outputStyle" in w]

@@ -8,36 +8,22 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from pathlib import Path
 
 import pytest
 
 from covey.events import AssistantEvent
-from covey.model.scripted import ScriptedModel
 from covey.service.conversation import ConversationRun
 from covey.session import Session, main_agent
 from covey.session.debug_log import DebugLog, open_debug_log
-
-
-def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def _session(tmp_path: Path, **options) -> Session:
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")}
-    (tmp_path / "project").mkdir(exist_ok=True)
-    options.setdefault("cwd", str(tmp_path / "project"))
-    return Session(env=env, model=ScriptedModel.from_turns([]), **options)
+from tests.session.scripts import offline_session, write
 
 
 # -- no session persistence -------------------------------------------------------------------
 
 
 def test_a_session_not_kept_writes_to_a_private_folder_its_close_removes(tmp_path):
-    session = _session(tmp_path, session_persistence=False)
+    session = offline_session(tmp_path, session_persistence=False)
     private = session.private
     assert private is not None and private.is_dir() and (private.stat().st_mode & 0o777) == 0o700
     assert session.transcript_folder.is_relative_to(private) and session.roots.root == private
@@ -47,7 +33,7 @@ def test_a_session_not_kept_writes_to_a_private_folder_its_close_removes(tmp_pat
 
 
 def test_a_kept_session_has_no_private_folder(tmp_path):
-    session = _session(tmp_path)
+    session = offline_session(tmp_path)
     assert session.private is None and session.roots == session.kept
     assert session.transcript_folder.is_relative_to(tmp_path / "home" / ".claude" / "projects")
     session.close()
@@ -59,9 +45,9 @@ def test_a_session_that_fails_to_load_leaves_no_private_folder(tmp_path, monkeyp
     made: list[Path] = []
     original = ephemeral.private_folder
     monkeypatch.setattr(ephemeral, "private_folder", lambda options: made.append(original(options)) or made[-1])
-    _write(tmp_path / "project/.claude/settings.json", "{not json")
+    write(tmp_path / "project/.claude/settings.json", "{not json")
     with pytest.raises(Exception, match="not valid JSON"):
-        _session(tmp_path, session_persistence=False)
+        offline_session(tmp_path, session_persistence=False)
     assert made and not made[0].exists()
 
 
@@ -69,7 +55,7 @@ def test_a_session_that_fails_to_load_leaves_no_private_folder(tmp_path, monkeyp
 
 
 def test_debug_writes_claude_codes_file_with_the_sessions_log_and_steps(tmp_path):
-    session = _session(tmp_path, debug="")
+    session = offline_session(tmp_path, debug="")
     path = tmp_path / "home" / ".claude" / "debug" / f"{session.session_id}.txt"
     assert session.debug is not None and session.debug.path == path
     assert (path.parent / "latest").resolve() == path
@@ -115,9 +101,9 @@ def test_a_debug_file_is_appended_to_and_the_loggers_level_comes_back(tmp_path):
 
 
 def test_with_permission_prompts_none_nobody_is_asked_whatever_asker_was_given(tmp_path):
-    asked = _session(tmp_path, on_permission=lambda request: True)
+    asked = offline_session(tmp_path, on_permission=lambda request: True)
     assert asked.asker is not None
-    nobody = _session(tmp_path, on_permission=lambda request: True, permission_prompts="none")
+    nobody = offline_session(tmp_path, on_permission=lambda request: True, permission_prompts="none")
     assert nobody.asker is None
     asked.close()
     nobody.close()
@@ -125,9 +111,9 @@ def test_with_permission_prompts_none_nobody_is_asked_whatever_asker_was_given(t
 
 def test_a_plugin_dir_without_mcp_loads_the_plugins_agents(tmp_path):
     plugin = tmp_path / "kit"
-    _write(plugin / ".claude-plugin/plugin.json", json.dumps({"name": "kit", "mcpServers": {"x": {"command": "x"}}}))
-    _write(plugin / "agents/helper.md", "---\nname: helper\ndescription: helps\n---\nHelp.\n")
-    session = _session(tmp_path, plugin_dirs=[str(plugin)])
+    write(plugin / ".claude-plugin/plugin.json", json.dumps({"name": "kit", "mcpServers": {"x": {"command": "x"}}}))
+    write(plugin / "agents/helper.md", "---\nname: helper\ndescription: helps\n---\nHelp.\n")
+    session = offline_session(tmp_path, plugin_dirs=[str(plugin)])
     assert "kit:helper" in session.definitions and "kit" in session.plugins.plugins
     assert not any(name.startswith("x") for name in session.mcp.servers)  # covey starts no plugin's MCP servers
     session.close()
@@ -135,26 +121,26 @@ def test_a_plugin_dir_without_mcp_loads_the_plugins_agents(tmp_path):
 
 def test_the_project_config_root_is_where_the_projects_settings_and_definitions_come_from(tmp_path):
     root, worktree = tmp_path / "checkout", tmp_path / "worktree"
-    _write(root / ".claude/settings.json", json.dumps({"outputStyle": "Root style", "permissions": {"deny": ["Bash"]}}))
-    _write(root / ".claude/agents/root-agent.md", "---\nname: root-agent\ndescription: from the root\n---\nHi.\n")
-    _write(root / ".claude/output-styles/root.md", "---\nname: Root style\n---\nAs the root says.\n")
-    _write(root / ".mcp.json", json.dumps({"mcpServers": {"root-server": {"command": "true"}}}))
-    _write(worktree / ".claude/settings.json", json.dumps({"outputStyle": "Concise"}))
-    _write(worktree / ".claude/agents/branch-agent.md", "---\nname: branch-agent\ndescription: a branch's\n---\nHi.\n")
-    session = _session(tmp_path, cwd=str(worktree), project_config_root=str(root))
+    write(root / ".claude/settings.json", json.dumps({"outputStyle": "Root style", "permissions": {"deny": ["Bash"]}}))
+    write(root / ".claude/agents/root-agent.md", "---\nname: root-agent\ndescription: from the root\n---\nHi.\n")
+    write(root / ".claude/output-styles/root.md", "---\nname: Root style\n---\nAs the root says.\n")
+    write(root / ".mcp.json", json.dumps({"mcpServers": {"root-server": {"command": "true"}}}))
+    write(worktree / ".claude/settings.json", json.dumps({"outputStyle": "Concise"}))
+    write(worktree / ".claude/agents/branch-agent.md", "---\nname: branch-agent\ndescription: a branch's\n---\nHi.\n")
+    session = offline_session(tmp_path, cwd=str(worktree), project_config_root=str(root))
     assert session.cwd == worktree.resolve() and session.config_root == root.resolve()
     assert "root-agent" in session.definitions and "branch-agent" not in session.definitions
     assert session.output_style.name == "Root style" and "root-server" in session.mcp.servers
     assert [rule.tool for rule in session.settings.permissions.deny] == ["Bash"]
     assert main_agent._run_settings(session).project_dir == str(root.resolve())  # hooks' CLAUDE_PROJECT_DIR
-    plain = _session(tmp_path, cwd=str(worktree))
+    plain = offline_session(tmp_path, cwd=str(worktree))
     assert "branch-agent" in plain.definitions and plain.output_style.name == "Concise"
     for each in (session, plain):
         each.close()
 
 
 def test_managed_settings_from_the_program_apply_as_the_policy_tier_restrictive_keys_only(tmp_path):
-    session = _session(tmp_path, managed_settings={
+    session = offline_session(tmp_path, managed_settings={
         "permissions": {"deny": ["Bash"], "allow": ["Read"], "defaultMode": "bypassPermissions"},
         "model": "opus", "outputStyle": "Concise"})
     deny = session.settings.permissions.deny
@@ -175,9 +161,9 @@ def _answer(session: Session, **flags) -> dict:
 
 
 def test_initialize_is_answered_with_the_sessions_output_style_and_the_styles_it_could_choose(tmp_path):
-    _write(tmp_path / "home/.claude/output-styles/zeta.md", "Z.\n")
-    _write(tmp_path / "project/.claude/output-styles/pirate.md", "---\nname: Pirate\n---\nArr.\n")
-    session = _session(tmp_path, settings={"outputStyle": "pirate"})
+    write(tmp_path / "home/.claude/output-styles/zeta.md", "Z.\n")
+    write(tmp_path / "project/.claude/output-styles/pirate.md", "---\nname: Pirate\n---\nArr.\n")
+    session = offline_session(tmp_path, settings={"outputStyle": "pirate"})
     answer = _answer(session, initialize_reads=["settings"])
     # As Claude Code 2.1.332's: the built-ins in its order, then the user's, then the project's.
     assert answer["output_style"] == "Pirate" == session.init_event().wire()["output_style"]
@@ -185,7 +171,7 @@ def test_initialize_is_answered_with_the_sessions_output_style_and_the_styles_it
                                                  "zeta", "Pirate"]
     assert answer["settings_applied"] is True and answer["disallowed_tools_applied"] is False
     assert {agent["name"] for agent in answer["agents"]} >= {"general-purpose", "Explore"}
-    only_user = _session(tmp_path, setting_sources=["user"])
+    only_user = offline_session(tmp_path, setting_sources=["user"])
     assert _answer(only_user)["available_output_styles"][-1] == "zeta"
     for each in (session, only_user):
         each.close()
@@ -195,7 +181,7 @@ def test_a_session_that_takes_its_kits_id_moves_what_is_named_after_its_id(tmp_p
     """A served session takes its kit's id: the files its agents may read, and ``--debug``'s file, follow."""
     from covey.session.kit import renamed
 
-    session = _session(tmp_path, debug="")
+    session = offline_session(tmp_path, debug="")
     old = session.debug.path
     renamed(session, "11111111-2222-4333-8444-555555555555")
     assert session.transcript_folder / "11111111-2222-4333-8444-555555555555" in session.policy.readable
