@@ -3,10 +3,10 @@
 A served session's registry (a covey service's kit, whose agent actors the service's
 shared pool owns, so they outlive it) writes each launch, end and delivered notice to a
 file before the change takes effect in its books: ``<covey dir>/registry/<kit>.jsonl``,
-one line each, the payload pickled (a spec, a record, the agent actor's handle). A launch
-that waits in the queue (queued spawns) is written too, with the session runtime it will
-start with (once per runtime key): a restarted registry puts it back in the queue, or, if
-its launch cannot be read back, fails it and its parent is told. Ray
+one line each, the payload pickled (a spec, a record, the agent actor's handle), and the
+session runtime launches start with (once per runtime key). A launch that waits in the queue
+(queued spawns) is written too: a restarted registry puts it back in the queue, or, if its
+launch cannot be read back, fails it and its parent is told. Ray
 restarts the actor (``max_restarts``) with the arguments it was first made with; the new
 one reads the journal, rebuilds its books (``Restored``), and watches again every agent
 the journal says is running. A line is flushed to the operating system when written: it
@@ -96,11 +96,18 @@ class RegistryJournal:
         self._file.flush()
         return True
 
+    def runtime(self, runtime: Any) -> str | None:
+        """The session runtime a launch starts with, written once per key (a restarted registry
+        starts, revives and resumes agents with it); its key."""
+        key = getattr(runtime, "key", None)
+        if key is not None and key not in self._runtimes:
+            self._runtimes.add(key)  # tried once: one that does not pickle is not tried at every launch
+            self.write("runtime", key=key, payload=runtime)
+        return key
+
     def queued(self, record: Any, spec: Any, runtime: Any, lane: str, output_file: str | None) -> None:
         """A launch that waits in the queue: its record and spec, and its runtime (once per key)."""
-        key = getattr(runtime, "key", None)
-        if key is not None and key not in self._runtimes and self.write("runtime", key=key, payload=runtime):
-            self._runtimes.add(key)
+        key = self.runtime(runtime)
         self.write("queued", agent_id=record.agent_id, runtime_key=key, lane=lane, output_file=output_file,
                    payload=(record, spec))
 
@@ -162,6 +169,8 @@ def restore_books(supervisor: Any, restored: Restored) -> tuple[list[tuple[str, 
     core = supervisor.core
     if restored.limits is not None:
         core.limits = restored.limits
+    for runtime in restored.runtimes.values():  # in the order written: the last is the newest
+        supervisor.runtimes.keep(runtime)
     if restored.main is not None:
         core.records[restored.main.agent_id] = restored.main
         core.main_agent_id = restored.main.agent_id

@@ -85,6 +85,7 @@ class Launching(Stopping[H]):
         try:
             actor = await self.pool.take(lane)
             if self.journal is not None and (record := self.core.records.get(agent_id)) is not None:
+                self.journal.runtime(runtime)
                 self.journal.write("launched", agent_id=agent_id, output_file=output_file,
                                    payload=(record, spec, actor))
             ref = self.runtimes.ref(runtime)

@@ -212,3 +212,22 @@ async def test_a_launch_killed_while_queued_is_not_started_after_a_restart(tmp_p
     second.resume_queue()
     assert second.pool.taken == []
     await second.close()
+
+
+async def test_a_restarted_registry_has_the_sessions_runtime_for_later_launches_and_resumes(journaled, tmp_path):
+    """Every launch's runtime is journaled (once per key): the restarted registry starts a launch
+    that names only its runtime's key, and resumes a finished agent, with it."""
+    first, journal = journaled
+    key = first.runtimes.newest.key
+    second = Supervisor(LIMITS, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref",
+                        load_history=lambda path: [{"role": "user", "content": "go on"}])
+    restore_books(second, journal.read())
+    assert second.runtimes.newest is not None and second.runtimes.newest.key == key
+    assert journal.path.read_text().count('"op": "runtime"') == 1  # three launches, one runtime
+
+    answer = await second.launch(request("d"), spec("d"), output_file="/t/d", runtime_key=key)
+    assert isinstance(answer, Launched)
+    assert second.actors["d"].started[0][1]["runtime"].key == key
+    assert await second.resume("a") is not None  # "a" had finished: woken with the session's runtime
+    assert second.actors["a"].started[0][1]["runtime"].key == key
+    await second.close()
