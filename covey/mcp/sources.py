@@ -28,6 +28,10 @@ class McpSources:
 
     servers: dict[str, McpServerConfig] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    program: dict[str, dict[str, Any]] | None = None
+    """The program's in-process servers (``type: sdk``) as they answered at the session's first
+    turn: name → status entry, tools listed (``covey.session.main_agent.ask_program_servers``);
+    None until asked."""
 
     def add(self, servers: dict[str, McpServerConfig], warnings: list[str]) -> None:
         self.servers.update(servers)

@@ -19,6 +19,8 @@ from covey.flags import env_flag
 from covey.model.effort import effort_from_env
 from covey.model.scripted import ScriptedModel
 from covey.loop.compacting import compact_command
+from covey.mcp.listing import probe
+from covey.mcp.tools import mcp_tool_name
 from covey.model.thinking import thinking_config
 from covey.agents.runtime import SessionRuntime
 from covey.session.record import history
@@ -133,14 +135,40 @@ def _run_settings(session: Session) -> RunSettings:
     )
 
 
+async def ask_program_servers(session: Session) -> None:
+    """The program's in-process servers (claude-agent-sdk's ``create_sdk_mcp_server``), asked once
+    through the session's relay for their tools, so ``system/init`` lists them as Claude Code does:
+    ``connected`` (or ``failed``), ``source: "sdk"``, their tools among ``tools``. Other servers
+    are connected by each agent where it runs: ``pending`` at init."""
+    mcp, relay = session.mcp, session.options.on_mcp_message
+    if mcp.program is not None:
+        return
+    servers = {name: config for name, config in mcp.servers.items() if config.type == "sdk"}
+    mcp.program = {entry["name"]: entry for entry in await probe(
+        servers, cwd=str(session.cwd), env=session.env, relay=relay)} if servers and relay is not None else {}
+
+
+def _server_entry(name: str, program: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
+    if program is None or name not in program:
+        return {"name": name, "status": "pending"}
+    return {"name": name, "status": program[name]["status"], "source": "sdk"}
+
+
+def _program_tools(session: Session) -> list[str]:
+    return [mcp_tool_name(name, tool["name"]) for name, entry in (session.mcp.program or {}).items()
+            if entry["status"] == "connected" for tool in entry.get("tools", [])]
+
+
 def init_event(session: Session) -> SystemInit:
     return SystemInit(
-        session_id=session.session_id, cwd=str(session.cwd), model=session.model_id, tools=tool_names(session),
+        session_id=session.session_id, cwd=str(session.cwd), model=session.model_id,
+        tools=[*tool_names(session), *_program_tools(session)],
         permissionMode=session.policy.mode, agents=sorted(session.definitions), skills=sorted(session.skills),
         output_style=session.output_style.name,
         slash_commands=sorted(session.skills),
-        # Each agent connects its servers where it runs: at init they are still starting.
-        mcp_servers=[{"name": name, "status": "pending"} for name in session.mcp.servers],
+        # Each agent connects its servers where it runs: at init they are still starting (but the
+        # program's own, asked at the first turn).
+        mcp_servers=[_server_entry(name, session.mcp.program) for name in session.mcp.servers],
         plugins=[plugin.init_entry() for plugin in session.plugins.plugins.values()],
         apiKeySource=_api_key_source(session.env, session.options.model),
         additional_directories=[str(Path(d).resolve()) for d in session.options.additional_directories],

@@ -18,7 +18,7 @@ from covey.agents.records import FinalReport
 from covey.agents.runtime import SessionRuntime
 from covey.session.kit import start
 from covey.session.callbacks import ask, hook_callback, mcp_message, with_session_spend
-from covey.session.main_agent import init_event, main_spec
+from covey.session.main_agent import ask_program_servers, init_event, main_spec
 from covey.session.record import record_session
 from covey.session.result import INTERRUPTED, failure
 from covey.session.teardown import broken, stop
@@ -33,6 +33,7 @@ async def stream(session: Session, prompt: str | None) -> AsyncIterator[Event]:
     if prompt is None and session.turns == 0 and session.resumed is None:
         raise UserError("a conversation's first turn needs a prompt")
     runtime = await start(session)
+    await ask_program_servers(session)
     yield init_event(session)
     main, spec = await _begin(session, runtime, prompt)
     turn = _Turn(session, main, spec)

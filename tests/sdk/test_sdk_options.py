@@ -211,7 +211,9 @@ async def test_an_in_process_sdk_tool_serves_the_main_agent_and_a_sub_agent(sdk_
     messages = await collect(query(prompt="Add things.", options=options))
 
     init = next(m for m in messages if getattr(m, "subtype", None) == "init")
-    assert {"name": "calc", "status": "pending"} in init.data["mcp_servers"]
+    # Asked at the first turn, as Claude Code connects it: listed connected, its tool among init's tools.
+    assert {"name": "calc", "status": "connected", "source": "sdk"} in init.data["mcp_servers"]
+    assert "mcp__calc__add" in init.data["tools"]
     result = messages[-1]
     assert isinstance(result, ResultMessage) and result.subtype == "success", messages
     assert sorted((c["a"], c["b"]) for c in calls) == [(2, 3), (40, 2)]  # the user's function ran, twice

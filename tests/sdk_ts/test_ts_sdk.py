@@ -107,8 +107,8 @@ def test_an_in_process_tool_structured_output_a_thinking_budget_and_hooks(run_pr
 
     init, result = ran.messages[0], ran.messages[-1]
     assert (init["type"], init["subtype"]) == ("system", "init"), ran.messages
-    # (covey lists the server "pending", its tools in the requests only; Claude Code "connected", its tools here too)
-    assert "calc" in [server["name"] for server in init["mcp_servers"]], init["mcp_servers"]
+    assert {"name": "calc", "status": "connected", "source": "sdk"} in init["mcp_servers"], init["mcp_servers"]
+    assert "mcp__calc__add" in init["tools"]
     assert (result["type"], result["subtype"], result["is_error"]) == ("result", "success", False), result
     assert result["structured_output"] == {"sum": 5, "tool_said": "sum=5"}  # the handler's answer reached the model
     assert result["session_id"] == init["session_id"]
