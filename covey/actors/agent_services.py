@@ -42,12 +42,14 @@ def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], pr
     if spec.settings.session_mirror:
         writer.mirror = mirrored(spec, emit)
 
-    async def record_start(messages: list[dict[str, Any]]) -> None:
-        # The last is the prompt; what comes before it (project context, the agent list, hooks'
-        # context) is meta, as Claude Code marks what the person did not type: the SDK's readers
-        # skip it (get_session_messages, a session's first prompt); resume still reads it.
-        for index, message in enumerate(messages, 1):
-            meta = index < len(messages) and message["role"] == "user"
+    async def record_start(messages: list[dict[str, Any]], typed: frozenset[int] | None = None) -> None:
+        # What the person typed (the prompt: by default the last; a slash command) is a plain
+        # record; the rest (project context, the agent list, hooks' context) is meta, as Claude
+        # Code marks it: the SDK's readers skip it (get_session_messages, a session's first
+        # prompt); resume still reads it.
+        shown = typed if typed is not None else {len(messages) - 1}
+        for index, message in enumerate(messages):
+            meta = index not in shown and message["role"] == "user"
             await writer.append(message["role"], message, isMeta=True if meta else None)
 
     model = paced(model_of(spec.model, spec.settings.env), spec, rate_waits_shown(spec, emit, progress))

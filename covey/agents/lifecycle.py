@@ -16,7 +16,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from covey.agents.fork import CacheSafeParams
 from covey.agents.hook_wiring import wire_hooks
-from covey.agents.opening import PromptStopped, opening, stopped_result
+from covey.agents.opening import OnStart, PromptStopped, opening, stopped_result
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import agent_transcript
 from covey.agents.worktree import finish_worktree_record
@@ -52,8 +52,8 @@ class AgentServices:
     """Where tools send events of their own (a child's progress, task_started)."""
     outcome: dict[str, Any] = field(default_factory=dict)
     """What the run leaves for its report (the worktree outcome)."""
-    on_start: Callable[[list[dict[str, Any]]], Awaitable[None]] | None = None
-    """Sees the first messages of a fresh run (its transcript records them)."""
+    on_start: OnStart | None = None
+    """Sees the opening messages of a run new to its transcript, which records them."""
     team: Any = None
     """The agent's TeamContext, when teams are enabled."""
     hook_caller: Callable[[str, dict[str, Any], str | None], Awaitable[Any]] | None = None

@@ -12,7 +12,21 @@ from covey.events import ResultEvent
 from covey.hooks.runner import HookRegistry
 from covey.skills import preload_skills
 
-OnStart = Callable[[list[dict[str, Any]]], Awaitable[None]]
+OnStart = Callable[[list[dict[str, Any]], "frozenset[int] | None"], Awaitable[None]]
+"""Records a turn's opening messages in the transcript: ``(messages, typed)``, ``typed`` the
+indexes of what the person typed (the prompt, a slash command), None for just the last; the
+rest is meta (``isMeta``), which the SDK's session readers skip."""
+
+CLEARED = [
+    {"role": "user", "content": "<local-command-caveat>The command below was run directly in Claude Code, not sent "
+                                "to you as a request, and its output goes straight to the user. It's recorded here "
+                                "as context for later messages.</local-command-caveat>\n"},
+    {"role": "user", "content": "<command-name>/clear</command-name>\n            <command-message>clear"
+                                "</command-message>\n            <command-args></command-args>\n"},
+    {"role": "user", "content": "<local-command-stdout></local-command-stdout>\n"},
+]
+"""What a session that ``/clear`` started begins with, as Claude Code records the command: its
+caveat and output are meta, the command is what the person typed."""
 
 
 class PromptStopped(Exception):
@@ -23,18 +37,46 @@ async def opening(spec: AgentSpec, hooks: HookRegistry, on_start: OnStart | None
     """The messages the run starts from; those new to its transcript go to ``on_start`` first."""
     if spec.history and spec.next_prompt is not None:
         context = await _session_start(spec, hooks, spec.session_source) if spec.session_source else []
-        turn = await _next_turn(spec, hooks)
-        if on_start is not None:
-            await on_start([*context, turn])
-        return [*spec.history, *context, turn]
+        return [*spec.history, *await _prompted(spec, hooks, on_start, context, spec.next_prompt)]
     if spec.history:
         if spec.depth > 0:  # a resumed sub-agent: its launch context is in its history already
             await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)
         return spec.history
-    messages = await _initial_messages(spec, hooks)
+    skills = spec.runtime.skills if spec.runtime is not None else {}
+    preloaded = await preload_skills(spec.definition.skills, skills) if spec.definition.skills else []
+    before = [*(spec.inherited or []), *spec.prelude, *preloaded]
+    if spec.depth == 0:
+        cleared = CLEARED if spec.session_source == "clear" else []
+        context = await _session_start(spec, hooks, spec.session_source or "startup")
+        return await _prompted(spec, hooks, on_start, [*before, *cleared, *context], spec.prompt)
+    outcome = await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)
+    messages = [*before, *_reminder("SubagentStart", outcome.additional_context), {"role": "user", "content": spec.prompt}]
     if on_start is not None:
-        await on_start(messages)
+        await on_start(messages, None)
     return messages
+
+
+async def _prompted(spec: AgentSpec, hooks: HookRegistry, on_start: OnStart | None, before: list[dict[str, Any]],
+                    prompt: str) -> list[dict[str, Any]]:
+    """``before``, then ``prompt`` as its UserPromptSubmit hooks leave it, recorded. A prompt they
+    stopped is recorded with their words, as Claude Code records it (the next turn's request
+    carries both), and ``PromptStopped`` raised."""
+    typed = frozenset({len(before), *(index for index, message in enumerate(before) if message == CLEARED[1])})
+    try:
+        messages = [*before, {"role": "user", "content": await _submitted(prompt, spec, hooks)}]
+    except PromptStopped as stopped:
+        if on_start is not None:
+            await on_start([*before, {"role": "user", "content": prompt}, _stopped_note(str(stopped))], typed)
+        raise
+    if on_start is not None:
+        await on_start(messages, typed)
+    return messages
+
+
+def _stopped_note(reason: str) -> dict[str, Any]:
+    text = ("<system-reminder>\nThe text below is the output of a hook, not a message from the user.\n"
+            f"Operation stopped by hook: {reason}\n</system-reminder>\n")
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
 def stopped_result(spec: AgentSpec, reason: str) -> ResultEvent:
@@ -43,20 +85,6 @@ def stopped_result(spec: AgentSpec, reason: str) -> ResultEvent:
     text = f"Operation stopped by hook: {reason}"
     return ResultEvent(session_id=spec.session_id, agent_id=spec.agent_id, subtype="success", is_error=False,
                        result=text, num_turns=0, duration_ms=0, duration_api_ms=0, total_cost_usd=0.0, usage={})
-
-
-async def _initial_messages(spec: AgentSpec, hooks: HookRegistry) -> list[dict[str, Any]]:
-    """Prelude (project context, agent list), preloaded skills (step 10), then the task."""
-    skills = spec.runtime.skills if spec.runtime is not None else {}
-    preloaded = await preload_skills(spec.definition.skills, skills) if spec.definition.skills else []
-    prompt = spec.prompt
-    if spec.depth == 0:
-        context = await _session_start(spec, hooks, spec.session_source or "startup")
-        prompt = await _submitted(prompt, spec, hooks)
-    else:
-        outcome = await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)
-        context = _reminder("SubagentStart", outcome.additional_context)
-    return [*(spec.inherited or []), *spec.prelude, *preloaded, *context, {"role": "user", "content": prompt}]
 
 
 async def _session_start(spec: AgentSpec, hooks: HookRegistry, source: str) -> list[dict[str, Any]]:
@@ -71,11 +99,6 @@ def _reminder(event: str, context: str | None) -> list[dict[str, Any]]:
         return []
     text = f"<system-reminder>\n{event} hook additional context: {context}\n</system-reminder>"
     return [{"role": "user", "content": [{"type": "text", "text": text}]}]
-
-
-async def _next_turn(spec: AgentSpec, hooks: HookRegistry) -> dict[str, Any]:
-    """A conversation's next user message, as its UserPromptSubmit hooks leave it."""
-    return {"role": "user", "content": await _submitted(spec.next_prompt or "", spec, hooks)}
 
 
 async def _submitted(prompt: str, spec: AgentSpec, hooks: HookRegistry) -> str:

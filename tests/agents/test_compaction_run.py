@@ -57,7 +57,7 @@ async def _drive(spec: AgentSpec, model: ScriptedModel) -> list:
     writer = TranscriptWriter(path, session_id=spec.session_id, agent_id=spec.agent_id, cwd=spec.cwd)
     progress = Progress(spec, PriceTable.load())
 
-    async def record_start(messages):
+    async def record_start(messages, typed=None):
         for message in messages:
             await writer.append(message["role"], message)
 

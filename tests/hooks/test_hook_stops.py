@@ -87,3 +87,29 @@ async def test_a_user_prompt_submit_hook_that_says_stop_ends_the_turn_before_any
     result = events[-1]
     assert (result.subtype, result.is_error, result.num_turns) == ("success", False, 0)
     assert result.result == "Operation stopped by hook: the build is red" and not model.requests
+
+
+async def test_a_stopped_prompt_is_recorded_with_the_hooks_words_and_a_cleared_sessions_opens_with_clear(tmp_path):
+    """As Claude Code records them (and sends them with the next turn): the prompt the person
+    typed, then the hook's words as meta; a session /clear started begins with the command."""
+    from covey.agents.opening import CLEARED, PromptStopped, opening
+    from covey.hooks import HookRegistry as Registry
+    from tests.registry.fakes import spec as make_spec
+
+    hooks = Registry({"UserPromptSubmit": [{"hooks": [{"type": "command", "command": answer(tmp_path, "h", HALT)}]}]},
+                     project_dir=tmp_path)
+    recorded: list[tuple[list, frozenset | None]] = []
+
+    async def record(messages, typed):
+        recorded.append((messages, typed))
+
+    spec = make_spec("main", depth=0, session_source="clear").model_copy(update={"prompt": "ship it"})
+    try:
+        await opening(spec, hooks, record)
+        raise AssertionError("the hook stops the prompt")
+    except PromptStopped:
+        pass
+    [(messages, typed)] = recorded
+    assert messages[:3] == CLEARED and messages[3] == {"role": "user", "content": "ship it"}
+    assert "Operation stopped by hook: the build is red" in messages[4]["content"][0]["text"]
+    assert typed == {1, 3}  # the command and the prompt; the caveat, its output and the hook's words are meta

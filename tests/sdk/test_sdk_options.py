@@ -169,8 +169,8 @@ async def test_clear_starts_the_conversation_over_in_a_new_session(sdk_options, 
     assert isinstance(cleared[-1], ResultMessage) and cleared[-1].session_id not in (first.session_id, None)
     assert after.session_id == cleared[-1].session_id and after.subtype == "success"
     last = [body for body in fake_api.requests if "which word did I give you?" in json.dumps(body["messages"])][-1]
-    if not os.environ.get(REFERENCE_CLI):  # (Claude Code keeps recent prompts in its own context blocks)
-        assert "PINEAPPLE" not in json.dumps(last["messages"]) and "/clear" not in json.dumps(last["messages"])
+    # The new conversation starts with the /clear command's record, as Claude Code's.
+    assert "PINEAPPLE" not in json.dumps(last["messages"]) and "<command-name>/clear" in json.dumps(last["messages"])
 
 
 def _calculator(calls: list[dict]) -> Any:
