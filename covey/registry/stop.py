@@ -55,7 +55,11 @@ class Stopping(Watching[H]):
     def _drop_queued(self, agent_id: str, status: Status, reason: str) -> RunRecord | None:
         """Take a queued agent out of the queue, ended (synchronously: no slot it frees can start it)."""
         self.waiting.pop(agent_id, None)
-        return self.core.queue.drop(self.core, agent_id, status, f"{reason} (while queued: it never started)")
+        record = self.core.queue.drop(self.core, agent_id, status, f"{reason} (while queued: it never started)")
+        if record is not None and record.report is not None and self.journal is not None:
+            # Now, not after its worktree is seen to: a restart meanwhile must not start it.
+            self.journal.write("ended", agent_id=agent_id, payload=record.report)
+        return record
 
     async def _end_dropped(self, record: RunRecord | None) -> None:
         """A dropped queued agent's end: its worktree (made at launch) cleaned or kept, its one notice."""

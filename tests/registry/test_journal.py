@@ -231,3 +231,23 @@ async def test_a_restarted_registry_has_the_sessions_runtime_for_later_launches_
     assert await second.resume("a") is not None  # "a" had finished: woken with the session's runtime
     assert second.actors["a"].started[0][1]["runtime"].key == key
     await second.close()
+
+
+async def test_a_queued_launch_killed_is_journaled_ended_before_its_worktree_is_seen_to(tmp_path):
+    """A restart while the killed launch's worktree is still being cleaned does not start it."""
+    first, journal, _shared = await _queued_behind_one(tmp_path)
+    cleaning = asyncio.Event()
+
+    async def slow_worktree(agent_id):
+        await cleaning.wait()
+
+    first._dead_agents_worktree = slow_worktree
+    killing = asyncio.create_task(first.kill_agent("b"))
+    await settle()
+    assert not killing.done()  # still seeing to the worktree
+    second, _rewatch, _owed = _restarted(journal)
+    assert second.core.records["b"].status == "killed" and second.core.queue.ids() == []
+    cleaning.set()
+    await killing
+    await first.close()
+    await second.close()
