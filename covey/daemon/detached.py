@@ -45,7 +45,8 @@ def submit(prompt: str, options: dict[str, Any], *, cwd: str, env: dict[str, str
         request = protocol.run_request(prompt, {**options, "cwd": cwd}, env=env, output_format="stream-json",
                                        verbose=False, live=False, trace=None, can_ask=False, detach=True)
         conn.send(request)
-        conn.send(protocol.user_message(prompt))
+        with contextlib.suppress(OSError):  # a service that refused the run may have closed: its words are read below
+            conn.send(protocol.user_message(prompt))
         while (message := conn.receive()) is not None:
             response = (message.get("response") or {}) if message.get("type") == "control_response" else {}
             if response.get("subtype") == "error":

@@ -118,6 +118,14 @@ class HostedRun(_Relay):
         await self.host.start(self.message, self.meta())
 
 
+def detach_refusal(request: dict[str, Any]) -> str | None:
+    """Why a run cannot be detached, if it cannot: one that keeps no files (nobody could attach to it)."""
+    if (request.get("run") or {}).get("detach") and (request.get("options") or {}).get("session_persistence") is False:
+        return ("a detached run is followed from its session's files (covey attach, covey sessions): "
+                "it cannot be run with --no-session-persistence")
+    return None
+
+
 async def attach(session_id: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  request_id: str, client_pid: int | None) -> None:
     """Follow a session's run: live from its host, or from its journal file once the host has gone."""

@@ -32,7 +32,7 @@ from covey.daemon.leftovers import INSTANCE_VAR
 from covey.daemon.lifecycle import same_ray
 from covey.daemon.paths import ServicePaths, open_private
 from covey.service.hosting import Hosts, session_dir, shared_pool
-from covey.service.relay import HostedRun, attach, peer
+from covey.service.relay import HostedRun, attach, detach_refusal, peer
 from covey.service.stats import process_figures
 
 log = logging.getLogger(__name__)
@@ -246,7 +246,9 @@ class Service:
             log.info("client pid %s left its run on %s", client_pid, run.host.name)
 
     def _refusal(self, request: dict[str, Any]) -> str | None:
-        """Why this service cannot serve the run, if it cannot (another Ray asked for)."""
+        """Why this service cannot serve the run, if it cannot (another Ray asked for, ...)."""
+        if refused := detach_refusal(request):
+            return refused
         wanted = (request.get("options") or {}).get("address")
         if not same_ray(wanted, self._identity()):
             return (f"the covey service runs on Ray {self.address or self.ray_address}, not {wanted}: "

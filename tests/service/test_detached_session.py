@@ -107,3 +107,30 @@ async def test_async_attach_yields_the_same_and_a_prompt_nobody_answers_stays_op
                 got.append(event)
     assert got == [{"type": "assistant", "uuid": "u1"}] and list(followed.waiting) == ["perm-1"]
     await asyncio.sleep(0)
+
+
+def test_a_run_the_service_refused_and_hung_up_on_raises_its_words_not_a_broken_pipe(monkeypatch):
+    """The service refuses a run as soon as it reads its request, then closes: the prompt's line
+    finds the connection gone, and the refusal already sent is what the program sees."""
+    from covey.daemon import detached
+
+    refused = protocol.refusal("r", "a detached run ... cannot be run with --no-session-persistence")
+
+    class HungUp:
+        def __init__(self) -> None:
+            self.sent, self.lines = 0, list(refused)
+
+        def send(self, message) -> None:
+            self.sent += 1
+            if self.sent > 1:
+                raise BrokenPipeError(32, "Broken pipe")
+
+        def receive(self):
+            return self.lines.pop(0) if self.lines else None
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(detached, "_connect", lambda address=None: HungUp())
+    with pytest.raises(CoveyError, match="--no-session-persistence"):
+        detached.submit("go", {}, cwd="/tmp", env={})

@@ -99,3 +99,13 @@ def test_the_questions_still_open_are_listed_with_their_words(tmp_path):
                                   "message": "Allow Bash (ls)?", "input": {"command": "ls"}}]
     journal.answer("ask_1")
     assert journal.waiting() == []
+
+
+def test_a_detached_run_that_would_keep_no_files_is_refused_in_one_line():
+    from covey.service.relay import detach_refusal
+
+    kept = {"run": {"detach": True}, "options": {}}
+    assert detach_refusal(kept) is None
+    assert detach_refusal({"run": {}, "options": {"session_persistence": False}}) is None
+    refused = detach_refusal({"run": {"detach": True}, "options": {"session_persistence": False}})
+    assert refused is not None and "--no-session-persistence" in refused and "\n" not in refused
