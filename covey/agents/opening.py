@@ -47,8 +47,9 @@ async def opening(spec: AgentSpec, hooks: HookRegistry, on_start: OnStart | None
     before = [*(spec.inherited or []), *spec.prelude, *preloaded]
     if spec.depth == 0:
         cleared = CLEARED if spec.session_source == "clear" else []
+        command = frozenset({len(before) + 1} if cleared else ())  # /clear itself: typed, as the prompt is
         context = await _session_start(spec, hooks, spec.session_source or "startup")
-        return await _prompted(spec, hooks, on_start, [*before, *cleared, *context], spec.prompt)
+        return await _prompted(spec, hooks, on_start, [*before, *cleared, *context], spec.prompt, command)
     outcome = await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)
     messages = [*before, *_reminder("SubagentStart", outcome.additional_context), {"role": "user", "content": spec.prompt}]
     if on_start is not None:
@@ -57,11 +58,11 @@ async def opening(spec: AgentSpec, hooks: HookRegistry, on_start: OnStart | None
 
 
 async def _prompted(spec: AgentSpec, hooks: HookRegistry, on_start: OnStart | None, before: list[dict[str, Any]],
-                    prompt: str) -> list[dict[str, Any]]:
+                    prompt: str, typed_before: frozenset[int] = frozenset()) -> list[dict[str, Any]]:
     """``before``, then ``prompt`` as its UserPromptSubmit hooks leave it, recorded. A prompt they
     stopped is recorded with their words, as Claude Code records it (the next turn's request
-    carries both), and ``PromptStopped`` raised."""
-    typed = frozenset({len(before), *(index for index, message in enumerate(before) if message == CLEARED[1])})
+    carries both), and ``PromptStopped`` raised. ``typed_before``: what of ``before`` the person typed."""
+    typed = frozenset({len(before), *typed_before})
     try:
         messages = [*before, {"role": "user", "content": await _submitted(prompt, spec, hooks)}]
     except PromptStopped as stopped:

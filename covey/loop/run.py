@@ -174,9 +174,10 @@ class AgentLoop:
         whole = wire_message(message)
         blocks = [[block] for block in whole["content"]] or [[]]
         pending = {"stop_reason": None, "stop_sequence": None}
-        return [self._event(AssistantEvent, message={**whole, "content": content, **({} if last else pending)},
-                            request_id=message.request_id, ends_reply=last)
-                for content, last in zip(blocks, [False] * (len(blocks) - 1) + [True])]
+        last = len(blocks) - 1
+        return [self._event(AssistantEvent, message={**whole, "content": content, **({} if index == last else pending)},
+                            request_id=message.request_id, ends_reply=index == last)
+                for index, content in enumerate(blocks)]
 
     def _go_on(self, calls: tuple[ToolUseBlock, ...]) -> UserEvent:
         """After a cut-off reply: its calls answered as not run, and the model asked to go on."""
