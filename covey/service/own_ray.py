@@ -12,6 +12,7 @@ rule for ``--block``), then SIGKILL if it lingers. Loopback only: the head binds
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -67,11 +68,15 @@ def find(paths: ServicePaths) -> OwnRay | None:
 
 def start(paths: ServicePaths, num_cpus: int | None = None) -> OwnRay:
     """Start a head node on 127.0.0.1 in a process session of its own; wait until its GCS answers."""
-    port, agent_port, client_port = _free_port(), _free_port(), _free_port()
+    port, agent_port = _free_port(), _free_port()
     command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block",
                "--node-ip-address", "127.0.0.1", "--port", str(port), "--include-dashboard=false",
-               "--disable-usage-stats", "--dashboard-agent-listen-port", str(agent_port),
-               "--ray-client-server-port", str(client_port)]
+               "--disable-usage-stats", "--dashboard-agent-listen-port", str(agent_port)]
+    if _has_ray_client():
+        # Ray starts its client server whenever ``ray[client]`` is installed, on 10001 unless told:
+        # a port of its own keeps two users' services apart. Without it (``pip install ray``, covey's
+        # base install) Ray refuses the flag, and no client server is wanted.
+        command += ["--ray-client-server-port", str(_free_port())]
     if num_cpus is not None:
         command += ["--num-cpus", str(num_cpus)]
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
@@ -109,6 +114,11 @@ def stop(own: OwnRay, paths: ServicePaths | None = None) -> bool:
     if paths is not None:
         ray_file(paths).unlink(missing_ok=True)
     return not own.alive()
+
+
+def _has_ray_client() -> bool:
+    """Whether Ray's client extra (grpc) is installed: Ray's own test, without importing it."""
+    return importlib.util.find_spec("grpc") is not None
 
 
 def _answers(address: str, timeout_s: float) -> bool:
