@@ -11,6 +11,7 @@ from typing import Any, Callable
 import ray
 
 from covey.actors.shared_pool import SharedPoolHandle, pool_name
+from covey.daemon.paths import service_dir
 from covey.daemon import protocol
 from covey.service.host import HostHandle, HostSupply, live_hosts
 from covey.service.journal import all_meta, read_meta
@@ -123,7 +124,7 @@ def shared_pool(preload: tuple[str, ...]) -> SharedPoolHandle:
     """The shared pool: the one a service that died left (its sessions hold its kits and agents),
     else a new one, detached so that the sessions it lends to do not share the service's fate."""
     try:
-        return SharedPoolHandle.named(pool_name())
+        return SharedPoolHandle.named(pool_name(str(service_dir())))
     except ValueError:
-        return SharedPoolHandle.create(pool_name(), ray.get_runtime_context().get_node_id(),
+        return SharedPoolHandle.create(pool_name(str(service_dir())), ray.get_runtime_context().get_node_id(),
                                        preload=preload, lifetime="detached")
