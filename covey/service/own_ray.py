@@ -68,8 +68,22 @@ def find(paths: ServicePaths) -> OwnRay | None:
     return None
 
 
+@dataclass(frozen=True)
+class Launched:
+    """A ``ray start`` on its way: its process, and the Ray it will be."""
+
+    process: subprocess.Popen[bytes]
+    own: OwnRay
+
+
 def start(paths: ServicePaths, num_cpus: int | None = None) -> OwnRay:
     """Start a head node on 127.0.0.1 in a process session of its own; wait until its GCS answers."""
+    return wait_up(launch(paths, num_cpus), paths)
+
+
+def launch(paths: ServicePaths, num_cpus: int | None = None) -> Launched:
+    """Start ``ray start`` and return at once: the service imports Ray and its runtime meanwhile
+    (a second of CPU that would otherwise come after Ray's own start)."""
     port, agent_port = _free_port(), _free_port()
     command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block",
                "--node-ip-address", "127.0.0.1", "--port", str(port), "--include-dashboard=false",
@@ -90,7 +104,12 @@ def start(paths: ServicePaths, num_cpus: int | None = None) -> OwnRay:
     with open(paths.log, "ab") as log_file:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
                                    env=env, start_new_session=True)
-    own = OwnRay(process.pid, local_rays.started_at(process.pid), f"127.0.0.1:{port}")
+    return Launched(process, OwnRay(process.pid, local_rays.started_at(process.pid), f"127.0.0.1:{port}"))
+
+
+def wait_up(launched: Launched, paths: ServicePaths) -> OwnRay:
+    """Wait until the launched Ray's GCS answers; record it in ``ray.json``."""
+    process, own = launched.process, launched.own
     deadline = time.monotonic() + START_TIMEOUT_S
     while not _answers(own.address, 0.5):
         if process.poll() is not None:

@@ -48,8 +48,9 @@ StatsProvider = Callable[[], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 
 class Service:
     def __init__(self, paths: ServicePaths, *, address: str | None, idle_timeout_s: float,
-                 pool_stats: StatsProvider | None = None) -> None:
+                 pool_stats: StatsProvider | None = None, launched: own_ray.Launched | None = None) -> None:
         self.paths, self.address, self.idle_timeout_s = paths, address, idle_timeout_s
+        self.launched = launched  # its own Ray, launched before this module was imported (``__main__``)
         self.pool: SharedPoolHandle | None = None
         """The shared warm pool every served session borrows from (agent actors, session kits)."""
         self.pool_stats = pool_stats
@@ -61,10 +62,10 @@ class Service:
         self.started_at = time.time()
         self.idle_since = time.monotonic()
         self.started_ray = False
-        self.own_ray: own_ray.OwnRay | None = None
-        """The Ray this service directory's services run (``own_ray``), when no address was given;
-        ``own_ray_new``: this service started it (rather than finding it running)."""
-        self.own_ray_new = False
+        self.own_ray: own_ray.OwnRay | None = launched.own if launched else None
+        """The Ray this service directory's services run, when no address was given; ``own_ray_new``:
+        this service started it."""
+        self.own_ray_new = launched is not None
         self.ray_address = ""
         self.ray_session_dir: str | None = None
         self._stopping = asyncio.Event()
@@ -81,7 +82,7 @@ class Service:
             self.pool_stats = self.pool_stats or pool.stats
             await self.hosts.open(ray.get_runtime_context().get_node_id())
         except BaseException:  # a start that failed leaves no Ray it started (one it found keeps its sessions)
-            if self.own_ray is not None and self.own_ray_new:
+            if self.own_ray_new and self.own_ray is not None:
                 await asyncio.to_thread(own_ray.abandon, self.own_ray, self.paths)
             raise
         # Floors start now; the first run waits only for what it takes (a kit, its main agent).
@@ -110,8 +111,9 @@ class Service:
         if self.address:
             ensure_ray(self.address)
             return "joined"
-        found = own_ray.find(self.paths)
-        self.own_ray = found or own_ray.start(self.paths)
+        found = None if self.launched else own_ray.find(self.paths)
+        self.own_ray = found or (own_ray.wait_up(self.launched, self.paths) if self.launched
+                                 else own_ray.start(self.paths))
         self.own_ray_new = found is None
         self.started_ray = True
         ensure_ray(self.own_ray.address)
@@ -173,10 +175,8 @@ class Service:
 
     async def _attached_sessions(self) -> int:
         """Sessions of other drivers (``Session(service=True)``) holding one of the pool's kits."""
-        if self.pool is None:
-            return 0
         try:
-            kits = (await self.pool.stats()).get("kit")
+            kits = (await self.pool.stats()).get("kit") if self.pool is not None else None
             return int(kits.get("lent", 0)) if isinstance(kits, dict) else 0
         except Exception:  # the pool is gone: nothing holds the service
             return 0
