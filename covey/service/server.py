@@ -30,7 +30,7 @@ from covey.daemon import protocol
 from covey.daemon.leftovers import INSTANCE_VAR
 from covey.daemon.lifecycle import same_ray
 from covey.daemon.paths import ServicePaths, write_private_json
-from covey.service.hosting import Hosts, session_dir, shared_pool
+from covey.service.hosting import Hosts, service_preload, session_dir, shared_pool
 from covey.service.relay import HostedRun, attach, detach_refusal, peer
 from covey.service.stats import process_figures
 
@@ -38,10 +38,6 @@ log = logging.getLogger(__name__)
 
 STOP_RUNS_S = 30.0
 """How long stopping waits for the runs' agents to stop (their grace is 5 s, 10 s for the registry's)."""
-
-SERVICE_PRELOAD = ("covey.model.anthropic",)
-"""What the pool's agent actors load before they are lent, besides covey's own run modules:
-the Messages-API adapter most runs use (a scripted run's model needs nothing more)."""
 
 StatsProvider = Callable[[], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 
@@ -78,7 +74,7 @@ class Service:
             how = await asyncio.to_thread(self._join_ray)
             self.ray_address = ray.get_runtime_context().gcs_address
             log.info("Ray %s in %.1f s", how, time.monotonic() - started)
-            pool = self.pool = shared_pool(SERVICE_PRELOAD)
+            pool = self.pool = shared_pool(service_preload(dict(os.environ)))
             self.pool_stats = self.pool_stats or pool.stats
             await self.hosts.open(ray.get_runtime_context().get_node_id())
         except BaseException:  # a start that failed leaves no Ray it started (one it found keeps its sessions)
