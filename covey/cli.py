@@ -13,7 +13,8 @@ import os
 import sys
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
-from covey.cli_argv import VersionAction, as_command, commands_epilog, prompt_of
+from covey.cli_argv import (PIPE_CLOSED, RUN_DESCRIPTION, RUN_USAGE, VersionAction, as_command, commands_epilog,
+                             prompt_of, stdout_to_devnull)
 from covey.cli_flags import add_no_service_flag, add_run_flags, mcp_config_arg, session_options
 from covey.cli_flags import session_options as _session_options  # noqa: F401  (the name tests call)
 from covey.cli_sdk_flags import add_sdk_flags, check_sdk_flags, debug_to_stderr, initialize_reads
@@ -24,6 +25,17 @@ COMMANDS = ("run", "demo", "agents", "mcp", "ps", "tree", "logs", "kill", "team"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command; a reader that closed the pipe early (``covey sessions | head -3``) ends it quietly."""
+    try:
+        code = _command(argv)
+        sys.stdout.flush()  # the last lines may still be buffered: a closed pipe shows here
+        return code
+    except BrokenPipeError:
+        stdout_to_devnull()
+        return PIPE_CLOSED
+
+
+def _command(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:  # a terminal gets the help; a pipe is a prompt (`echo q | covey`)
         argv = ["--help"] if sys.stdin is None or sys.stdin.isatty() else ["run"]
@@ -83,12 +95,6 @@ def _parser() -> argparse.ArgumentParser:
     _add_service_commands(sub)
     run.epilog = commands_epilog(sub)
     return parser
-
-
-RUN_USAGE = "covey [-p] [flags] [prompt]\n       covey COMMAND [flags]"
-RUN_DESCRIPTION = ("Claude Code-style agents and sub-agents on Ray. Without a command covey runs the prompt to\n"
-                   "its end and prints the result, as claude -p does: covey has no interactive mode, so\n"
-                   "`covey \"task\"` is `covey -p \"task\"`.")
 
 
 def _add_service_commands(sub: Any) -> None:

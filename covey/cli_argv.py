@@ -4,8 +4,9 @@ Claude Code's ``-p`` is a switch and its prompt the positional argument (``claud
 "q"``); with no command covey runs the prompt in print mode (it has no interactive mode), so
 ``covey "q"`` is ``covey -p "q"``. What stdin carries, when it is not a terminal, is joined to
 the prompt as Claude Code 2.1.332 joins it (``[prompt, stdin].filter(Boolean).join("\\n")`` in
-its ``getInputPrompt``): the prompt argument, a newline, then the piped text. Standard library
-only: the thin client imports it.
+its ``getInputPrompt``): the prompt argument, a newline, then the piped text. A reader that closes
+stdout early (``covey sessions | head -3``) ends the command quietly. Standard library only: the
+thin client imports it.
 """
 
 from __future__ import annotations
@@ -13,12 +14,20 @@ from __future__ import annotations
 import argparse
 import difflib
 import io
+import os
 import select
 import sys
 from typing import IO, Any, Sequence
 
 from covey.errors import UserError
 
+RUN_USAGE = "covey [-p] [flags] [prompt]\n       covey COMMAND [flags]"
+RUN_DESCRIPTION = ("Claude Code-style agents and sub-agents on Ray. Without a command covey runs the prompt to\n"
+                   "its end and prints the result, as claude -p does: covey has no interactive mode, so\n"
+                   "`covey \"task\"` is `covey -p \"task\"`.")
+
+PIPE_CLOSED = 141
+"""The exit status of a command whose reader went away (128 + SIGPIPE), as a shell reports ``yes | head -1``'s."""
 STDIN_WAIT_S = 3.0
 """How long a run waits for the first byte on a stdin that is not a terminal, as Claude Code does:
 a parent that started covey without closing stdin would otherwise hold the run forever."""
@@ -82,3 +91,12 @@ def commands_epilog(sub: Any) -> str:
     """The commands, one a line, for the end of ``covey --help``."""
     lines = [f"  {action.dest:<9} {action.help}" for action in sub._get_subactions() if action.dest != "run"]
     return "commands (covey COMMAND --help for a command's flags):\n" + "\n".join(lines)
+
+
+def stdout_to_devnull() -> None:
+    """After a reader closed stdout's pipe, Python's recipe (its docs on SIGPIPE): what is left in
+    stdout's buffer goes nowhere, or flushing it at exit would print a second BrokenPipeError."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no descriptor (a test's StringIO): nothing is flushed to a pipe
+        pass
