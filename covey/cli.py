@@ -15,11 +15,14 @@ from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from covey.cli_argv import (PIPE_CLOSED, RUN_DESCRIPTION, RUN_USAGE, VersionAction, as_command, commands_epilog,
                              prompt_of, stdout_to_devnull)
-from covey.cli_flags import add_no_service_flag, add_run_flags, mcp_config_arg, session_options
+from covey.cli_flags import OPTION, add_no_service_flag, add_run_flags, mcp_config_arg, session_options
 from covey.cli_flags import session_options as _session_options  # noqa: F401  (the name tests call)
 from covey.cli_sdk_flags import add_sdk_flags, check_sdk_flags, debug_to_stderr, initialize_reads
 from covey.errors import CoveyError
+from covey.ray_address import check_run_address
 
+JOINS_RAY = ("run", "demo", "start", "attach", "ps", "tree", "logs", "kill", "team")
+"""The commands that join a Ray, or start a service that does: a Ray Client address is refused before they start."""
 COMMANDS = ("run", "demo", "agents", "mcp", "ps", "tree", "logs", "kill", "team", "start", "stop", "status", "attach",
             "sessions")
 
@@ -42,6 +45,8 @@ def _command(argv: Sequence[str] | None) -> int:
     try:
         # Inside the try: a flag's value is read while parsing (a settings or MCP config file).
         args = _parser().parse_args(as_command(argv, COMMANDS))
+        if args.command in JOINS_RAY:
+            check_run_address(getattr(args, "address", None) or vars(args).get(OPTION + "address"), os.environ)
         return int(args.handler(args))
     except CoveyError as exc:
         print(f"covey: {exc}", file=sys.stderr)

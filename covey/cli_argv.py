@@ -61,12 +61,16 @@ def piped_stdin(stdin: IO[str] | None = None, wait_s: float = STDIN_WAIT_S) -> s
     try:
         ready = select.select([stream], [], [], wait_s)[0]
     except (OSError, ValueError, io.UnsupportedOperation):  # no descriptor to wait on (a StringIO): just read
-        return stream.read()
+        ready = [stream]
     if not ready:
         print(f"covey: no stdin data received in {wait_s:g} s, proceeding without it "
               f"(redirect stdin from /dev/null to skip the wait)", file=sys.stderr)
         return ""
-    return stream.read()
+    try:
+        return stream.read()
+    except (OSError, ValueError, UnicodeDecodeError) as exc:  # as Claude Code: the prompt argument alone
+        print(f"covey: cannot read stdin ({exc}), proceeding without it", file=sys.stderr)
+        return ""
 
 
 class VersionAction(argparse.Action):
