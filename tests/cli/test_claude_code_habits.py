@@ -106,6 +106,15 @@ def test_a_pipe_is_read_to_its_end():
         assert cli_argv.prompt_of("explain", stdin, wait_s=5) == "explain\nline 1\nline 2\n"
 
 
+def test_an_unreadable_stdin_leaves_the_prompt_argument_alone(capsys):
+    class Unreadable(io.StringIO):
+        def read(self, size: int | None = -1) -> str:
+            raise OSError("unreadable")
+
+    assert cli_argv.prompt_of("q", Unreadable(), wait_s=5) == "q"
+    assert "cannot read stdin (unreadable)" in capsys.readouterr().err
+
+
 def test_a_terminal_is_never_read():
     main_fd, terminal_fd = pty.openpty()
     try:
