@@ -17,13 +17,16 @@ from ray._private.worker import RayContext
 
 from covey import local_rays, ray_token
 from covey.local_rays import NAMESPACE
+from covey.ray_address import check_run_address, ray_client_refused
 
 
 def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbose: bool = False) -> bool:
     """Connect to Ray; True if this call started a local Ray (the caller then owns it)."""
     if ray.is_initialized():
+        _refuse_client_connection()
         return False
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    check_run_address(address, os.environ)
     address = address or os.environ.get("RAY_ADDRESS")
     common: dict[str, Any] = dict(
         namespace=NAMESPACE,
@@ -45,6 +48,14 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbo
     return True
 
 
+def _refuse_client_connection() -> None:
+    """A program that ran ``ray.init("ray://...")`` itself: refused as the address would be."""
+    from ray.util.client import ray as client
+
+    if client.is_connected():
+        raise ray_client_refused("this program joined Ray through Ray Client (ray.init(\"ray://...\"))")
+
+
 def _reload_token() -> None:
     try:
         # ray/_raylet.pyi leaves out names the compiled module has.
@@ -56,7 +67,7 @@ def _reload_token() -> None:
 
 def join(address: str, token_path: str | None = None, **init_options: Any) -> None:
     """``ray.init`` an existing Ray at ``address``, on loopback if it listens there, with the auth token."""
-    if address.removeprefix("ray://").rsplit(":", 1)[0] in ("127.0.0.1", "localhost"):
+    if address.rsplit(":", 1)[0] in ("127.0.0.1", "localhost"):
         stay_on_loopback()  # else Ray swaps 127.0.0.1 for this machine's network address and misses it
     send_token_if_any(token_path)
     ray.init(address=address, **init_options)

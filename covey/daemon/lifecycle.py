@@ -190,7 +190,7 @@ def stop(paths: ServicePaths, timeout_s: float = STOP_TIMEOUT_S) -> int | None:
 def same_ray(wanted: str | None, served: dict[str, Any]) -> bool:
     """Whether a run that names Ray ``wanted`` (``--address`` / ``RAY_ADDRESS``) may run on the
     service whose ping answer is ``served``: the address it was started with (``address``:
-    ``auto``, ``ray://head:10001``, ``HOST:PORT``) or the GCS address it is connected to
+    ``auto`` or ``HOST:PORT``) or the GCS address it is connected to
     (``ray_address``, ``HOST:PORT``; what Ray sets ``RAY_ADDRESS`` to in a job's driver).
     Compared as strings, ``localhost`` as ``127.0.0.1``; naming no Ray fits any service."""
     if not wanted:
