@@ -70,6 +70,9 @@ def _tokens(n: int) -> str:
 
 GAP = 2
 """Spaces between the terminal's columns."""
+MARGIN = 2
+"""Cells left free at the right: the terminal echoes ``^C`` after the last row, and a full row would
+wrap then, which throws the in-place redraw off by a row."""
 CROPPED_FIRST = ((3, 8), (0, 24), (2, 7), (0, 12))
 """When a terminal is too narrow for the rows, the columns are cut in this order, each down to a
 width: now (dropped under 8 cells), who (to 24), figures (dropped under 7), who (to 12, never dropped)."""
@@ -85,7 +88,7 @@ class AgentTable:
         self.tree = tree
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Table]:
-        yield self.table(options.max_width)
+        yield self.table(max(options.max_width - MARGIN, 1))
 
     def table(self, width: int) -> Table:
         from rich.cells import cell_len

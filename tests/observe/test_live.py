@@ -58,17 +58,27 @@ def test_each_agent_is_one_row_that_fits_the_terminal_and_the_last_frame_is_the_
     assert shown[0].startswith("main main0001") and shown[3].startswith("    └── Plan")
 
 
+def test_the_terminals_echo_of_ctrl_c_after_the_last_row_does_not_throw_the_redraw_off():
+    view, out = narrow_view(60)  # the rows are cropped: as wide as they may be
+    view.show(grown())
+    out.write("^C")  # the terminal echoes Ctrl-C where the cursor is: at the end of the last row
+    view.finish(final())
+    screen = Screen(60).feed(out.getvalue())
+    shown = screen.lines()
+    assert screen.wraps == 0 and len(shown) == 4 and not any("running" in line for line in shown), shown
+
+
 def test_on_a_narrow_terminal_the_least_needed_columns_go_first_and_the_status_stays():
     view, out = narrow_view(60)
     view.show(grown())
     view.finish()
     shown = Screen(60).feed(out.getvalue()).lines()
-    assert shown[1] == "├── general-purpose res…  running  3 turns  12.3k tok  $0.0…", shown  # no "▸ WebFetch"
+    assert shown[1] == "├── general-purpose res…  running  3 turns  12.3k tok  $0…", shown  # no "▸ WebFetch"
     view, out = narrow_view(30)
     view.show(grown())
     view.finish()
     shown = Screen(30).feed(out.getvalue()).lines()
-    assert shown[1] == "├── general-purpose …  running", shown  # no figures
+    assert shown[1] == "├── general-purpos…  running", shown  # no figures
 
 
 @pytest.mark.parametrize("widths, room, fitted", [
