@@ -18,7 +18,8 @@ from covey.cli_argv import (PIPE_CLOSED, RUN_DESCRIPTION, RUN_USAGE, VersionActi
 from covey.cli_flags import OPTION, add_no_service_flag, add_run_flags, mcp_config_arg, session_options
 from covey.cli_flags import session_options as _session_options  # noqa: F401  (the name tests call)
 from covey.cli_sdk_flags import add_sdk_flags, check_sdk_flags, debug_to_stderr, initialize_reads
-from covey.errors import CoveyError
+from covey.errors import CoveyError, error_line
+from covey.flags import env_flag
 from covey.ray_address import check_run_address
 
 JOINS_RAY = ("run", "demo", "start", "attach", "ps", "tree", "logs", "kill", "team")
@@ -48,8 +49,10 @@ def _command(argv: Sequence[str] | None) -> int:
         if args.command in JOINS_RAY:
             check_run_address(getattr(args, "address", None) or vars(args).get(OPTION + "address"), os.environ)
         return int(args.handler(args))
-    except CoveyError as exc:
-        print(f"covey: {exc}", file=sys.stderr)
+    except BrokenPipeError:
+        raise
+    except (CoveyError, OSError) as exc:  # OSError: what the machine holds (a read-only HOME, a full disk)
+        print(f"covey: {error_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("covey: interrupted", file=sys.stderr)
@@ -174,7 +177,7 @@ def _mcp(args: argparse.Namespace) -> int:
 def _converse(options: dict[str, Any], args: argparse.Namespace) -> int:
     """``--input-format stream-json``: a conversation over stdin/stdout (claude-agent-sdk's protocol)."""
     stdio, reads = args.permission_prompt_tool == "stdio", initialize_reads(args)
-    if args.no_service or _env_flag("COVEY_NO_SERVICE"):
+    if args.no_service or env_flag(os.environ, "COVEY_NO_SERVICE"):
         from covey.cli_local import converse
 
         return converse(options, stdio, reads)
@@ -190,7 +193,7 @@ def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, 
     verbose = bool(options.get("verbose")) if verbose is None else verbose
     # Text and json print no sub-agent's event: none is shipped (``SessionOptions.child_events``).
     options = {**options, "child_events": args.output_format == "stream-json" or verbose}
-    served, note = (False, None) if args.no_service or _env_flag("COVEY_NO_SERVICE") else _route(options, os.environ)
+    served, note = (False, None) if args.no_service or env_flag(os.environ, "COVEY_NO_SERVICE") else _route(options, os.environ)
     if note:
         print(note, file=sys.stderr)
     if not served:
@@ -255,12 +258,6 @@ def _service_command(args: argparse.Namespace) -> int:
         case "sessions":
             return sessions_client.sessions_command(as_json=args.json)
     return 2
-
-
-def _env_flag(name: str) -> bool:
-    from covey.flags import env_flag
-
-    return env_flag(os.environ, name)
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ import fcntl
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -276,6 +277,13 @@ def _end_tree(pid: int) -> None:
             process.kill()
 
 
+def _disk_full(folder: Path, least_bytes: int = 1 << 20) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < least_bytes
+    except OSError:
+        return False
+
+
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b:? ?(.*)$")
 """The last line of a Python traceback: ``ValueError: ...``, ``covey.errors.CoveyError: ...``."""
 
@@ -290,6 +298,8 @@ def start_failure(paths: ServicePaths, offset: int = 0) -> str:
     except OSError:
         return f"it wrote no log at {paths.log}"
     errors = [line.strip() for line in text.splitlines() if _EXCEPTION_LINE.match(line.strip())]
+    if not text.strip() and _disk_full(paths.root):
+        return f"No space left on device: the disk that holds {paths.root} is full"
     if not errors:
         last = [line.strip() for line in text.splitlines() if line.strip()]
         return f"{last[-1]} (its log: {paths.log})" if last else f"its log {paths.log} is empty"
