@@ -201,9 +201,9 @@ def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, 
             raise CoveyError("--detach needs the covey service (a run in this process ends with it): "
                              "drop --no-service / COVEY_NO_SERVICE")
         from covey.cli_local import execute
-        from covey.service.preflight import check_run
+        from covey.service.preflight import check_or_report
 
-        check_run({"cwd": os.getcwd(), **options}, os.environ)  # before Ray starts for a run that cannot go
+        check_or_report({"cwd": os.getcwd(), **options}, os.environ, args.output_format)  # before Ray starts
         return execute(prompt, options, args.output_format, verbose, quiet=quiet, trace=trace)
     from covey.service.client import run_served
 

@@ -48,7 +48,7 @@ def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose
                trace: str | None = None, detach: bool = False) -> int:
     check_prompt(prompt)
     paths = service_paths()
-    ensure_for_run(paths, options)
+    ensure_for_run(paths, options, output_format)
     conn = lifecycle.connect(paths, timeout_s=lifecycle.PING_TIMEOUT_S)
     if conn is None:
         raise ServiceUnavailable(f"the covey service stopped answering; its log: {paths.log}")
@@ -66,7 +66,7 @@ def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose
         conn.close()
 
 
-def ensure_for_run(paths: ServicePaths, options: dict[str, Any]) -> None:
+def ensure_for_run(paths: ServicePaths, options: dict[str, Any], output_format: str = "text") -> None:
     """The service, started if none answers. A cold start says so on a terminal at once, and
     first hears what the run's own files and environment would refuse (a settings file that does
     not parse, no API key), so that no service and no Ray start for a run that cannot go."""
@@ -74,9 +74,9 @@ def ensure_for_run(paths: ServicePaths, options: dict[str, Any]) -> None:
     def before_start() -> None:
         if sys.stderr.isatty():
             print(lifecycle.starting_line(paths, options.get("address")), file=sys.stderr, flush=True)
-        from covey.service.preflight import check_run
+        from covey.service.preflight import check_or_report
 
-        check_run(options, os.environ)
+        check_or_report(options, os.environ, output_format)
 
     lifecycle.ensure_service(paths, address=options.get("address"), before_start=before_start)
 

@@ -10,7 +10,9 @@ the one a session would give, word for word.
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -39,3 +41,16 @@ def check_run(options: Mapping[str, Any], env: Mapping[str, str]) -> None:
     if not any(env.get(name) or settings.env.get(name) for name in KEY_VARIABLES):
         raise MissingKey("no Anthropic API key in the run's environment: set ANTHROPIC_API_KEY (or "
                          "ANTHROPIC_AUTH_TOKEN), or use --model scripted:PATH to run without the API")
+
+
+def check_or_report(options: Mapping[str, Any], env: Mapping[str, str], output_format: str) -> None:
+    """:func:`check_run`; a refusal is also the failure ``result`` line a script reading ``json``
+    or ``stream-json`` parses, as a run that failed later prints it."""
+    try:
+        check_run(options, env)
+    except UserError as exc:
+        if output_format != "text":
+            from covey.daemon.protocol import failure_result
+
+            print(json.dumps(failure_result(str(exc))), flush=True)
+        raise

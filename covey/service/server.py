@@ -74,9 +74,10 @@ class Service:
             how = await asyncio.to_thread(self._join_ray)
             self.ray_address = ray.get_runtime_context().gcs_address
             log.info("Ray %s in %.1f s", how, time.monotonic() - started)
+            # The session host first: it is the first process a run needs (Ray starts two at a time).
+            await self.hosts.open(ray.get_runtime_context().get_node_id())
             pool = self.pool = shared_pool(service_preload(dict(os.environ)))
             self.pool_stats = self.pool_stats or pool.stats
-            await self.hosts.open(ray.get_runtime_context().get_node_id())
         except BaseException:  # a start that failed leaves no Ray it started (one it found keeps its sessions)
             if self.own_ray_new and self.own_ray is not None:
                 await asyncio.to_thread(own_ray.abandon, self.own_ray, self.paths)

@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
 @pytest.fixture
 async def pool(monkeypatch):
     name = f"covey:pool:test-{secrets.token_hex(3)}"
-    monkeypatch.setattr("covey.session.kit.pool_name", lambda: name)
+    monkeypatch.setattr("covey.session.kit.pool_name", lambda service_dir: name)
     handle = SharedPoolHandle.create(name, ray.get_runtime_context().get_node_id(),
                                      floors={"home": 2, "kit": 1})
     await handle.ready()

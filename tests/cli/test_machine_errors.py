@@ -54,10 +54,10 @@ def _processes_with(marker: str) -> list[int]:
 
 
 def test_a_start_that_wrote_no_log_on_a_full_disk_says_the_disk_is_full(tmp_path, monkeypatch):
-    from covey.daemon import lifecycle
+    from covey.daemon import failed_start
     from covey.daemon.paths import ServicePaths
 
     paths = ServicePaths(tmp_path)
     paths.log.write_text("")
-    monkeypatch.setattr(lifecycle.shutil, "disk_usage", lambda folder: type("U", (), {"free": 0})())
-    assert lifecycle.start_failure(paths).startswith(f"No space left on device: the disk that holds {tmp_path}")
+    monkeypatch.setattr(failed_start.shutil, "disk_usage", lambda folder: type("U", (), {"free": 0})())
+    assert failed_start.start_failure(paths).startswith(f"No space left on device: the disk that holds {tmp_path}")

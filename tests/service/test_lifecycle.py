@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from covey.daemon import lifecycle
+from covey.daemon import failed_start, lifecycle
 from covey.service import commands
 from covey.daemon.paths import service_paths
 
@@ -101,7 +101,7 @@ def test_a_failed_start_names_the_cause_not_covey_s_wrapper(service_root):
                   "ValueError: Ray Client requires pip package `ray[client]`.\n"
                   "Traceback (most recent call last):\n"
                   f"covey.errors.CoveyError: `ray start` exited with 1 before its Ray answered; see {paths.log}\n")
-    line = lifecycle.start_failure(paths, offset)
+    line = failed_start.start_failure(paths, offset)
     assert line.startswith("ValueError: Ray Client requires pip package")
     assert "stale" not in line and line.endswith(f"(its log: {paths.log})")
 

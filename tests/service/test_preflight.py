@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -54,6 +55,7 @@ def test_the_cli_refuses_a_keyless_run_before_starting_a_service(service_root, t
     monkeypatch.setattr(lifecycle, "spawn", lambda *a, **k: pytest.fail("a service was started"))
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", open(os.devnull))
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     assert cli.main(["-p", "say ok"]) == 1
