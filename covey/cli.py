@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from covey.cli_flags import add_no_service_flag, add_run_flags, mcp_config_arg, session_options
 from covey.cli_flags import session_options as _session_options  # noqa: F401  (the name tests call)
 from covey.cli_sdk_flags import add_sdk_flags, check_sdk_flags, debug_to_stderr, initialize_reads
-from covey.errors import CoveyError
+from covey.errors import CoveyError, Interrupted
 
 COMMANDS = ("run", "demo", "agents", "mcp", "ps", "tree", "logs", "kill", "team", "start", "stop", "status", "attach",
             "sessions")
@@ -36,6 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CoveyError as exc:
         print(f"covey: {exc}", file=sys.stderr)
         return 1
+    except Interrupted as stop:
+        print(f"covey: interrupted by {signal.Signals(stop.signum).name}", file=sys.stderr)
+        return 128 + stop.signum
     except KeyboardInterrupt:
         print("covey: interrupted", file=sys.stderr)
         return 130

@@ -1,0 +1,120 @@
+"""Which Ray covey starts or joins, and where, without starting one: a private Ray (Ray's
+``address="local"``, never ``ray_current_cluster``), in a folder of the user's own; an address
+that does not answer refused in seconds; SIGTERM during a start raised as ``Interrupted``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import ray
+
+from covey import ray_runtime, ray_start
+from covey.errors import Interrupted
+from covey.ray_start import RayUnreachable
+
+OK_MODEL = Path(__file__).resolve().parent.parent / "covey" / "scenarios" / "ok.yaml"
+
+
+@pytest.fixture
+def init_calls(monkeypatch) -> list[dict]:
+    """``ray.init`` recorded, not run (tests/conftest.py keeps it refused otherwise)."""
+    calls: list[dict] = []
+    monkeypatch.setattr(ray, "init", lambda **kwargs: calls.append(kwargs))
+    monkeypatch.setattr(ray_runtime.ray_token, "prepare_token", lambda: None)
+    return calls
+
+
+def _dead_address() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_without_an_address_covey_starts_a_private_ray_whatever_ray_current_cluster_says(init_calls, monkeypatch):
+    stale = Path(os.environ["RAY_TMPDIR"]) / "ray" / "ray_current_cluster"
+    stale.parent.mkdir(exist_ok=True)
+    stale.write_text(_dead_address())
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    try:
+        assert ray_runtime.ensure_ray() is True
+    finally:
+        stale.unlink()
+    (call,) = init_calls
+    assert call["address"] == "local" and call["_temp_dir"] is None  # RAY_TMPDIR is set: Ray's rule
+
+
+def test_a_given_address_is_checked_then_joined_and_auto_is_rays(init_calls, monkeypatch):
+    checked: list[str] = []
+    monkeypatch.setattr(ray_start, "check_answers", checked.append)
+    monkeypatch.setattr(ray_runtime, "send_token_if_any", lambda *_: None)
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
+    assert ray_runtime.ensure_ray() is False
+    monkeypatch.setattr(ray_runtime, "_resolve_auto", lambda: "10.0.0.6:6379")
+    assert ray_runtime.ensure_ray("auto") is False
+    assert checked == ["10.0.0.5:6379", "10.0.0.6:6379"]
+    assert [call["address"] for call in init_calls] == checked
+
+
+def test_a_ray_jobs_driver_without_ray_address_joins_its_jobs_ray(init_calls, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv(ray_runtime.RAY_JOB_ENV, "{}")
+    monkeypatch.setattr(ray_runtime, "join", lambda address, **_: init_calls.append({"address": address}))
+    assert ray_runtime.ensure_ray() is False
+    assert init_calls == [{"address": "auto"}]
+
+
+def test_an_address_nothing_listens_at_is_refused_at_once_naming_it():
+    address = _dead_address()
+    started = time.monotonic()
+    with pytest.raises(RayUnreachable, match=rf"^no Ray answers at {address} \(.*\): start one there"):
+        ray_start.check_answers(address)
+    assert time.monotonic() - started < 2
+
+
+def test_the_private_ray_folder_is_in_a_folder_only_the_user_enters(monkeypatch):
+    monkeypatch.delenv("RAY_TMPDIR")
+    short = Path(tempfile.mkdtemp(prefix="h-", dir="/tmp"))
+    monkeypatch.setenv("HOME", str(short))
+    assert ray_start.ray_temp_dir() == str(short / ".covey" / "ray")
+    assert (short / ".covey").stat().st_mode & 0o777 == 0o700
+    # A home whose path would put Ray's sockets over the kernel's limit: the user's private temp folder.
+    monkeypatch.setenv("HOME", str(short / ("x" * 40)))
+    monkeypatch.setattr(tempfile, "tempdir", str(short))
+    assert ray_start.ray_temp_dir() == str(short / f"covey-{os.getuid()}" / "ray")
+    assert (short / f"covey-{os.getuid()}").stat().st_mode & 0o777 == 0o700
+
+
+def test_a_sigterm_while_ray_starts_is_interrupted_and_the_handler_before_comes_back():
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Interrupted) as raised, ray_start.interruptible():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(1)
+    assert raised.value.signum == signal.SIGTERM and raised.value.code == 143
+    # Ray's own driver handler (ray.init installs it) exits with the signal's number: the same.
+    with pytest.raises(Interrupted), ray_start.interruptible():
+        raise SystemExit(signal.SIGTERM)
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["nothing-listens", "not-a-ray-listens"])
+def test_covey_p_at_an_address_that_does_not_answer_says_so_in_one_line_within_10_s(listening, tmp_path):
+    listener = socket.create_server(("127.0.0.1", 0)) if listening else None
+    address = f"127.0.0.1:{listener.getsockname()[1]}" if listener else _dead_address()
+    started = time.monotonic()
+    try:
+        run = subprocess.run([sys.executable, "-m", "covey", "-p", "say ok", "--no-service", "--address", address,
+                              "--model", f"scripted:{OK_MODEL}"], cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    finally:
+        if listener is not None:
+            listener.close()
+    assert time.monotonic() - started < 10
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.startswith(f"covey: no Ray answers at {address} (") and run.stderr.count("\n") == 1, run.stderr
