@@ -41,7 +41,7 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbo
         configure_logging=True,
     )
     with ray_start.interruptible():
-        if address:
+        if address and address != "local":  # Ray's word for a new local Ray, as none
             join(address, **common)
             return False
         try:
@@ -105,7 +105,7 @@ def _resolve_auto() -> str:
     try:
         return str(services.canonicalize_bootstrap_address_or_die("auto"))
     except ConnectionError as exc:
-        raise ray_start.RayUnreachable(f"RAY_ADDRESS=auto: {exc}") from None
+        raise ray_start.RayUnreachable(f"address auto: {exc}") from None
 
 
 def send_token_if_any(token_path: str | None = None) -> None:
