@@ -96,9 +96,9 @@ async def _serve_conversation(sock: Any) -> None:
 async def _interruptible(session: Any, work: Any) -> Any:
     """Start ``session``, then await ``work``; SIGINT or SIGTERM cancels it, so the session
     stops its agents (their cleanup runs) before its actors and Ray go, and raises
-    ``Interrupted``. The handlers go in once Ray has started: while it starts, SIGINT is
-    ``KeyboardInterrupt`` and SIGTERM ``Interrupted`` (``covey.ray_start``), raised where the
-    start is, which then leaves no Ray."""
+    ``Interrupted``. The handlers go in once Ray has started: a signal while it starts ends
+    the start as soon as ``ray.init`` returns, leaving no Ray, and a second one at once
+    (``covey.ray_start.interruptible``)."""
     try:
         await session.start()
     except BaseException:

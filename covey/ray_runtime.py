@@ -28,8 +28,9 @@ RAY_JOB_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"
 
 
 def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbose: bool = False) -> bool:
-    """Connect to Ray; True if this call started a local Ray (the caller then owns it).
-    SIGTERM meanwhile raises ``Interrupted`` and leaves no Ray started here."""
+    """Connect to Ray; True if this call started a local Ray (the caller then owns it). A SIGINT
+    or SIGTERM meanwhile ends it once ``ray.init`` returns (``KeyboardInterrupt``, ``Interrupted``),
+    leaving no Ray started here."""
     if ray.is_initialized():
         return False
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -40,15 +41,15 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbo
         log_to_driver=verbose,
         configure_logging=True,
     )
-    with ray_start.interruptible():
-        if address and address != "local":  # Ray's word for a new local Ray, as none
-            join(address, **common)
-            return False
-        try:
+    try:
+        with ray_start.interruptible():
+            if address and address != "local":  # Ray's word for a new local Ray, as none
+                join(address, **common)
+                return False
             _start_private(num_cpus, common)
-        except BaseException:
-            _undo_start()
-            raise
+    except BaseException:
+        _undo_start()
+        raise
     return True
 
 
@@ -70,8 +71,9 @@ def _start_private(num_cpus: int | None, common: dict[str, Any]) -> None:
 
 
 def _undo_start() -> None:
-    """A start cut short (a signal, a failure) leaves no Ray: what ``ray.init`` started is shut
-    down (processes it started before it knew them die with this process: Ray's reaper)."""
+    """A start or join cut short (a signal, a failure) leaves no Ray: what ``ray.init`` started
+    is shut down, a Ray joined only disconnected from (processes a failed start began before it
+    knew them die with this process: Ray's reaper)."""
     with contextlib.suppress(Exception):
         ray.shutdown()
     local_rays.forget()

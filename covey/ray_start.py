@@ -3,8 +3,8 @@
 A private Ray lives in a folder only this user may enter (``ray_temp_dir``): Ray makes
 its own folders 0777, and ``/tmp/ray`` is shared by everyone on the machine. An address
 covey is to join is checked first (``check_answers``): Ray itself would retry a dead
-one for minutes, deaf to Ctrl-C. And while Ray starts or is joined, SIGTERM ends the
-start as ``Interrupted`` (``interruptible``), not as Ray's ``sys.exit(15)``.
+one for minutes, deaf to Ctrl-C. And a SIGINT or SIGTERM while Ray starts or is joined
+ends the start as soon as ``ray.init`` returns (``interruptible``), never from inside it.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import contextlib
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -95,41 +96,67 @@ def _check_gcs(address: str, timeout_s: float) -> None:
 
 @contextlib.contextmanager
 def interruptible() -> Iterator[None]:
-    """While Ray starts or is joined: SIGTERM raises ``Interrupted`` (Ray's driver handler,
-    which ``ray.init`` installs, would exit with 15 from wherever it is); SIGINT stays
-    ``KeyboardInterrupt``. Afterwards the SIGTERM handler is what it was, unless that was the
-    default: a driver then keeps Ray's (a SIGTERM exits through ``atexit``, shutting Ray down).
+    """While Ray starts or is joined, in the main thread: a SIGINT or SIGTERM is noted, and
+    raised (``KeyboardInterrupt``, ``Interrupted``) once ``ray.init`` has returned, for the
+    caller to undo the start. Never inside Ray's code: an exception raised there at a random
+    point was seen to leave the logging lock taken (the run then hung) or to be swallowed;
+    so Ray's own SIGTERM handler (``sys.exit(15)`` from wherever it is) is kept out too. In a
+    ``covey`` command (``sigterm_raises``) a second signal leaves at once, with one line: Ray's
+    reaper ends what the start began. Afterwards each handler is what it was (a default
+    SIGTERM one becomes Ray's driver rule: exit through ``atexit``, which shuts Ray down).
     Outside the main thread signals are not this thread's: nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, _raise_interrupted)
+    from ray._private import utils as ray_utils
+
+    received: list[int] = []
+
+    def note(signum: int, _frame: FrameType | None) -> None:
+        if received and _in_command:
+            os.write(2, f"covey: interrupted by {signal.Signals(signum).name}\n".encode())
+            os._exit(128 + signum)
+        received.append(signum)
+
+    before = {signum: signal.signal(signum, note) for signum in (signal.SIGINT, signal.SIGTERM)}
+    own_handler = ray_utils.set_sigterm_handler
+    ray_utils.set_sigterm_handler = lambda _handler: None
     try:
         yield
-    except SystemExit as exc:
-        if exc.code == signal.SIGTERM:  # Ray's handler: sys.exit(signum)
-            raise Interrupted(signal.SIGTERM) from None
-        raise
     finally:
-        if before not in (signal.SIG_DFL, None) or signal.getsignal(signal.SIGTERM) is _raise_interrupted:
-            signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
+        ray_utils.set_sigterm_handler = own_handler
+        for signum, handler in before.items():
+            signal.signal(signum, _driver_exit if handler in (signal.SIG_DFL, None) and signum == signal.SIGTERM
+                          else handler if handler is not None else signal.SIG_DFL)
+    if received:
+        raise KeyboardInterrupt if received[0] == signal.SIGINT else Interrupted(received[0])
+
+
+def _driver_exit(signum: int, _frame: FrameType | None) -> Any:
+    sys.exit(signum)  # what Ray's driver does on SIGTERM
 
 
 def _raise_interrupted(signum: int, _frame: FrameType | None) -> Any:
     raise Interrupted(signum)
 
 
+_in_command = False
+"""An in-process ``covey`` command runs (``sigterm_raises``): a second signal during a start leaves at once."""
+
+
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[None]:
-    """For a whole in-process ``covey`` run: SIGTERM raises ``Interrupted`` in the main thread,
+    """For a whole in-process ``covey`` command: SIGTERM raises ``Interrupted`` in the main thread,
     as SIGINT raises ``KeyboardInterrupt``, so the run ends through its cleanup with one line;
     the handler before is back afterwards."""
+    global _in_command
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     before = signal.signal(signal.SIGTERM, _raise_interrupted)
+    _in_command = True
     try:
         yield
     finally:
+        _in_command = False
         signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
