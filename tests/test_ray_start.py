@@ -23,6 +23,15 @@ from covey.ray_start import RayUnreachable
 OK_MODEL = Path(__file__).resolve().parent.parent / "covey" / "scenarios" / "ok.yaml"
 
 
+@pytest.fixture(autouse=True)
+def _handlers_kept():
+    """A start in this process leaves Ray's driver rule for SIGTERM (``sys.exit``): not for pytest's."""
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for signum, handler in before.items():
+        signal.signal(signum, handler)
+
+
 @pytest.fixture
 def init_calls(monkeypatch) -> list[dict]:
     """``ray.init`` recorded, not run (tests/conftest.py keeps it refused otherwise)."""
@@ -97,23 +106,19 @@ def test_the_private_ray_folder_is_in_a_folder_only_the_user_enters(monkeypatch)
 def test_a_signal_while_ray_starts_is_raised_once_ray_init_returns_and_the_handlers_come_back():
     before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     went_on = []
-    try:
-        with pytest.raises(Interrupted) as raised, ray_start.interruptible():
-            # What ray.init does first (its driver's sys.exit(15) on SIGTERM) is kept out.
-            ray._private.utils.set_sigterm_handler(lambda *_: pytest.fail("Ray's handler ran"))
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(0.5)
-            went_on.append(True)  # nothing is raised inside Ray's code
-        assert went_on and raised.value.signum == signal.SIGTERM and raised.value.code == 143
-        with pytest.raises(KeyboardInterrupt), ray_start.interruptible():
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.5)
-        assert signal.getsignal(signal.SIGINT) is before[signal.SIGINT]
-        # A default SIGTERM handler becomes Ray's driver rule, as ray.init would have made it.
-        assert signal.getsignal(signal.SIGTERM) in (before[signal.SIGTERM], ray_start._driver_exit)
-    finally:
-        for signum, handler in before.items():
-            signal.signal(signum, handler)
+    with pytest.raises(Interrupted) as raised, ray_start.interruptible():
+        # What ray.init does first (its driver's sys.exit(15) on SIGTERM) is kept out.
+        ray._private.utils.set_sigterm_handler(lambda *_: pytest.fail("Ray's handler ran"))
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.5)
+        went_on.append(True)  # nothing is raised inside Ray's code
+    assert went_on and raised.value.signum == signal.SIGTERM and raised.value.code == 143
+    with pytest.raises(KeyboardInterrupt), ray_start.interruptible():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.5)
+    assert signal.getsignal(signal.SIGINT) is before[signal.SIGINT]
+    # A default SIGTERM handler becomes Ray's driver rule, as ray.init would have made it.
+    assert signal.getsignal(signal.SIGTERM) in (before[signal.SIGTERM], ray_start._driver_exit)
 
 
 @pytest.mark.parametrize("listening", [False, True], ids=["nothing-listens", "not-a-ray-listens"])
