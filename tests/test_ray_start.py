@@ -5,12 +5,14 @@ that does not answer refused in seconds; SIGTERM during a start raised as ``Inte
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -90,9 +92,16 @@ def test_an_address_nothing_listens_at_is_refused_at_once_naming_it():
     assert time.monotonic() - started < 2
 
 
-def test_the_private_ray_folder_is_in_a_folder_only_the_user_enters(monkeypatch):
+@pytest.fixture
+def short() -> Iterator[Path]:
+    """A folder with a short path (Ray's socket paths), removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="h-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_private_ray_folder_is_in_a_folder_only_the_user_enters(monkeypatch, short):
     monkeypatch.delenv("RAY_TMPDIR")
-    short = Path(tempfile.mkdtemp(prefix="h-", dir="/tmp"))
     monkeypatch.setenv("HOME", str(short))
     assert ray_start.ray_temp_dir() == str(short / ".covey" / "ray")
     assert (short / ".covey").stat().st_mode & 0o777 == 0o700

@@ -4,6 +4,7 @@ the user set is Ray's to use. The command is checked, not run."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -36,6 +37,13 @@ def _command(monkeypatch) -> list[str]:
 @pytest.mark.parametrize("user_set_tmpdir", [False, True])
 def test_the_services_ray_keeps_its_sessions_in_the_users_private_folder(tmp_path, monkeypatch, user_set_tmpdir):
     home = Path(tempfile.mkdtemp(prefix="h-", dir="/tmp"))  # short: Ray's socket paths
+    try:
+        _check_command(tmp_path, monkeypatch, user_set_tmpdir, home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _check_command(tmp_path: Path, monkeypatch, user_set_tmpdir: bool, home: Path) -> None:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("COVEY_SERVICE_DIR", str(tmp_path / "svc"))
     if not user_set_tmpdir:
