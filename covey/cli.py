@@ -1,10 +1,8 @@
 """The ``covey`` command: print mode like Claude Code's ``-p``, plus covey's own commands.
 
-A run goes through the covey service (docs/service.md) unless ``--no-service`` or
-``COVEY_NO_SERVICE=1`` asks for an in-process run. On the way to a served run this
-module imports only the standard library and the thin client (``covey.service.client``):
-no Ray, no pydantic, none of covey's runtime; everything else is imported where used.
-"""
+A run goes through the covey service (docs/service.md) unless ``--no-service`` or ``COVEY_NO_SERVICE=1``
+asks for an in-process run. On the way to a served run this module imports only the standard library and
+the thin client (``covey.service.client``): no Ray, no pydantic, none of covey's runtime."""
 
 from __future__ import annotations
 
@@ -14,28 +12,46 @@ import signal
 import sys
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
-from covey.cli_flags import add_no_service_flag, add_run_flags, mcp_config_arg, session_options
+from covey.cli_argv import (PIPE_CLOSED, RUN_DESCRIPTION, RUN_USAGE, VersionAction, as_command, commands_epilog,
+                             prompt_of, stdout_to_devnull)
+from covey.cli_flags import OPTION, add_no_service_flag, add_run_flags, mcp_config_arg, session_options
 from covey.cli_flags import session_options as _session_options  # noqa: F401  (the name tests call)
 from covey.cli_sdk_flags import add_sdk_flags, check_sdk_flags, debug_to_stderr, initialize_reads
-from covey.errors import CoveyError, Interrupted
+from covey.errors import CoveyError, Interrupted, error_line
+from covey.flags import env_flag
+from covey.ray_address import check_run_address
 
+JOINS_RAY = ("run", "demo", "start", "attach", "ps", "tree", "logs", "kill", "team")
+"""The commands that join a Ray, or start a service that does: a Ray Client address is refused before they start."""
 COMMANDS = ("run", "demo", "agents", "mcp", "ps", "tree", "logs", "kill", "team", "start", "stop", "status", "attach",
             "sessions")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command; a reader that closed the pipe early (``covey sessions | head -3``) ends it quietly."""
+    try:
+        code = _command(argv)
+        sys.stdout.flush()  # the last lines may still be buffered: a closed pipe shows here
+        return code
+    except BrokenPipeError:
+        stdout_to_devnull()
+        return PIPE_CLOSED
+
+
+def _command(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help") and _headless(argv):
-        argv = ["run", *argv]
+    if not argv:  # a terminal gets the help; a pipe is a prompt (`echo q | covey`)
+        argv = ["--help"] if sys.stdin is None or sys.stdin.isatty() else ["run"]
     try:
         # Inside the try: a flag's value is read while parsing (a settings or MCP config file).
-        args = _parser().parse_args(argv)
-        if not getattr(args, "handler", None):
-            _parser().print_help()
-            return 2
-        return args.handler(args)
-    except CoveyError as exc:
-        print(f"covey: {exc}", file=sys.stderr)
+        args = _parser().parse_args(as_command(argv, COMMANDS))
+        if args.command in JOINS_RAY:
+            check_run_address(getattr(args, "address", None) or vars(args).get(OPTION + "address"), os.environ)
+        return int(args.handler(args))
+    except BrokenPipeError:
+        raise
+    except (CoveyError, OSError) as exc:  # OSError: what the machine holds (a read-only HOME, a full disk)
+        print(f"covey: {error_line(exc)}", file=sys.stderr)
         return 1
     except Interrupted as stop:
         print(f"covey: interrupted by {signal.Signals(stop.signum).name}", file=sys.stderr)
@@ -45,27 +61,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _headless(argv: list[str]) -> bool:
-    """Claude Code's print mode: ``-p``, or the flags claude-agent-sdk starts it with (no
-    ``-p``: ``--output-format stream-json --verbose --input-format stream-json ...``)."""
-    return any(arg in ("-p", "--print") or arg.startswith(("--input-format", "--output-format")) for arg in argv) \
-        or argv[0].startswith("-")
-
-
 class _Parser(argparse.ArgumentParser):
     """A bad command line is one line on stderr naming what was wrong (exit 2), not a usage dump:
     a program that starts covey (claude-agent-sdk) shows its user that line."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"covey: {message} (covey --help lists the flags)\n")
+        flags = "the flags" if self.prog == "covey" else "its flags"  # a command's own parser: `covey attach`
+        self.exit(2, f"covey: {message} ({self.prog} --help lists {flags})\n")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="covey", description="Claude Code-style agents and sub-agents on Ray.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-    run = sub.add_parser("run", help="run a prompt to its end and print the result (like claude -p)")
-    run.add_argument("prompt", nargs="?", help="the task (read from stdin if omitted)")
-    run.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", help="the task, Claude Code style")
+    # `covey --help` is this parser's help: the run's flags, then the commands.
+    run = sub.add_parser("run", prog="covey", usage=RUN_USAGE, description=RUN_DESCRIPTION,
+                         formatter_class=argparse.RawDescriptionHelpFormatter,
+                         help="run a prompt to its end and print the result (like claude -p)")
+    run.add_argument("prompt", nargs="?", help="the task; a piped stdin's text is added after it (or is the task)")
+    run.add_argument("-p", "--print", action="store_true",
+                     help="print mode, as claude -p: a switch, the prompt is the argument (covey always prints)")
+    run.add_argument("-v", "--version", action=VersionAction, help="print covey's version")
     add_run_flags(run)
     add_sdk_flags(run)
     run.set_defaults(handler=_run)
@@ -88,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     mcp.set_defaults(handler=_mcp)
     _add_inspect_commands(sub)
     _add_service_commands(sub)
+    run.epilog = commands_epilog(sub)
     return parser
 
 
@@ -103,10 +119,12 @@ def _add_service_commands(sub: Any) -> None:
     status.add_argument("--json", action="store_true", help="the service's answer as one JSON object")
     status.set_defaults(handler=_service_command)
     attach = sub.add_parser("attach", help="follow a session the covey service runs (or ran) to its end")
-    attach.add_argument("session_id")
+    attach.add_argument("session_id", help="the session's id, or the start of it that covey ps or sessions shows")
     attach.add_argument("--output-format", choices=["text", "json", "stream-json"],
                         help="default: the format of the run that started it")
     attach.add_argument("--after", metavar="UUID", help="print only the events after the one with this uuid")
+    attach.add_argument("--verbose", action="store_true",
+                        help="accepted, as with covey -p: a reader of stream-json passes it (every event is printed)")
     attach.add_argument("--permission-prompt-tool", metavar="stdio",
                         help="stdio: print the prompts the session waits on (stream-json) and read each answer, a "
                              "control_response line, from stdin")
@@ -145,7 +163,7 @@ def _run(args: argparse.Namespace) -> int:
     with debug_to_stderr(session_options(args), args.debug_to_stderr) as options:
         if args.input_format == "stream-json":
             return _converse(options, args)
-        prompt = args.print_prompt or args.prompt or (sys.stdin.read() if not sys.stdin.isatty() else "")
+        prompt = prompt_of(args.prompt)
         if not prompt.strip():
             raise CoveyError("no prompt given: covey -p \"your task\" (or pipe it on stdin)")
         return _execute(prompt, options, args, quiet=args.quiet, trace=args.trace, detach=args.detach)
@@ -161,7 +179,7 @@ def _mcp(args: argparse.Namespace) -> int:
 def _converse(options: dict[str, Any], args: argparse.Namespace) -> int:
     """``--input-format stream-json``: a conversation over stdin/stdout (claude-agent-sdk's protocol)."""
     stdio, reads = args.permission_prompt_tool == "stdio", initialize_reads(args)
-    if args.no_service or _env_flag("COVEY_NO_SERVICE"):
+    if args.no_service or env_flag(os.environ, "COVEY_NO_SERVICE"):
         from covey.cli_local import converse
 
         return converse(options, stdio, reads)
@@ -177,7 +195,7 @@ def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, 
     verbose = bool(options.get("verbose")) if verbose is None else verbose
     # Text and json print no sub-agent's event: none is shipped (``SessionOptions.child_events``).
     options = {**options, "child_events": args.output_format == "stream-json" or verbose}
-    served, note = (False, None) if args.no_service or _env_flag("COVEY_NO_SERVICE") else _route(options, os.environ)
+    served, note = (False, None) if args.no_service or env_flag(os.environ, "COVEY_NO_SERVICE") else _route(options, os.environ)
     if note:
         print(note, file=sys.stderr)
     if not served:
@@ -185,7 +203,9 @@ def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, 
             raise CoveyError("--detach needs the covey service (a run in this process ends with it): "
                              "drop --no-service / COVEY_NO_SERVICE")
         from covey.cli_local import execute
+        from covey.service.preflight import check_run
 
+        check_run({"cwd": os.getcwd(), **options}, os.environ)  # before Ray starts for a run that cannot go
         return execute(prompt, options, args.output_format, verbose, quiet=quiet, trace=trace)
     from covey.service.client import run_served
 
@@ -240,12 +260,6 @@ def _service_command(args: argparse.Namespace) -> int:
         case "sessions":
             return sessions_client.sessions_command(as_json=args.json)
     return 2
-
-
-def _env_flag(name: str) -> bool:
-    from covey.flags import env_flag
-
-    return env_flag(os.environ, name)
 
 
 def _demo(args: argparse.Namespace) -> int:

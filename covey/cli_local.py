@@ -134,8 +134,8 @@ async def _print_events(
     from covey.observe.live import LiveView
 
     last = None
-    view = asyncio.create_task(LiveView(session.tree).run()) if live else None
-    try:
+    # When the stream ends (or is cancelled) the view draws the final tree and leaves it on the screen.
+    async with LiveView(session.tree) if live else contextlib.nullcontext():
         async for event in session.stream(prompt):
             if isinstance(event, ResultEvent):
                 last = event
@@ -144,9 +144,6 @@ async def _print_events(
             elif verbose:
                 for line in describe(event):
                     print(line, file=sys.stderr)
-    finally:
-        if view is not None:
-            view.cancel()
     if trace and session.runtime is not None:
         from covey.observe.trace import write_trace
 

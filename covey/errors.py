@@ -87,3 +87,13 @@ class Interrupted(SystemExit):
 def first_line(exc: BaseException) -> str:
     """The first line of an error's message (its type's name if it has none): what a report quotes."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def error_line(exc: BaseException) -> str:
+    """The one line a person reads for ``exc``: covey's own message, or for what the machine
+    holds (a read-only or full disk, a folder covey may not use) what failed and where."""
+    if not isinstance(exc, OSError) or isinstance(exc, CoveyError):
+        return str(exc)
+    if exc.strerror is None:
+        return f"{type(exc).__name__}: {exc}"
+    return f"{exc.strerror}: {exc.filename}" if exc.filename is not None else exc.strerror

@@ -22,6 +22,7 @@ from ray._private.worker import RayContext
 
 from covey import local_rays, ray_start, ray_token
 from covey.local_rays import NAMESPACE
+from covey.ray_address import check_run_address, ray_client_refused
 
 RAY_JOB_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"
 """Set by Ray's job supervisor in the environment of a job's driver."""
@@ -32,8 +33,10 @@ def ensure_ray(address: str | None = None, *, num_cpus: int | None = None, verbo
     or SIGTERM meanwhile ends it once ``ray.init`` returns (``KeyboardInterrupt``, ``Interrupted``),
     leaving no Ray started here."""
     if ray.is_initialized():
+        _refuse_client_connection()
         return False
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    check_run_address(address, os.environ)
     address = address or os.environ.get("RAY_ADDRESS") or _job_address()
     common: dict[str, Any] = dict(
         namespace=NAMESPACE,
@@ -79,6 +82,14 @@ def _undo_start() -> None:
     local_rays.forget()
 
 
+def _refuse_client_connection() -> None:
+    """A program that ran ``ray.init("ray://...")`` itself: refused as the address would be."""
+    from ray.util.client import ray as client
+
+    if client.is_connected():
+        raise ray_client_refused("this program joined Ray through Ray Client (ray.init(\"ray://...\"))")
+
+
 def _reload_token() -> None:
     try:
         # ray/_raylet.pyi leaves out names the compiled module has.
@@ -94,7 +105,7 @@ def join(address: str, token_path: str | None = None, **init_options: Any) -> No
     the Ray last started with ``ray start`` here, else any running one."""
     if address == "auto":
         address = _resolve_auto()
-    if address.removeprefix("ray://").rsplit(":", 1)[0] in ("127.0.0.1", "localhost"):
+    if address.rsplit(":", 1)[0] in ("127.0.0.1", "localhost"):
         stay_on_loopback()  # else Ray swaps 127.0.0.1 for this machine's network address and misses it
     send_token_if_any(token_path)
     ray_start.check_answers(address)

@@ -91,10 +91,11 @@ def kit_pool(ray_session):
     ready agent actors and a session kit (registry and mailbox), given back and recycled
     between tests as the service recycles them between runs, instead of started per test."""
     from covey.actors.shared_pool import SharedPoolHandle, pool_name
+    from covey.daemon.paths import service_dir
 
     # Demand decays in seconds, not the service's minutes: a test that ran twenty agents at
     # once leaves no twenty idle actor processes behind for the rest of the run.
-    handle = SharedPoolHandle.create(pool_name(), ray_session.get_runtime_context().get_node_id(),
+    handle = SharedPoolHandle.create(pool_name(str(service_dir())), ray_session.get_runtime_context().get_node_id(),
                                      floors={"home": 2, "kit": 1}, half_life_s=KIT_POOL_HALF_LIFE_S)
     ray_session.get(handle.actor.ready.remote())
     yield handle

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import hashlib
 import os
 import socket
 import secrets
@@ -45,9 +46,12 @@ KIT_NAME_PREFIX = "covey:kit-"
 """A kit's actors are ``covey:kit-<id>:registry`` and ``...:mailbox``: they serve one session after another."""
 
 
-def pool_name() -> str:
-    """The shared pool of this user's covey service on this machine (one per user and node)."""
-    return f"covey:pool:{getpass.getuser()}@{socket.gethostname()}"
+def pool_name(service_dir: str) -> str:
+    """The shared pool of the covey service whose directory is ``service_dir``: one per user,
+    machine and service directory, so two services of one user on one Ray (two
+    ``COVEY_SERVICE_DIR``s joined to one cluster) never lend from, or stop, each other's."""
+    digest = hashlib.sha256(service_dir.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"covey:pool:{getpass.getuser()}@{socket.gethostname()}:{digest}"
 
 
 def default_half_life_s() -> float:

@@ -14,13 +14,15 @@ import contextlib
 import fcntl
 import json
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from covey.errors import CoveyError, UserError
 from covey.daemon import leftovers, protocol
@@ -30,6 +32,7 @@ READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 60.0
 PING_TIMEOUT_S = 5.0
 POLL_S = 0.05
+STOP_GRACE_S = 5.0
 
 
 class ServiceUnavailable(CoveyError):
@@ -107,16 +110,26 @@ def ping(paths: ServicePaths) -> dict[str, Any] | None:
 
 
 def ensure_service(paths: ServicePaths, *, address: str | None = None, idle_timeout_s: float | None = None,
-                   ) -> tuple[dict[str, Any], bool]:
-    """The running service's ping answer, and whether this call started it."""
+                   before_start: Callable[[], None] | None = None) -> tuple[dict[str, Any], bool]:
+    """The running service's ping answer, and whether this call started it. ``before_start``
+    runs only when this call is about to start one: it may raise to start none."""
     if answer := ping(paths):
         return answer, False
     with _flock(paths.start_lock):
         if answer := ping(paths):  # another client started one while this one waited
             return answer, False
+        if before_start is not None:
+            before_start()
         since = paths.log.stat().st_size if paths.log.exists() else 0
         process = spawn(paths, address=address, idle_timeout_s=idle_timeout_s)
         return wait_ready(paths, process, since), True
+
+
+def starting_line(paths: ServicePaths, address: str | None = None) -> str:
+    """What a person at a terminal is told while the first run starts the service."""
+    ray = f"the Ray at {address}" if address else "a Ray of its own on 127.0.0.1"
+    return (f"covey: starting the covey service ({ray}); the first run takes a few seconds, "
+            f"later runs answer at once. Its log: {paths.log}")
 
 
 def spawn(paths: ServicePaths, *, address: str | None, idle_timeout_s: float | None) -> subprocess.Popen[bytes]:
@@ -148,11 +161,12 @@ def wait_ready(paths: ServicePaths, process: subprocess.Popen[bytes], log_offset
             return answer
         code = process.poll()
         if code not in (None, 0):
-            raise ServiceUnavailable(f"the covey service exited with status {code} while starting"
-                                     f"{_log_tail(paths, log_offset)}")
+            raise ServiceUnavailable(f"the covey service could not start (exit status {code}): "
+                                     f"{start_failure(paths, log_offset)}")
         time.sleep(POLL_S)
-    raise ServiceUnavailable(f"the covey service did not answer within {timeout_s:.0f} s"
-                             f"{_log_tail(paths, log_offset)}")
+    _end_tree(process.pid)  # it may be starting its Ray still: no half-started service is left behind
+    raise ServiceUnavailable(f"the covey service did not answer within {timeout_s:.0f} s and was stopped: "
+                             f"{start_failure(paths, log_offset)}")
 
 
 def stop(paths: ServicePaths, timeout_s: float = STOP_TIMEOUT_S) -> int | None:
@@ -177,7 +191,7 @@ def stop(paths: ServicePaths, timeout_s: float = STOP_TIMEOUT_S) -> int | None:
 def same_ray(wanted: str | None, served: dict[str, Any]) -> bool:
     """Whether a run that names Ray ``wanted`` (``--address`` / ``RAY_ADDRESS``) may run on the
     service whose ping answer is ``served``: the address it was started with (``address``:
-    ``auto``, ``ray://head:10001``, ``HOST:PORT``) or the GCS address it is connected to
+    ``auto`` or ``HOST:PORT``) or the GCS address it is connected to
     (``ray_address``, ``HOST:PORT``; what Ray sets ``RAY_ADDRESS`` to in a job's driver).
     Compared as strings, ``localhost`` as ``127.0.0.1``; naming no Ray fits any service."""
     if not wanted:
@@ -244,12 +258,52 @@ def _flock(path: Path) -> Iterator[None]:
         os.close(descriptor)  # releases the lock
 
 
-def _log_tail(paths: ServicePaths, offset: int, lines: int = 20) -> str:
+def _end_tree(pid: int) -> None:
+    """SIGTERM a process and everything under it (the service's ``ray start`` and what that
+    started), SIGKILL what is left after ``STOP_GRACE_S``."""
+    import psutil  # only on this path: the thin client does not pay for it otherwise
+
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return
+    for process in tree:
+        with contextlib.suppress(psutil.Error):
+            process.terminate()
+    _, left = psutil.wait_procs(tree, timeout=STOP_GRACE_S)
+    for process in left:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+
+
+def _disk_full(folder: Path, least_bytes: int = 1 << 20) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < least_bytes
+    except OSError:
+        return False
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b:? ?(.*)$")
+"""The last line of a Python traceback: ``ValueError: ...``, ``covey.errors.CoveyError: ...``."""
+
+
+def start_failure(paths: ServicePaths, offset: int = 0) -> str:
+    """One line: the cause the log since ``offset`` gives for a failed start (the last exception's
+    message, or the one it wraps when that one only says to see the log), and where the log is."""
     try:
         with open(paths.log, "rb") as log:
             log.seek(offset)
             text = log.read().decode(errors="replace")
     except OSError:
-        return f"; no log at {paths.log}"
-    tail = "\n".join(text.strip().splitlines()[-lines:])
-    return f"; the end of {paths.log}:\n{tail}" if tail else f"; {paths.log} is empty"
+        return f"it wrote no log at {paths.log}"
+    errors = [line.strip() for line in text.splitlines() if _EXCEPTION_LINE.match(line.strip())]
+    if not text.strip() and _disk_full(paths.root):
+        return f"No space left on device: the disk that holds {paths.root} is full"
+    if not errors:
+        last = [line.strip() for line in text.splitlines() if line.strip()]
+        return f"{last[-1]} (its log: {paths.log})" if last else f"its log {paths.log} is empty"
+    cause = errors[-1]
+    if len(errors) > 1 and "see " in cause:  # covey's own wrapper names the log; the line before says why
+        cause = next((line for line in reversed(errors[:-1]) if "see " not in line), cause)
+    return f"{cause} (its log: {paths.log})"

@@ -12,9 +12,11 @@ when others may only enter it. Plain Python: the thin client imports it.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from covey.private_dirs import PrivateDirError, open_private, private_dir
 
@@ -25,7 +27,8 @@ SOCKET_PATH_MAX = 100
 ServiceDirError = PrivateDirError
 """The service directory is not private to this user (the one error of every private folder)."""
 
-__all__ = ["SOCKET_PATH_MAX", "ServiceDirError", "ServicePaths", "open_private", "service_dir", "service_paths"]
+__all__ = ["SOCKET_PATH_MAX", "ServiceDirError", "ServicePaths", "open_private", "service_dir", "service_paths",
+           "write_private_json"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,15 @@ class ServicePaths:
     def log(self) -> Path:
         """The service's stdout and stderr (Ray's warnings included)."""
         return self.root / "service.log"
+
+
+def write_private_json(path: Path, value: Any) -> None:
+    """``path`` as ``value``'s JSON, 0600, written whole: readers never see half a file."""
+    partial = path.with_suffix(path.suffix + ".partial")
+    descriptor = open_private(partial, os.O_WRONLY | os.O_TRUNC)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        json.dump(value, handle)
+    os.replace(partial, path)
 
 
 def service_dir() -> Path:

@@ -16,8 +16,6 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Awaitable, Callable, Literal
 
 import anyio
-from mcp import types
-from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, Field
 
 from covey.events import Event
@@ -61,6 +59,11 @@ carries the question up to the session (``AgentRunner.ask``)."""
 @asynccontextmanager
 async def relay_transport(name: str, relay: McpRelay) -> AsyncIterator[tuple[Any, Any]]:
     """The ``(read, write)`` streams a ``ClientSession`` talks to server ``name`` through."""
+    # The MCP SDK (with the server side it imports: starlette, uvicorn, OpenTelemetry) loads only
+    # where a session has such a server: an agent actor without one saves ~0.6 s and its memory.
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
     to_session, read = anyio.create_memory_object_stream[SessionMessage | Exception](QUEUED)
     write, from_session = anyio.create_memory_object_stream[SessionMessage](QUEUED)
 

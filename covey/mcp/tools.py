@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from covey.mcp.client import McpConnection
 from covey.tools.base import Tool, ToolContext, ToolResult
 from covey.tools.read_media import MAX_IMAGE_BYTES
+
+if TYPE_CHECKING:  # the MCP SDK loads where a server is connected, not with every session
+    from covey.mcp.client import McpConnection
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 

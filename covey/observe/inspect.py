@@ -95,17 +95,21 @@ def ps(address: str | None) -> str:
 
 def in_session(address: str | None, session: str | None, show: Callable[[str, RegistryHandle], Awaitable[str]]) -> str:
     """``show`` the one session meant (named by id prefix, or the only one running) on whichever Ray runs it."""
-    shown, running = [], []
+    shown, running, meant = [], [], []
     for target in targets(address):
         with joined(target):
             for prefix, registry in run(running_sessions()).items():
                 running.append(prefix)
-                if session is None or prefix.startswith(session[:8]):
+                if session is None or prefix.startswith(session[:8]):  # the id, or a start of it
+                    meant.append(prefix)
                     shown.append(run(show(prefix, registry)))
     if not running:
         raise UserError("no covey session is running")
     if not shown:
         raise UserError(f"no running session {session!r}; running: {', '.join(running)}")
+    if len(shown) > 1 and session is not None:
+        raise UserError(f"{session!r} is the start of several running sessions' ids ({', '.join(meant)}): "
+                        "give more of it")
     if len(shown) > 1:
         raise UserError(f"several sessions are running ({', '.join(running)}); name one")
     return shown[0]
@@ -184,10 +188,24 @@ async def tree_text(prefix: str, registry: RegistryHandle) -> str:
 
 
 async def _find(agent_id: str) -> tuple[RegistryHandle, Any] | None:
+    """The agent ``agent_id`` names: its id, or a start of it (``agent-`` may be left out) that no
+    other agent's id shares; a start several share is refused, naming them."""
+    starts: list[tuple[RegistryHandle, Any]] = []
     for registry in registries():
-        if (record := await registry.record(agent_id)) is not None:
-            return registry, record
-    return None
+        try:
+            if (record := await registry.record(agent_id)) is not None:
+                return registry, record
+            starts += [(registry, r) for r in await registry.records() if _starts(r.agent_id, agent_id)]
+        except AgentUnavailable:  # its session ended since the listing
+            continue
+    if len(starts) > 1:
+        names = ", ".join(sorted(str(record.agent_id) for _, record in starts))
+        raise UserError(f"{agent_id!r} is the start of several agents' ids ({names}): give more of it")
+    return starts[0] if starts else None
+
+
+def _starts(agent_id: str, given: str) -> bool:
+    return bool(given) and (agent_id.startswith(given) or agent_id.removeprefix("agent-").startswith(given))
 
 
 async def kill(agent_id: str) -> str:

@@ -39,16 +39,24 @@ def main(argv: list[str] | None = None) -> int:
     # runs, the sessions in it go on: this service joins it and keeps its mark. Else what it left
     # runs no more.
     last = read_info(paths) or {}
-    if own_ray.find(paths) is not None and last.get("instance"):
+    found = own_ray.find(paths)
+    if found is not None and last.get("instance"):
         os.environ[leftovers.INSTANCE_VAR] = last["instance"]
     else:
         leftovers.reap(last.get("instance"), last.get("ray_session_dir"))
     # The mark its starter gave it (lifecycle.spawn), else one of its own, before Ray starts.
     os.environ.setdefault(leftovers.INSTANCE_VAR, leftovers.new_instance())
-    from covey.service.server import Service  # Ray and covey's runtime: only once the lock is ours
-
+    address = args.address or os.environ.get("RAY_ADDRESS")
+    # Its own Ray starts now, while Ray and covey's runtime are imported below.
+    launched = own_ray.launch(paths) if not address and found is None else None
+    try:
+        from covey.service.server import Service  # only once the lock is ours
+    except BaseException:
+        if launched is not None:
+            own_ray.stop(launched.own, paths)
+        raise
     idle = args.idle_timeout if args.idle_timeout is not None else _env_idle_timeout()
-    asyncio.run(Service(paths, address=args.address or os.environ.get("RAY_ADDRESS"), idle_timeout_s=idle).serve())
+    asyncio.run(Service(paths, address=address, idle_timeout_s=idle, launched=launched).serve())
     os.close(lock)
     return 0
 

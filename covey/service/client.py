@@ -48,7 +48,7 @@ def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose
                trace: str | None = None, detach: bool = False) -> int:
     check_prompt(prompt)
     paths = service_paths()
-    lifecycle.ensure_service(paths, address=options.get("address"))
+    ensure_for_run(paths, options)
     conn = lifecycle.connect(paths, timeout_s=lifecycle.PING_TIMEOUT_S)
     if conn is None:
         raise ServiceUnavailable(f"the covey service stopped answering; its log: {paths.log}")
@@ -64,6 +64,21 @@ def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose
         raise
     finally:
         conn.close()
+
+
+def ensure_for_run(paths: ServicePaths, options: dict[str, Any]) -> None:
+    """The service, started if none answers. A cold start says so on a terminal at once, and
+    first hears what the run's own files and environment would refuse (a settings file that does
+    not parse, no API key), so that no service and no Ray start for a run that cannot go."""
+
+    def before_start() -> None:
+        if sys.stderr.isatty():
+            print(lifecycle.starting_line(paths, options.get("address")), file=sys.stderr, flush=True)
+        from covey.service.preflight import check_run
+
+        check_run(options, os.environ)
+
+    lifecycle.ensure_service(paths, address=options.get("address"), before_start=before_start)
 
 
 class _Leave(Exception):
@@ -100,10 +115,12 @@ class ServedRun:
                 self._send(protocol.user_message(prompt))
             return self._conversation()
         except _Leave as leave:
+            self.view.finish()
             print(f"covey: interrupted by {signal.Signals(leave.signum).name}; the covey service stops its agents",
                   file=sys.stderr)
             return 128 + leave.signum
         finally:
+            self.view.finish()  # a terminal's cursor shown again, whatever ended the run
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
 
@@ -112,6 +129,7 @@ class ServedRun:
         while (message := self.conn.receive()) is not None:
             kind = message.get("type")
             if kind == protocol.DONE:
+                self.view.finish()  # the service sent the final tree last: it stays, above the result
                 return self._finish(message, last)
             if kind == "control_request" and protocol.subtype_of(message) == protocol.CAN_USE_TOOL:
                 self._asked(message)
@@ -129,6 +147,7 @@ class ServedRun:
                 last = message if kind == "result" else last
                 if self.output_format == "stream-json":
                     print(json.dumps(message), flush=True)
+        self.view.finish()
         if self.signum is not None:
             raise _Leave(self.signum)
         if self.session_id is not None:
@@ -161,6 +180,7 @@ class ServedRun:
     def _permission(self, request: dict[str, Any]) -> dict[str, Any]:
         """Ask at the terminal, as ``TerminalAsker`` does in-process."""
         suggested = request.get("suggested_rule") or request.get("tool_name", "")
+        self.view.pause()  # the prompt goes below the tree's last frame; the next snapshot is drawn under it
         self._prompting = True
         try:
             with terminal(TTY) as (reading, writing):

@@ -10,14 +10,19 @@ from typing import Any
 
 from covey import local_rays
 from covey.daemon import protocol
-from covey.daemon.lifecycle import ask, ensure_service, same_ray, stop
+from covey.daemon.lifecycle import ask, ensure_service, same_ray, starting_line, stop
 from covey.daemon.paths import service_paths
 from covey.service import own_ray
 
 
 def start_command(address: str | None, idle_timeout_s: float | None) -> int:
     paths = service_paths()
-    answer, started = ensure_service(paths, address=address, idle_timeout_s=idle_timeout_s)
+
+    def say_starting() -> None:
+        if sys.stderr.isatty():
+            print(starting_line(paths, address), file=sys.stderr, flush=True)
+
+    answer, started = ensure_service(paths, address=address, idle_timeout_s=idle_timeout_s, before_start=say_starting)
     state = "started" if started else "already running"
     print(f"covey service {state}: pid {answer.get('pid')}, Ray {answer.get('ray_address')}")
     print(f"  socket {paths.socket}\n  log    {paths.log}")

@@ -11,7 +11,10 @@ from typing import Any, Callable
 import ray
 
 from covey.actors.shared_pool import SharedPoolHandle, pool_name
+from covey.actors.warmup import GATEWAY_MODEL
+from covey.daemon.paths import service_dir
 from covey.daemon import protocol
+from covey.service.preflight import KEY_VARIABLES
 from covey.service.host import HostHandle, HostSupply, live_hosts
 from covey.service.journal import all_meta, read_meta
 
@@ -119,11 +122,19 @@ def session_dir() -> str:
     return str(node.get_session_dir_path()) if node is not None else ""
 
 
+def service_preload(env: dict[str, str]) -> tuple[str, ...]:
+    """What the pool's agent actors load before they are lent, besides covey's own run modules.
+    Agents never load the Anthropic SDK (the node's model gateway sends their requests): with a
+    key in the environment, the gateway model, whose warm-up starts the gateway ahead of the
+    first request; without one (the demo, scripted runs) nothing, and no gateway. A session on
+    the API adds it when it takes its kit."""
+    return (GATEWAY_MODEL,) if any(env.get(name) for name in KEY_VARIABLES) else ()
+
 def shared_pool(preload: tuple[str, ...]) -> SharedPoolHandle:
     """The shared pool: the one a service that died left (its sessions hold its kits and agents),
     else a new one, detached so that the sessions it lends to do not share the service's fate."""
     try:
-        return SharedPoolHandle.named(pool_name())
+        return SharedPoolHandle.named(pool_name(str(service_dir())))
     except ValueError:
-        return SharedPoolHandle.create(pool_name(), ray.get_runtime_context().get_node_id(),
+        return SharedPoolHandle.create(pool_name(str(service_dir())), ray.get_runtime_context().get_node_id(),
                                        preload=preload, lifetime="detached")

@@ -13,17 +13,19 @@ sessions are kept in the user's private Ray folder (``covey.ray_start.ray_temp_d
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import logging
 import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+import psutil
 
 from covey import local_rays, ray_token
 from covey.daemon.paths import ServicePaths, open_private
@@ -33,7 +35,7 @@ from covey.ray_start import ray_temp_dir
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 90.0
-STOP_GRACE_S = 10.0
+STOP_GRACE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -68,12 +70,29 @@ def find(paths: ServicePaths) -> OwnRay | None:
     return None
 
 
+@dataclass(frozen=True)
+class Launched:
+    """A ``ray start`` on its way: its process, and the Ray it will be."""
+
+    process: subprocess.Popen[bytes]
+    own: OwnRay
+
+
 def start(paths: ServicePaths, num_cpus: int | None = None) -> OwnRay:
     """Start a head node on 127.0.0.1 in a process session of its own; wait until its GCS answers."""
+    return wait_up(launch(paths, num_cpus), paths)
+
+
+def launch(paths: ServicePaths, num_cpus: int | None = None) -> Launched:
+    """Start ``ray start`` and return at once: the service imports Ray and its runtime meanwhile
+    (a second of CPU that would otherwise come after Ray's own start)."""
     port, agent_port = _free_port(), _free_port()
     command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block",
                "--node-ip-address", "127.0.0.1", "--port", str(port), "--include-dashboard=false",
-               "--disable-usage-stats", "--dashboard-agent-listen-port", str(agent_port)]
+               "--disable-usage-stats", "--dashboard-agent-listen-port", str(agent_port),
+               # Not started: the log monitor (it sends workers' output to drivers, and the service
+               # joins with log_to_driver off). The autoscaler's monitor stays: `ray status` reads it.
+               "--include-log-monitor=false"]
     if _has_ray_client():
         # Ray starts its client server whenever ``ray[client]`` is installed, on 10001 unless told:
         # a port of its own keeps two users' services apart. Without it (``pip install ray``, covey's
@@ -91,7 +110,12 @@ def start(paths: ServicePaths, num_cpus: int | None = None) -> OwnRay:
     with open(paths.log, "ab") as log_file:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
                                    env=env, start_new_session=True)
-    own = OwnRay(process.pid, local_rays.started_at(process.pid), f"127.0.0.1:{port}")
+    return Launched(process, OwnRay(process.pid, local_rays.started_at(process.pid), f"127.0.0.1:{port}"))
+
+
+def wait_up(launched: Launched, paths: ServicePaths) -> OwnRay:
+    """Wait until the launched Ray's GCS answers; record it in ``ray.json``."""
+    process, own = launched.process, launched.own
     deadline = time.monotonic() + START_TIMEOUT_S
     while not _answers(own.address, 0.5):
         if process.poll() is not None:
@@ -108,18 +132,49 @@ def start(paths: ServicePaths, num_cpus: int | None = None) -> OwnRay:
 
 
 def stop(own: OwnRay, paths: ServicePaths | None = None) -> bool:
-    """End that Ray (SIGTERM, then SIGKILL after a grace); True if its process is gone."""
-    if own.alive():
-        _signal(own.pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_S
-        while own.alive() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if own.alive():
-            log.warning("the service's Ray (pid %d) did not stop within %g s: killed", own.pid, STOP_GRACE_S)
-            os.killpg(own.pid, signal.SIGKILL) if _leads_group(own.pid) else _signal(own.pid, signal.SIGKILL)
+    """End that Ray; True if its ``ray start`` process is gone.
+
+    Every process of its process session gets SIGTERM at once (the ``ray start`` process leads
+    the session; Ray gives each worker a process group of its own, in the same session), and
+    what is left after ``STOP_GRACE_S`` gets SIGKILL. Ray's own SIGTERM path would drain the
+    node, then stop its processes one after another, waiting on each: over 10 s here, for a
+    Ray that serves nobody else."""
+    members = _session_members(own.pid) if own.alive() else []
+    for process in members:
+        with contextlib.suppress(psutil.Error):
+            process.terminate()
+    _, left = psutil.wait_procs(members, timeout=STOP_GRACE_S)
+    if left:
+        log.info("the service's Ray: %d of its %d processes still ran %g s after SIGTERM: killed",
+                 len(left), len(members), STOP_GRACE_S)
+        for process in left:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        psutil.wait_procs(left, timeout=STOP_GRACE_S)
     if paths is not None:
         ray_file(paths).unlink(missing_ok=True)
     return not own.alive()
+
+
+def abandon(own: OwnRay, paths: ServicePaths) -> None:
+    """A service whose start failed after it started this Ray leaves it: the driver leaves, then
+    the Ray stops, and its ``covey ps`` record goes."""
+    import ray  # only here: the service imports this module before it may import Ray
+
+    with contextlib.suppress(Exception):
+        ray.shutdown()
+    stop(own, paths)
+    local_rays.forget(own.pid)
+
+
+def _session_members(leader: int) -> list[psutil.Process]:
+    """The leader and every live process in its process session."""
+    members = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(OSError, psutil.Error):
+            if process.pid == leader or os.getsid(process.pid) == leader:
+                members.append(process)
+    return members
 
 
 def _has_ray_client() -> bool:
@@ -140,17 +195,3 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _leads_group(pid: int) -> bool:
-    try:
-        return os.getpgid(pid) == pid
-    except OSError:
-        return False
-
-
-def _signal(pid: int, signum: int) -> None:
-    try:
-        os.kill(pid, signum)
-    except OSError:
-        pass

@@ -19,6 +19,7 @@ from covey.errors import CoveyError
 from covey.events import ResultEvent
 from covey.render import describe
 from covey.daemon import protocol
+from covey.observe.live import FINAL_TREE_TIMEOUT_S
 from covey.service.asker import ClientAsker
 from covey.service.session_options import session_for
 from covey.session import Session
@@ -132,6 +133,7 @@ class ServedRun:
         finally:
             if live is not None:
                 live.cancel()
+                await self._final_tree(session)
         if trace := self.flags.get("trace"):
             from covey.observe.trace import write_trace
 
@@ -193,6 +195,15 @@ class ServedRun:
             if tree != sent:
                 sent = tree
                 await self.send({"type": protocol.LIVE, "tree": tree})
+
+
+    async def _final_tree(self, session: Session) -> None:
+        """The tree once the run has ended (or was interrupted), for the client's last frame."""
+        try:
+            tree = await asyncio.wait_for(session.tree(), FINAL_TREE_TIMEOUT_S)
+        except Exception:  # the view never stops a run
+            return
+        await self.send({"type": protocol.LIVE, "tree": tree})
 
 
 def prompt_of(message: dict[str, Any]) -> str:

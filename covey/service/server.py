@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -30,8 +29,8 @@ from covey.service import own_ray
 from covey.daemon import protocol
 from covey.daemon.leftovers import INSTANCE_VAR
 from covey.daemon.lifecycle import same_ray
-from covey.daemon.paths import ServicePaths, open_private
-from covey.service.hosting import Hosts, session_dir, shared_pool
+from covey.daemon.paths import ServicePaths, write_private_json
+from covey.service.hosting import Hosts, service_preload, session_dir, shared_pool
 from covey.service.relay import HostedRun, attach, detach_refusal, peer
 from covey.service.stats import process_figures
 
@@ -40,17 +39,14 @@ log = logging.getLogger(__name__)
 STOP_RUNS_S = 30.0
 """How long stopping waits for the runs' agents to stop (their grace is 5 s, 10 s for the registry's)."""
 
-SERVICE_PRELOAD = ("covey.model.anthropic",)
-"""What the pool's agent actors load before they are lent, besides covey's own run modules:
-the Messages-API adapter most runs use (a scripted run's model needs nothing more)."""
-
 StatsProvider = Callable[[], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 
 
 class Service:
     def __init__(self, paths: ServicePaths, *, address: str | None, idle_timeout_s: float,
-                 pool_stats: StatsProvider | None = None) -> None:
+                 pool_stats: StatsProvider | None = None, launched: own_ray.Launched | None = None) -> None:
         self.paths, self.address, self.idle_timeout_s = paths, address, idle_timeout_s
+        self.launched = launched  # its own Ray, launched before this module was imported (``__main__``)
         self.pool: SharedPoolHandle | None = None
         """The shared warm pool every served session borrows from (agent actors, session kits)."""
         self.pool_stats = pool_stats
@@ -62,8 +58,10 @@ class Service:
         self.started_at = time.time()
         self.idle_since = time.monotonic()
         self.started_ray = False
-        self.own_ray: own_ray.OwnRay | None = None
-        """The Ray this service directory's services run (``own_ray``), when no address was given."""
+        self.own_ray: own_ray.OwnRay | None = launched.own if launched else None
+        """The Ray this service directory's services run, when no address was given; ``own_ray_new``:
+        this service started it."""
+        self.own_ray_new = launched is not None
         self.ray_address = ""
         self.ray_session_dir: str | None = None
         self._stopping = asyncio.Event()
@@ -72,12 +70,17 @@ class Service:
     async def serve(self) -> None:
         self._stopping, self._runs_changed = asyncio.Event(), asyncio.Event()  # this loop's, not a stop before serve
         started = time.monotonic()
-        how = await asyncio.to_thread(self._join_ray)
-        self.ray_address = ray.get_runtime_context().gcs_address
-        log.info("Ray %s in %.1f s", how, time.monotonic() - started)
-        pool = self.pool = shared_pool(SERVICE_PRELOAD)
-        self.pool_stats = self.pool_stats or pool.stats
-        await self.hosts.open(ray.get_runtime_context().get_node_id())
+        try:
+            how = await asyncio.to_thread(self._join_ray)
+            self.ray_address = ray.get_runtime_context().gcs_address
+            log.info("Ray %s in %.1f s", how, time.monotonic() - started)
+            pool = self.pool = shared_pool(service_preload(dict(os.environ)))
+            self.pool_stats = self.pool_stats or pool.stats
+            await self.hosts.open(ray.get_runtime_context().get_node_id())
+        except BaseException:  # a start that failed leaves no Ray it started (one it found keeps its sessions)
+            if self.own_ray_new and self.own_ray is not None:
+                await asyncio.to_thread(own_ray.abandon, self.own_ray, self.paths)
+            raise
         # Floors start now; the first run waits only for what it takes (a kit, its main agent).
         floors = asyncio.create_task(self._floors_ready(pool))
         loop = asyncio.get_running_loop()
@@ -104,8 +107,10 @@ class Service:
         if self.address:
             ensure_ray(self.address)
             return "joined"
-        found = own_ray.find(self.paths)
-        self.own_ray = found or own_ray.start(self.paths)
+        found = None if self.launched else own_ray.find(self.paths)
+        self.own_ray = found or (own_ray.wait_up(self.launched, self.paths) if self.launched
+                                 else own_ray.start(self.paths))
+        self.own_ray_new = found is None
         self.started_ray = True
         ensure_ray(self.own_ray.address)
         self.ray_session_dir = session_dir()
@@ -166,10 +171,8 @@ class Service:
 
     async def _attached_sessions(self) -> int:
         """Sessions of other drivers (``Session(service=True)``) holding one of the pool's kits."""
-        if self.pool is None:
-            return 0
         try:
-            kits = (await self.pool.stats()).get("kit")
+            kits = (await self.pool.stats()).get("kit") if self.pool is not None else None
             return int(kits.get("lent", 0)) if isinstance(kits, dict) else 0
         except Exception:  # the pool is gone: nothing holds the service
             return 0
@@ -178,8 +181,7 @@ class Service:
         pid, uid = peer(writer)
         try:
             if uid is not None and uid != os.getuid():
-                log.warning("refused a client of uid %s", uid)
-                return
+                return log.warning("refused a client of uid %s", uid)
             line = await reader.readline()
             if line:
                 await self._answer(protocol.decode(line), reader, writer, pid)
@@ -281,15 +283,10 @@ class Service:
         return status
 
     def _write_info(self) -> None:
-        info = {"pid": os.getpid(), "instance": os.environ.get(INSTANCE_VAR), "started_at": self.started_at,
-                "ray_address": self.ray_address, "ray_session_dir": self.ray_session_dir,
-                "address": self.address, "idle_timeout_s": self.idle_timeout_s, "version": _version(),
-                "socket": str(self.paths.socket)}
-        partial = self.paths.info.with_suffix(".json.partial")
-        descriptor = open_private(partial, os.O_WRONLY | os.O_TRUNC)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(info, handle)
-        os.replace(partial, self.paths.info)  # readers never see half a file
+        write_private_json(self.paths.info, {
+            "pid": os.getpid(), "instance": os.environ.get(INSTANCE_VAR), "started_at": self.started_at,
+            "ray_address": self.ray_address, "ray_session_dir": self.ray_session_dir, "address": self.address,
+            "idle_timeout_s": self.idle_timeout_s, "version": _version(), "socket": str(self.paths.socket)})
 
 
 def _version() -> str:

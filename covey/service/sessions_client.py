@@ -128,6 +128,7 @@ def attach_command(session_id: str, output_format: str | None, after: str | None
     if permission_prompt_tool and output_format not in (None, "stream-json"):
         raise CoveyError("--permission-prompt-tool stdio needs --output-format stream-json (as Claude Code does)")
     stdio = permission_prompt_tool == "stdio"
+    session_id = resolve_session(session_id) or session_id  # one the service does not know: it says so
     output_format = "stream-json" if stdio else output_format
     paths = service_paths()
     lifecycle.ensure_service(paths)  # a service that died left the session running: a new one serves it
@@ -177,11 +178,23 @@ def session_line(entry: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
-def kill_session(session_id: str) -> int | None:
-    """``covey kill ID`` for a session this user's service runs; None if ``ID`` names no session."""
-    from covey.service.journal import read_meta
+def resolve_session(given: str) -> str | None:
+    """The id of the session of this user's service that ``given`` names: the id, or a start of it
+    no other session's id shares (``covey ps`` shows 8 characters); None if it names none."""
+    from covey.service.journal import read_meta, sessions_dir
 
-    if read_meta(session_id) is None:
+    if not given or read_meta(given) is not None:
+        return given or None
+    found = sorted(path.stem for path in sessions_dir().glob("*.json") if path.stem.startswith(given))
+    if len(found) > 1:
+        raise CoveyError(f"{given!r} is the start of several sessions' ids ({', '.join(found)}): give more of it")
+    return found[0] if found else None
+
+
+def kill_session(given: str) -> int | None:
+    """``covey kill ID`` for a session this user's service runs (``ID`` or the start of it); None if
+    it names no session."""
+    if (session_id := resolve_session(given)) is None:
         return None
     answer = ask(service_paths(), protocol.KILL_SESSION, timeout_s=30.0, session_id=session_id)
     if answer is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 from pathlib import Path
 from typing import Any, AsyncIterator, ClassVar, cast
 
@@ -21,6 +22,7 @@ from covey.ids import AgentId
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.observe.notebook import TreeDisplay, in_notebook
 from covey.permissions.modes import PermissionMode
+from covey.ray_address import check_run_address
 from covey.agents.runtime import SessionRuntime
 from covey.session import ephemeral, kit, main_agent, teardown, turn
 from covey.session.debug_log import DebugLog, open_debug_log
@@ -45,6 +47,7 @@ class Session:
         if options is not None and fields:
             raise UserError(f"Session takes SessionOptions or keywords, not both (got {sorted(fields)})")
         given = options if options is not None else SessionOptions(**fields)
+        check_run_address(given.address, os.environ, "address=")  # before any file or Ray is made
         self.env, self.home = run_env(given)
         self.options = with_env_defaults(given, self.env, self.home)
         self.cwd = Path(self.options.cwd).resolve()

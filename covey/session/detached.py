@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from covey.daemon import detached
 from covey.errors import UserError
+from covey.ray_address import check_run_address
 from covey.session.core import Session
 from covey.session.options import SERVICE_OWNED, SessionOptions
 
@@ -42,6 +43,7 @@ class DetachedSession(Session):
         """The options as the service takes them: ``SessionOptions`` fields as JSON."""
         self.cwd = Path(self.options.cwd).resolve()
         self.env = dict(os.environ if self.options.env is None else self.options.env)
+        check_run_address(self.options.address, self.env, "address=")
         self.session_id = ""
         """The run's session id, once ``submit`` has started it."""
 

@@ -13,6 +13,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from covey.actors.gateway import keyless
 from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
 from covey.actors.shared_pool import SharedPoolHandle, pool_name
+from covey.daemon.paths import service_dir
 from covey.actors.pool import default_pool_size
 from covey.actors.warmup import model_modules
 from covey.agents.context import project_context
@@ -98,7 +99,7 @@ async def _borrowed(session: Session) -> tuple[RegistryHandle, MailboxHandle]:
         from covey.daemon.attach import join_service
 
         join_service(session.options.verbose)
-    lender = session.kit.lender = SharedPoolHandle.named(pool_name())
+    lender = session.kit.lender = SharedPoolHandle.named(pool_name(str(service_dir())))
     # A resumed session, or one given its id, keeps its id; any other takes the kit's.
     fixed = session.session_id if (session.resumed is not None or session.options.session_id) else None
     taken = await lender.take_kit(model_modules(session.options.model), session_id=fixed)

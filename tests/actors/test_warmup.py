@@ -46,3 +46,26 @@ async def test_a_pooled_actors_first_run_imports_no_module(tmp_path):
         session.close()
     assert [r.result for r in results] == ["done"]
     assert sorted(after - before) == []
+
+
+HEAVY_FOR_AGENTS = ("mcp", "anthropic", "starlette", "uvicorn", "cryptography")
+"""What an agent actor, a session host or a session without MCP servers never loads: the MCP SDK
+(with its server side) and the Anthropic SDK (the node's model gateway holds it)."""
+
+
+def test_an_agent_and_a_session_load_neither_the_mcp_nor_the_anthropic_sdk():
+    import subprocess
+    import sys
+
+    code = ("import sys, covey.actors.warmup as w, covey.service.host, covey.session.core; w.warm_up(); "
+            f"print([m for m in {HEAVY_FOR_AGENTS!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_service_preloads_the_gateway_only_with_a_key():
+    from covey.service.hosting import service_preload
+
+    assert service_preload({}) == ()
+    assert service_preload({"ANTHROPIC_API_KEY": "k"}) == ("covey.actors.gateway_model",)
+    assert service_preload({"ANTHROPIC_AUTH_TOKEN": "t"}) == ("covey.actors.gateway_model",)

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from covey import cli, cli_flags
+from covey.cli_argv import as_command
 from covey.cli_sdk_flags import INITIALIZE_FIELDS, debug_to_stderr, initialize_reads
 from covey.errors import CoveyError
 from covey.hooks.callback import sdk_hook_settings
@@ -28,7 +29,7 @@ def _parsed(argv: list[str]):
 
 
 def test_the_sdks_command_line_needs_no_p_and_maps_to_session_options():
-    assert cli._headless(SDK_ARGV)
+    assert as_command(SDK_ARGV, cli.COMMANDS)[0] == "run"
     options = cli._session_options(_parsed(SDK_ARGV))
     assert options["system_prompt"] == "" and options["permission_mode"] == "acceptEdits"
     assert options["setting_sources"] == ["user", "project"] and options["resume"] == "abc"
@@ -133,7 +134,7 @@ permissionMode "bypassPermissions" with allowDangerouslySkipPermissions (tests/s
 
 
 def test_the_typescript_sdks_command_line_is_accepted():
-    assert cli._headless(TS_SDK_ARGV)
+    assert as_command(TS_SDK_ARGV, cli.COMMANDS)[0] == "run"
     options = cli._session_options(_parsed(TS_SDK_ARGV))
     assert options["max_thinking_tokens"] == 4000 and options["json_schema"] == {"type": "object"}
     assert options["allowed_tools"] == ["mcp__calc__add"] and options["permission_mode"] == "bypassPermissions"

@@ -96,7 +96,7 @@ def test_claude_codes_space_separated_lists_keep_every_value() -> None:
     args = _parser().parse_args(["run", "-p", "task", "--allowedTools", "Read", "Bash(git log *)",
                                  "--disallowedTools", "Write,Edit", "--add-dir", "/x", "/y"])
     options = session_options(args)
-    assert args.print_prompt == "task" and options["allowed_tools"] == ["Read", "Bash(git log *)"]
+    assert args.prompt == "task" and options["allowed_tools"] == ["Read", "Bash(git log *)"]
     assert options["disallowed_tools"] == ["Write", "Edit"] and options["additional_directories"] == ["/x", "/y"]
 
 

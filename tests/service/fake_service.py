@@ -45,7 +45,7 @@ class FakeService:
     def __init__(self, root: Path, script: Script, identity: dict[str, Any] | None = None) -> None:
         self.root, self.script = root, script
         self.identity = identity or {}
-        """More of the ping's answer: ``ray_address``, ``address``."""
+        """More of the ping's answer: ``ray_address``, ``address``; ``status``: the answer to ``covey status``."""
         self.runs: list[tuple[dict[str, Any], dict[str, Any]]] = []
         self.started = threading.Event()
         """Set once a run's request and prompt came in."""
@@ -67,6 +67,8 @@ class FakeService:
                         fake.runs.append((first, prompt))
                         fake.started.set()
                         fake.script(peer, first, prompt)
+                    case protocol.STATUS if fake.identity.get("status"):  # ``covey status``: what the test gave
+                        peer.send(protocol.success(first["request_id"], fake.identity["status"]))
                     case protocol.ATTACH:  # ``covey attach``: the script answers it (its prompt is None)
                         fake.runs.append((first, {}))
                         fake.script(peer, first, None)

@@ -3,17 +3,22 @@ prompts, interrupts, a service that dies, and what it imports (no Ray, no pydant
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
 
 from covey.daemon import protocol
 from covey.service import client
+from tests.observe.terminal import Screen
 from tests.service.conftest import client_env
 from tests.service.fake_service import INIT, FakeService, result
 
@@ -192,7 +197,7 @@ def test_without_a_terminal_a_prompt_is_denied_with_the_reason(service_root, tmp
 
 def test_the_client_path_imports_neither_ray_nor_pydantic_nor_covey_runtime(service_root, tmp_path):
     code = ("import sys\nfrom covey.cli import main\nrc = main(['-p', 'go', '--output-format', 'json'])\n"
-            "heavy = ('ray', 'pydantic', 'covey.session', 'covey.events', 'anthropic', 'yaml')\n"
+            "heavy = ('ray', 'pydantic', 'covey.session', 'covey.events', 'anthropic', 'yaml', 'rich')\n"
             "print('IMPORTED', [m for m in heavy if m in sys.modules], file=sys.stderr)\nsys.exit(rc)\n")
     with FakeService(service_root, _answer(INIT, result("hello"), DONE)):
         done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=client_env(service_root),
@@ -200,3 +205,39 @@ def test_the_client_path_imports_neither_ray_nor_pydantic_nor_covey_runtime(serv
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["result"] == "hello"
     assert "IMPORTED []" in done.stderr.splitlines()
+
+
+def test_on_a_narrow_terminal_the_live_tree_fits_and_its_last_frame_is_the_final_one(service_root, tmp_path):
+    """stderr (and stdin) a terminal 40 columns wide: the tree's rows fit it, each snapshot is drawn over
+    the last, and the final tree the service sends before ``covey_done`` stays above the result."""
+    def node(status: str, *children: dict) -> dict:
+        return {"agent_id": f"agent-{status}-{len(children)}", "type": "general-purpose", "status": status,
+                "description": "d", "turns": 2, "subtree_tokens": 5000, "subtree_cost_usd": 0.5,
+                "member_name": "a-member-name-longer-than-the-terminal-is-wide-for-sure", "children": list(children)}
+
+    snapshots = [node("running"), node("running", node("running"), node("running")),
+                 node("completed", node("completed"), node("failed"))]
+    lines = [INIT, *({"type": protocol.LIVE, "tree": tree} for tree in snapshots), result("hello"), DONE]
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 20, 40, 0, 0))
+    env = {k: v for k, v in client_env(service_root).items() if k not in ("COLUMNS", "LINES")}
+    with FakeService(service_root, _answer(*lines)):
+        proc = subprocess.Popen([*COVEY, "-p", "go"], cwd=tmp_path, env=env, stdin=slave, stdout=subprocess.PIPE,
+                                stderr=slave)
+        out, _ = proc.communicate(timeout=60)
+    os.close(slave)
+    screen = Screen(40).feed(_read_closed(master))
+    assert proc.returncode == 0 and out == b"hello\n"
+    shown = screen.lines()
+    assert screen.wraps == 0 and len(shown) == 3, shown
+    assert [line.split()[-1] for line in shown] == ["completed", "completed", "failed"], shown
+
+
+def _read_closed(master: int) -> str:
+    """All a pty's terminal end holds once its other end is closed everywhere (then reading it fails)."""
+    text = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(master, 4096):
+            text += chunk
+    os.close(master)
+    return text.decode()

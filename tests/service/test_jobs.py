@@ -5,7 +5,9 @@ starts a service (that one would end with the job). No Ray: the in-process run i
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 
 import pytest
 
@@ -23,12 +25,12 @@ JOB_ENV = {cli.RAY_JOB_ENV: json.dumps({"runtime_env": {}, "metadata": {}}), "RA
     ("", {"address": "auto", "ray_address": JOB_GCS}, True),
     (JOB_GCS, {"address": "auto", "ray_address": JOB_GCS}, True),  # a job on the head: `covey start --address auto`
     (JOB_GCS, {"address": JOB_GCS, "ray_address": JOB_GCS}, True),
-    ("ray://head:10001", {"address": "ray://head:10001", "ray_address": "10.0.0.5:6379"}, True),
-    ("ray://HEAD:10001/", {"address": "ray://head:10001", "ray_address": ""}, True),
+    ("head:6379", {"address": "head:6379", "ray_address": "10.0.0.5:6379"}, True),
+    ("HEAD:6379/", {"address": "head:6379", "ray_address": ""}, True),
     ("localhost:6379", {"address": None, "ray_address": "127.0.0.1:6379"}, True),
     (JOB_GCS, {"address": None, "ray_address": "127.0.0.1:41000"}, False),  # the service's own local Ray
     ("auto", {"address": None, "ray_address": "127.0.0.1:41000"}, False),
-    ("ray://head:10001", {"address": JOB_GCS, "ray_address": JOB_GCS}, False),  # not comparable: refused
+    ("head:6379", {"address": JOB_GCS, "ray_address": JOB_GCS}, False),  # not comparable: refused
     (JOB_GCS, {}, False),
 ])
 def test_same_ray_compares_the_named_address_with_the_services_own_and_its_gcs(wanted, served, same):
@@ -68,6 +70,7 @@ def in_process(monkeypatch):
 
     calls = []
     monkeypatch.setattr(covey.cli_local, "execute", lambda prompt, options, *a, **k: calls.append(prompt) or 0)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # a driver's stdin with nothing piped (not pytest's)
     return calls
 
 
@@ -100,7 +103,7 @@ def test_covey_p_in_a_job_runs_on_the_service_that_serves_the_jobs_ray(service_r
 
 
 def test_a_served_run_names_ray_address_for_the_service_to_compare(service_root, monkeypatch, in_process):
-    monkeypatch.setenv("RAY_ADDRESS", "ray://head:10001")
+    monkeypatch.setenv("RAY_ADDRESS", "head:6379")
 
     def script(peer, run, prompt):
         peer.send(result("served"))
@@ -108,7 +111,7 @@ def test_a_served_run_names_ray_address_for_the_service_to_compare(service_root,
 
     with FakeService(service_root, script) as fake:
         assert cli.main(["-p", "say hi", "--model", "scripted:rules.yaml", "--output-format", "json"]) == 0
-    assert fake.runs[0][0]["request"]["options"]["address"] == "ray://head:10001"
+    assert fake.runs[0][0]["request"]["options"]["address"] == "head:6379"
 
 
 def test_the_service_refuses_a_run_that_names_another_ray_and_serves_one_that_names_its_own(tmp_path):
@@ -119,6 +122,6 @@ def test_the_service_refuses_a_run_that_names_another_ray_and_serves_one_that_na
     service.ray_address = JOB_GCS
     for fits in (None, "auto", JOB_GCS):
         assert service._refusal({"options": {"address": fits}}) is None
-    refused = service._refusal({"options": {"address": "ray://other:10001"}})
-    assert refused.startswith("the covey service runs on Ray auto, not ray://other:10001")
-    assert "`covey stop`, then `covey start --address ray://other:10001`" in refused
+    refused = service._refusal({"options": {"address": "other:6379"}})
+    assert refused.startswith("the covey service runs on Ray auto, not other:6379")
+    assert "`covey stop`, then `covey start --address other:6379`" in refused

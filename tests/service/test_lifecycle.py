@@ -4,6 +4,7 @@ service with the real lock logic, so no Ray starts."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -84,21 +85,63 @@ def test_a_service_that_fails_to_start_is_reported_with_its_log(service_root, mo
         return subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
 
     monkeypatch.setattr(lifecycle, "spawn", spawn)
-    with pytest.raises(lifecycle.ServiceUnavailable, match="exited with status 3(.|\n)*no Ray for you"):
+    with pytest.raises(lifecycle.ServiceUnavailable) as raised:
         lifecycle.ensure_service(service_paths())
+    message = str(raised.value)
+    assert "\n" not in message and "Traceback" not in message
+    assert "could not start (exit status 3): RuntimeError: no Ray for you (its log:" in message
 
 
-def test_a_service_that_never_answers_times_out_with_a_clear_error(service_root):
+def test_a_failed_start_names_the_cause_not_covey_s_wrapper(service_root):
     paths = service_paths()
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    paths.log.write_text("old run: KeyError: 'stale'\n")
+    offset = paths.log.stat().st_size
+    with open(paths.log, "a") as log:
+        log.write("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
+                  "ValueError: Ray Client requires pip package `ray[client]`.\n"
+                  "Traceback (most recent call last):\n"
+                  f"covey.errors.CoveyError: `ray start` exited with 1 before its Ray answered; see {paths.log}\n")
+    line = lifecycle.start_failure(paths, offset)
+    assert line.startswith("ValueError: Ray Client requires pip package")
+    assert "stale" not in line and line.endswith(f"(its log: {paths.log})")
+
+
+def test_a_start_that_would_fail_its_check_starts_nothing(service_root, monkeypatch):
+    monkeypatch.setattr(lifecycle, "spawn", lambda *a, **k: pytest.fail("a service was started"))
+
+    def refuse() -> None:
+        raise lifecycle.ServiceUnavailable("no key")
+
+    with pytest.raises(lifecycle.ServiceUnavailable, match="no key"):
+        lifecycle.ensure_service(service_paths(), before_start=refuse)
+
+
+def test_a_service_that_never_answers_times_out_with_a_clear_error_and_is_ended_with_what_it_started(
+        service_root, tmp_path):
+    paths = service_paths()
+    child_pid = tmp_path / "child.pid"
+    # A stand-in that starts a child in a session of its own (as the service starts its Ray) and hangs.
+    code = ("import subprocess, sys, time, pathlib; "
+            "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True); "
+            f"pathlib.Path({str(child_pid)!r}).write_text(str(c.pid)); time.sleep(60)")
+    sleeper = subprocess.Popen([sys.executable, "-c", code])
     try:
-        began = time.monotonic()
-        with pytest.raises(lifecycle.ServiceUnavailable, match="did not answer within 1 s"):
+        while not child_pid.exists():
+            time.sleep(0.05)
+        with pytest.raises(lifecycle.ServiceUnavailable, match="did not answer within 1 s and was stopped"):
             lifecycle.wait_ready(paths, sleeper, timeout_s=1.0)
-        assert time.monotonic() - began < 5
+        assert sleeper.poll() is not None
+        child = int(child_pid.read_text())
+        deadline = time.monotonic() + 5
+        while lifecycle.pid_alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not lifecycle.pid_alive(child), "the service's child (its Ray) was left running"
     finally:
         sleeper.kill()
         sleeper.wait()
+        if child_pid.exists():
+            with contextlib.suppress(OSError):
+                os.kill(int(child_pid.read_text()), signal.SIGKILL)
 
 
 def test_status_text_shows_the_pool_a_line_per_lane():
@@ -114,3 +157,10 @@ def test_status_text_shows_the_pool_a_line_per_lane():
     text = status_text(status)
     assert "pool      agents: 2 ready, 1 lent, 0 starting; keeps 3 (floor 2, demand 3), high-water 3, lent 9 times" in text
     assert "pool      session kits: 1 ready, 0 lent" in text and "7 created since the service started" in text
+
+
+def test_two_service_directories_name_two_shared_pools():
+    from covey.actors.shared_pool import pool_name
+
+    assert pool_name("/home/a/.covey/service") != pool_name("/tmp/other-service")
+    assert pool_name("/home/a/.covey/service") == pool_name("/home/a/.covey/service")
