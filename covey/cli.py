@@ -1,15 +1,14 @@
 """The ``covey`` command: print mode like Claude Code's ``-p``, plus covey's own commands.
 
-A run goes through the covey service (docs/service.md) unless ``--no-service`` or
-``COVEY_NO_SERVICE=1`` asks for an in-process run. On the way to a served run this
-module imports only the standard library and the thin client (``covey.service.client``):
-no Ray, no pydantic, none of covey's runtime; everything else is imported where used.
-"""
+A run goes through the covey service (docs/service.md) unless ``--no-service`` or ``COVEY_NO_SERVICE=1``
+asks for an in-process run. On the way to a served run this module imports only the standard library and
+the thin client (``covey.service.client``): no Ray, no pydantic, none of covey's runtime."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
@@ -18,7 +17,7 @@ from covey.cli_argv import (PIPE_CLOSED, RUN_DESCRIPTION, RUN_USAGE, VersionActi
 from covey.cli_flags import OPTION, add_no_service_flag, add_run_flags, mcp_config_arg, session_options
 from covey.cli_flags import session_options as _session_options  # noqa: F401  (the name tests call)
 from covey.cli_sdk_flags import add_sdk_flags, check_sdk_flags, debug_to_stderr, initialize_reads
-from covey.errors import CoveyError, error_line
+from covey.errors import CoveyError, Interrupted, error_line
 from covey.flags import env_flag
 from covey.ray_address import check_run_address
 
@@ -54,6 +53,9 @@ def _command(argv: Sequence[str] | None) -> int:
     except (CoveyError, OSError) as exc:  # OSError: what the machine holds (a read-only HOME, a full disk)
         print(f"covey: {error_line(exc)}", file=sys.stderr)
         return 1
+    except Interrupted as stop:
+        print(f"covey: interrupted by {signal.Signals(stop.signum).name}", file=sys.stderr)
+        return 128 + stop.signum
     except KeyboardInterrupt:
         print("covey: interrupted", file=sys.stderr)
         return 130

@@ -11,8 +11,9 @@ import signal
 import sys
 from typing import Any, TextIO
 
-from covey.errors import CoveyError
+from covey.errors import CoveyError, Interrupted
 from covey.events import Event, ResultEvent
+from covey.ray_start import sigterm_raises
 from covey.render import describe
 from covey.service.client import print_result
 
@@ -32,7 +33,8 @@ def execute(
     # break the JSON a script reads; during the run they go to stderr.
     _warnings_to_stderr()
     try:
-        with contextlib.redirect_stdout(sys.stderr), Session(**options) as session:
+        # SIGTERM raises Interrupted until the run's own handlers are in, and after they are out.
+        with sigterm_raises(), contextlib.redirect_stdout(sys.stderr), Session(**options) as session:
             try:
                 last = asyncio.run(_interruptible(session, _print_events(
                     session, prompt, output_format, verbose, live=not (quiet or verbose), trace=trace, out=out)))
@@ -72,7 +74,7 @@ def converse(options: dict[str, Any], permission_prompt_stdio: bool, reads: froz
     relay = threading.Thread(target=lambda: code.append(relay_output(conn, out, "stderr")), daemon=True)
     relay.start()
     _warnings_to_stderr()
-    with contextlib.redirect_stdout(sys.stderr):
+    with sigterm_raises(), contextlib.redirect_stdout(sys.stderr):
         asyncio.run(_serve_conversation(served_end))
     served_end.close()
     relay.join()
@@ -91,20 +93,17 @@ async def _serve_conversation(sock: Any) -> None:
         writer.close()
 
 
-class Interrupted(Exception):
-    """The run was stopped by a signal (SIGINT, SIGTERM)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
 async def _interruptible(session: Any, work: Any) -> Any:
     """Start ``session``, then await ``work``; SIGINT or SIGTERM cancels it, so the session
     stops its agents (their cleanup runs) before its actors and Ray go, and raises
-    ``Interrupted``. The handlers go in once Ray has started: a Ray driver installs its
-    own SIGTERM handler (``sys.exit(15)``, no cleanup) in ``ray.init``."""
-    await session.start()
+    ``Interrupted``. The handlers go in once Ray has started: a signal while it starts ends
+    the start as soon as ``ray.init`` returns, leaving no Ray, and a second one at once
+    (``covey.ray_start.interruptible``)."""
+    try:
+        await session.start()
+    except BaseException:
+        work.close()  # never started: no "coroutine was never awaited" warning under the run's one line
+        raise
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(work)
     received: list[int] = []
@@ -113,6 +112,7 @@ async def _interruptible(session: Any, work: Any) -> Any:
         received.append(signum)
         task.cancel()
 
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, on_signal, signum)
     try:
@@ -122,8 +122,9 @@ async def _interruptible(session: Any, work: Any) -> Any:
             raise Interrupted(received[0]) from None
         raise
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum, handler in before.items():
             loop.remove_signal_handler(signum)
+            signal.signal(signum, handler)  # asyncio leaves Python's defaults: SIGTERM would kill outright
 
 
 async def _print_events(

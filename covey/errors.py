@@ -72,6 +72,18 @@ class ModelAPIError(CoveyError):
         return self.args[0]
 
 
+class Interrupted(SystemExit):
+    """A run stopped by a signal (SIGINT, SIGTERM). Not an error of the run, so no ``Exception``
+    (no ``except Exception`` on the way swallows it): a ``SystemExit`` with the shell's code for
+    the signal (130, 143), so a script that does not catch it ends as a signalled one would,
+    with no traceback, and its ``finally`` blocks (a session's close) run on the way."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.code = 128 + signum
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of an error's message (its type's name if it has none): what a report quotes."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

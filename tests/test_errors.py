@@ -17,6 +17,7 @@ from covey.hooks.read import HookConfigError
 from covey.mcp.manager import McpServerUnavailable
 from covey.model.ratelimit_types import RateLimitRefused
 from covey.permissions.rules import RuleError
+from covey.ray_start import RayUnreachable
 from covey.resume import ResumeError
 from covey.service.client import PromptTooLarge
 from covey.daemon.lifecycle import LineTooLong, ServiceUnavailable
@@ -37,6 +38,7 @@ EXAMPLES = [
     PromptTooLarge("the prompt is 70,000,000 bytes; the limit is 67,108,864 bytes (64 MiB) a line"),
     LineTooLong("a covey_run line of 70,000,000 bytes is over the covey service's limit"),
     RateLimitRefused("Rate limit: the requests per minute limit (60), 60 consumed", "requests", 60, 60, 1.8e9),
+    RayUnreachable("no Ray answers at 127.0.0.1:1 (Connection refused): give none for a private Ray"),
 ]
 
 

@@ -1,6 +1,7 @@
-"""The local Ray covey starts: it stays on loopback, and ``covey ps`` finds it (and no other Ray).
+"""The local Ray covey starts: it stays on loopback, ``covey ps`` finds it (and no other Ray), it is
+private (never the one ``ray_current_cluster`` names), and a SIGTERM while it starts leaves none.
 
-One test, as the Ray it starts is the slow part."""
+Few tests, as the Ray each starts is the slow part."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -121,3 +123,60 @@ def test_covey_rays_are_on_loopback_and_ps_finds_them_only_and_joins_one_by_addr
         _stop_processes_of(covey_tmp)
         shutil.rmtree(covey_tmp, ignore_errors=True)
     assert holder.returncode == 0 and not (runs / f"ray-{holder.pid}.json").exists()
+
+
+REPO = Path(__file__).resolve().parent.parent
+OK_MODEL = f"scripted:{REPO / 'covey' / 'scenarios' / 'ok.yaml'}"
+RUN = "import covey; print(covey.run('say ok', model={model!r}).result)"
+
+
+def _dead_address() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_a_stale_ray_current_cluster_is_not_joined_covey_p_and_covey_run_answer_on_a_private_ray(tmp_path):
+    covey_tmp = tempfile.mkdtemp(prefix="cvr-", dir="/tmp")
+    env = _env(tmp_path / "home", covey_tmp)
+    # What `covey stop` (or any `ray start` that ended) leaves: Ray's ray.init() would retry it for minutes.
+    (Path(covey_tmp) / "ray").mkdir()
+    (Path(covey_tmp) / "ray" / "ray_current_cluster").write_text(_dead_address())
+    try:
+        cli = subprocess.run([sys.executable, "-m", "covey", "-p", "say ok", "--no-service", "--model", OK_MODEL],
+                             env=env, cwd=tmp_path, capture_output=True, text=True, timeout=90)
+        assert (cli.returncode, cli.stdout) == (0, "ok\n"), cli.stderr[-2000:]
+        run = subprocess.run([sys.executable, "-c", RUN.format(model=OK_MODEL)], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=90)
+        assert (run.returncode, run.stdout) == (0, "ok\n"), run.stderr[-2000:]
+        assert len(list((Path(covey_tmp) / "ray").glob("session_2*"))) == 2  # one private Ray each
+    finally:
+        _stop_processes_of(covey_tmp)
+        shutil.rmtree(covey_tmp, ignore_errors=True)
+
+
+def test_a_sigterm_while_ray_starts_ends_the_run_with_143_and_one_line_leaving_no_ray(tmp_path):
+    covey_tmp = tempfile.mkdtemp(prefix="cvr-", dir="/tmp")
+    env = _env(tmp_path / "home", covey_tmp)
+    run = subprocess.Popen([sys.executable, "-m", "covey", "-p", "say ok", "--no-service", "--model", OK_MODEL],
+                           env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        # Ray's session folder is the first thing its start makes; its processes come after.
+        while not list(Path(covey_tmp).glob("ray/session_2*")) and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        run.send_signal(signal.SIGTERM)
+        out, err = run.communicate(timeout=30)
+        assert run.returncode == 143, err[-2000:]
+        assert (out, err) == ("", "covey: interrupted by SIGTERM; every agent was stopped\n")
+        left = [p for p in os.listdir("/proc") if p.isdigit() and _has(p, f"RAY_TMPDIR={covey_tmp}".encode())]
+        deadline = time.monotonic() + 10  # Ray's reaper ends what the start had begun, after the driver
+        while left and time.monotonic() < deadline:
+            time.sleep(0.2)
+            left = [p for p in left if os.path.exists(f"/proc/{p}")]
+        assert not left
+    finally:
+        if run.poll() is None:
+            run.kill()
+        _stop_processes_of(covey_tmp)
+        shutil.rmtree(covey_tmp, ignore_errors=True)

@@ -7,7 +7,8 @@ the sessions running in it) alive, and the next service finds it through ``ray.j
 the service directory and joins it instead of starting another. ``stop`` ends it: SIGTERM
 to the ``ray start --block`` process, which stops every process of that Ray (Ray's own
 rule for ``--block``), then SIGKILL if it lingers. Loopback only: the head binds 127.0.0.1
-(``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, as ``covey.ray_runtime.stay_on_loopback``).
+(``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, as ``covey.ray_runtime.stay_on_loopback``); its
+sessions are kept in the user's private Ray folder (``covey.ray_start.ray_temp_dir``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import psutil
 from covey import local_rays, ray_token
 from covey.daemon.paths import ServicePaths, open_private
 from covey.errors import CoveyError
+from covey.ray_start import ray_temp_dir
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +107,10 @@ def launch(paths: ServicePaths, num_cpus: int | None = None) -> Launched:
         command += ["--ray-client-server-port", str(_free_port())]
     if num_cpus is not None:
         command += ["--num-cpus", str(num_cpus)]
+    if (temp_dir := ray_temp_dir()) is not None:
+        # A folder of this user's own, not a shared /tmp/ray (whose ray_current_cluster would name this Ray
+        # to every local ray.init); a RAY_TMPDIR the user set is Ray's to use.
+        command += ["--temp-dir", temp_dir]
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
     ray_token.prepare_token()
