@@ -20,6 +20,7 @@ from covey.permissions.rules import RuleError
 from covey.ray_start import RayUnreachable
 from covey.resume import ResumeError
 from covey.service.client import PromptTooLarge
+from covey.service.preflight import MissingKey
 from covey.daemon.lifecycle import LineTooLong, ServiceUnavailable
 from covey.daemon.paths import ServiceDirError
 from covey.session import SessionBroken
@@ -39,6 +40,7 @@ EXAMPLES = [
     LineTooLong("a covey_run line of 70,000,000 bytes is over the covey service's limit"),
     RateLimitRefused("Rate limit: the requests per minute limit (60), 60 consumed", "requests", 60, 60, 1.8e9),
     RayUnreachable("no Ray answers at 127.0.0.1:1 (Connection refused): give none for a private Ray"),
+    MissingKey("no Anthropic API key in the run's environment: set ANTHROPIC_API_KEY"),
 ]
 
 

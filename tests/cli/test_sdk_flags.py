@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import io
 import re
 import subprocess
 import sys
+import textwrap
+import tokenize
 from typing import Any
 
 import pytest
@@ -78,7 +81,10 @@ def test_the_sdks_flags_are_all_covered_by_this_test(tmp_path: Any) -> None:
     from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
     source = inspect.getsource(SubprocessCLITransport._build_command)
-    named = set(re.findall(r'"(--[a-zA-Z][a-zA-Z-]+)', source))
+    # The flags its string literals name; its comments may quote a flag as an example ("--flag=value").
+    strings = [token.string for token in tokenize.generate_tokens(io.StringIO(textwrap.dedent(source)).readline)
+               if token.type in (tokenize.STRING, getattr(tokenize, "FSTRING_START", -1))]
+    named = set(re.findall(r'^[rbuf]*"(--[a-zA-Z][a-zA-Z-]+)', "\n".join(strings), re.M))
     other = dataclasses.replace(_every_option(), system_prompt=None, thinking={"type": "adaptive"})
     for options in (_every_option(), other):
         _parser().parse_args(["run", *_sdk_argv(options)])
