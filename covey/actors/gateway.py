@@ -170,10 +170,7 @@ class _GatewayActor(GatewayCore):
 
     def __init__(self) -> None:
         super().__init__()
-        from covey.actors.ratelimit import start_ahead
         from covey.model.anthropic import warm_up_offline
-
-        start_ahead()  # its process starts while the SDK warms up here
 
         try:
             warm_up_offline()

@@ -160,17 +160,6 @@ def rate_limit_handle(identity: Identity) -> RateLimitHandle:
     return RateLimitHandle(_actor_class().options(**options).remote(), ACTOR_NAME, identity)
 
 
-def start_ahead() -> None:
-    """Ask Ray for the schedulers' actor now (a node's gateway, as it starts), so that the first
-    request does not wait for its process; the handle is kept, so the actor lives with this one."""
-    global _AHEAD
-    _AHEAD = _actor_class().options(name=ACTOR_NAME, namespace=NAMESPACE, get_if_exists=True).remote()
-
-
-_AHEAD: Any = None
-"""The handle ``start_ahead`` keeps."""
-
-
 @functools.cache
 def _actor_class() -> Any:
     return actor_class(_RateLimitsActor)

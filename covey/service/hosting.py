@@ -130,15 +130,6 @@ def service_preload(env: dict[str, str]) -> tuple[str, ...]:
     the API adds it when it takes its kit."""
     return (GATEWAY_MODEL,) if any(env.get(name) for name in KEY_VARIABLES) else ()
 
-def warm_gateway(env: dict[str, str]) -> None:
-    """With a key in the environment, ask for this node's model gateway now (it loads the SDK and
-    starts the rate schedulers' actor): a cold service's first request then finds it up."""
-    if service_preload(env):
-        from covey.actors.gateway_model import warm_up_offline
-
-        warm_up_offline()
-
-
 def shared_pool(preload: tuple[str, ...]) -> SharedPoolHandle:
     """The shared pool: the one a service that died left (its sessions hold its kits and agents),
     else a new one, detached so that the sessions it lends to do not share the service's fate."""

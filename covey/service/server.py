@@ -30,7 +30,7 @@ from covey.daemon import protocol
 from covey.daemon.leftovers import INSTANCE_VAR
 from covey.daemon.lifecycle import same_ray
 from covey.daemon.paths import ServicePaths, write_private_json
-from covey.service.hosting import Hosts, service_preload, session_dir, shared_pool, warm_gateway
+from covey.service.hosting import Hosts, service_preload, session_dir, shared_pool
 from covey.service.relay import HostedRun, attach, detach_refusal, peer
 from covey.service.stats import process_figures
 
@@ -76,7 +76,6 @@ class Service:
             log.info("Ray %s in %.1f s", how, time.monotonic() - started)
             # The session host first: it is the first process a run needs (Ray starts two at a time).
             await self.hosts.open(ray.get_runtime_context().get_node_id())
-            warm_gateway(dict(os.environ))  # with a key: the model gateway starts beside the pool, not after it
             pool = self.pool = shared_pool(service_preload(dict(os.environ)))
             self.pool_stats = self.pool_stats or pool.stats
         except BaseException:  # a start that failed leaves no Ray it started (one it found keeps its sessions)

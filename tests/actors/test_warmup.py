@@ -69,15 +69,3 @@ def test_the_service_preloads_the_gateway_only_with_a_key():
     assert service_preload({}) == ()
     assert service_preload({"ANTHROPIC_API_KEY": "k"}) == ("covey.actors.gateway_model",)
     assert service_preload({"ANTHROPIC_AUTH_TOKEN": "t"}) == ("covey.actors.gateway_model",)
-
-
-def test_the_service_asks_for_the_gateway_ahead_only_with_a_key(monkeypatch):
-    import covey.actors.gateway_model as gateway_model
-    from covey.service.hosting import warm_gateway
-
-    asked = []
-    monkeypatch.setattr(gateway_model, "warm_up_offline", lambda: asked.append(True))
-    warm_gateway({})
-    assert asked == []
-    warm_gateway({"ANTHROPIC_API_KEY": "k"})
-    assert asked == [True]
