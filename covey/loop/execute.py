@@ -69,7 +69,7 @@ class ToolExecutor:
     def _concurrent(self, call: ToolUseBlock) -> bool:
         tool = self.lookup(call.name)
         # An unknown tool only produces an error result: safe to run with others.
-        return tool is None or tool.read_only or tool.concurrent
+        return tool is None or tool.read_only or tool.read_only_hint or tool.concurrent
 
     async def run_one(self, call: ToolUseBlock) -> dict[str, Any]:
         # The last guard on what any tool (an MCP server's, a hook's replacement...) brings into the context.

@@ -46,7 +46,9 @@ class McpTool(Tool):
         self.description = tool.description or f"Tool {tool.name!r} of MCP server {connection.name!r}"
         self.input_schema = dict(tool.input_schema or {"type": "object", "properties": {}})
         hints = getattr(tool, "annotations", None)
-        self.read_only = bool(getattr(hints, "read_only_hint", False))
+        # What the server says of its tool informs (it may run beside the message's other calls),
+        # never permits: a server can say anything, so its calls are asked about as any other's.
+        self.read_only_hint = bool(getattr(hints, "read_only_hint", False))
 
     def schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}

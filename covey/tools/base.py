@@ -138,6 +138,9 @@ class Tool:
     """The call's input: a ``ToolInput`` (unknown fields refused), or a model that lets a
     server judge its own arguments (MCP)."""
     read_only: bool = False
+    read_only_hint: bool = False
+    """What a tool says of itself (an MCP server's ``readOnlyHint``): it may run beside the other
+    calls of its message; it never spares a person's approval, as ``read_only`` does."""
     coordination: ClassVar[bool] = False
     """Changes only coordination state (todos, tasks, messages, teams): it never needs a
     person's approval, as in Claude Code; deny rules still apply."""
