@@ -14,8 +14,9 @@ from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from covey.cli_argv import (PIPE_CLOSED, RUN_DESCRIPTION, RUN_USAGE, VersionAction, as_command, commands_epilog,
                              prompt_of, stdout_to_devnull)
-from covey.cli_flags import OPTION, add_no_service_flag, add_run_flags, mcp_config_arg, session_options
+from covey.cli_flags import OPTION, add_no_service_flag, add_run_flags, session_options
 from covey.cli_flags import session_options as _session_options  # noqa: F401  (the name tests call)
+from covey.cli_trust import add_trust_commands
 from covey.cli_sdk_flags import add_sdk_flags, check_sdk_flags, debug_to_stderr, initialize_reads
 from covey.errors import CoveyError, Interrupted, error_line
 from covey.flags import env_flag
@@ -23,7 +24,7 @@ from covey.ray_address import check_run_address
 
 JOINS_RAY = ("run", "demo", "start", "attach", "ps", "tree", "logs", "kill", "team")
 """The commands that join a Ray, or start a service that does: a Ray Client address is refused before they start."""
-COMMANDS = ("run", "demo", "agents", "mcp", "ps", "tree", "logs", "kill", "team", "start", "stop", "status", "attach",
+COMMANDS = ("run", "demo", "agents", "mcp", "trust", "ps", "tree", "logs", "kill", "team", "start", "stop", "status", "attach",
             "sessions")
 
 
@@ -95,12 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     agents.add_argument("--agents", dest="agents_json", help="extra definitions as JSON, like claude --agents")
     agents.add_argument("--plugin-dir", action="append", default=[], metavar="DIR", help="also load the plugin in DIR")
     agents.set_defaults(handler=_agents)
-    mcp = sub.add_parser("mcp", help="MCP servers: `covey mcp list` connects each and shows its state")
-    mcp.add_argument("action", choices=["list"])
-    mcp.add_argument("--cwd", default=".", help="the project whose servers to list")
-    mcp.add_argument("--mcp-config", action="append", default=[], metavar="JSON_OR_FILE", help="also these servers")
-    mcp.add_argument("--strict-mcp-config", action="store_true", help="only the --mcp-config servers")
-    mcp.set_defaults(handler=_mcp)
+    add_trust_commands(sub)
     _add_inspect_commands(sub)
     _add_service_commands(sub)
     run.epilog = commands_epilog(sub)
@@ -167,13 +163,6 @@ def _run(args: argparse.Namespace) -> int:
         if not prompt.strip():
             raise CoveyError("no prompt given: covey -p \"your task\" (or pipe it on stdin)")
         return _execute(prompt, options, args, quiet=args.quiet, trace=args.trace, detach=args.detach)
-
-
-def _mcp(args: argparse.Namespace) -> int:
-    from covey.mcp.listing import mcp_list
-
-    given = [mcp_config_arg(value) for value in args.mcp_config]
-    return mcp_list(args.cwd, given, strict=args.strict_mcp_config, env=dict(os.environ))
 
 
 def _converse(options: dict[str, Any], args: argparse.Namespace) -> int:

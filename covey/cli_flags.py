@@ -62,6 +62,8 @@ def add_run_flags(run: argparse.ArgumentParser) -> None:
     option(run, "--settings", type=settings_arg, metavar="JSON_OR_FILE",
            help="extra settings: a JSON object or a settings file")
     option(run, "--setting-sources", type=_sources_arg, metavar="SOURCES", help="settings files to read: user,project,local")
+    option(run, "--trust", action="store_true",
+           help="trust the project folder for this run: its allow rules, hooks and MCP approvals apply (covey trust)")
     option(run, "--plugin-dir", field="plugin_dirs", action="append", type=user_path, metavar="DIR",
            help="load the plugin in DIR for this session (repeatable), as claude --plugin-dir")
     option(run, "--add-dir", field="additional_directories", action="extend", nargs="+", type=os.path.abspath,

@@ -29,6 +29,8 @@ from covey.permissions.decisions import PermissionMode
 from covey.permissions.rule_checks import rule_warnings
 from covey.permissions.rules import Rule, RuleError, parse_rule
 from covey.settings_files import SETTING_FILES, SETTING_SOURCES, Wire, read_file, rule_root, setting_labels, validate_wire
+from covey.trust.decision import SetAside
+from covey.trust.grants import PROJECT_LABELS, restrictive_part
 from covey.settings_managed import PARENT, locked_surfaces, managed_files, parent_applies, restrictive_only
 
 
@@ -102,19 +104,30 @@ class Settings(BaseModel):
     """Managed ``allowManagedPermissionRulesOnly``: only the managed files' allow / deny / ask rules apply."""
     managed_hooks_only: bool = False
     """Managed ``allowManagedHooksOnly``: only the managed files' hooks (and an SDK client's) run."""
+    mcp_approved: set[str] = set()
+    """``.mcp.json`` servers approved by ``enabledMcpjsonServers`` (``*``: ``enableAllProjectMcpServers``)
+    of a file outside the repository: user, local (of a trusted folder), managed or ``--settings``."""
+    mcp_disabled: set[str] = set()
+    """``.mcp.json`` servers ``disabledMcpjsonServers`` turns off, from any file."""
+    trusted: bool = True
+    """Whether the project folder is trusted (covey/trust/): False, its files' grants were set aside."""
+    set_aside: SetAside = Field(default_factory=SetAside)
+    """What an untrusted folder's project and local files would have granted (covey/trust/)."""
 
     @classmethod
     def load(cls, cwd: Path | str, *, home: Path | str | None = None, extra: dict[str, Any] | None = None,
              sources: Iterable[str] | None = None, managed_dir: Path | str | None = None,
-             parent_managed: dict[str, Any] | None = None, project: Path | str | None = None) -> Settings:
+             parent_managed: dict[str, Any] | None = None, project: Path | str | None = None,
+             trusted: bool = True) -> Settings:
         """Read and merge every settings file that exists; a bad file is a :class:`UserError`.
         ``sources``: only these kinds of file (Claude Code's ``--setting-sources``:
         ``user``, ``project``, ``local``); None: all of them. ``managed_dir``: the managed
         settings folder, always read (None: none); ``parent_managed``: the program's managed tier
-        (``--managed-settings``); ``project``: where the project and local files are (default ``cwd``)."""
+        (``--managed-settings``); ``project``: where the project and local files are (default ``cwd``);
+        ``trusted``: False keeps only what the project and local files restrict (covey/trust/grants.py)."""
         wanted = setting_labels(sources)
         bases = {"home": Path(home or Path.home()).resolve(), "project": Path(project or cwd).resolve()}
-        settings, seen = cls(), set()
+        settings, seen = cls(trusted=trusted), set()
         managed: list[tuple[Any, Wire]] = [(path, read_file(path)) for path in managed_files(Path(managed_dir))] \
             if managed_dir else []
         managed += settings._parent_tier(parent_managed, managed)
@@ -123,7 +136,10 @@ class Settings(BaseModel):
             path = bases[base] / relative
             if label in wanted and path.exists() and path not in seen:  # home == cwd must not load a file twice
                 seen.add(path)
-                settings._merge(read_file(path), f"{label}:{path}", root=rule_root(label, path, bases), where=str(path))
+                wire = read_file(path)
+                if not trusted and label in PROJECT_LABELS:
+                    wire = restrictive_part(wire, str(path), settings.set_aside)
+                settings._merge(wire, f"{label}:{path}", root=rule_root(label, path, bases), where=str(path))
         here = Path(cwd).resolve()
         if extra:
             where = "settings passed by the CLI / API"
@@ -183,7 +199,18 @@ class Settings(BaseModel):
             self.output_style, self.output_style_from = wire.output_style, where
         self._merge_hooks(wire, source, where)
         self._merge_plugins(wire, source, where)
+        self._merge_mcp(wire, source, where)
         self.sources.append(source)
+
+    def _merge_mcp(self, wire: Wire, source: str, where: str) -> None:
+        """Approvals of ``.mcp.json`` servers count from files outside the repository only."""
+        self.mcp_disabled.update(wire.mcp_disabled)
+        approves = [*wire.mcp_enabled, *(["*"] if wire.mcp_enable_all else [])]
+        if approves and source.startswith("projectSettings"):
+            self.warnings.append(HookWarning(where, "enabledMcpjsonServers", "not applied: a repository cannot approve its "
+                                             "own MCP servers; approve them with `covey mcp approve`"))
+        elif approves:
+            self.mcp_approved.update(approves)
 
     def _merge_rules(self, wire: Wire, source: str, *, root: Path, where: str) -> None:
         written = wire.permissions.allow or wire.permissions.deny or wire.permissions.ask

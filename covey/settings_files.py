@@ -87,6 +87,9 @@ class Wire(BaseModel):
     managed_rules_only: Any = Field(default=None, alias="allowManagedPermissionRulesOnly")
     managed_hooks_only: Any = Field(default=None, alias="allowManagedHooksOnly")
     parent_behavior: Any = Field(default=None, alias="parentSettingsBehavior")
+    mcp_enabled: list[str] = Field(default=[], alias="enabledMcpjsonServers")
+    mcp_enable_all: bool | None = Field(default=None, alias="enableAllProjectMcpServers")
+    mcp_disabled: list[str] = Field(default=[], alias="disabledMcpjsonServers")
 
 
 def rule_root(label: str, path: Path, bases: dict[str, Path]) -> Path:

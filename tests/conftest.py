@@ -12,6 +12,7 @@ process started Ray).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -38,6 +39,8 @@ os.environ["COVEY_NO_SERVICE"] = "1"
 os.environ.pop("COVEY_SERVICE_DIR", None)
 for path in (_SANDBOX / "home", _SANDBOX / "ray"):
     path.mkdir(parents=True, exist_ok=True)
+UNTRUSTED = _SANDBOX / "untrusted"
+"""Where a test makes a project folder nobody trusted (a fresh clone): the rest is trusted, below."""
 
 pytest_plugins = ["tests.fake_messages_api", "pytester"]
 
@@ -130,6 +133,25 @@ def served_kits(kit_pool, monkeypatch):
     ``env`` without ``COVEY_SERVICE``): the path a ``covey -p`` through the service takes."""
     monkeypatch.setenv("COVEY_SERVICE", "1")
     return kit_pool
+
+
+@pytest.fixture(scope="session", autouse=True)
+def trusted_test_folders(tmp_path_factory) -> None:
+    """The folders tests make their projects in are trusted by the test HOME's person (covey/trust/),
+    as a person trusts the projects they work on; ``UNTRUSTED`` is not."""
+    records = _SANDBOX / "home" / ".covey"
+    records.mkdir(mode=0o700, exist_ok=True)
+    trusted = (tmp_path_factory.getbasetemp(), _SANDBOX / "home", _SANDBOX / "work")
+    (records / "trust.json").write_text(json.dumps({"folders": {
+        os.path.realpath(folder): {"trusted": True} for folder in trusted}}))
+
+
+@pytest.fixture
+def untrusted_folder(request) -> Path:
+    """A folder of this test's that no one trusted (``covey trust`` would be the person's to run)."""
+    folder = UNTRUSTED / request.node.name[:60]
+    folder.mkdir(parents=True)
+    return folder
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from covey.agents.context import agent_list_message
 from covey.agents.definition import AgentDefinition
-from covey.agents.memory import memory_dir, memory_prompt
+from covey.agents.memory import linked_below, memory_dir, memory_prompt
 from covey.agents.spawn_types import listed
 from covey.agents.system_prompt import system_blocks
 from covey.agents.resolve import child_effort, resolve_agent_model, resolve_tools
@@ -105,7 +105,10 @@ def _memory(parent: AgentSpec, definition: AgentDefinition) -> Path | None:
     if definition.memory is None:
         return None
     project = Path(parent.settings.project_dir or parent.cwd)
-    return memory_dir(definition.name, definition.memory, project=project, env=parent.settings.env)
+    folder = memory_dir(definition.name, definition.memory, project=project, env=parent.settings.env)
+    if definition.memory != "user" and not parent.settings.trusted_project and linked_below(folder, project):
+        return None  # a link an untrusted repository ships could make "its memory" any folder of the disk
+    return folder
 
 
 async def _system_prompt(definition: AgentDefinition, memory: Path | None) -> str:

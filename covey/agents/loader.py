@@ -19,11 +19,14 @@ from pydantic import ValidationError
 from covey.agents.builtin import builtin_agents
 from covey.agents.definition import AgentDefinition, Source
 from covey.agents.markdown import agent_files, read_agent_file
+from covey.agents.memory import linked_below, memory_dir
 from covey.agents.spawn_types import split_tools
 from covey.hooks.read import HookConfigError, HookWarning, read_hooks
 from covey.plugins.plugin import Plugin, read_plugin
 from covey.settings_files import Sources, reads
 from covey.settings_managed import SURFACES
+from covey.trust import SetAside
+from covey.trust.grants import GRANTING_MODES
 
 # Keys a file may set: every field name and alias, except the two the loader owns
 # (a file must not promote itself to ``source: policy``).
@@ -73,13 +76,16 @@ def load_definitions(
     strict_plugin_only: bool | Collection[str] = False,
     coordinator: bool = False,
     sources: Sources = None,
+    aside: SetAside | None = None,
 ) -> LoadResult:
     """Every active agent definition for a session in ``cwd``, and what failed to load.
 
     ``plugin_dirs``: plugins (or their folders); ``policy_dir``: the managed agents folder;
     ``strict_plugin_only``: the surfaces a managed ``strictPluginOnlyCustomization`` locks
     (True: all of them); ``sources``: the kinds of file read (``--setting-sources``: the user and
-    project agents folders; None: both)."""
+    project agents folders; None: both); ``aside``: the folder is not trusted, so what its own
+    definitions would grant (``hooks``, ``mcpServers``, a ``permissionMode`` that runs calls unasked)
+    is set aside there."""
     home_dir = Path(home) if home is not None else Path.home()
     project = Path(cwd)
     locked = set(SURFACES) if strict_plugin_only is True else set(strict_plugin_only or ())
@@ -97,7 +103,30 @@ def load_definitions(
     if policy_dir is not None:
         _load_dir(result, Path(policy_dir), "policy")
     _strip_untrusted(result, locked)
+    if aside is not None:
+        _set_aside(result, aside, project)
     return result
+
+
+def _set_aside(result: LoadResult, aside: SetAside, project: Path) -> None:
+    """An untrusted folder's definitions run as the person's own would, with none of their grants
+    (a memory folder that is a link is not used: covey/agents/children.py)."""
+    for name, definition in result.definitions.items():
+        if definition.source != "project":
+            continue
+        if definition.memory in ("project", "local") and linked_below(
+                memory_dir(name, definition.memory, project=project, env={}), project):
+            aside.add("memory (its folder is a link)", definition.path or name)
+        update: dict[str, Any] = {}
+        for attribute, key in (("hooks", "hooks"), ("mcp_servers", "mcpServers")):
+            if getattr(definition, attribute):
+                update[attribute] = type(getattr(definition, attribute))()
+                aside.add(key, definition.path or name)
+        if definition.permission_mode in GRANTING_MODES:
+            update["permission_mode"] = None
+            aside.add(f"permissionMode {definition.permission_mode}", definition.path or name)
+        if update:
+            result.definitions[name] = definition.model_copy(update=update)
 
 
 def _add(result: LoadResult, definition: AgentDefinition, where: str | None = None) -> None:

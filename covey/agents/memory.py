@@ -42,6 +42,19 @@ def memory_dir(name: str, scope: MemoryScope, *, project: Path, env: Mapping[str
     return project / ".claude" / sub / folder
 
 
+def linked_below(folder: Path, project: Path) -> bool:
+    """Whether any folder from ``project`` (exclusive) down to ``folder`` is a symbolic link, so
+    that the memory folder is not where its path says."""
+    try:
+        parts = folder.relative_to(project).parts
+    except ValueError:
+        return True
+    for depth in range(1, len(parts) + 1):
+        if project.joinpath(*parts[:depth]).is_symlink():
+            return True
+    return False
+
+
 def _folder_name(name: str) -> str:
     """An agent type as one safe folder name (a plugin's ``kit:reviewer`` is ``kit-reviewer``)."""
     return re.sub(r"[^A-Za-z0-9._-]", "-", name).strip(".") or "agent"

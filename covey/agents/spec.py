@@ -33,6 +33,9 @@ class RunSettings(BaseModel):
     """The settings files' hooks (a ``HookConfig``), run for every agent of the session."""
     project_dir: str | None = None
     """The session's project root, as hooks see it (``CLAUDE_PROJECT_DIR``)."""
+    trusted_project: bool = True
+    """Whether the person trusts the project folder (covey/trust/): if not, a memory folder its files
+    make a link is not used (docs/permissions.md#trust)."""
     session_transcript: str | None = None
     """The main agent's transcript: every hook payload's ``transcript_path``, in sub-agents too
     (theirs is ``agent_transcript_path``), as in Claude Code. None: the agent's own."""

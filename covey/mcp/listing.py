@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from covey.mcp.config import McpServerConfig
+from covey.mcp.approval import Approval
 from covey.mcp.sources import session_servers
+from covey.trust import decide
 
 
 async def probe(servers: Mapping[str, McpServerConfig], *, cwd: str, env: Mapping[str, str] | None = None,
@@ -42,14 +44,25 @@ def _entry(connection: Any, timeout_s: float) -> dict[str, Any]:
     return entry
 
 
+def project_server_names(folder: Path) -> list[str]:
+    """The servers a project's ``.mcp.json`` names (read, never expanded nor started)."""
+    from covey.mcp.sources import project_config
+
+    return list(project_config(folder, []))
+
+
 def mcp_list(cwd: str, given: list[Any], *, strict: bool, env: dict[str, str]) -> int:
     """Print every configured server and its state; 1 if one failed."""
     from covey.settings import Settings
     from covey.settings_managed import managed_dir
 
     root = Path(cwd).resolve()
-    settings = Settings.load(root, managed_dir=managed_dir())
-    found = session_servers(root, env=env, given=given, strict=strict, locked="mcp" in settings.strict_plugin_only)
+    trust = decide(root, home=Path(env.get("HOME") or Path.home()), env=env)
+    settings = Settings.load(root, managed_dir=managed_dir(), trusted=trust.trusted)
+    found = session_servers(root, env=env, given=given, strict=strict, locked="mcp" in settings.strict_plugin_only,
+                            approval=Approval.of(trust, settings.mcp_approved, settings.mcp_disabled))
+    if line := found.set_aside.line(root):
+        print(f"covey: {line}", file=sys.stderr)
     for warning in found.warnings:
         print(f"covey: {warning}", file=sys.stderr)
     if not found.servers:

@@ -2,7 +2,7 @@
 
 Lowest to highest precedence (a name in a higher scope replaces the lower one):
 user (``~/.claude.json``'s ``mcpServers``), project (``.mcp.json`` in the project
-directory), local (``~/.claude.json``'s ``projects[<project dir>].mcpServers``), then
+directory: only the servers the person approved, in a folder they trust, covey/mcp/approval.py), local (``~/.claude.json``'s ``projects[<project dir>].mcpServers``), then
 what the caller passes (``--mcp-config``, ``Session(mcp_servers=...)``).
 ``--strict-mcp-config`` keeps only the caller's; a managed
 ``strictPluginOnlyCustomization`` locking ``mcp`` drops user, project and local.
@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from covey.errors import UserError
+from covey.mcp.approval import Approval, project_servers
 from covey.mcp.config import McpServerConfig, parse_servers
+from covey.trust import SetAside
 from covey.settings_files import Sources, reads
 
 
@@ -28,6 +30,8 @@ class McpSources:
 
     servers: dict[str, McpServerConfig] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    set_aside: SetAside = field(default_factory=SetAside)
+    """An untrusted folder's ``.mcp.json`` servers, which it did not load."""
     program: dict[str, dict[str, Any]] | None = None
     """The program's in-process servers (``type: sdk``) as they answered at the session's first
     turn: name → status entry, tools listed (``covey.session.main_agent.ask_program_servers``);
@@ -40,18 +44,21 @@ class McpSources:
 
 def session_servers(cwd: Path, *, home: Path | None = None, env: Mapping[str, str],
                     given: Sequence[Any] = (), strict: bool = False, locked: bool = False,
-                    sources: Sources = None) -> McpSources:
+                    sources: Sources = None, approval: Approval | None = None) -> McpSources:
     """Every server the session may use. ``given``: ``--mcp-config`` values and API dicts, in order;
-    ``sources``: the kinds of file read (``--setting-sources``; None: all)."""
+    ``sources``: the kinds of file read (``--setting-sources``; None: all); ``approval``: which of
+    ``.mcp.json``'s servers may start (covey/mcp/approval.py; None: none is approved)."""
     found = McpSources()
+    approval = approval or Approval(cwd.resolve())
     if not strict and not locked:
         user_file = (home or Path.home()) / ".claude.json"
         user = _read_json(user_file, found.warnings)
         found.add(*parse_servers(user.get("mcpServers"), env, source=f"user config {str(user_file)!r}"))
         project = cwd / ".mcp.json"
         if reads(sources, "project"):
-            found.add(*parse_servers(_read_json(project, found.warnings).get("mcpServers"), env,
-                                     source=f"project config {str(project)!r}"))
+            raw, refused = project_servers(project_config(cwd, found.warnings), approval, str(project), found.set_aside)
+            found.add(*parse_servers(raw or None, env, source=f"project config {str(project)!r}"))
+            found.warnings.extend(refused)
         local = (user.get("projects") or {}).get(str(cwd.resolve())) or {}
         found.add(*parse_servers(local.get("mcpServers"), env, source=f"local config {str(user_file)!r}"))
     elif locked:
@@ -60,6 +67,12 @@ def session_servers(cwd: Path, *, home: Path | None = None, env: Mapping[str, st
     for index, item in enumerate(given):
         found.add(*_given(item, env, index))
     return found
+
+
+def project_config(folder: Path, warnings: list[str]) -> dict[str, Any]:
+    """The ``mcpServers`` object of the project's ``.mcp.json``, as written (empty if none)."""
+    servers = _read_json(folder / ".mcp.json", warnings).get("mcpServers")
+    return servers if isinstance(servers, dict) else {}
 
 
 def _given(item: Any, env: Mapping[str, str], index: int) -> tuple[dict[str, McpServerConfig], list[str]]:

@@ -35,6 +35,7 @@ def managed_agents_dir(settings: Any) -> Path | None:
 def session_definitions(
     cwd: Path, extra: Any, *, home: Path | None = None, plugins: Iterable[Any] = (),
     policy_dir: Path | None = None, locked: Collection[str] = (), coordinator: bool = False, sources: Sources = None,
+    aside: Any = None,
 ) -> tuple[dict[str, AgentDefinition], list[Any], list[Any]]:
     """(active definitions by name, load errors, skipped-hook warnings) for a session in ``cwd``;
     the user's own come from ``home`` (default: this process's home). In coordinator mode the
@@ -45,7 +46,7 @@ def session_definitions(
     flags = extra if isinstance(extra, (str, dict)) else None
     result = load_definitions(cwd, home=home, flag_agents=flags, extra=objects, plugin_dirs=plugins,
                               policy_dir=policy_dir, strict_plugin_only=locked, coordinator=coordinator,
-                              sources=sources)
+                              sources=sources, aside=aside)
     return with_guide(result.definitions, cwd, sources), result.errors, result.warnings
 
 
@@ -71,9 +72,10 @@ def _settings_files(cwd: Path, sources: Sources) -> list[Path]:
 
 def session_skills(cwd: Path, *, home: Path | None = None, plugins: Iterable[Any] = (),
                    managed_dir: str | Path | None = None, locked: Collection[str] = (),
-                   sources: Sources = None) -> tuple[dict[str, Any], list[Any]]:
+                   sources: Sources = None, aside: Any = None) -> tuple[dict[str, Any], list[Any]]:
     """(skills by name, load errors) for a session in ``cwd``; the user's own come from ``home``."""
     from covey.skills import discover_skills
 
-    scan = discover_skills(cwd, home=home, plugins=plugins, managed_dir=managed_dir, locked=locked, sources=sources)
+    scan = discover_skills(cwd, home=home, plugins=plugins, managed_dir=managed_dir, locked=locked, sources=sources,
+                           aside=aside)
     return scan.skills, scan.errors

@@ -131,7 +131,7 @@ def _run_settings(session: Session) -> RunSettings:
         # (a node's PATH and HOME are its own).
         env=session.options.env, mcp_servers=session.mcp.servers, bypass_disabled=settings.bypass_disabled is not None,
         betas=session.options.betas, hook_events=session.options.include_hook_events,
-        session_mirror=session.options.session_mirror,
+        session_mirror=session.options.session_mirror, trusted_project=settings.trusted,
     )
 
 

@@ -97,6 +97,9 @@ class SessionOptions(BaseModel):
     strict_mcp_config: bool = False
     """Only ``mcp_servers``' servers, none from the config files (``--strict-mcp-config``)."""
     setting_sources: list[str] | None = None
+    trust: bool | None = None
+    """Trust the project folder for this run (``--trust``): its files' allow rules, hooks, plugins and
+    agent settings apply as if the person had run ``covey trust`` (docs/permissions.md#trust)."""
     """Which settings files to read: ``user``, ``project``, ``local`` (``--setting-sources``); None: all."""
     session_id: str | None = None
     """The session's id (a UUID, ``--session-id``); default a new one."""

@@ -20,6 +20,7 @@ from covey.agents.session_files import SessionRoots, project_folder
 from covey.errors import UserError
 from covey.flags import env_flag
 from covey.hooks.callback import sdk_hook_settings
+from covey.mcp.approval import Approval
 from covey.mcp.sources import session_servers
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.model.factory import SCRIPTED_PREFIX, make_model
@@ -34,6 +35,7 @@ from covey.settings import Settings
 from covey.settings_files import source_set
 from covey.settings_guard import cli_rules, managed_hooks_only, start_mode
 from covey.settings_managed import managed_dir
+from covey.trust import TRUSTED, Trust, decide
 
 log = logging.getLogger("covey.session")
 
@@ -58,6 +60,8 @@ class Loaded:
     output_style: OutputStyle = DEFAULT_STYLE
     """The main agent's output style (settings' ``outputStyle``; docs/definitions.md#output-styles)."""
     warnings: list[str] = field(default_factory=list)
+    trust: Trust = TRUSTED
+    """Whether the project folder is trusted, and why (covey/trust/)."""
 
 
 def run_env(given: SessionOptions) -> tuple[dict[str, str], Path | None]:
@@ -132,8 +136,10 @@ def load(options: SessionOptions, cwd: Path, env: dict[str, str], home: Path | N
          session_id: str) -> Loaded:
     """Everything the session reads from files and its environment, in the order it must be read."""
     project = config_root(options, cwd)
+    trust = decide(project, home=home or Path.home(), env=env, flag=options.trust, setting_sources=options.setting_sources)
     settings = Settings.load(cwd, home=home, extra=options.settings, sources=options.setting_sources,
-                             managed_dir=managed_dir(), parent_managed=options.managed_settings, project=project)
+                             managed_dir=managed_dir(), parent_managed=options.managed_settings, project=project,
+                             trusted=trust.trusted)
     plugins = session_plugins(project, settings, plugin_dirs=options.plugin_dirs, home=home, env=env)
     if options.sdk_hooks:
         settings.add_hooks(sdk_hook_settings(options.sdk_hooks), "hooks of the claude-agent-sdk client")
@@ -148,8 +154,10 @@ def load(options: SessionOptions, cwd: Path, env: dict[str, str], home: Path | N
     asker = options.asker or (CallbackAsker(options.on_permission) if options.on_permission else None)
     if options.permission_prompts == "none":  # nobody answers: what would be asked is denied at once
         asker = None
-    loaded = _definitions(options, settings, plugins, project, home, env, model_id, policy, asker, limits)
-    loaded.warnings = [*loaded.warnings, *notes]
+    loaded = _definitions(options, settings, plugins, project, home, env, model_id, policy, asker, limits, trust)
+    untrusted = settings.set_aside.line(project)
+    loaded.warnings = [*([untrusted] if untrusted else []), *loaded.warnings, *notes]
+    loaded.trust = trust
     for warning in loaded.warnings:
         log.warning("%s", warning)
     _log_loaded(loaded, project)
@@ -214,21 +222,27 @@ def _policy(options: SessionOptions, settings: Settings, cwd: Path, home: Path |
 
 
 def _definitions(options: SessionOptions, settings: Settings, plugins: Any, cwd: Path, home: Path | None,
-                 env: dict[str, str], model_id: str, policy: PermissionPolicy, asker: Any, limits: Limits) -> Loaded:
+                 env: dict[str, str], model_id: str, policy: PermissionPolicy, asker: Any, limits: Limits,
+                 trust: Trust) -> Loaded:
     """The agent definitions, skills and MCP servers of the project at ``cwd`` (its config root),
     with what was skipped loading them: the run goes on without it, so it is said once, up front."""
     found, locked = list(plugins.plugins.values()), settings.strict_plugin_only
     sources = source_set(options.setting_sources)  # --setting-sources: which kinds of file are read
+    aside = None if trust.trusted else settings.set_aside  # what an untrusted folder's files grant goes there
     definitions, errors, skipped_hooks = session_definitions(
         cwd, options.agents, home=home, plugins=found, policy_dir=managed_agents_dir(settings), locked=locked,
-        coordinator=bool(options.coordinator), sources=sources,
+        coordinator=bool(options.coordinator), sources=sources, aside=aside,
     )
     definitions, hook_notes = managed_hooks_only(definitions, settings)
     given = options.mcp_servers
     mcp = session_servers(cwd, home=home, env=env, given=[given] if isinstance(given, dict) else list(given or []),
-                          strict=options.strict_mcp_config, locked="mcp" in settings.strict_plugin_only, sources=sources)
+                          strict=options.strict_mcp_config, locked="mcp" in settings.strict_plugin_only, sources=sources,
+                          approval=Approval.of(trust, settings.mcp_approved, settings.mcp_disabled))
+    for where, kinds in mcp.set_aside.found.items():
+        for what in kinds:
+            settings.set_aside.add(what, where)
     skills, skill_errors = session_skills(cwd, home=home, plugins=found, managed_dir=settings.managed_dir,
-                                          locked=locked, sources=sources)
+                                          locked=locked, sources=sources, aside=aside)
     style, style_notes = choose_style(settings.output_style, settings.output_style_from, cwd, home=home, sources=sources)
     warnings = [
         *(str(w) for w in (*settings.warnings, *skipped_hooks)), *(str(problem) for problem in plugins.problems),

@@ -23,6 +23,7 @@ from covey.frontmatter import TooLarge, read_definition_text, split_frontmatter
 from covey.permissions.rules import parse_rule
 from covey.plugins.plugin import Plugin, read_plugin
 from covey.safe_yaml import load_yaml
+from covey.trust import SetAside
 from covey.settings_files import Sources, reads
 from covey.skills.skill import Skill, SkillFrontmatter, SkillKind, SkillSource, first_paragraph
 
@@ -56,12 +57,13 @@ class _Place:
 def discover_skills(
     cwd: Path | str, *, home: Path | str | None = None, plugins: Iterable[Plugin] = (),
     plugin_dirs: Iterable[Path | str] = (), managed_dir: Path | str | None = None, locked: Collection[str] = (),
-    sources: Sources = None,
+    sources: Sources = None, aside: SetAside | None = None,
 ) -> SkillScan:
     """Every skill a session in ``cwd`` can use, lowest precedence loaded first; ``sources``: the
-    kinds of file read (``--setting-sources``: personal and project skills and commands; None: both)."""
+    kinds of file read (``--setting-sources``: personal and project skills and commands; None: both);
+    ``aside``: the folder is not trusted, so its skills' ``allowed-tools`` are set aside there."""
     scan, home_dir, project = SkillScan(), Path(home) if home is not None else Path.home(), Path(cwd).resolve()
-    loader = _Loader(scan, project)
+    loader = _Loader(scan, project, aside)
     if "skills" not in locked:
         every: tuple[tuple[Path, SkillSource], ...] = ((project, "project"), (home_dir, "user"))
         places = [(base, source) for base, source in every if reads(sources, source)]
@@ -80,8 +82,8 @@ def discover_skills(
 
 
 class _Loader:
-    def __init__(self, scan: SkillScan, project: Path) -> None:
-        self.scan, self.project = scan, project
+    def __init__(self, scan: SkillScan, project: Path, aside: SetAside | None = None) -> None:
+        self.scan, self.project, self.aside = scan, project, aside
 
     def skills(self, directory: Path, place: _Place) -> None:
         if directory.is_dir():
@@ -124,6 +126,9 @@ class _Loader:
             self._error(path, f"field {where!r}: {problem['msg']}")
             return None
         plugin = place.plugin
+        if self.aside is not None and place.source == "project" and meta.allowed_tools:
+            self.aside.add("allowed-tools", str(path))  # an untrusted folder's skill grants nothing
+            meta = meta.model_copy(update={"allowed_tools": []})
         return Skill(
             name=_name(meta, place, folder_name), description=meta.description or first_paragraph(body), path=path,
             source=place.source, label=meta.name, when_to_use=meta.when_to_use,

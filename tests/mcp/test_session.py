@@ -11,6 +11,7 @@ from covey.model.scripted import ScriptedModel
 from covey.agents.runtime import SessionRuntime
 from covey.session import Session
 from tests.mcp.helpers import SERVER
+from tests.trusting import trust
 
 
 def _project(tmp_path, servers):
@@ -18,6 +19,7 @@ def _project(tmp_path, servers):
     (project / ".claude").mkdir(parents=True)
     home.mkdir()
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    trust(home, project, mcp=list(servers))
     return project, home
 
 

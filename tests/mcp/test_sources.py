@@ -8,7 +8,13 @@ import pytest
 
 from covey.errors import UserError
 from covey.mcp.config import expand
+from covey.mcp.approval import Approval
 from covey.mcp.sources import session_servers
+
+
+def _EVERY(project):
+    """The person approved every server of the project's .mcp.json."""
+    return Approval(project.resolve(), approved=frozenset({"*"}))
 
 
 def _write(path, data):
@@ -32,7 +38,7 @@ def dirs(tmp_path):
 
 def test_scopes_merge_local_over_project_over_user(dirs):
     home, project = dirs
-    found = session_servers(project, home=home, env={"TOKEN": "t0k"})
+    found = session_servers(project, home=home, approval=_EVERY(project), env={"TOKEN": "t0k"})
     assert set(found.servers) == {"both", "user-only", "local-only", "web"}
     assert found.servers["both"].command == "local-both"
     web = found.servers["web"]
@@ -42,26 +48,26 @@ def test_scopes_merge_local_over_project_over_user(dirs):
 def test_given_servers_win_and_strict_keeps_only_them(dirs):
     home, project = dirs
     given = [{"mcpServers": {"both": {"command": "cli"}}}, {"mine": {"command": "api"}}]
-    assert session_servers(project, home=home, env={"TOKEN": "x"}, given=given).servers["both"].command == "cli"
-    strict = session_servers(project, home=home, env={}, given=given, strict=True)
+    assert session_servers(project, home=home, approval=_EVERY(project), env={"TOKEN": "x"}, given=given).servers["both"].command == "cli"
+    strict = session_servers(project, home=home, approval=_EVERY(project), env={}, given=given, strict=True)
     assert set(strict.servers) == {"both", "mine"} and not strict.warnings
 
 
 def test_the_plugin_only_policy_skips_user_project_and_local_servers(dirs):
     home, project = dirs
-    found = session_servers(project, home=home, env={}, locked=True)
+    found = session_servers(project, home=home, approval=_EVERY(project), env={}, locked=True)
     assert found.servers == {} and "strictPluginOnlyCustomization locks mcp" in found.warnings[0]
 
 
 def test_a_bad_server_or_file_is_a_warning_naming_it_and_the_others_load(dirs):
     home, project = dirs
     (home / ".claude.json").write_text("{not json")
-    found = session_servers(project, home=home, env={})  # TOKEN unset, no default
+    found = session_servers(project, home=home, approval=_EVERY(project), env={})  # TOKEN unset, no default
     assert set(found.servers) == {"both"}
     assert any(".claude.json" in w and "cannot be read" in w for w in found.warnings)
     assert any("mcpServers.web.headers.Authorization" in w and "'TOKEN' is not set" in w for w in found.warnings)
     _write(project / ".mcp.json", {"mcpServers": {"nocmd": {"args": ["x"]}, "ok": {"command": "ok"}}})
-    found = session_servers(project, home=home, env={})
+    found = session_servers(project, home=home, approval=_EVERY(project), env={})
     assert set(found.servers) == {"ok"} and any("'nocmd'" in w and "needs a 'command'" in w for w in found.warnings)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.trusting import trust
 from covey.events import AssistantEvent
 from covey.service.conversation import ConversationRun
 from covey.session import Session, main_agent
@@ -125,6 +126,7 @@ def test_the_project_config_root_is_where_the_projects_settings_and_definitions_
     write(root / ".claude/agents/root-agent.md", "---\nname: root-agent\ndescription: from the root\n---\nHi.\n")
     write(root / ".claude/output-styles/root.md", "---\nname: Root style\n---\nAs the root says.\n")
     write(root / ".mcp.json", json.dumps({"mcpServers": {"root-server": {"command": "true"}}}))
+    trust(tmp_path / "home", root, mcp=["root-server"])
     write(worktree / ".claude/settings.json", json.dumps({"outputStyle": "Concise"}))
     write(worktree / ".claude/agents/branch-agent.md", "---\nname: branch-agent\ndescription: a branch's\n---\nHi.\n")
     session = offline_session(tmp_path, cwd=str(worktree), project_config_root=str(root))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.trusting import trust
 from covey.agents.runtime import SessionRuntime
 from covey.model.scripted import ScriptedModel
 from covey.session import Session
@@ -41,6 +42,7 @@ def _tree(tmp_path: Path) -> tuple[Path, Path]:
     _write(project / ".claude/settings.local.json", json.dumps({"permissions": {"allow": ["Bash(local-rule)"]}}))
     _write(project / "CLAUDE.md", "PROJECT_RULES_MARKER\n")
     _write(project / ".mcp.json", json.dumps({"mcpServers": {"project-server": {"command": "p"}}}))
+    trust(home, project, mcp=["project-server"])
     global_config = {"mcpServers": {"user-server": {"command": "u"}},
                      "projects": {str(project.resolve()): {"mcpServers": {"local-server": {"command": "l"}}}}}
     _write(home / ".claude.json", json.dumps(global_config))
