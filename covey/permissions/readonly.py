@@ -57,7 +57,7 @@ def _command_reason(command: SimpleCommand, place: "_Place") -> str | None:
     name = command.words[0] if command.words else None
     if command.assignments:
         return f"it sets {command.assignments[0]!r}"
-    if name is None or (not command.static and name not in ANY_ARGUMENTS):
+    if name is None or (not command.static and name not in ANY_ARGUMENTS) or (name == "printf" and command.words[1:2] == (None,)):
         return "a word is computed at run time"
     if "/" in name:
         return f"{name!r} is a path to a program"
