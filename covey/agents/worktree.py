@@ -105,10 +105,16 @@ def check_isolation(*, cwd: str | None, isolation: str | None, base_cwd: str) ->
     return None
 
 
+SAFE_GIT = ("core.hooksPath=/dev/null", "core.fsmonitor=false", "safe.bareRepository=explicit", "diff.external=")
+"""What covey's own git runs with: the agent's cwd may sit in a folder a model wrote, whose config would
+otherwise run hooks or an fsmonitor program (docs/permissions.md, "Git in another repository")."""
+
+
 def _create(base_cwd: str, agent_id: str) -> Worktree:
     from git import GitCommandError, Repo
 
     with Repo(base_cwd, search_parent_directories=True) as repo:
+        repo.git.set_persistent_git_options(c=list(SAFE_GIT))
         if repo.working_tree_dir is None:  # check_isolation refused it, but the repository may have changed since
             raise UserError(f"Could not create a git worktree: the repository at {repo.git_dir!r} is bare.")
         root = os.path.realpath(repo.working_tree_dir)
@@ -152,6 +158,7 @@ def _finish(wt: Worktree) -> WorktreeOutcome:
         if _has_changes(wt):
             return kept
         with Repo(wt.repo_root) as main:
+            main.git.set_persistent_git_options(c=list(SAFE_GIT))
             main.git.worktree("remove", "--force", wt.path)
             main.git.branch("-D", wt.branch)
     except Exception as e:  # noqa: BLE001 -- gitpython and gitdb raise many unrelated types

@@ -8,6 +8,7 @@ Every path rule and working-directory check uses :func:`resolve`, so ``link/x`` 
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -49,14 +50,44 @@ def real_roots(roots: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
 
 
-def protected_part(path: Path, roots: Iterable[Path]) -> str | None:
+CLAUDE_EDITABLE = frozenset({"commands", "agents", "skills"})
+"""Folders of ``.claude`` that Claude Code lets every mode write as any other file: a project's own
+commands, agents and skills (``.claude/settings.json`` and the rest stay protected)."""
+
+
+def protected_part(path: Path, roots: Iterable[Path], *, insensitive: bool | None = None) -> str | None:
     """The protected directory or file ``path`` is or lies in, or None. Inside a working directory only the
-    part below it counts (a project may itself sit under a folder named like one)."""
+    part below it counts (a project may itself sit under a folder named like one). Names compare without
+    case where the file system does (``.GIT/config`` is ``.git/config`` on macOS); ``insensitive``: that
+    answer given, else probed (:func:`case_insensitive`)."""
     base = next((root for root in roots if path.is_relative_to(root)), None)
     parts = path.relative_to(base).parts if base is not None else path.parts
-    for part in parts[:-1]:
-        if part in PROTECTED_DIRECTORIES:
-            return part
-    if parts and (parts[-1] in PROTECTED_DIRECTORIES or parts[-1] in PROTECTED_FILES):
+    fold = case_insensitive(base or path.parent) if insensitive is None else insensitive
+    names = [part.lower() for part in parts] if fold else list(parts)
+    for i, name in enumerate(names[:-1]):
+        if name == ".claude" and i + 2 < len(names) and names[i + 1] in CLAUDE_EDITABLE:
+            return None
+        if name in PROTECTED_DIRECTORIES:
+            return parts[i]
+    if names and (names[-1] in PROTECTED_DIRECTORIES or names[-1] in PROTECTED_FILES):
         return parts[-1]
     return None
+
+
+@lru_cache(maxsize=512)
+def case_insensitive(directory: Path) -> bool:
+    """Whether names in ``directory``'s file system compare without case: on Windows always; elsewhere
+    the nearest existing folder (or a parent of it) whose name has letters is looked up with its
+    letters' case swapped, and counts as case-insensitive when that finds the same folder. Cached per folder."""
+    if os.name == "nt":
+        return True
+    folder = Path(os.path.abspath(directory))
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    for candidate in (folder, *folder.parents):
+        if candidate.name != candidate.name.swapcase():
+            try:
+                return os.path.samefile(candidate, candidate.with_name(candidate.name.swapcase()))
+            except OSError:
+                return False
+    return False

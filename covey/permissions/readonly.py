@@ -5,7 +5,7 @@ read-only when the grammar reads all of it, every simple command is a read-only 
 whose options are on its allow list (:mod:`covey.permissions.readonly_commands`), it sets no
 variable, redirects output nowhere but ``/dev/null``, and every file it reads lies in a
 working directory (symlinks resolved). ``cd`` is read-only into the working directories;
-``cd`` elsewhere together with ``git`` is not (git would run that directory's hooks). A
+``git`` is read-only only where it opens the project's own repository (:mod:`covey.permissions.git_places`). A
 command with write-capable options is not read-only beside an unquoted glob, which could
 expand to a file named like such an option. Unknown means not read-only.
 """
@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
+from covey.permissions.git_places import git_elsewhere
 from covey.permissions.options import options, parse_options
 from covey.permissions.paths import expand, inside, protected_part, real_roots, resolve
 from covey.permissions.readonly_commands import ANY_ARGUMENTS, FLAG_SAFE, judge
@@ -39,17 +40,16 @@ def not_read_only(script: Script, *, cwd: Path, roots: Iterable[Path] = (), home
     if not script.understood:
         return "it holds " + ", ".join(dict.fromkeys(script.opaque)) if script.opaque else "it is empty"
     place = _Place(cwd, roots, home, readable)
-    moved = False
+    repo_roots = real_roots(roots) or (place.start,)
     for command in script.commands:
         if command.words and command.words[0] == "cd":
             if (why := place.cd(command)) is not None:
                 return why
-            moved = moved or place.here != place.start
             continue
         if (why := _command_reason(command, place)) is not None:
             return why
-    if moved and any(c.words[:1] == ("git",) for c in script.commands):
-        return "git after cd elsewhere runs that directory's hooks"
+        if command.words[:1] == ("git",) and (why := git_elsewhere(place.here, repo_roots)) is not None:
+            return why
     return None
 
 
@@ -57,7 +57,7 @@ def _command_reason(command: SimpleCommand, place: "_Place") -> str | None:
     name = command.words[0] if command.words else None
     if command.assignments:
         return f"it sets {command.assignments[0]!r}"
-    if name is None or (not command.static and name not in ANY_ARGUMENTS):
+    if name is None or (not command.static and name not in ANY_ARGUMENTS) or (name == "printf" and command.words[1:2] == (None,)):
         return "a word is computed at run time"
     if "/" in name:
         return f"{name!r} is a path to a program"

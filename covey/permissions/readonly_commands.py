@@ -10,6 +10,7 @@ read-only: a person is asked. ``git`` is judged per subcommand in
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from covey.permissions.options import Options, Parsed, options, parse_options
@@ -112,13 +113,42 @@ OPTIONS["egrep"] = OPTIONS["fgrep"] = OPTIONS["grep"]
 """Commands judged by their option list alone."""
 
 ANY_ARGUMENTS = frozenset({"echo", "printf", "type"})
-"""Builtins that only print their arguments: no option of theirs writes or runs anything."""
-FLAG_SAFE = ANY_ARGUMENTS | frozenset({"cat", "head", "tail", "wc", "pwd", "ls", "which", "stat", "du", "df", "basename",
-                                       "dirname", "realpath", "readlink", "whoami", "id", "uname", "nl", "cut", "tr",
-                                       "comm", "cmp", "printenv", "true", "false", "md5sum", "sha1sum", "sha256sum",
-                                       "sha512sum", "column", "tac", "grep", "egrep", "fgrep", "rg"})
+"""Builtins that only print their arguments, a word computed at run time included — but ``printf -v NAME``
+assigns (and evaluates an array subscript in NAME: ``printf -v 'a[$(cmd)]' x`` runs cmd), so printf's
+first word must be known and not an option (:func:`_printf`)."""
+FLAG_SAFE = frozenset({"echo", "type", "cat", "head", "tail", "wc", "pwd", "ls", "which", "stat", "du", "df", "basename",
+                       "dirname", "realpath", "readlink", "whoami", "id", "uname", "nl", "cut", "tr",
+                       "comm", "cmp", "printenv", "true", "false", "md5sum", "sha1sum", "sha256sum",
+                       "sha512sum", "column", "tac", "grep", "egrep", "fgrep", "rg", "[["})
 """Commands none of whose listed options writes or runs anything, so an unquoted glob (which could
-expand to a file named like an option) keeps them read-only (``ls *.ts``, ``wc -l src/*.py``)."""
+expand to a file named like an option) keeps them read-only (``ls *.ts``, ``wc -l src/*.py``; not
+``printf *``, which a file named ``-v`` would turn into an assignment; ``[[`` expands no glob)."""
+
+_UNARY = frozenset("-a -b -c -d -e -f -g -h -k -p -r -s -u -w -x -G -L -N -O -S -z -n -t".split())
+_NOT_PATHS = frozenset({"-z", "-n", "-t"})
+_BINARY = frozenset({"=", "==", "!=", "-nt", "-ot", "-ef"})
+_NUMERIC = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+
+
+def _test(args: list[str]) -> Parsed | None:
+    """``test``, ``[`` and ``[[``: one test, maybe negated. Not ``-v`` (it evaluates an array subscript:
+    ``test -v 'a[$(cmd)]'`` runs cmd), not ``=~`` (it sets BASH_REMATCH), and integer comparisons of
+    integer literals only: ``[[`` evaluates their operands as arithmetic (``[[ 'a[$(cmd)]' -eq 0 ]]``)."""
+    args = args[1:] if args[:1] == ["!"] else args
+    if len(args) == 1:
+        return Parsed(operands=list(args))
+    if len(args) == 2 and args[0] in _UNARY:
+        return Parsed(paths=[] if args[0] in _NOT_PATHS else [args[1]])
+    if len(args) == 3 and args[1] in _BINARY:
+        return Parsed(paths=[args[0], args[2]] if args[1].startswith("-") else [])
+    if len(args) == 3 and args[1] in _NUMERIC and all(re.fullmatch(r"-?[0-9]+", a) for a in (args[0], args[2])):
+        return Parsed()
+    return None
+
+
+def _printf(args: list[str]) -> Parsed | None:
+    return None if not args or (args[0].startswith("-") and args[0] != "--") else Parsed(operands=list(args))
+
 
 _FIND_TESTS = frozenset({
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
@@ -169,8 +199,12 @@ def _any(args: list[str]) -> Parsed:
 
 def judge(name: str) -> Judge | None:
     """How ``name``'s arguments are judged, or None if it is not a read-only command."""
+    if name == "printf":
+        return _printf
     if name in ANY_ARGUMENTS:
         return _any
+    if name in ("test", "[", "[["):
+        return _test
     if name == "find":
         return _find
     if name == "date":

@@ -55,3 +55,38 @@ def describe(kind: str) -> str:
         "subshell": "a subshell", "compound_statement": "a compound statement",
         "brace_expression": "a brace expansion",
     }.get(kind, f"a {kind.replace('_', ' ')}")
+
+
+def last_command(body):
+    """The simple command a trailing redirection belongs to, when ``body`` is a list or pipeline of them."""
+    node = body
+    while node is not None and node.type in ("list", "pipeline", "negated_command"):
+        named = [c for c in node.children if c.is_named]
+        node = named[-1] if named else None
+    return node if node is not None and node.type == "command" else None
+
+
+def child_index(parent, child) -> int:
+    for i, c in enumerate(parent.children):
+        if c.id == child.id:
+            return i
+    return -1
+
+
+_PLAIN_ARITHMETIC = re.compile(r"\$\(\([0-9\s+\-*/%()<>=!&|^~?:]*\)\)")
+"""Digits and operators only: no name (a name's value is evaluated too, ``a[$(cmd)]`` runs cmd)."""
+
+
+def plain_arithmetic(node) -> bool:
+    """``$((1+2))``: a number computed at run time from literals only, nothing evaluated beyond them."""
+    return node.type == "arithmetic_expansion" and _PLAIN_ARITHMETIC.fullmatch(node.text.decode(errors="replace")) is not None
+
+
+def test_form(text: str) -> tuple[str, str] | None:
+    """``[ … ]`` and ``[[ … ]]`` as a command name and the text of its arguments (``[`` is the
+    command ``test`` with a closing ``]``)."""
+    if text.startswith("[[") and text.endswith("]]"):
+        return "[[", text[2:-2]
+    if text.startswith("[") and text.endswith("]"):
+        return "[", text[1:-1]
+    return None

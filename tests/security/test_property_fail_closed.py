@@ -13,6 +13,7 @@ SAFE = [
     "ls", "ls -la src", "cat README.md", "git status", "git log --oneline -n 3", "echo a#b", "echo 'a; rm x'",
     'echo "q\\"x"', "grep -n print src/app.py", "wc -l README.md", "head -5 README.md", "pwd",
     "cat README.md 2>/dev/null", "echo $HOME", "sort -r README.md", "c\\at README.md", "git diff --stat",
+    "echo $((1+2))", "test -f README.md", "[ -d src ]", "printf %s x",
 ]
 """Read-only statements: quotes, comments and escapes included, none of them live."""
 DANGEROUS = [
@@ -21,7 +22,7 @@ DANGEROUS = [
     "ls > /tmp/x", "$CMD x", "cat /etc/shadow", "git log --output=f", "git grep --op=sh x", "tee f < README.md",
     "f() { rm x; }; f", "{ rm x; }", "(rm x)", "echo ${x@P}", "cat <<EOF\nx\nEOF", "ls >> f", "sort --compress-prog=sh a",
     "uniq README.md out", "date -s 1", "cd / && cat etc/passwd", "'rm' x", "echo a#b;rm x", "cat ../../etc/passwd",
-    "cat link/notes.txt", "git -c core.pager=sh log", "xargs rm < README.md", "echo $((1))", "! rm x", "ls |& rm x",
+    "cat link/notes.txt", "git -c core.pager=sh log", "xargs rm < README.md", "echo $((a[1]))", "echo $((x))", "printf -v x y", "! rm x", "ls |& rm x",
 ]
 """Statements that write, run something else, read outside the project, or hide shell syntax."""
 SEPARATORS = [";", " ; ", " && ", " || ", " | ", "\n", " & "]
