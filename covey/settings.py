@@ -206,9 +206,12 @@ class Settings(BaseModel):
         """Approvals of ``.mcp.json`` servers count from files outside the repository only."""
         self.mcp_disabled.update(wire.mcp_disabled)
         approves = [*wire.mcp_enabled, *(["*"] if wire.mcp_enable_all else [])]
-        if approves and source.startswith("projectSettings"):
-            self.warnings.append(HookWarning(where, "enabledMcpjsonServers", "not applied: a repository cannot approve its "
-                                             "own MCP servers; approve them with `covey mcp approve`"))
+        key = "enabledMcpjsonServers" if wire.mcp_enabled else "enableAllProjectMcpServers"
+        if approves and source.startswith("projectSettings") and not self.trusted:
+            self.set_aside.add(key, where)
+        elif approves and source.startswith("projectSettings"):
+            self.warnings.append(HookWarning(where, key, "not applied: a repository cannot approve its own MCP servers; "
+                                             "approve them with `covey mcp approve`"))
         elif approves:
             self.mcp_approved.update(approves)
 

@@ -49,13 +49,15 @@ def project_servers(raw: Any, approval: Approval, where: str, aside: SetAside) -
     for what it left out (servers waiting for approval, a config naming a credential)."""
     if not isinstance(raw, dict):
         return {}, []
+    if not approval.trusted:
+        if raw:
+            aside.add(f"MCP servers ({', '.join(raw)})", where)
+        return {}, []
     kept: dict[str, Any] = {}
     pending: list[str] = []
     warnings: list[str] = []
     for name, body in raw.items():
-        if not approval.trusted:
-            aside.add(f"MCP server {name}", where)
-        elif (credential := credential_named(body)) is not None:
+        if (credential := credential_named(body)) is not None:
             warnings.append(f"{where}: mcpServers.{name} names the credential {credential}, which covey never "
                             "expands into a project's config; MCP server not loaded")
         elif approval.admits(name):
