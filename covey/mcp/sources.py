@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from covey.errors import UserError
 from covey.mcp.config import McpServerConfig, parse_servers
+from covey.safe_files import READ_ERRORS, read_json, reason
 from covey.settings_files import Sources, reads
 
 
@@ -87,11 +88,15 @@ def _given(item: Any, env: Mapping[str, str], index: int) -> tuple[dict[str, Mcp
 def _read_json(path: Path, warnings: list[str]) -> dict[str, Any]:
     """A config file's object; missing is empty; unreadable or malformed is skipped with a warning
     (one bad file never stops the session)."""
-    if not path.is_file():
+    if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        warnings.append(f"MCP config {str(path)!r} cannot be read ({exc}); its servers not loaded")
+        data = read_json(path, what="an MCP config")
+    except READ_ERRORS as exc:
+        warnings.append(f"MCP config {str(path)!r} cannot be read ({reason(exc)}); its servers not loaded")
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        warnings.append(f"MCP config {str(path)!r} holds a JSON {type(data).__name__}, not an object; "
+                        "its servers not loaded")
+        return {}
+    return data
