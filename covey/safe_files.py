@@ -49,7 +49,7 @@ def read_bytes(path: str | os.PathLike[str], max_bytes: int, *, what: str = "a f
     with open_regular(path) as handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise FileTooLarge(f"the file is over {max_bytes:,} bytes ({_mib(max_bytes)}), the most {what} may be; not read")
+        raise FileTooLarge(f"too large: over {max_bytes:,} bytes ({_mib(max_bytes)}), the most {what} may be; not read")
     return data
 
 
@@ -82,6 +82,10 @@ def reason(exc: BaseException) -> str:
         return f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start:,})"
     if isinstance(exc, json.JSONDecodeError):
         return f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
+        mark = exc.problem_mark
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        return " ".join(f"{exc.context + ': ' if exc.context else ''}{exc.problem}{where}".split())
     if isinstance(exc, RecursionError):
         return "nests too deeply to read"
     if isinstance(exc, OSError) and exc.strerror:
