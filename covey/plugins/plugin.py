@@ -136,7 +136,10 @@ def _hooks(root: Path, manifest: PluginManifest, paths: _Paths, problems: list[P
     files = [root / "hooks" / "hooks.json"] if (root / "hooks" / "hooks.json").exists() else []
     if inline is None:
         files += paths.listed(manifest.hooks, "hooks")
-    blocks = [(str(f), _hooks_file(f, problems)) for f in _unique(files)]
+    by_target: dict[Path, Path] = {}
+    for path in files:  # each file once, named as the plugin names it (a symlink's target is not its name)
+        by_target.setdefault(path.resolve(), path)
+    blocks = [(str(f), _hooks_file(f, problems)) for f in by_target.values()]
     if inline is not None:
         blocks.append((str(root / MANIFEST), inline))
     for where, raw in blocks:
