@@ -37,6 +37,19 @@ BAD = {
     "auto-compact-word": ('{"autoCompactEnabled": "maybe"}', "autoCompactEnabled", "boolean"),
     "model-prices-string": ('{"modelPrices": {"m": {"input": "cheap"}}}', "modelPrices.m.input", "valid number"),
     "output-style-int": ('{"outputStyle": 5}', "outputStyle", "valid string"),
+    "hooks-event-string": ('{"hooks": {"PreToolUse": "x"}}', "hooks.PreToolUse", "list of matcher groups"),
+    "hooks-group-int": ('{"hooks": {"Stop": [5]}}', "hooks.Stop[0]", "must be an object"),
+    "hooks-handlers-string": ('{"hooks": {"Stop": [{"hooks": "x"}]}}', "hooks.Stop[0].hooks", "list of hook"),
+    "hooks-type-int": ('{"hooks": {"Stop": [{"hooks": [{"type": 5}]}]}}', "hooks.Stop[0].hooks[0].type",
+                       "must be a string"),
+    "hooks-command-int": ('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": 5}]}]}}',
+                          "hooks.Stop[0].hooks[0].command", "valid string"),
+    "hooks-matcher-regex": ('{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": '
+                            '"x"}]}]}}', "hooks.PreToolUse[0].matcher", "invalid regular expression"),
+    "hooks-timeout-word": ('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": "soon"}]}]}}',
+                           "hooks.Stop[0].hooks[0].timeout", "valid number"),
+    "hooks-http-no-url": ('{"hooks": {"Stop": [{"hooks": [{"type": "http"}]}]}}', "hooks.Stop[0].hooks[0].url",
+                          "Field required"),
 }
 
 
@@ -55,7 +68,7 @@ def _refused(project: Path) -> str:
 
 def _assert_one_line(message: str, path: Path, field: str | None, words: str) -> None:
     assert "\n" not in message and words in message, message
-    assert f"settings file {str(path)!r}" in message, message
+    assert str(path) in message, message  # "settings file '<path>': ..." or, for hooks, "<path>: field ..."
     if field is not None:
         assert f"field {field!r}" in message, message
 

@@ -167,3 +167,12 @@ def test_many_hostile_files_at_once_each_get_their_line_and_the_good_one_loads(t
     result = _load(tmp_path)
     assert len(result.errors) == len(ERRORS) + 1 and "good" in result.definitions
     assert all("\n" not in str(error) for error in result.errors)
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"a": ' * 300 + "{}" + "}" * 300, '{"a": {"description": 5}}'],
+                         ids=["deep-arrays", "deep-objects", "wrong-type"])
+def test_hostile_agents_json_is_one_error_line_and_the_files_still_load(tmp_path, text):
+    _project(tmp_path)
+    result = load_definitions(tmp_path / "project", home=tmp_path / "home", flag_agents=text)
+    assert "good" in result.definitions and len(result.errors) == 1
+    assert str(result.errors[0]).startswith("--agents") and "\n" not in str(result.errors[0])
