@@ -110,3 +110,19 @@ def test_a_hostile_installed_plugins_registry_never_hangs_and_says_the_plugin_is
     scan = load_plugins(tmp_path / "project", enabled={"kit@market": "settings.json"}, home=tmp_path / "home", env={})
     assert scan.plugins == {} and len(scan.problems) == 1 and "'kit@market' is enabled but not installed" in str(
         scan.problems[0])
+
+
+def test_a_plugins_hostile_agent_files_are_one_line_each_and_its_other_agents_load(tmp_path):
+    from covey.agents.loader import load_definitions
+    from tests.test_safe_yaml import BOMB
+
+    plugin = _plugin(tmp_path, "kit", '{"name": "kit"}')
+    agents = plugin / "agents"
+    (agents / "bomb.md").write_text(f"---\ndescription: d\n{BOMB}---\nb\n")
+    os.mkfifo(agents / "pipe.md")
+    (agents / "zero.md").symlink_to("/dev/zero")
+    (tmp_path / "project").mkdir()
+    result = load_definitions(tmp_path / "project", home=tmp_path / "home", plugin_dirs=[plugin])
+    assert "kit:helper" in result.definitions
+    assert sorted(error.path for error in result.errors) == [str(agents / n) for n in ("bomb.md", "pipe.md", "zero.md")]
+    assert all("\n" not in str(error) for error in result.errors)
