@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from covey.bounded import open_regular
-from covey.safe_yaml import YamlTooLarge, load_yaml
+from covey.safe_files import FileTooLarge, read_text
+from covey.safe_yaml import YamlRefused, load_yaml
 
 MAX_DEFINITION_FILE_BYTES = 1024 * 1024
 """An agent definition or skill file larger than this is refused unread: no real one comes near it."""
@@ -43,18 +43,14 @@ class Frontmatter:
     """The YAML parsed only after quoting values (Claude Code's repair)."""
 
 
-class TooLarge(ValueError):
-    """A definition or skill file over ``MAX_DEFINITION_FILE_BYTES``."""
+TooLarge = FileTooLarge
+"""A definition or skill file over ``MAX_DEFINITION_FILE_BYTES``."""
 
 
 def read_definition_text(path: Path) -> str:
-    """The file's text, read only up to the size limit (a huge file is refused, not loaded)."""
-    with open_regular(path) as f:  # a FIFO among the definitions must not hang the load
-        data = f.read(MAX_DEFINITION_FILE_BYTES + 1)
-    if len(data) > MAX_DEFINITION_FILE_BYTES:
-        raise TooLarge(f"the file is over {MAX_DEFINITION_FILE_BYTES:,} bytes (1 MiB), the most a definition "
-                       "file may be; not read")
-    return data.decode("utf-8")
+    """The file's text, read only up to the size limit (a huge file is refused, not loaded; a
+    FIFO or device among the definitions is refused unopened, so it never hangs the load)."""
+    return read_text(path, MAX_DEFINITION_FILE_BYTES, what="a definition file")
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str]:
@@ -74,15 +70,15 @@ def parse_frontmatter(text: str) -> Frontmatter | None:
 
     Raises ``yaml.YAMLError`` (the first attempt's, which points at the real
     problem) when the YAML fails even after the repair, and
-    :class:`~covey.safe_yaml.YamlTooLarge` at once (no repair) for an alias bomb.
+    :class:`~covey.safe_yaml.YamlRefused` at once (no repair) for an alias bomb or a key written twice.
     """
     block, body = split_frontmatter(text)
     if block is None:
         return None
     try:
         return Frontmatter(load_yaml(block), body)
-    except YamlTooLarge:
-        raise  # quoting values changes no alias: a second attempt would only fail the same way
+    except YamlRefused:
+        raise  # quoting values changes no alias or key: a second attempt would only fail the same way
     except yaml.YAMLError as first:
         try:
             return Frontmatter(load_yaml(quote_problematic_values(block)), body, repaired=True)

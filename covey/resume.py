@@ -17,15 +17,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from covey.agents.session_files import SessionRoots, project_folder
 from covey.agents.transcript import copy_transcript, last_uuid, read_transcript, rebuild_history, transcript_path
 from covey.resume_cut import records_upto
 from covey.resume_record import (
-    RECORD_NAME, ResumeError, SessionRecord, Where, error_reason, is_legacy, read_record, record_path, record_session,
-    session_dir, session_exists, touch_session, transcript_root, validate_session_id,
+    MAX_RECORD_BYTES, RECORD_NAME, ResumeError, SessionRecord, Where, error_reason, is_legacy, read_record,
+    record_path, record_session, session_dir, session_exists, touch_session, transcript_root, validate_session_id,
 )
+from covey.safe_files import read_bytes
 
 __all__ = [  # the record's names too: callers import them from here (docs/resume.md)
     "RECORD_NAME", "ResumeError", "ResumePoint", "SessionRecord", "find_resume", "fork_point", "read_record",
@@ -80,8 +81,8 @@ def _latest_in(transcript_dir: Where, cwd: str | os.PathLike) -> str:
     best: SessionRecord | None = None
     for path in [*folder.glob(f"*/{RECORD_NAME}"), *roots.legacy.glob(f"*/{RECORD_NAME}")]:
         try:
-            record = SessionRecord.model_validate_json(path.read_bytes())
-        except (OSError, ValidationError):
+            record = SessionRecord.model_validate_json(read_bytes(path, MAX_RECORD_BYTES, what="a session record"))
+        except (OSError, ValueError):  # ValueError: a ValidationError, or a file too large
             continue  # an unreadable record says nothing about its directory; another session's problem
         if record.cwd == real and (best is None or record.updated_s > best.updated_s):
             best = record

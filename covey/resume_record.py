@@ -18,8 +18,11 @@ from covey.agents.session_files import SessionRoots, project_folder, transcript_
 from covey.errors import UserError
 from covey.permissions.modes import PermissionMode
 from covey.private_dirs import private_dir
+from covey.safe_files import read_bytes
 
 RECORD_NAME = "session.json"
+MAX_RECORD_BYTES = 1024 * 1024
+"""A session record is a few hundred bytes; one larger (or a FIFO, or /dev/zero) is refused unread."""
 Where = str | os.PathLike | SessionRoots | None
 """Where sessions are: a ``transcript_dir`` (None: the user's; ``SessionRoots.of``), or its roots."""
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
@@ -139,11 +142,11 @@ def read_record(transcript_dir: Where, session_id: str) -> SessionRecord:
     session_id = validate_session_id(session_id)
     path = record_path(transcript_dir, session_id)
     try:
-        record = SessionRecord.model_validate_json(path.read_bytes())
+        record = SessionRecord.model_validate_json(read_bytes(path, MAX_RECORD_BYTES, what="a session record"))
     except FileNotFoundError:
         raise ResumeError(f"Session {session_id!r} cannot be resumed: its record {str(path)!r} is missing.",
                           session_id, str(path)) from None
-    except (OSError, ValidationError) as e:
+    except (OSError, ValueError) as e:  # ValueError: a ValidationError, or a file too large
         raise ResumeError(f"Session {session_id!r} cannot be resumed: its record {str(path)!r} is unreadable "
                           f"({error_reason(e)}).", session_id, str(path)) from None
     if record.session_id != session_id:

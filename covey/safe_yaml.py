@@ -8,6 +8,11 @@ file may share a block legitimately); what is refused is a document whose
 *expanded* size passes ``MAX_YAML_ELEMENTS``, or one that contains itself.
 Counting reuses each object's count (by identity), so the check costs one pass
 over what the file wrote, not over what it expands to.
+
+The loader is PyYAML's safe one (no ``!!python/object`` tags) with two changes: a date
+or time stays the text it was written as (``name: 2024-01-01`` is a string, not a
+``datetime`` that no field takes and no JSON encoder writes), and a mapping that names
+a key twice is refused (:class:`DuplicateKey`: which one of the two was meant?).
 """
 
 from __future__ import annotations
@@ -28,24 +33,76 @@ is ever reached: the depth is counted first, in one linear pass."""
 _BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
-class YamlTooLarge(yaml.YAMLError):
-    """The document expands past the bound, contains itself, or nests too deeply.
+class YamlRefused(yaml.YAMLError):
+    """YAML that parses but is refused: quoting its values (the frontmatter repair) cannot fix it.
 
     A ``yaml.YAMLError``, so every reader that reports a bad YAML file (naming it)
     reports this one too.
     """
 
 
+class YamlTooLarge(YamlRefused):
+    """The document expands past the bound, contains itself, or nests too deeply."""
+
+
+class DuplicateKey(YamlRefused):
+    """A mapping names one key twice."""
+
+    def __init__(self, message: str, key: str = "") -> None:
+        super().__init__(message, key)
+        self.key = key
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class _Loader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` without timestamps, refusing a key written twice in one mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[tuple[str, str]] = set()
+        for key_node, _ in node.value:  # as written: a merge (<<: *base) may still be overridden
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                if (key_node.tag, key_node.value) in seen:
+                    raise DuplicateKey(f"the key {key_node.value!r} appears twice in one mapping (line "
+                                       f"{key_node.start_mark.line + 1}); refused", key_node.value)
+                seen.add((key_node.tag, key_node.value))
+        return super().construct_mapping(node, deep=deep)
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def load_yaml(text: str) -> Any:
-    """``yaml.safe_load(text)``, refused with :class:`YamlTooLarge` when it expands too far."""
+    """``yaml.safe_load(text)`` (dates kept as text), refused with :class:`YamlTooLarge` when it
+    expands too far and :class:`DuplicateKey` when a mapping repeats a key."""
     if _bracket_depth(text) > MAX_YAML_NESTING:
         raise YamlTooLarge(f"the YAML nests more than {MAX_YAML_NESTING} brackets deep; refused")
+    if _block_depth(text) > MAX_YAML_NESTING:
+        raise YamlTooLarge(f"the YAML nests too deeply: more than {MAX_YAML_NESTING} levels of indentation and "
+                           "dashes; refused")
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
         _Counter().count(data)
     except RecursionError:
         raise YamlTooLarge("the YAML nests too deeply to load") from None
     return data
+
+
+def _block_depth(text: str) -> int:
+    """A bound on a line's block nesting: its indentation plus the ``- `` it opens with (each
+    level of a block needs one of them at least), counted so a parser's recursion never decides."""
+    deepest = 0
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        depth = len(line) - len(body)
+        while body.startswith("- ") or body.startswith("-\t"):
+            body, depth = body[2:].lstrip(" \t"), depth + 1
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def _bracket_depth(text: str) -> int:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from covey.errors import UserError
 from covey.model.ratelimit_signals import RateLimitSettings
 from covey.permissions.decisions import PermissionMode
+from covey.safe_files import READ_ERRORS, read_json, reason
 
 SETTING_FILES = (  # (label, base: "home" or "project", relative path), lowest precedence first
     ("userSettings", "home", ".claude/settings.json"),
@@ -104,14 +105,14 @@ def rule_root(label: str, path: Path, bases: dict[str, Path]) -> Path:
 
 
 def read_file(path: Path) -> Wire:
+    """One settings file, checked; a bad one (unreadable, a FIFO, over 4 MiB, not UTF-8 JSON,
+    nested too deep, a field of the wrong type) is a one-line ``UserError`` naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"settings file {str(path)!r} cannot be read: {exc}") from exc
-    try:
-        data = json.loads(text)
+        data = read_json(path, what="a settings file")
     except json.JSONDecodeError as exc:
-        raise UserError(f"settings file {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from exc
+        raise UserError(f"settings file {str(path)!r} is {reason(exc)}") from None
+    except READ_ERRORS as exc:
+        raise UserError(f"settings file {str(path)!r} cannot be read: {reason(exc)}") from None
     return validate_wire(data, f"settings file {str(path)!r}")
 
 
@@ -123,4 +124,4 @@ def validate_wire(data: Any, where: str) -> Wire:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"])
-        raise UserError(f"{where}: field {field!r}: {first['msg']}") from exc
+        raise UserError(f"{where}: field {field!r}: {' '.join(first['msg'].split())}") from None

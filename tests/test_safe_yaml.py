@@ -4,6 +4,7 @@ import sys
 import time
 
 import pytest
+import yaml
 
 from covey.frontmatter import parse_frontmatter
 from covey.safe_yaml import MAX_YAML_ELEMENTS, YamlTooLarge, load_yaml
@@ -55,3 +56,18 @@ def test_deep_brackets_are_refused_before_the_scanner_sees_them():
 
 def test_ordinary_aliases_still_load():
     assert load_yaml("base: &b {model: haiku}\nother: *b\n") == {"base": {"model": "haiku"}, "other": {"model": "haiku"}}
+
+
+def test_a_key_written_twice_is_refused_naming_it_but_a_merge_may_be_overridden():
+    from covey.safe_yaml import DuplicateKey
+
+    with pytest.raises(DuplicateKey, match="'model' appears twice") as caught:
+        load_yaml("name: a\nmodel: x\nmodel: y\n")
+    assert caught.value.key == "model" and type(caught.value)(*caught.value.args).key == "model"  # pickles
+    assert load_yaml("base: &b {x: 1, y: 2}\nmine:\n  <<: *b\n  x: 3\n")["mine"] == {"x": 3, "y": 2}
+
+
+def test_dates_and_times_stay_text_and_python_tags_are_never_built():
+    assert load_yaml("a: 2024-01-01\nb: 2024-01-01T10:00:00Z\n") == {"a": "2024-01-01", "b": "2024-01-01T10:00:00Z"}
+    with pytest.raises(yaml.YAMLError, match="python/object"):
+        load_yaml("a: !!python/object/apply:os.system [id]\n")

@@ -12,6 +12,8 @@ from typing import Any, Iterable, Mapping
 
 from covey.agents.definition import AgentDefinition
 from covey.flags import env_flag
+from covey.frontmatter import MAX_DEFINITION_FILE_BYTES
+from covey.safe_files import read_text
 from covey.settings_files import Sources, reads
 
 INSTRUCTION_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "AGENTS.md", "COVEY.md")
@@ -49,9 +51,10 @@ def _instructions(cwd: Path) -> str | None:
     sections = []
     for name in INSTRUCTION_FILES:
         path = cwd / name
-        try:
-            text = path.read_text(encoding="utf-8").strip() if path.is_file() else ""
-        except (OSError, UnicodeDecodeError):
+        try:  # bounded: a cloned repository's 200 MB CLAUDE.md is skipped, never sent whole
+            text = read_text(path, MAX_DEFINITION_FILE_BYTES, what="an instructions file").strip() \
+                if path.is_file() else ""
+        except (OSError, ValueError):
             continue  # an unreadable file is skipped, not fatal: the agent can still work
         if text:
             sections.append(f"Contents of {path}:\n\n{text}")

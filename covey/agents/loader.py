@@ -9,7 +9,6 @@ a file Claude Code skips (no ``name``, say) is skipped with the reason
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Iterable
@@ -23,6 +22,7 @@ from covey.agents.memory import linked_below, memory_dir
 from covey.agents.spawn_types import split_tools
 from covey.hooks.read import HookConfigError, HookWarning, read_hooks
 from covey.plugins.plugin import Plugin, read_plugin
+from covey.safe_files import load_json
 from covey.settings_files import Sources, reads
 from covey.settings_managed import SURFACES
 from covey.trust import SetAside
@@ -218,8 +218,8 @@ def _load_flags(result: LoadResult, flag_agents: str | dict | list | None) -> No
         return
     if isinstance(flag_agents, str):
         try:
-            flag_agents = json.loads(flag_agents)
-        except json.JSONDecodeError as exc:
+            flag_agents = load_json(flag_agents)
+        except ValueError as exc:  # not JSON, or nested too deep
             result.errors.append(DefinitionError("--agents", None, f"invalid JSON: {exc}"))
             return
     if isinstance(flag_agents, dict):

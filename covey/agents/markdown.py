@@ -17,7 +17,8 @@ from typing import Any, TypeGuard
 import yaml
 
 from covey.frontmatter import TooLarge, parse_frontmatter, read_definition_text
-from covey.safe_yaml import YamlTooLarge
+from covey.safe_files import reason
+from covey.safe_yaml import DuplicateKey, YamlRefused
 from covey.model.effort import EFFORT_LEVELS, is_effort
 
 
@@ -54,7 +55,7 @@ def agent_files(directory: Path) -> list[Path]:
         seen_dirs.add(real_root)
         for name in files:
             path = Path(root) / name
-            if name.endswith(".md") and path.is_file():
+            if name.endswith(".md") and not path.is_dir():  # a FIFO or device is reported, never opened
                 found.setdefault(os.path.realpath(path), path)
     return sorted(found.values())
 
@@ -68,12 +69,11 @@ def read_agent_file(path: Path, *, name_from_file: bool = False) -> FileRead:
     except TooLarge as exc:
         return FileRead(error=Problem(None, str(exc)))
     except (OSError, UnicodeDecodeError) as exc:
-        return FileRead(error=Problem(None, f"cannot read: {exc}"))
-    except YamlTooLarge as exc:
-        return FileRead(error=Problem("frontmatter", str(exc)))
+        return FileRead(error=Problem(None, f"cannot read: {reason(exc)}"))
+    except YamlRefused as exc:
+        return FileRead(error=Problem(exc.key if isinstance(exc, DuplicateKey) else "frontmatter", str(exc)))
     except yaml.YAMLError as exc:
-        detail = " ".join(str(exc).split())
-        return FileRead(error=Problem("frontmatter", f"invalid YAML, even with its values quoted: {detail}"))
+        return FileRead(error=Problem("frontmatter", f"invalid YAML, even with its values quoted: {reason(exc)}"))
     if parsed is None and not name_from_file:
         return _skip(None, "no frontmatter block (a first line '---' and a closing '---' line): not an agent definition")
     data = parsed.data if parsed is not None else None

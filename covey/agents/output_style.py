@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from covey.frontmatter import TooLarge, parse_frontmatter, read_definition_text
 from covey.agents.system_prompt import CODING, DELEGATION, GENERAL_IDENTITY, IDENTITY, MAIN_PROMPT
+from covey.safe_files import reason
 from covey.settings_files import Sources, reads
 
 StyleSource = Literal["built-in", "user", "project"]
@@ -149,4 +150,4 @@ def _problem(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         return f"field {'.'.join(str(part) for part in first['loc'])!r}: {first['msg']}"
-    return f"cannot read: {exc}"
+    return f"cannot read: {reason(exc)}"

@@ -13,25 +13,44 @@ import os
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
+from covey.bounded import open_regular
 from covey.private_dirs import private_dir
+from covey.safe_files import load_json
 
 COMPACT = (",", ":")
 """Claude Code's separators: no spaces (scripts grep for ``"type":"user"``)."""
 
 
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+"""A transcript line longer than this is skipped unparsed (read on in chunks, never held whole)."""
+_SKIP_CHUNK_BYTES = 1024 * 1024
+
+
 def read_transcript(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of a transcript, in order; a torn last line (a crash mid-write) is skipped,
-    and so is any line that is not a JSON object."""
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
+    """The records of a transcript, in order. A line that is no record is skipped: a torn last line
+    (a crash mid-write), one that is not a JSON object, not UTF-8, nested too deep, or over
+    :data:`MAX_RECORD_BYTES`. Only a regular file is opened (``NotRegularFile``, an ``OSError``,
+    for a FIFO or device: reading one could block for ever)."""
+    with open_regular(path) as handle:
+        while line := handle.readline(MAX_RECORD_BYTES + 1):
+            if len(line) > MAX_RECORD_BYTES and not line.endswith(b"\n"):
+                _skip_line(handle)
+                continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+                record = load_json(line)
+            except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep
                 continue
             if isinstance(record, dict):
                 yield record
+
+
+def _skip_line(handle: BinaryIO) -> None:
+    """Read past the rest of an over-long line, a chunk at a time."""
+    while chunk := handle.readline(_SKIP_CHUNK_BYTES):
+        if chunk.endswith(b"\n"):
+            return
 
 
 def record_time_s(record: dict[str, Any]) -> float | None:
@@ -83,7 +102,9 @@ def rebuild_history(path: str | os.PathLike) -> list[dict[str, Any]]:
 def _blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
-    return [dict(block) for block in content or []]
+    if not isinstance(content, list):
+        return []
+    return [dict(block) for block in content if isinstance(block, dict)]  # a hostile line's junk is dropped
 
 
 def last_uuid(path: str | os.PathLike) -> str | None:

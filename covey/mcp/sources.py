@@ -20,8 +20,9 @@ from typing import Any, Mapping, Sequence
 from covey.errors import UserError
 from covey.mcp.approval import Approval, project_servers
 from covey.mcp.config import McpServerConfig, parse_servers
-from covey.trust import SetAside
+from covey.safe_files import READ_ERRORS, read_json, reason
 from covey.settings_files import Sources, reads
+from covey.trust import SetAside
 
 
 @dataclass
@@ -59,7 +60,9 @@ def session_servers(cwd: Path, *, home: Path | None = None, env: Mapping[str, st
             raw, refused = project_servers(project_config(cwd, found.warnings), approval, str(project), found.set_aside)
             found.add(*parse_servers(raw or None, env, source=f"project config {str(project)!r}"))
             found.warnings.extend(refused)
-        local = (user.get("projects") or {}).get(str(cwd.resolve())) or {}
+        projects = user.get("projects")
+        local = projects.get(str(cwd.resolve())) if isinstance(projects, dict) else None
+        local = local if isinstance(local, dict) else {}
         found.add(*parse_servers(local.get("mcpServers"), env, source=f"local config {str(user_file)!r}"))
     elif locked:
         found.warnings.append("MCP servers of user, project and local configs not loaded: the managed "
@@ -72,6 +75,9 @@ def session_servers(cwd: Path, *, home: Path | None = None, env: Mapping[str, st
 def project_config(folder: Path, warnings: list[str]) -> dict[str, Any]:
     """The ``mcpServers`` object of the project's ``.mcp.json``, as written (empty if none)."""
     servers = _read_json(folder / ".mcp.json", warnings).get("mcpServers")
+    if servers is not None and not isinstance(servers, dict):
+        warnings.append(f"project config {str(folder / '.mcp.json')!r}: 'mcpServers' must be an object of servers "
+                        "by name; ignored")
     return servers if isinstance(servers, dict) else {}
 
 
@@ -100,11 +106,15 @@ def _given(item: Any, env: Mapping[str, str], index: int) -> tuple[dict[str, Mcp
 def _read_json(path: Path, warnings: list[str]) -> dict[str, Any]:
     """A config file's object; missing is empty; unreadable or malformed is skipped with a warning
     (one bad file never stops the session)."""
-    if not path.is_file():
+    if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        warnings.append(f"MCP config {str(path)!r} cannot be read ({exc}); its servers not loaded")
+        data = read_json(path, what="an MCP config")
+    except READ_ERRORS as exc:
+        warnings.append(f"MCP config {str(path)!r} cannot be read ({reason(exc)}); its servers not loaded")
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        warnings.append(f"MCP config {str(path)!r} holds a JSON {type(data).__name__}, not an object; "
+                        "its servers not loaded")
+        return {}
+    return data

@@ -10,9 +10,10 @@ themselves under ``<config>/plugins/cache/<marketplace>/<name>/<version>/``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Mapping
+
+from covey.safe_files import READ_ERRORS, read_json
 
 REGISTRY = Path("plugins") / "installed_plugins.json"
 CACHE = Path("plugins") / "cache"
@@ -42,8 +43,8 @@ def install_path(plugin_id: str, config: Path, cwd: Path) -> tuple[Path | None, 
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = read_json(path, what="a plugin registry")
+    except READ_ERRORS:  # no registry (or a bad one): the cache is looked in instead
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from covey.safe_files import READ_ERRORS, read_json, reason
+
 MANIFEST = Path(".claude-plugin") / "plugin.json"
 
 PathField = str | list[str] | None
@@ -51,14 +53,14 @@ class PluginManifest(BaseModel):
 def read_manifest(root: Path, default_name: str | None = None) -> PluginManifest:
     """``root``'s manifest, or one naming the plugin ``default_name`` (else its folder) when it has none."""
     path = root / MANIFEST
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return PluginManifest(name=default_name or root.name)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError(str(path), f"cannot read: {exc}") from None
+        data = read_json(path, what="a plugin manifest")
     except json.JSONDecodeError as exc:
-        raise ManifestError(str(path), f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        raise ManifestError(str(path), reason(exc)) from None
+    except READ_ERRORS as exc:
+        raise ManifestError(str(path), f"cannot read: {reason(exc)}") from None
     if not isinstance(data, dict):
         raise ManifestError(str(path), f"must hold a JSON object, not {type(data).__name__}")
     try:
@@ -66,7 +68,7 @@ def read_manifest(root: Path, default_name: str | None = None) -> PluginManifest
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = str(problem["loc"][0]) if problem["loc"] else "manifest"  # not the union member's name
-        raise ManifestError(str(path), f"field {where!r}: {problem['msg']}") from None
+        raise ManifestError(str(path), f"field {where!r}: {' '.join(problem['msg'].split())}") from None
 
 
 def as_list(value: PathField) -> list[str]:

@@ -9,7 +9,6 @@ command's shell), so a plugin's scripts are found wherever it is installed.
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from covey.hooks.read import HookConfigError, read_hooks
 from covey.plugins.manifest import MANIFEST, ManifestError, PluginManifest, as_list, read_manifest
+from covey.safe_files import READ_ERRORS, read_json, reason
 
 ROOT_VAR = "${CLAUDE_PLUGIN_ROOT}"
 
@@ -133,10 +133,13 @@ def _hooks(root: Path, manifest: PluginManifest, paths: _Paths, problems: list[P
     merged: dict[str, list[Any]] = {}
     sources: list[str] = []
     inline = manifest.hooks if isinstance(manifest.hooks, dict) else None
-    files = [root / "hooks" / "hooks.json"] if (root / "hooks" / "hooks.json").is_file() else []
+    files = [root / "hooks" / "hooks.json"] if (root / "hooks" / "hooks.json").exists() else []
     if inline is None:
         files += paths.listed(manifest.hooks, "hooks")
-    blocks = [(str(f), _hooks_file(f, problems)) for f in _unique(files)]
+    by_target: dict[Path, Path] = {}
+    for path in files:  # each file once, named as the plugin names it (a symlink's target is not its name)
+        by_target.setdefault(path.resolve(), path)
+    blocks = [(str(f), _hooks_file(f, problems)) for f in by_target.values()]
     if inline is not None:
         blocks.append((str(root / MANIFEST), inline))
     for where, raw in blocks:
@@ -157,9 +160,9 @@ def _hooks(root: Path, manifest: PluginManifest, paths: _Paths, problems: list[P
 
 def _hooks_file(path: Path, problems: list[PluginProblem]) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        problems.append(PluginProblem(str(path), f"cannot read hooks: {exc}; these hooks not loaded"))
+        return read_json(path, what="a hooks file")
+    except READ_ERRORS as exc:
+        problems.append(PluginProblem(str(path), f"cannot read hooks: {reason(exc)}; these hooks not loaded"))
         return None
 
 

@@ -22,7 +22,8 @@ from covey.errors import UserError
 from covey.frontmatter import TooLarge, read_definition_text, split_frontmatter
 from covey.permissions.rules import parse_rule
 from covey.plugins.plugin import Plugin, read_plugin
-from covey.safe_yaml import load_yaml
+from covey.safe_files import reason
+from covey.safe_yaml import DuplicateKey, load_yaml
 from covey.trust import SetAside
 from covey.settings_files import Sources, reads
 from covey.skills.skill import Skill, SkillFrontmatter, SkillKind, SkillSource, first_paragraph
@@ -117,8 +118,11 @@ class _Loader:
         except TooLarge as exc:
             self._error(path, str(exc))
             return None
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            self._error(path, f"cannot read: {exc}")
+        except (OSError, UnicodeDecodeError) as exc:
+            self._error(path, f"cannot read: {reason(exc)}")
+            return None
+        except yaml.YAMLError as exc:
+            self._error(path, f"field {exc.key if isinstance(exc, DuplicateKey) else 'frontmatter'!r}: {reason(exc)}")
             return None
         except ValidationError as exc:
             problem = exc.errors()[0]

@@ -195,7 +195,7 @@ def test_a_definition_file_over_1_mib_is_refused_unread(tmp_path):
     result = load(tmp_path)
     assert "huge" not in result.definitions
     assert [str(e) for e in result.errors] == [
-        f"{path}: the file is over 1,048,576 bytes (1 MiB), the most a definition file may be; not read"]
+        f"{path}: too large: over 1,048,576 bytes (1 MiB), the most a definition file may be; not read"]
 
 
 def test_an_over_long_description_is_an_error_naming_file_and_field(tmp_path):
