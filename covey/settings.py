@@ -207,9 +207,7 @@ class Settings(BaseModel):
         self.mcp_disabled.update(wire.mcp_disabled)
         approves = [*wire.mcp_enabled, *(["*"] if wire.mcp_enable_all else [])]
         key = "enabledMcpjsonServers" if wire.mcp_enabled else "enableAllProjectMcpServers"
-        if approves and source.startswith("projectSettings") and not self.trusted:
-            self.set_aside.add(key, where)
-        elif approves and source.startswith("projectSettings"):
+        if approves and source.startswith("projectSettings"):  # (an untrusted folder's were set aside already)
             self.warnings.append(HookWarning(where, key, "not applied: a repository cannot approve its own MCP servers; "
                                              "approve them with `covey mcp approve`"))
         elif approves:

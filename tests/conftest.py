@@ -149,9 +149,8 @@ def trusted_test_folders(tmp_path_factory) -> None:
 @pytest.fixture
 def untrusted_folder(request) -> Path:
     """A folder of this test's that no one trusted (``covey trust`` would be the person's to run)."""
-    folder = UNTRUSTED / request.node.name[:60]
-    folder.mkdir(parents=True)
-    return folder
+    UNTRUSTED.mkdir(exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=request.node.name[:40], dir=UNTRUSTED))
 
 
 @pytest.fixture

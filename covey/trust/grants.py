@@ -1,7 +1,8 @@
 """What a settings file of an untrusted folder may still say: everything that restricts (deny and
 ask rules, a stricter mode, ``disableBypassPermissionsMode``, ``blockReadsOutsideWorkingDirectories``)
 and what only describes (model, output style); never what grants (allow rules, hooks, ``env``,
-plugins, a mode that lets calls run unasked, prices that would let a budget overrun)."""
+plugins, a mode that lets calls run unasked, prices that would let a budget overrun, approvals of
+its own MCP servers)."""
 
 from __future__ import annotations
 
@@ -35,4 +36,10 @@ def restrictive_part(wire: Wire, where: str, aside: SetAside) -> Wire:
         if getattr(wire, attribute):
             aside.add(key, where)
             update[attribute] = {}
+    if wire.mcp_enabled:
+        aside.add("enabledMcpjsonServers", where)
+        update["mcp_enabled"] = []
+    if wire.mcp_enable_all:
+        aside.add("enableAllProjectMcpServers", where)
+        update["mcp_enable_all"] = None
     return wire.model_copy(update=update)

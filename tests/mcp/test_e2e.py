@@ -13,6 +13,7 @@ import pytest
 from covey.session import Session
 from tests.mcp.helpers import SERVER, alive
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
+from tests.trusting import trust
 
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors
 
@@ -28,6 +29,7 @@ def _project(tmp_path: Path) -> tuple[Path, Path]:
         "---\nname: mcp-user\ndescription: Uses its own MCP server\nmcpServers:\n"
         f"  - own:\n      command: {sys.executable}\n      args: [{SERVER}, --pidfile, {pidfile}]\n"
         "---\nYou call your server's tools.\n")
+    trust(Path.home(), project, mcp=["shared"])  # the person approved the project's server
     return project, pidfile
 
 
