@@ -22,7 +22,7 @@ from benchmarks.common import log, machine, prepare_env, start_ray
 
 CASES = [
     "cli", "sdk", "startup", "cli_fanout", "rate_limits", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "task_claims", "mailbox", "leaks", "memory", "fork",
-    "durability",
+    "durability", "permission_checks",
 ]
 CLI_CASES = ("cli", "sdk", "startup", "cli_fanout", "rate_limits")
 """Cases that run the real ``covey`` command, each run with a private Ray: before this process starts one."""

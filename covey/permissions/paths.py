@@ -8,6 +8,7 @@ Every path rule and working-directory check uses :func:`resolve`, so ``link/x`` 
 from __future__ import annotations
 
 import os
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -46,8 +47,16 @@ def inside(path: Path, roots: Iterable[Path]) -> bool:
 
 
 def real_roots(roots: Iterable[Path]) -> tuple[Path, ...]:
-    """The working directories with their own symlinks resolved (``/tmp`` may be a link)."""
-    return tuple(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))
+    """The working directories with their own symlinks resolved (``/tmp`` may be a link). A root's
+    resolution is kept for the rest of the second it was made in: every decision resolves the same
+    few roots many times, and a root's own links do not move between the parts of one command."""
+    second = int(time.monotonic())
+    return tuple(dict.fromkeys(_real_root(str(root), second) for root in roots))
+
+
+@lru_cache(maxsize=256)
+def _real_root(root: str, second: int) -> Path:
+    return Path(os.path.realpath(root))
 
 
 CLAUDE_EDITABLE = frozenset({"commands", "agents", "skills"})

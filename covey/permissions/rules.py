@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from covey.errors import UserError
 from covey.permissions.bash_rules import bash_matches
+from covey.permissions.paths import case_insensitive
 from covey.permissions.rule_checks import UNCONSULTED_PATH_TOOLS, rule_problem
 from covey.tool_names import canonical_tool_name
 
@@ -87,7 +88,11 @@ class Rule(BaseModel):
         if subject is None or self.tool in UNCONSULTED_PATH_TOOLS:
             return False
         if self.tool in EDIT_TOOLS | READ_TOOLS:
-            return _path_matches(self._path_pattern(allowing), subject, self._base_for(where))
+            base = self._base_for(where)
+            # A deny or ask rule covers every spelling the file system takes for its path (`.ENV` is
+            # `.env` on macOS); an allow rule keeps its case, so it never allows more than written.
+            fold = not allowing and case_insensitive(Path(base.cwd))
+            return _path_matches(self._path_pattern(allowing), subject, base, fold=fold)
         if self.tool == "Bash":
             return bash_matches(self.content, subject, allowing=allowing)
         return _compile(self.content, star=".*").fullmatch(subject) is not None
@@ -170,10 +175,12 @@ def _compile(pattern: str, *, star: str, path: bool = False) -> re.Pattern[str]:
     return re.compile("".join(out), re.DOTALL)
 
 
-def _path_matches(pattern: str, subject: str, where: PathContext) -> bool:
-    """gitignore-style: a pattern covers the path or any directory above it."""
+def _path_matches(pattern: str, subject: str, where: PathContext, *, fold: bool = False) -> bool:
+    """gitignore-style: a pattern covers the path or any directory above it; ``fold``: without case."""
     base, rel_pattern = _anchor(pattern.rstrip("/"), where)
     path = os.path.normpath(subject)
+    if fold:
+        base, path, rel_pattern = base.lower(), path.lower(), rel_pattern.lower()
     rel = os.path.relpath(path, base)
     if rel == ".." or rel.startswith("../") or os.path.isabs(rel):
         return False

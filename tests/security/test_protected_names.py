@@ -62,3 +62,40 @@ def test_a_worktree_child_in_accept_edits_does_not_write_the_main_checkout(tmp_p
     subject = target if tool == "Bash" or target.startswith("..") else str(tmp_path / target)
     assert child.decide(tool, False, subject, {}).behavior == "ask"
     assert child.decide("Write", False, str(worktree / "a.py"), {}).behavior == "allow"
+
+
+DENIED_SPELLINGS = [(".env", ".ENV"), (".env", ".Env"), ("secrets/**", "SECRETS/key"), ("secrets/**", "a/Secrets/key"),
+                    ("./config/prod.yaml", "CONFIG/PROD.yaml"), ("**/*.pem", "certs/SERVER.PEM")]
+
+
+@pytest.mark.parametrize("rule, spelled", DENIED_SPELLINGS)
+@pytest.mark.parametrize("tool", ["Read", "Edit"])
+def test_a_deny_rule_covers_every_spelling_where_the_fs_folds_case(tmp_path, monkeypatch, rule, spelled, tool):
+    from covey.permissions import rules
+
+    root, home = project(tmp_path)
+    monkeypatch.setattr(rules, "case_insensitive", lambda directory: True)
+    name = "Write" if tool == "Edit" else "Read"
+    decided = policy(root, home, "bypassPermissions", deny=[f"{tool}({rule})"]).decide(name, name == "Read",
+                                                                                           str(root / spelled), {})
+    assert decided.behavior == "deny"
+
+
+@pytest.mark.parametrize("rule, spelled", DENIED_SPELLINGS)
+def test_on_a_case_sensitive_fs_another_spelling_is_another_file(tmp_path, monkeypatch, rule, spelled):
+    from covey.permissions import rules
+
+    root, home = project(tmp_path)
+    monkeypatch.setattr(rules, "case_insensitive", lambda directory: False)
+    decided = policy(root, home, "default", deny=[f"Read({rule})"]).decide("Read", True, str(root / spelled), {})
+    assert decided.behavior == "allow"
+
+
+def test_an_allow_rule_keeps_its_case_so_it_never_allows_more_than_written(tmp_path, monkeypatch):
+    from covey.permissions import rules
+
+    root, home = project(tmp_path)
+    monkeypatch.setattr(rules, "case_insensitive", lambda directory: True)
+    allowing = policy(root, home, "default", allow=["Edit(src/**)"])
+    assert allowing.decide("Write", False, str(root / "src" / "a.py"), {}).behavior == "allow"
+    assert allowing.decide("Write", False, str(root / "SRC" / "a.py"), {}).behavior == "ask"
