@@ -12,6 +12,7 @@ proxy settings stay: wrapper scripts need them.
 
 from __future__ import annotations
 
+import ctypes
 import os
 from contextlib import contextmanager
 from typing import Iterator, Mapping
@@ -61,6 +62,28 @@ def api_credentials_hidden() -> Iterator[None]:
         yield
     finally:
         os.environ.update(hidden)
+
+
+def forget_api_credentials_in_proc() -> int:
+    """Zero the values of the API's credentials in this process's original environment block,
+    which ``/proc/<pid>/environ`` shows to every process of the user (a command reading its
+    ancestors' environments); how many were zeroed. Python's ``os.environ`` is a copy made at
+    start, so the process keeps them. Linux only (elsewhere, or when the block cannot be found,
+    nothing is done)."""
+    try:
+        fields = open("/proc/self/stat", "rb").read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start and env_end: fields 50 and 51
+        block = ctypes.string_at(start, end - start)
+    except (OSError, ValueError, IndexError):
+        return 0
+    zeroed, offset = 0, 0
+    for entry in block.split(b"\0"):
+        name, _, value = entry.partition(b"=")
+        if value and name.decode(errors="replace") in API_CREDENTIALS:
+            ctypes.memset(start + offset + len(name) + 1, 0, len(value))
+            zeroed += 1
+        offset += len(entry) + 1
+    return zeroed
 
 
 def scrubbed(env: Mapping[str, str], own: Mapping[str, str] | None = None) -> dict[str, str]:
