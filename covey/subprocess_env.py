@@ -79,8 +79,10 @@ def forget_api_credentials_in_proc() -> int:
     zeroed, offset = 0, 0
     for entry in block.split(b"\0"):
         name, _, value = entry.partition(b"=")
-        if value and name.decode(errors="replace") in API_CREDENTIALS:
+        if value and (variable := name.decode(errors="replace")) in API_CREDENTIALS:
             ctypes.memset(start + offset + len(name) + 1, 0, len(value))
+            if variable in os.environ:  # the C environment too, for a child that inherits it
+                os.putenv(variable, os.environ[variable])
             zeroed += 1
         offset += len(entry) + 1
     return zeroed

@@ -129,3 +129,23 @@ async def test_a_stdio_mcp_server_sees_neither_unless_its_config_sets_them(tmp_p
         await connection.close()
     assert seen == {"ANTHROPIC_API_KEY": "<unset>", "RAY_AUTH_TOKEN": "<unset>", "OWN": "the server's own",
                     "ANTHROPIC_AUTH_TOKEN": "written by the person"}
+
+
+FORGET = """
+import os, subprocess
+from covey.subprocess_env import forget_api_credentials_in_proc
+zeroed = forget_api_credentials_in_proc()
+shown = open("/proc/self/environ", "rb").read()
+inherited = subprocess.run(["sh", "-c", "echo $ANTHROPIC_API_KEY"], capture_output=True, text=True).stdout.strip()
+print(zeroed, b"%s" in shown, b"KEEP=kept" in shown, os.environ["ANTHROPIC_API_KEY"] == "%s", inherited == "%s")
+"""
+
+
+def test_a_process_zeroes_the_key_in_what_proc_shows_and_keeps_it_for_itself_and_its_children():
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "KEEP": "kept"}
+    code = FORGET % (KEY, KEY, KEY)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["1", "False", "True", "True", "True"], done.stderr
