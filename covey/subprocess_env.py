@@ -53,6 +53,13 @@ def without_api_credentials(env: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in env.items() if name not in API_CREDENTIALS}
 
 
+def travelling_env(env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """The run's environment as agent actors get it (``RunSettings.env``, ``SessionRuntime.env``):
+    without the API's credentials, which the driver has read (the model is built there, and the
+    node's gateway sends with its credential); None stays None (an actor's own environment)."""
+    return None if env is None else without_api_credentials(env)
+
+
 @contextmanager
 def api_credentials_hidden() -> Iterator[None]:
     """This process's environment without the API's credentials meanwhile: a local Ray that

@@ -128,3 +128,22 @@ def test_the_gateway_and_holder_processes_have_no_key_in_their_environment(keyle
 
 async def _items(gateway, config):
     return [item async for item in gateway.send(config, request(), None, stream_events=False)]
+
+
+def test_what_agent_actors_are_sent_holds_no_key_though_the_run_s_environment_has_it(tmp_path):
+    from ray import cloudpickle
+
+    from covey.agents.travel import travelling
+    from covey.session import Session
+
+    with FakeMessagesAPI(replies=[]) as api:
+        env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url, "KEPT": "yes"}
+        session = Session(cwd=str(tmp_path), env=env, pool_size=0, transcript_dir=str(tmp_path / "t"), service=False)
+        try:
+            runtime = asyncio.run(session.start())
+            spec = session.main_spec("hi", runtime)
+            sent = cloudpickle.dumps(travelling(spec)) + cloudpickle.dumps(runtime)
+        finally:
+            session.close()
+    assert KEY.encode() not in sent and runtime.env is not None and runtime.env["KEPT"] == "yes"
+    assert session.env["ANTHROPIC_API_KEY"] == KEY  # the driver keeps it
