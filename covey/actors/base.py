@@ -51,6 +51,23 @@ def remote_class(cls: type[Any], **options: object) -> RayActorClass:
 _CLASSES: dict[tuple[type[Any], tuple[tuple[str, object], ...]], RayActorClass] = {}
 
 
+class GenericCallRefused(PermissionError):
+    """A generic call (Ray's ``__ray_call__``) to an actor that holds secrets."""
+
+
+def _refused(self: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    raise GenericCallRefused(f"{type(self).__name__} runs its own methods only: no __ray_call__")
+
+
+def without_generic_calls(made: RayActorClass) -> RayActorClass:
+    """``made`` (a Ray actor class) without Ray's ``__ray_call__``, which runs any function the
+    caller sends on the actor instance (``lambda self: self.<anything>``): its actors answer their
+    own methods only. Ray adds the method in the subclass it makes (``_modify_class``) and pickles
+    that subclass for the workers, so it is replaced there, before the first actor is created."""
+    made.__ray_metadata__.modified_class.__ray_call__ = _refused
+    return made
+
+
 class TypedHandle(Generic[A]):
     """Wraps a Ray actor handle whose actor runs class ``A``; every call goes through
     ``_sent``, which turns the actor's death into ``AgentUnavailable``."""

@@ -2,18 +2,27 @@
 keyless (``AnthropicConfig.keyless``), naming its credential by id. The credential lives in the
 driver that has it, in the cluster's one holder (the rate schedulers' actor, ``covey:ratelimits``:
 the place an identity's state already lives) and in each node's model gateway: the driver gives
-it to its node's gateway (``covey.actors.gateway.keyless``), which gives it to the holder; another
-node's gateway looks it up there once, when a keyless config first reaches it. An agent's tools
-see the run's environment as Claude Code gives it to its own (docs/rate-limits.md).
+it to its node's gateway (``covey.actors.gateway.keyless``), which gives it to the holder.
+
+The holder never answers with a credential. Another node's gateway, meeting an id it does not
+know, asks the holder to *send* it to that node's gateway: the holder looks the gateway up by
+its name (``covey:gateway:<node id>``, a live node) and gives it the credential there
+(``accept``). So a caller that is not a gateway, holding the holder's handle, learns nothing:
+the credential goes only where a gateway is named, and both actors refuse Ray's generic
+``__ray_call__`` (``covey.actors.base.without_generic_calls``). A credential is sent only to the
+servers it was given for (``Credentials.keyed``), so a keyless config naming another server
+cannot carry it there either.
 """
 
 from __future__ import annotations
 
 from typing import Awaitable, Callable, TypeVar
 
+import ray
+
 from covey.actors.ratelimit import RateLimitHandle, rate_limit_handle
 from covey.errors import AgentUnavailable, UserError
-from covey.model.anthropic_config import AnthropicConfig
+from covey.model.anthropic_config import AnthropicConfig, Credential, Credentials
 from covey.model.ratelimit_signals import Identity
 
 R = TypeVar("R")
@@ -21,8 +30,8 @@ R = TypeVar("R")
 _HOLDER_IDENTITY = Identity("", "", "")
 """The holder's calls name no identity."""
 
-_KEYED: dict[str, tuple[str | None, str | None]] = {}
-"""This process's credentials by id (a gateway looks each up once)."""
+_KEYED = Credentials()
+"""This process's credentials by id (a gateway's: given by a driver, or sent by the holder)."""
 
 _HOLDER: list[RateLimitHandle] = []
 """This process's handle to the holder, kept: the holder is not detached, and a named actor
@@ -45,24 +54,27 @@ async def _asked(call: Callable[[RateLimitHandle], Awaitable[R]]) -> R:
 
 
 async def remember(config: AnthropicConfig) -> AnthropicConfig:
-    """(In the node's gateway.) Give ``config``'s credential to the cluster's holder, and keep it
-    here; its keyless form, which agent actors get."""
-    keyless = await _asked(lambda holder: holder.remember_credential(config))
-    if keyless.credential_id is not None:
-        _KEYED[keyless.credential_id] = (config.api_key, config.auth_token)
+    """(In the node's gateway.) Keep ``config``'s credential here and give it to the cluster's
+    holder; its keyless form, which agent actors get."""
+    keyless = _KEYED.remember(config)
+    await _asked(lambda holder: holder.remember_credential(config))
     return keyless
+
+
+def accept(credential: Credential) -> bool:
+    """(In a node's gateway.) A credential the holder sent here."""
+    return _KEYED.accept(credential)
 
 
 async def keyed(config: AnthropicConfig) -> AnthropicConfig:
     """(In a node's gateway.) ``config`` with its credential: a keyless one's from this process,
-    else from the cluster's holder."""
+    else sent here by the cluster's holder."""
     if config.keyed or config.credential_id is None:
         return config
-    if (found := _KEYED.get(config.credential_id)) is None:
-        credential_id = config.credential_id
-        found = await _asked(lambda holder: holder.credential(credential_id))
-        if found is None:
+    if (found := _KEYED.keyed(config)) is None:
+        credential_id, node_id = config.credential_id, ray.get_runtime_context().get_node_id()
+        await _asked(lambda holder: holder.send_credential(credential_id, node_id))
+        if (found := _KEYED.keyed(config)) is None:
             raise UserError("the API credential of this run is not known on this Ray cluster (the cluster's "
                             "covey:ratelimits actor was restarted?): start the run again")
-        _KEYED[config.credential_id] = found
-    return config.keyed_with(found)
+    return found

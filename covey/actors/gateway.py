@@ -26,13 +26,13 @@ from ray.exceptions import RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from covey.actors import credentials
-from covey.actors.base import TypedHandle, actor_class
+from covey.actors.base import TypedHandle, actor_class, without_generic_calls
 from covey.actors.gateway_types import Deferred, Failed, GatewayItem, Pacing, Replied, StreamedEvent, Waited
-from covey.actors.ratelimit import SharedAdmission, rate_limit_line
+from covey.actors.ratelimit import SharedAdmission, gateway_name, rate_limit_line
 from covey.errors import ModelAPIError, first_line
 from covey.events import Event, RateLimitEvent
 from covey.local_rays import NAMESPACE
-from covey.model.anthropic_config import AnthropicConfig
+from covey.model.anthropic_config import AnthropicConfig, Credential
 from covey.model.base import ModelRequest
 from covey.model.ratelimit_admission import Admission
 from covey.model.ratelimit_signals import Identity
@@ -192,6 +192,9 @@ class _GatewayActor(GatewayCore):
     async def remember_credential(self, config: AnthropicConfig) -> AnthropicConfig:
         return await credentials.remember(config)
 
+    async def accept_credential(self, credential: Credential) -> bool:
+        return credentials.accept(credential)
+
 
 class GatewayHandle(TypedHandle[_GatewayActor]):
     async def send(self, config: AnthropicConfig, request: ModelRequest, pacing: Pacing | None,
@@ -235,6 +238,9 @@ class GatewayHandle(TypedHandle[_GatewayActor]):
     async def remember_credential(self, config: AnthropicConfig) -> AnthropicConfig:
         return await self._call(self.remote.remember_credential, config)
 
+    async def accept_credential(self, credential: Credential) -> bool:
+        return await self._call(self.remote.accept_credential, credential)
+
 
 async def keyless(model: Any) -> Any:
     """(In a driver.) The session's model as its agent actors get it: a real model's config
@@ -244,10 +250,6 @@ async def keyless(model: Any) -> Any:
     if not isinstance(config, AnthropicConfig) or not config.keyed:
         return model
     return await node_gateway().remember_credential(config)
-
-
-def gateway_name(node_id: str) -> str:
-    return f"covey:gateway:{node_id}"
 
 
 _HANDLE: dict[str, GatewayHandle] = {}
@@ -273,4 +275,4 @@ def forget_node_gateway() -> None:
 
 @functools.cache
 def _actor_class() -> Any:
-    return actor_class(_GatewayActor)
+    return without_generic_calls(actor_class(_GatewayActor))  # it holds the credentials

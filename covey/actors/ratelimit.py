@@ -22,7 +22,7 @@ from typing import Any, Awaitable, Callable, Mapping, TypeVar
 
 import ray
 
-from covey.actors.base import TypedHandle, actor_class
+from covey.actors.base import TypedHandle, actor_class, without_generic_calls
 from covey.errors import AgentUnavailable
 from covey.events import Event, RateLimitEvent
 from covey.local_rays import NAMESPACE
@@ -47,8 +47,15 @@ class _RateLimitsActor(RateSchedulers):
     async def remember_credential(self, config: AnthropicConfig) -> AnthropicConfig:
         return self.credentials.remember(config)
 
-    async def credential(self, credential_id: str) -> tuple[str | None, str | None] | None:
-        return self.credentials.credential(credential_id)
+    async def send_credential(self, credential_id: str, node_id: str) -> bool:
+        """Give a credential to the gateway of the live node ``node_id``, found by its name, never
+        to the caller (``covey.actors.credentials``); whether it was given."""
+        if (found := self.credentials.credential(credential_id)) is None:
+            return False
+        if (gateway := await asyncio.to_thread(_gateway_of, node_id)) is None:
+            return False  # no gateway there: the asker is not one
+        given: bool = await gateway.accept_credential.remote(found)
+        return given
 
     async def ask(self, identity: Identity, settings: RateLimitSettings | None, request: AdmitRequest) -> Decision:
         scheduler = self.of(identity)
@@ -83,6 +90,26 @@ class _RateLimitsActor(RateSchedulers):
     async def sentinel(self) -> None:
         """Never answers: a watcher learns of this actor's death by the call failing."""
         await asyncio.Event().wait()
+
+
+def gateway_name(node_id: str) -> str:
+    """The name of a node's model gateway (``covey.actors.gateway``)."""
+    return f"covey:gateway:{node_id}"
+
+
+def _gateway_of(node_id: str) -> Any:
+    """The gateway actor of the live node ``node_id``, if it has one (blocking calls to the GCS)."""
+    nodes: list[dict[str, Any]] = _ray_nodes()
+    if not any(node.get("NodeID") == node_id and node.get("Alive") for node in nodes):
+        return None
+    try:
+        return ray.get_actor(gateway_name(node_id), namespace=NAMESPACE)
+    except ValueError:
+        return None
+
+
+_ray_nodes: Callable[[], list[dict[str, Any]]] = ray.nodes
+"""``ray.nodes``, typed (Ray's own is not)."""
 
 
 class RateLimitHandle(TypedHandle[_RateLimitsActor]):
@@ -126,8 +153,9 @@ class RateLimitHandle(TypedHandle[_RateLimitsActor]):
         """Keep ``config``'s credential on the cluster; its keyless form."""
         return await self._call(self.remote.remember_credential, config)
 
-    async def credential(self, credential_id: str) -> tuple[str | None, str | None] | None:
-        return await self._call(self.remote.credential, credential_id)
+    async def send_credential(self, credential_id: str, node_id: str) -> bool:
+        """Have the holder give the credential to ``node_id``'s gateway; whether it did."""
+        return await self._call(self.remote.send_credential, credential_id, node_id)
 
 
 async def scheduler_states(timeout_s: float = 2.0) -> list[dict[str, Any]]:
@@ -162,7 +190,7 @@ def rate_limit_handle(identity: Identity) -> RateLimitHandle:
 
 @functools.cache
 def _actor_class() -> Any:
-    return actor_class(_RateLimitsActor)
+    return without_generic_calls(actor_class(_RateLimitsActor))  # it holds the credentials
 
 
 _HANDLES: dict[str, RateLimitHandle] = {}

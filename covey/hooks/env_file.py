@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
+from covey.subprocess_env import scrubbed
+
 log = logging.getLogger(__name__)
 
 
@@ -30,7 +32,7 @@ async def exported(path: Path, base: Mapping[str, str]) -> dict[str, str]:
         if not path.read_text().strip():
             return {}
         proc = await asyncio.create_subprocess_exec(
-            "/bin/sh", "-c", '. "$1" >/dev/null 2>&1; env -0', "sh", str(path), env=dict(base),
+            "/bin/sh", "-c", '. "$1" >/dev/null 2>&1; env -0', "sh", str(path), env=scrubbed(base),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, stdin=asyncio.subprocess.DEVNULL,
         )
         out, _ = await asyncio.wait_for(proc.communicate(), 30)

@@ -148,7 +148,7 @@ class McpConnection:
             return relay_transport(self.name, self.relay)
         if self.config.type == "stdio":
             params = StdioServerParameters(command=self.config.command or "", args=list(self.config.args),
-                                           env={**scrubbed(self.env), **self.config.env}, cwd=self.cwd)
+                                           env=scrubbed(self.env, own=self.config.env), cwd=self.cwd)
             return stdio_client(params, errlog=self._errlog)
         if self.config.type == "sse":
             raise McpServerDown(f"MCP server {self.name!r}: covey does not run the deprecated SSE transport; use type 'http'")

@@ -74,19 +74,54 @@ def credential_id(api_key: str | None, auth_token: str | None) -> str:
     return hashlib.sha256(f"{kind}:{secret}".encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class Credential:
+    """An API credential and the servers it was given for: it is sent to those only."""
+
+    api_key: str | None
+    auth_token: str | None
+    base_urls: frozenset[str]
+
+    @property
+    def id(self) -> str:
+        return credential_id(self.api_key, self.auth_token)
+
+    def __repr__(self) -> str:
+        return f"Credential(sha256:{self.id[:8]}, base_urls={sorted(self.base_urls)!r})"
+
+
 class Credentials:
-    """The credentials of keyless configs, by id: the plain core of the cluster's one holder
-    (``covey.actors.ratelimit``, beside the rate schedulers of the same identities)."""
+    """The credentials of keyless configs, by id: a gateway's (``covey.actors.credentials``) and
+    the cluster's holder's (``covey.actors.ratelimit``), which never answers with one."""
 
     def __init__(self) -> None:
-        self._by_id: dict[str, tuple[str | None, str | None]] = {}
+        self._by_id: dict[str, Credential] = {}
 
     def remember(self, config: AnthropicConfig) -> AnthropicConfig:
-        """Keep ``config``'s credential; its keyless form."""
+        """Keep ``config``'s credential, for its server; its keyless form."""
         keyless = config.keyless()
         if keyless.credential_id is not None:
-            self._by_id[keyless.credential_id] = (config.api_key, config.auth_token)
+            self.accept(Credential(config.api_key, config.auth_token, frozenset({config.base_url})))
         return keyless
 
-    def credential(self, credential_id: str) -> tuple[str | None, str | None] | None:
+    def accept(self, credential: Credential) -> bool:
+        """Keep ``credential`` (with the servers it is known for already)."""
+        if not (credential.api_key or credential.auth_token):
+            return False
+        known = self._by_id.get(credential.id)
+        urls = credential.base_urls | (known.base_urls if known is not None else frozenset())
+        self._by_id[credential.id] = Credential(credential.api_key, credential.auth_token, urls)
+        return True
+
+    def credential(self, credential_id: str) -> Credential | None:
         return self._by_id.get(credential_id)
+
+    def keyed(self, config: AnthropicConfig) -> AnthropicConfig | None:
+        """A keyless ``config`` with its credential (None: not known here). A config that names
+        another server than the credential was given for is refused: whoever holds a keyless
+        config cannot have the credential sent to a server of theirs."""
+        if config.credential_id is None or (found := self._by_id.get(config.credential_id)) is None:
+            return None
+        if config.base_url not in found.base_urls:
+            raise UserError(f"the run's API credential was not given for {config.base_url!r}: it is not sent there")
+        return config.keyed_with((found.api_key, found.auth_token))

@@ -20,6 +20,7 @@ from covey.daemon import leftovers
 from covey.daemon.lifecycle import ping, read_info
 from covey.daemon.paths import ServicePaths, open_private, service_paths
 from covey.service import own_ray
+from covey.subprocess_env import forget_api_credentials_in_proc
 
 DEFAULT_IDLE_TIMEOUT_S = 600.0
 LOCK_WAIT_S = 30.0
@@ -28,6 +29,9 @@ LOCK_WAIT_S = 30.0
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     os.umask(0o077)  # every file the service and its Ray create is the user's alone
+    # The key its first client had, if any, is not shown in /proc/<pid>/environ (each run brings
+    # its own; the service reads its environment from os.environ, a copy).
+    forget_api_credentials_in_proc()
     paths = service_paths()
     lock = _take_lock(paths)
     if lock is None:

@@ -24,6 +24,7 @@ from covey.daemon import lifecycle, protocol
 from covey.daemon.lifecycle import Connection, ServiceUnavailable
 from covey.daemon.paths import ServicePaths, service_paths
 from covey.daemon.protocol import run_request
+from covey.subprocess_env import forget_api_credentials_in_proc
 
 TTY = "/dev/tty"
 """Where permission prompts are asked (tests point it at a pty)."""
@@ -47,6 +48,9 @@ def check_prompt(prompt: str) -> None:
 def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose: bool, *, quiet: bool = False,
                trace: str | None = None, detach: bool = False) -> int:
     check_prompt(prompt)
+    # This process may be the service's parent, so an ancestor of the commands it runs: the key is
+    # not left in its /proc environ (os.environ, a copy, keeps it for the request and the service).
+    forget_api_credentials_in_proc()
     paths = service_paths()
     ensure_for_run(paths, options, output_format)
     conn = lifecycle.connect(paths, timeout_s=lifecycle.PING_TIMEOUT_S)

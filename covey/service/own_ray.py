@@ -31,6 +31,7 @@ from covey import local_rays, ray_token
 from covey.daemon.paths import ServicePaths, open_private
 from covey.errors import CoveyError
 from covey.ray_start import ray_temp_dir
+from covey.subprocess_env import without_api_credentials
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,9 @@ def launch(paths: ServicePaths, num_cpus: int | None = None) -> Launched:
         # A folder of this user's own, not a shared /tmp/ray (whose ray_current_cluster would name this Ray
         # to every local ray.init); a RAY_TMPDIR the user set is Ray's to use.
         command += ["--temp-dir", temp_dir]
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+    # Without the API's credentials: every worker of this Ray starts from the raylet's environment.
+    env = {**without_api_credentials(os.environ), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+           "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
     ray_token.prepare_token()
     with open(paths.log, "ab") as log_file:

@@ -22,6 +22,7 @@ from covey.actors.registry import RegistryHandle, registry_actor_class
 from covey.agents.runtime import SessionRuntime
 from covey.session.main_agent import setting_sources, tool_options
 from covey.session.setup import readable_paths
+from covey.subprocess_env import travelling_env
 from covey.agents.catalog import tool_names
 
 if TYPE_CHECKING:
@@ -57,7 +58,8 @@ async def start(session: Session) -> SessionRuntime:
         session_id=session.session_id, registry=registry, mailbox=mailbox, definitions=session.definitions,
         limits=session.limits, transcript_dir=str(session.transcript_folder), can_ask=session.asker is not None,
         skills=session.skills, tools=options, tool_names=tool_names(options), spread=_spread(),
-        shared_fs=bool(session.options.shared_fs), env=session.options.env, child_events=session.options.child_events,
+        shared_fs=bool(session.options.shared_fs), env=travelling_env(session.options.env),
+        child_events=session.options.child_events,
         project_context={cwd: await asyncio.to_thread(project_context, cwd, omit=False, sources=sources)},
         setting_sources=sources,
     )

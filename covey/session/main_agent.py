@@ -30,6 +30,7 @@ from covey.tool_names import canonical_tool_name
 from covey.agents.catalog import tool_names as catalog_tool_names
 from covey.tools.options import ToolOptions
 from covey.tools.structured_output import STRUCTURED_OUTPUT, SYSTEM_NOTE, check_schema
+from covey.subprocess_env import travelling_env
 
 if TYPE_CHECKING:
     from covey.session.core import Session
@@ -127,9 +128,9 @@ def _run_settings(session: Session) -> RunSettings:
         rate_limits=settings.rate_limits or None, auto_compact=settings.auto_compact_enabled is not False,
         partial_messages=session.options.include_partial_messages, hooks=settings.hooks,
         project_dir=str(session.config_root), session_transcript=transcript(session),
-        # Only an explicit env travels: without one, agents keep their actor's own, as before
-        # (a node's PATH and HOME are its own).
-        env=session.options.env, mcp_servers=session.mcp.servers, bypass_disabled=settings.bypass_disabled is not None,
+        # Only an explicit env travels (without the API's credentials): without one, agents keep
+        # their actor's own, as before (a node's PATH and HOME are its own).
+        env=travelling_env(session.options.env), mcp_servers=session.mcp.servers, bypass_disabled=settings.bypass_disabled is not None,
         betas=session.options.betas, hook_events=session.options.include_hook_events,
         session_mirror=session.options.session_mirror, trusted_project=settings.trusted,
     )

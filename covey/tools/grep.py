@@ -24,6 +24,7 @@ from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from covey.bounded import NotRegularFile, file_kind, open_regular, read_bounded
+from covey.subprocess_env import for_subprocess
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.glob import expand_braces, newest_first, search_root
 from covey.tools.read import abs_path
@@ -145,7 +146,7 @@ async def _ripgrep(root: Path, input: GrepInput, env: dict[str, str] | None = No
     args += [f"--glob={input.glob}"] if input.glob else []
     proc = await asyncio.create_subprocess_exec(
         *args, "-e", input.pattern, "--", str(root),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=for_subprocess(env),
     )
     out, err = await asyncio.gather(read_bounded(proc.stdout, MAX_RG_OUTPUT_CHARS), read_bounded(proc.stderr, 10_000))
     await proc.wait()

@@ -220,10 +220,10 @@ async def test_a_keyless_config_is_sent_with_the_credential_the_holder_gives_bac
     keyless = holder.remember(config_for(fake_api.url))
 
     async def keyed(config: AnthropicConfig) -> AnthropicConfig:
-        found = holder.credential(config.credential_id or "")
+        found = holder.keyed(config)
         if found is None:
             raise UserError("the API credential of this run is not known on this Ray cluster")
-        return config.keyed_with(found)
+        return found
 
     fake_api.replies.append({"text": "sent with the key"})
     core = GatewayCore(keyed=keyed)

@@ -64,8 +64,8 @@ def test_a_keyless_config_names_its_credential_and_the_holder_gives_it_back():
     assert (keyless.api_key, keyless.auth_token, keyless.keyed) == (None, None, False)
     assert keyless.credential_id and b"secret-key" not in pickle.dumps(keyless)
     assert keyless.fallback_model == "claude-fallback-1" and keyless.base_url == config.base_url
-    assert keyless.keyed_with(holder.credential(keyless.credential_id)) == config
+    assert holder.keyed(keyless) == config
     token = AnthropicConfig(None, "secret-token", "http://127.0.0.1:1").keyless()
     assert token.credential_id != keyless.credential_id  # a key and a token are told apart
-    assert holder.credential(token.credential_id) is None  # never given to this holder
+    assert holder.credential(token.credential_id) is None and holder.keyed(token) is None  # never given here
     assert "secret-key" not in repr(config) and repr(config)[:60] == repr(keyless)[:60]
