@@ -18,6 +18,7 @@ import importlib.util
 import json
 import logging
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -203,6 +204,27 @@ def _answers(address: str, timeout_s: float) -> bool:
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
+    """A port free now, outside the range the kernel hands out for outgoing connections and
+    ``bind(0)``: between this check and Ray binding it (a second or two), another process's
+    connection could otherwise take it, and the node would fail to start. Below that range, and
+    above Ray's worker ports (10002-19999)."""
+    low, high = _ephemeral_range()
+    for _ in range(64):
+        port = random.randrange(20_000, 32_768)
+        if low <= port <= high:
+            continue
+        with socket.socket() as sock, contextlib.suppress(OSError):
+            sock.bind(("127.0.0.1", port))
+            return port
+    with socket.socket() as sock:  # a crowded range: the kernel's choice, as before
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    """The kernel's range for ephemeral ports (Linux's file; elsewhere the IANA range)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 49_152, 65_535

@@ -54,3 +54,17 @@ def _check_command(tmp_path: Path, monkeypatch, user_set_tmpdir: bool, home: Pat
     else:
         assert command[command.index("--temp-dir") + 1] == str(home / ".covey" / "ray")
         assert (home / ".covey").stat().st_mode & 0o777 == 0o700
+
+
+def test_the_ports_given_to_rays_agents_are_free_and_outside_the_kernels_ephemeral_range():
+    """A port the kernel may hand to any process's next connection could be taken before Ray binds it."""
+    low, high = own_ray._ephemeral_range()
+    ports = {own_ray._free_port() for _ in range(50)}
+    assert all(not low <= port <= high and 20_000 <= port < 32_768 for port in ports), ports
+    assert len(ports) > 1
+
+
+def test_a_crowded_range_falls_back_to_the_kernels_choice(monkeypatch):
+    monkeypatch.setattr(own_ray, "_ephemeral_range", lambda: (0, 65_535))  # every candidate is ephemeral
+    port = own_ray._free_port()
+    assert 0 < port < 65_536
