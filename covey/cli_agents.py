@@ -18,22 +18,27 @@ def agents_report(cwd: str, agents_json: str | None, plugin_dirs: Iterable[str],
     from covey.session.definitions import managed_agents_dir, session_plugins, session_skills
     from covey.settings import Settings
     from covey.settings_managed import managed_dir
+    from covey.trust import decide
 
     cwd = str(Path(cwd).resolve())  # every path it shows absolute, as the plugins' and skills' are
     home = Path(env["HOME"]) if env.get("HOME") else None
-    settings = Settings.load(cwd, home=home, managed_dir=managed_dir())
+    trust = decide(Path(cwd), home=home or Path.home(), env=env)
+    settings = Settings.load(cwd, home=home, managed_dir=managed_dir(), trusted=trust.trusted)
+    aside = None if trust.trusted else settings.set_aside
     scan = session_plugins(Path(cwd), settings, plugin_dirs=plugin_dirs, home=home, env=env)
     plugins, locked = list(scan.plugins.values()), settings.strict_plugin_only
     coordinator = coordinator_mode(env)
     result = load_definitions(cwd, home=home, flag_agents=agents_json, plugin_dirs=plugins,
                               policy_dir=managed_agents_dir(settings), strict_plugin_only=locked,
-                              coordinator=coordinator)
+                              coordinator=coordinator, aside=aside)
     skills, skill_errors = session_skills(Path(cwd), home=home, plugins=plugins,
-                                          managed_dir=settings.managed_dir, locked=locked)
+                                          managed_dir=settings.managed_dir, locked=locked, aside=aside)
     sections = [list_agents_text(result), skills_text(skills, skill_errors), plugins_text(plugins, result, skills)]
     if coordinator:
         sections.insert(0, COORDINATOR_NOTE)
     problems = [str(p) for p in scan.problems] + [str(w) for w in settings.warnings]
+    if untrusted := settings.set_aside.line(Path(cwd)):
+        problems.insert(0, untrusted)
     if locked:
         problems.insert(0, f"managed strictPluginOnlyCustomization locks: {', '.join(locked)}")
     if problems:

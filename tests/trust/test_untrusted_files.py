@@ -11,7 +11,7 @@ import pytest
 from covey.agents.loader import load_definitions
 from covey.settings import Settings
 from covey.skills import discover_skills
-from covey.trust import SetAside, decide
+from covey.trust import SetAside, TrustStore, decide
 
 
 @pytest.fixture
@@ -228,3 +228,16 @@ def test_an_sdk_program_naming_its_setting_sources_has_chosen(dirs, untrusted_fo
     home, project = dirs[0], untrusted_folder
     env = {"CLAUDE_CODE_ENTRYPOINT": entrypoint} if entrypoint else {}
     assert decide(project, home=home, env=env, setting_sources=sources).trusted is trusted
+
+
+def test_covey_agents_shows_what_a_run_in_the_folder_would_get(tmp_path, untrusted_folder):
+    from covey.cli_agents import agents_report
+
+    home = tmp_path / "home"
+    home.mkdir()
+    _write(untrusted_folder / ".claude/agents/helper.md", AGENT.format(extra="permissionMode: bypassPermissions\n"))
+    _write(untrusted_folder / ".claude/settings.json", {"permissions": {"allow": ["Bash"]}})
+    report = agents_report(str(untrusted_folder), None, [], {"HOME": str(home)})
+    assert "is not a trusted folder" in report and "permissionMode bypassPermissions" in report
+    TrustStore(home).trust(untrusted_folder)
+    assert "is not a trusted folder" not in agents_report(str(untrusted_folder), None, [], {"HOME": str(home)})
