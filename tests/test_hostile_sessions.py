@@ -11,17 +11,14 @@ import pytest
 
 from covey.resume import RECORD_NAME, ResumeError, find_resume, record_path
 from tests.test_resume import _session, project, tdir  # noqa: F401 - fixtures
+from tests.hostile_files import huge
 
-
-def _huge(path: Path) -> None:
-    with open(path, "wb") as handle:
-        handle.truncate(200 * 1024 * 1024)
 
 
 HOSTILE = {
     "fifo": (os.mkfifo, "FIFO"),
     "symlink-dev-zero": (lambda p: p.symlink_to("/dev/zero"), "character device"),
-    "huge-200mb": (_huge, "too large"),
+    "huge-200mb": (huge, "too large"),
     "not-json": (lambda p: p.write_text("{"), "invalid field"),
     "deep": (lambda p: p.write_text("[" * 100_000), "invalid field"),
     "wrong-types": (lambda p: p.write_text('{"session_id": 5, "cwd": []}'), "invalid field"),

@@ -13,6 +13,7 @@ import pytest
 from covey.errors import UserError
 from covey.settings import Settings
 from covey.settings_files import read_file
+from tests.hostile_files import huge, special_files
 
 # (file text, the field the line names (None: the whole file), words the reason holds)
 BAD = {
@@ -81,17 +82,12 @@ def test_a_bad_settings_file_is_one_line_naming_the_file_and_field(project, name
     _assert_one_line(_refused(project), path, field, words)
 
 
-def _huge(path: Path) -> None:
-    with open(path, "wb") as handle:  # sparse: 200 MB on paper, never read whole
-        handle.write(b'{"model": "')
-        handle.truncate(200 * 1024 * 1024)
-
 
 SPECIAL = {
-    "fifo": (os.mkfifo, "a FIFO (named pipe), not a regular file"),
-    "directory": (lambda path: path.mkdir(), "a directory, not a regular file"),
-    "symlink-dev-zero": (lambda path: path.symlink_to("/dev/zero"), "a character device, not a regular file"),
-    "huge-200mb": (_huge, "too large: over 4,194,304 bytes (4 MiB), the most a settings file may be; not read"),
+    **special_files("too large: over 4,194,304 bytes (4 MiB), the most a settings file may be; not read",
+                    b'{"model": "\xff"}', device="a character device, not a regular file"),
+    "huge-200mb": (lambda path: huge(path, b'{"model": "'),
+                   "too large: over 4,194,304 bytes (4 MiB), the most a settings file may be; not read"),
     "invalid-utf8": (lambda path: path.write_bytes(b'{"model": "\xff"}'), "not UTF-8 text (byte 0xff at offset 11)"),
 }
 

@@ -10,6 +10,7 @@ import pytest
 
 from covey.agents.loader import load_definitions
 from tests.test_safe_yaml import BOMB
+from tests.hostile_files import huge
 
 GOOD = "---\nname: good\ndescription: A good agent\n---\nYou help.\n"
 
@@ -103,17 +104,13 @@ def _fifo(path: Path) -> None:
     os.mkfifo(path)
 
 
-def _huge(path: Path) -> None:
-    with open(path, "wb") as handle:  # sparse: 200 MB on paper, nothing on disk; never read whole
-        handle.truncate(200 * 1024 * 1024)
-
 
 SPECIAL = {
     "fifo": (_fifo, "cannot read: a FIFO (named pipe), not a regular file"),
     "symlink-dev-zero": (lambda path: path.symlink_to("/dev/zero"), "cannot read: a character device"),
     "symlink-dev-null": (lambda path: path.symlink_to("/dev/null"), "cannot read: a character device"),
     "dangling-symlink": (lambda path: path.symlink_to(path.parent / "nowhere"), "No such file or directory"),
-    "huge-200mb": (_huge, "too large: over 1,048,576 bytes (1 MiB), the most a definition file may be; not read"),
+    "huge-200mb": (huge, "too large: over 1,048,576 bytes (1 MiB), the most a definition file may be; not read"),
     "invalid-utf8": (lambda path: path.write_bytes(b"---\nname: bad\ndescription: \xff\xfe\n---\n"),
                      "cannot read: not UTF-8 text (byte 0xff at offset 27)"),
 }

@@ -12,11 +12,8 @@ import pytest
 from covey.agents.context import project_context
 from covey.agents.output_style import output_styles
 from tests.test_safe_yaml import BOMB
+from tests.hostile_files import huge
 
-
-def _huge(path: Path) -> None:
-    with open(path, "wb") as handle:
-        handle.truncate(200 * 1024 * 1024)
 
 
 STYLES = {
@@ -28,7 +25,7 @@ STYLES = {
     "name-list": (lambda p: p.write_text("---\nname: [a]\n---\nb\n"), "field 'name'"),
     "fifo": (os.mkfifo, "a FIFO (named pipe), not a regular file"),
     "symlink-dev-zero": (lambda p: p.symlink_to("/dev/zero"), "a character device"),
-    "huge-200mb": (_huge, "too large: over 1,048,576 bytes"),
+    "huge-200mb": (huge, "too large: over 1,048,576 bytes"),
     "invalid-utf8": (lambda p: p.write_bytes(b"---\nname: \xff\n---\n"), "not UTF-8 text"),
 }
 
@@ -46,7 +43,7 @@ def test_a_hostile_output_style_is_one_warning_and_the_others_load(tmp_path, nam
     assert warnings[0].startswith(f"{path}: ") and words in warnings[0] and "\n" not in warnings[0], warnings[0]
 
 
-@pytest.mark.parametrize("make", [os.mkfifo, lambda p: p.symlink_to("/dev/zero"), _huge,
+@pytest.mark.parametrize("make", [os.mkfifo, lambda p: p.symlink_to("/dev/zero"), huge,
                                   lambda p: p.write_bytes(b"caf\xe9")], ids=["fifo", "dev-zero", "huge-200mb", "latin1"])
 def test_a_hostile_claude_md_is_skipped_and_the_other_instructions_are_sent(tmp_path, make):
     make(tmp_path / "CLAUDE.md")

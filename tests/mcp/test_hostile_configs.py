@@ -4,13 +4,13 @@ warning naming the file; the session goes on with the servers of the other files
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from covey.mcp.approval import Approval
 from covey.mcp.sources import session_servers
+from tests.hostile_files import special_files
 
 BAD = {
     "truncated": ('{"mcpServers": {', "not valid JSON"),
@@ -25,18 +25,8 @@ BAD = {
 }
 
 
-def _huge(path: Path) -> None:
-    with open(path, "wb") as handle:
-        handle.truncate(200 * 1024 * 1024)
 
-
-SPECIAL = {
-    "fifo": (os.mkfifo, "a FIFO (named pipe), not a regular file"),
-    "directory": (lambda path: path.mkdir(), "a directory, not a regular file"),
-    "symlink-dev-zero": (lambda path: path.symlink_to("/dev/zero"), "a character device"),
-    "huge-200mb": (_huge, "too large: over 4,194,304 bytes"),
-    "invalid-utf8": (lambda path: path.write_bytes(b'{"mcpServers": "\xff"}'), "not UTF-8 text"),
-}
+SPECIAL = special_files("too large: over 4,194,304 bytes", b'{"mcpServers": "\xff"}')
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from covey.plugins.scan import load_plugins
+from tests.hostile_files import huge, special_files
 
 MANIFEST_BAD = {
     "truncated": ('{"name": "bad"', None, "not valid JSON"),
@@ -53,18 +54,8 @@ def test_a_hostile_manifest_skips_its_plugin_in_one_line_and_the_others_load(tmp
     _one_line(scan.problems, bad / ".claude-plugin" / "plugin.json", words, field)
 
 
-def _huge(path: Path) -> None:
-    with open(path, "wb") as handle:
-        handle.truncate(200 * 1024 * 1024)
 
-
-SPECIAL = {
-    "fifo": (os.mkfifo, "a FIFO (named pipe), not a regular file"),
-    "directory": (lambda path: path.mkdir(), "a directory, not a regular file"),
-    "symlink-dev-zero": (lambda path: path.symlink_to("/dev/zero"), "a character device"),
-    "huge-200mb": (_huge, "too large: over 4,194,304 bytes"),
-    "invalid-utf8": (lambda path: path.write_bytes(b'{"name": "\xff"}'), "not UTF-8 text"),
-}
+SPECIAL = special_files("too large: over 4,194,304 bytes", b'{"name": "\xff"}')
 
 
 @pytest.mark.parametrize("name", sorted(SPECIAL))
@@ -82,7 +73,7 @@ HOOKS_BAD = {
     "deep": ('{"hooks": ' + "{\"a\": " * 300 + "1" + "}" * 300 + "}", "more than 200 levels"),
     "event-int": ('{"hooks": {"PreToolUse": 5}}', "PreToolUse"),
 }
-HOOKS_SPECIAL = {"fifo": (os.mkfifo, "FIFO"), "huge-200mb": (_huge, "too large"),
+HOOKS_SPECIAL = {"fifo": (os.mkfifo, "FIFO"), "huge-200mb": (huge, "too large"),
                  "symlink-dev-zero": (lambda path: path.symlink_to("/dev/zero"), "character device")}
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from covey.skills import discover_skills
 from tests.test_safe_yaml import BOMB
+from tests.hostile_files import special_files
 
 
 def _head(*lines: str) -> str:
@@ -65,18 +66,8 @@ def test_a_hostile_skill_file_is_one_line_naming_file_and_field(project, name):
     _one_line(project, path, words, field)
 
 
-def _huge(path: Path) -> None:
-    with open(path, "wb") as handle:
-        handle.truncate(200 * 1024 * 1024)
 
-
-SPECIAL = {
-    "fifo": (os.mkfifo, "cannot read: a FIFO (named pipe), not a regular file"),
-    "directory": (lambda path: path.mkdir(), "cannot read: a directory, not a regular file"),
-    "symlink-dev-zero": (lambda path: path.symlink_to("/dev/zero"), "cannot read: a character device"),
-    "huge-200mb": (_huge, "too large: over 1,048,576 bytes"),
-    "invalid-utf8": (lambda path: path.write_bytes(b"---\ndescription: \xc3\x28\n---\n"), "not UTF-8 text"),
-}
+SPECIAL = special_files("too large: over 1,048,576 bytes", b"---\ndescription: \xc3\x28\n---\n", prefix="cannot read: ")
 
 
 @pytest.mark.parametrize("name", sorted(SPECIAL))
