@@ -13,6 +13,7 @@ import pytest
 
 from tests.cli.test_cli import covey
 from tests.inprocess_covey import covey_here
+from tests.trusting import trust
 
 PROJECT = Path(__file__).parents[1] / "data" / "claude_files" / "project"
 
@@ -29,6 +30,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_covey_agents_lists_every_part_with_claude_codes_names_and_sources(project, tmp_path):
+    trust(tmp_path / "home", project)  # the person's project: its skills' allowed-tools apply
     done = covey("agents", "--plugin-dir", "plugins/toolkit", cwd=project, env=_env(tmp_path), timeout=60,
                  managed=tmp_path / "managed")
     assert done.returncode == 0, done.stderr

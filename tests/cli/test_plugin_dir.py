@@ -7,6 +7,7 @@ from pathlib import Path
 
 from covey import cli
 from covey.service.session_options import session_for
+from tests.trusting import trust
 
 CORPUS = Path(__file__).parents[1] / "data" / "claude_files"
 KIT = CORPUS / "plugins" / "review-kit"
@@ -28,6 +29,7 @@ def test_a_served_runs_session_gets_the_plugin_dirs(tmp_path):
 def test_covey_agents_shows_each_plugin_part_with_its_source(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     project = CORPUS / "skills" / "project"
+    trust(tmp_path / "home", project)  # the person's project: its skills' allowed-tools apply
     assert cli.main(["agents", "--cwd", str(project), "--plugin-dir", str(KIT)]) == 0
     text = capsys.readouterr().out
     assert f"  review-kit 1.2.0  {KIT.resolve()} · from --plugin-dir" in text
