@@ -11,12 +11,16 @@ One private HOME, service directory and ``RAY_TMPDIR``, and one fake Messages AP
 3. Fan-outs through ``covey -p``: one message of N ``Agent`` calls (sync N=1 and N=20,
    background N=100), each child three turns of ``TURN_S`` (two ``Glob`` calls and its
    answer). Figure: the main agent's first to last model request (as the fake API saw
-   them) over the ideal ``3 × TURN_S``. Each size runs twice; the second run (a size
-   the service has seen once, once its pool has ramped up to what the first asked for:
-   ``pool_after``) is the one the goals speak of.
-4. The baselines of the same fan-out in the same run: the floor (``benchmarks.floor``: the
-   second run's request bodies replayed by a bare asyncio client against a fresh fake API), and
-   N ``AgentRunner``s in a process of their own running the child specs covey builds.
+   them) over the ideal ``3 × TURN_S``. Each size runs three ways, as a user meets it: the
+   first time on a fresh service (``covey stop``, then a ``say ok`` starts the service),
+   immediately again (back to back), and settled (once the pool has ramped up to what the
+   runs asked for: ``pool_settle``).
+4. The peer in the same run: the very same fan-out through Claude Code's CLI (the one the
+   claude-agent-sdk dev dependency bundles) against the same fake API, three times back to
+   back (sync sizes: Claude Code's ``-p`` ends before background children do); and the
+   baselines: the floor (``benchmarks.floor``: the settled run's request bodies replayed by a
+   bare asyncio client against a fresh fake API; ``floor_ray``: each child's from a Ray actor
+   of its own), and N ``AgentRunner``s in a process of their own running the child specs covey builds.
 5. ``covey stop``: how long it takes, and the processes left after it (by the private ``RAY_TMPDIR``).
 """
 
@@ -37,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import log
+from benchmarks.cli_peer import WAYS, bundled_claude, peer_env, ratio
 from benchmarks.cli_phases import phases, quantiles
 from benchmarks.floor import agent_of, replay_in_process
 from tests.fake_messages_api import FakeMessagesAPI
@@ -131,14 +136,16 @@ def _say_ok(env: dict[str, str], project: Path) -> dict[str, float]:
 
 
 def _fanout(env: dict[str, str], project: Path, replies: Replies, kind: str, n: int,
-            api: FakeMessagesAPI) -> dict[str, Any]:
+            api: FakeMessagesAPI, command: list[str] | None = None) -> dict[str, Any]:
+    """One fan-out through ``covey -p`` (or ``command``: Claude Code's CLI) and what it cost."""
     fanout = Fanout(n, background=kind == "background", delay_s=TURN_S, turns=TURNS)
     replies.fanout, replies.main_stamps, replies.stamps, replies.wall = fanout, [], [], {}
     sent_before = len(api.requests)
     started = time.monotonic()
     try:
-        done = subprocess.run([*_covey(), "-p", f"{MAIN_MARK}: fan out", "--output-format", "json", "--quiet"],
-                              cwd=project, env=env, capture_output=True, text=True, timeout=900)
+        argv = [*(command or _covey()), "-p", f"{MAIN_MARK}: fan out", "--output-format", "json"]
+        done = subprocess.run(argv + ([] if command else ["--quiet"]), cwd=project, env=env, capture_output=True,
+                              text=True, timeout=900)
     finally:
         fanout.released.set()
         replies.fanout = None
@@ -154,7 +161,7 @@ def _fanout(env: dict[str, str], project: Path, replies: Replies, kind: str, n: 
         "duplicated": sum(c - 1 for c in outcome.completed.values()), "failed": len(outcome.errors),
         "_bodies": [body for body in api.requests[sent_before:] if agent_of(body) != "other"],
         "timing": replies.timing(),
-        "phases": _phases(env, replies.wall),
+        "phases": _phases(env, replies.wall) if command is None else {},
         **({"stderr": done.stderr[-600:]} if done.returncode else {}),
     }
 
@@ -273,6 +280,45 @@ def _stop(env: dict[str, str]) -> dict[str, Any]:
             "said": done.stdout.strip()[-300:]}
 
 
+def _fresh_service(env: dict[str, str], project: Path) -> dict[str, Any]:
+    """``covey stop``, then the ``say ok`` that starts a service again: what a user's first fan-out meets."""
+    stopped = _stop(env)
+    return {"stop_s": stopped["s"], "say_ok_cold": _say_ok(env, project)}
+
+
+async def _size(env: dict[str, str], project: Path, replies: Replies, kind: str, n: int, api: FakeMessagesAPI,
+                tmp: Path, claude: str | None) -> dict[str, Any]:
+    """One fan-out size three ways through covey, beside Claude Code, with the baselines."""
+    key = f"{kind}_{n}"
+    fresh = await asyncio.to_thread(_fresh_service, env, project)
+    runs: dict[str, Any] = {"fresh_service": fresh}
+    runs["first_on_fresh_service"] = await asyncio.to_thread(_fanout, env, project, replies, kind, n, api)
+    runs["back_to_back"] = await asyncio.to_thread(_fanout, env, project, replies, kind, n, api)
+    runs["pool_settle"] = await asyncio.to_thread(_settle, env)
+    runs["settled"] = await asyncio.to_thread(_fanout, env, project, replies, kind, n, api)
+    bodies = runs["settled"].pop("_bodies")
+    for way in ("first_on_fresh_service", "back_to_back"):
+        runs[way].pop("_bodies", None)
+    runs["floor"] = await asyncio.to_thread(_floor, kind, n, bodies)
+    runs["floor_ray"] = await asyncio.to_thread(_floor, kind, n, bodies, "benchmarks.floor_ray")
+    baseline = await _baseline(api.url, replies, n, tmp)
+    runs["baseline_in_process_s"], runs["baseline_ratio_vs_ideal"] = round(baseline, 3), round(baseline / IDEAL_S, 2)
+    floor_s = runs["floor"]["first_to_last_request_s"]
+    runs["vs_floor"] = {way: ratio(runs[way].get("first_to_last_request_s"), floor_s) for way in WAYS}
+    if claude and kind == "sync":
+        peer = [await asyncio.to_thread(_fanout, peer_env(env), project, replies, kind, n, api, [claude])
+                for _ in range(3)]
+        for run in peer:
+            run.pop("_bodies", None)
+        runs["claude_code"] = peer
+        theirs = statistics.median(r["first_to_last_request_s"] for r in peer if r.get("first_to_last_request_s"))
+        runs["vs_claude_code"] = {way: ratio(runs[way].get("first_to_last_request_s"), theirs) for way in WAYS}
+    log(f"cli: {key} " + ", ".join(f"{way} {runs[way].get('ratio_vs_ideal')}x" for way in WAYS)
+        + f"; Claude Code {[r.get('ratio_vs_ideal') for r in runs.get('claude_code', [])]}x; covey / Claude Code "
+        f"{runs.get('vs_claude_code')}; covey / floor {runs['vs_floor']} (floor {runs['floor']['ratio_vs_ideal']}x)")
+    return runs
+
+
 async def run(tmp: Path, quick: bool) -> dict[str, Any]:
     replies = Replies()
     project = tmp / "proj"
@@ -294,27 +340,9 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
             log(f"cli: an idle bare Ray {out['idle_bare_ray']}")
             status = subprocess.run([*_covey(), "status"], env=env, capture_output=True, text=True, timeout=60)
             out["status"] = status.stdout.strip()
+            claude = bundled_claude()
             for kind, n in (QUICK_FANOUTS if quick else FANOUTS):
-                key = f"{kind}_{n}"
-                first = await asyncio.to_thread(_fanout, env, project, replies, kind, n, api)
-                first["pool_after"] = await asyncio.to_thread(_settle, env)
-                second = await asyncio.to_thread(_fanout, env, project, replies, kind, n, api)
-                bodies = second.pop("_bodies")
-                floor = await asyncio.to_thread(_floor, kind, n, bodies)
-                floor_ray = await asyncio.to_thread(_floor, kind, n, bodies, "benchmarks.floor_ray")
-                del first["_bodies"]
-                baseline = await _baseline(api.url, replies, n, tmp)
-                covey_s = second.get("first_to_last_request_s")
-                out[key] = {"first_seen": first, "seen_once_before": second, "floor": floor, "floor_ray": floor_ray,
-                            "vs_floor": round(covey_s / floor["first_to_last_request_s"], 2)
-                            if covey_s and floor["first_to_last_request_s"] else None,
-                            "baseline_in_process_s": round(baseline, 3),
-                            "baseline_ratio_vs_ideal": round(baseline / IDEAL_S, 2)}
-                log(f"cli: {key} first {first.get('ratio_vs_ideal')}x, second {second.get('ratio_vs_ideal')}x "
-                    f"(floor {floor['ratio_vs_ideal']}x: covey {out[key]['vs_floor']}x the floor; an actor per "
-                    f"child {floor_ray['ratio_vs_ideal']}x; "
-                    f"in-process {baseline / IDEAL_S:.2f}x); launch and turns: covey {second.get('timing')}, "
-                    f"floor {floor.get('timing')}")
+                out[f"{kind}_{n}"] = await _size(env, project, replies, kind, n, api, tmp, claude)
         finally:
             out["stop"] = await asyncio.to_thread(_stop, env)
             shutil.rmtree(env["COVEY_SERVICE_DIR"], ignore_errors=True)

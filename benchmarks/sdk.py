@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.cli import _covey, _stop
+from benchmarks.cli_peer import bundled_claude
 from benchmarks.common import log
 from tests.fake_messages_api import FakeMessagesAPI
 
@@ -43,13 +44,6 @@ def _env(tmp: Path, api_url: str) -> dict[str, str]:
             "COVEY_SERVICE_DIR": tempfile.mkdtemp(prefix="cs-", dir="/tmp"),
             "RAY_TMPDIR": tempfile.mkdtemp(prefix="cb-", dir="/tmp"),
             "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
-
-
-def _bundled_claude() -> str | None:
-    import claude_agent_sdk
-
-    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    return str(path) if path.exists() and os.access(path, os.X_OK) else None
 
 
 async def _query(cli: str, env: dict[str, str], cwd: Path) -> dict[str, float]:
@@ -111,7 +105,7 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
             out["covey"] = await _measure(command[0], env, project, runs)
         finally:
             out["stop"] = await asyncio.to_thread(_stop, {**os.environ, **env})
-        if claude := _bundled_claude():
+        if claude := bundled_claude():
             log("sdk: Claude Code (the SDK's bundled CLI)")
             out["claude_code"] = await _measure(claude, env, project, runs)
     if "claude_code" in out:
