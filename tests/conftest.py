@@ -154,6 +154,15 @@ def untrusted_folder(request) -> Path:
 
 
 @pytest.fixture
+def home_and_project(tmp_path) -> tuple[Path, Path]:
+    """A fresh HOME and an empty project folder beside it."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    return home, project
+
+
+@pytest.fixture
 def sandbox_home() -> Path:
     return _SANDBOX / "home"
 

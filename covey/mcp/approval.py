@@ -13,6 +13,7 @@ from typing import Any, Collection
 
 from covey.subprocess_env import SCRUBBED
 from covey.trust import ALL, SetAside, Trust
+from covey.trust.decision import printable
 
 CREDENTIALS = SCRUBBED | {"RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE"}
 """Variables a project's config may not have expanded into it: the API's and Ray's credentials and
@@ -51,20 +52,21 @@ def project_servers(raw: Any, approval: Approval, where: str, aside: SetAside) -
         return {}, []
     if not approval.trusted:
         if raw:
-            aside.add(f"MCP servers ({', '.join(raw)})", where)
+            aside.add(f"MCP servers ({', '.join(raw)})", where)  # (``add`` escapes control characters)
         return {}, []
     kept: dict[str, Any] = {}
     pending: list[str] = []
     warnings: list[str] = []
     for name, body in raw.items():
         if (credential := credential_named(body)) is not None:
-            warnings.append(f"{where}: mcpServers.{name} names the credential {credential}, which covey never "
+            warnings.append(f"{where}: mcpServers.{printable(name)} names the credential {credential}, which covey never "
                             "expands into a project's config; MCP server not loaded")
         elif approval.admits(name):
             kept[name] = body
         elif name not in approval.disabled:
             pending.append(name)
     if pending:
+        pending = [printable(name) for name in pending]
         names = " ".join(pending)
         warnings.append(f"{where}: MCP servers not approved, so not started: {', '.join(pending)}; "
                         f"approve them with `covey mcp approve {names}` (in {approval.folder})")

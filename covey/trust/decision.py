@@ -59,6 +59,7 @@ class SetAside:
     found: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, what: str, where: str) -> None:
+        what, where = printable(what), printable(where)  # a repository's names: one line stays one line
         kinds = self.found.setdefault(where, [])
         if what not in kinds:
             kinds.append(what)
@@ -70,6 +71,12 @@ class SetAside:
         parts = [f"{_short(where, folder)}: {', '.join(kinds)}" for where, kinds in self.found.items()]
         return (f"{folder} is not a trusted folder: set aside what its files grant: {'; '.join(parts)}. "
                 f"Trust it with `covey trust {folder}` (or --trust for one run)")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (a newline in a server's name) shown escaped, as a
+    repository chose them: a line covey prints about its files cannot fake another line."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def _short(where: str, folder: Path) -> str:

@@ -29,22 +29,14 @@ BAD = {
 SPECIAL = special_files("too large: over 4,194,304 bytes", b'{"mcpServers": "\xff"}')
 
 
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    home, project = tmp_path / "home", tmp_path / "project"
-    home.mkdir()
-    project.mkdir()
-    return home, project
-
-
 def _servers(home: Path, project: Path):
     """The servers, the person having trusted the project and approved every one of its servers."""
     return session_servers(project, home=home, env={}, approval=Approval(project.resolve(), approved=frozenset({"*"})))
 
 
 @pytest.mark.parametrize("name", sorted(BAD) + sorted(SPECIAL))
-def test_a_hostile_project_mcp_json_is_one_warning_and_the_user_servers_load(dirs, name):
-    home, project = dirs
+def test_a_hostile_project_mcp_json_is_one_warning_and_the_user_servers_load(home_and_project, name):
+    home, project = home_and_project
     (home / ".claude.json").write_text(json.dumps({"mcpServers": {"mine": {"command": "m"}}}))
     path = project / ".mcp.json"
     if name in BAD:
@@ -59,8 +51,8 @@ def test_a_hostile_project_mcp_json_is_one_warning_and_the_user_servers_load(dir
 
 
 @pytest.mark.parametrize("name", ["fifo", "huge-200mb", "symlink-dev-zero"])
-def test_a_hostile_claude_json_is_one_warning_and_the_project_servers_load(dirs, name):
-    home, project = dirs
+def test_a_hostile_claude_json_is_one_warning_and_the_project_servers_load(home_and_project, name):
+    home, project = home_and_project
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"theirs": {"command": "t"}}}))
     SPECIAL[name][0](home / ".claude.json")
     found = _servers(home, project)

@@ -14,14 +14,6 @@ from covey.skills import discover_skills
 from covey.trust import SetAside, TrustStore, decide
 
 
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    home, project = tmp_path / "home", tmp_path / "project"
-    home.mkdir()
-    project.mkdir()
-    return home, project
-
-
 def _write(path: Path, data) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(data if isinstance(data, str) else json.dumps(data))
@@ -45,8 +37,8 @@ GRANTS = {
 @pytest.mark.parametrize("relative", [".claude/settings.json", ".covey/settings.json", ".claude/settings.local.json",
                                       ".covey/settings.local.json"])
 @pytest.mark.parametrize("grant", sorted(GRANTS))
-def test_each_grant_of_an_untrusted_project_file_is_set_aside_and_named(dirs, relative, grant):
-    home, project = dirs
+def test_each_grant_of_an_untrusted_project_file_is_set_aside_and_named(home_and_project, relative, grant):
+    home, project = home_and_project
     path = _write(project / relative, GRANTS[grant])
     settings = Settings.load(project, home=home, trusted=False)
     assert settings.permissions.allow == [] and settings.hooks == {} and settings.env == {}
@@ -58,8 +50,8 @@ def test_each_grant_of_an_untrusted_project_file_is_set_aside_and_named(dirs, re
 
 
 @pytest.mark.parametrize("grant", sorted(set(GRANTS) - {"enableAllProjectMcpServers", "enabledMcpjsonServers"}))
-def test_the_same_grant_applies_in_a_trusted_folder(dirs, grant):
-    home, project = dirs
+def test_the_same_grant_applies_in_a_trusted_folder(home_and_project, grant):
+    home, project = home_and_project
     _write(project / ".claude/settings.json", GRANTS[grant])
     settings = Settings.load(project, home=home, trusted=True)
     assert settings.set_aside.found == {}
@@ -83,16 +75,16 @@ RESTRICTIONS = [
 
 
 @pytest.mark.parametrize("index", range(len(RESTRICTIONS)))
-def test_what_an_untrusted_file_restricts_still_applies(dirs, index):
-    home, project = dirs
+def test_what_an_untrusted_file_restricts_still_applies(home_and_project, index):
+    home, project = home_and_project
     data, holds = RESTRICTIONS[index]
     _write(project / ".claude/settings.json", data)
     settings = Settings.load(project, home=home, trusted=False)
     assert holds(settings) and settings.set_aside.found == {}
 
 
-def test_the_persons_own_files_grant_in_an_untrusted_folder(dirs):
-    home, project = dirs
+def test_the_persons_own_files_grant_in_an_untrusted_folder(home_and_project):
+    home, project = home_and_project
     _write(home / ".claude/settings.json", {"permissions": {"allow": ["Bash(make)"]}, "env": {"A": "1"},
                                             "enabledMcpjsonServers": ["db"]})
     _write(project / ".claude/settings.json", {"permissions": {"allow": ["Bash"]}})
@@ -101,36 +93,36 @@ def test_the_persons_own_files_grant_in_an_untrusted_folder(dirs):
     assert settings.mcp_approved == {"db"}
 
 
-def test_settings_passed_by_the_caller_grant_in_an_untrusted_folder(dirs):
-    home, project = dirs
+def test_settings_passed_by_the_caller_grant_in_an_untrusted_folder(home_and_project):
+    home, project = home_and_project
     settings = Settings.load(project, home=home, trusted=False, extra={"permissions": {"allow": ["Bash(ls)"]}})
     assert [r.text for r in settings.permissions.allow] == ["Bash(ls)"]
 
 
-def test_a_trusted_projects_own_mcp_approval_is_refused_with_a_warning(dirs):
-    home, project = dirs
+def test_a_trusted_projects_own_mcp_approval_is_refused_with_a_warning(home_and_project):
+    home, project = home_and_project
     _write(project / ".claude/settings.json", {"enableAllProjectMcpServers": True})
     settings = Settings.load(project, home=home, trusted=True)
     assert settings.mcp_approved == set()
     assert any("enableAllProjectMcpServers" in str(w) and "covey mcp approve" in str(w) for w in settings.warnings)
 
 
-def test_local_settings_approve_in_a_trusted_folder(dirs):
-    home, project = dirs
+def test_local_settings_approve_in_a_trusted_folder(home_and_project):
+    home, project = home_and_project
     _write(project / ".claude/settings.local.json", {"enabledMcpjsonServers": ["db"]})
     assert Settings.load(project, home=home, trusted=True).mcp_approved == {"db"}
 
 
-def test_nothing_set_aside_is_no_line(dirs):
-    assert SetAside().line(dirs[1]) is None
+def test_nothing_set_aside_is_no_line(home_and_project):
+    assert SetAside().line(home_and_project[1]) is None
 
 
-def test_each_file_and_kind_is_named_once(dirs):
+def test_each_file_and_kind_is_named_once(home_and_project):
     aside = SetAside()
     for _ in range(3):
-        aside.add("hooks", f"{dirs[1]}/.claude/settings.json")
-    aside.add("env", f"{dirs[1]}/.claude/settings.json")
-    assert aside.line(dirs[1]).count("hooks") == 1 and ".claude/settings.json: hooks, env" in aside.line(dirs[1])
+        aside.add("hooks", f"{home_and_project[1]}/.claude/settings.json")
+    aside.add("env", f"{home_and_project[1]}/.claude/settings.json")
+    assert aside.line(home_and_project[1]).count("hooks") == 1 and ".claude/settings.json: hooks, env" in aside.line(home_and_project[1])
 
 
 AGENT = ("---\nname: helper\ndescription: helps\n{extra}---\nYou help.\n")
@@ -143,8 +135,8 @@ AGENT = ("---\nname: helper\ndescription: helps\n{extra}---\nYou help.\n")
     ("hooks:\n  Stop:\n    - hooks:\n        - {type: command, command: touch x}\n", "hooks", "hooks", {}),
     ("mcpServers:\n  - db:\n      command: sh\n", "mcpServers", "mcp_servers", []),
 ])
-def test_an_untrusted_folders_definitions_grant_nothing(dirs, extra, kind, field, empty):
-    home, project = dirs
+def test_an_untrusted_folders_definitions_grant_nothing(home_and_project, extra, kind, field, empty):
+    home, project = home_and_project
     path = _write(project / ".claude/agents/helper.md", AGENT.format(extra=extra))
     aside = SetAside()
     definition = load_definitions(project, home=home, aside=aside).definitions["helper"]
@@ -154,16 +146,16 @@ def test_an_untrusted_folders_definitions_grant_nothing(dirs, extra, kind, field
 
 
 @pytest.mark.parametrize("mode", ["plan", "dontAsk", "default"])
-def test_a_definitions_stricter_mode_stays(dirs, mode):
-    home, project = dirs
+def test_a_definitions_stricter_mode_stays(home_and_project, mode):
+    home, project = home_and_project
     _write(project / ".claude/agents/helper.md", AGENT.format(extra=f"permissionMode: {mode}\n"))
     aside = SetAside()
     assert load_definitions(project, home=home, aside=aside).definitions["helper"].permission_mode == mode
     assert aside.found == {}
 
 
-def test_the_persons_own_definitions_keep_their_settings(dirs):
-    home, project = dirs
+def test_the_persons_own_definitions_keep_their_settings(home_and_project):
+    home, project = home_and_project
     _write(home / ".claude/agents/mine.md", AGENT.replace("helper", "mine").format(extra="permissionMode: acceptEdits\n"))
     aside = SetAside()
     assert load_definitions(project, home=home, aside=aside).definitions["mine"].permission_mode == "acceptEdits"
@@ -172,8 +164,8 @@ def test_the_persons_own_definitions_keep_their_settings(dirs):
 
 @pytest.mark.parametrize("scope, sub", [("project", "agent-memory"), ("local", "agent-memory-local")])
 @pytest.mark.parametrize("linked", ["folder", "parent"])
-def test_a_memory_folder_that_is_a_link_is_named(dirs, tmp_path, scope, sub, linked):
-    home, project = dirs
+def test_a_memory_folder_that_is_a_link_is_named(home_and_project, tmp_path, scope, sub, linked):
+    home, project = home_and_project
     path = _write(project / ".claude/agents/helper.md", AGENT.format(extra=f"memory: {scope}\n"))
     target = tmp_path / "elsewhere"
     target.mkdir()
@@ -187,8 +179,8 @@ def test_a_memory_folder_that_is_a_link_is_named(dirs, tmp_path, scope, sub, lin
     assert aside.found == {str(path): ["memory (its folder is a link)"]}
 
 
-def test_a_real_memory_folder_is_not_named(dirs):
-    home, project = dirs
+def test_a_real_memory_folder_is_not_named(home_and_project):
+    home, project = home_and_project
     _write(project / ".claude/agents/helper.md", AGENT.format(extra="memory: project\n"))
     (project / ".claude/agent-memory/helper").mkdir(parents=True)
     aside = SetAside()
@@ -197,8 +189,8 @@ def test_a_real_memory_folder_is_not_named(dirs):
 
 
 @pytest.mark.parametrize("folder", ["skills/deploy/SKILL.md", "commands/deploy.md"])
-def test_an_untrusted_folders_skills_grant_no_tools(dirs, folder):
-    home, project = dirs
+def test_an_untrusted_folders_skills_grant_no_tools(home_and_project, folder):
+    home, project = home_and_project
     path = _write(project / ".claude" / folder, "---\ndescription: deploys\nallowed-tools: Bash, Write\n---\nGo.\n")
     aside = SetAside()
     assert discover_skills(project, home=home, aside=aside).skills["deploy"].allowed_tools == []
@@ -206,15 +198,15 @@ def test_an_untrusted_folders_skills_grant_no_tools(dirs, folder):
     assert discover_skills(project, home=home).skills["deploy"].allowed_tools == ["Bash", "Write"]
 
 
-def test_the_persons_own_skills_keep_their_tools(dirs):
-    home, project = dirs
+def test_the_persons_own_skills_keep_their_tools(home_and_project):
+    home, project = home_and_project
     _write(home / ".claude/skills/mine/SKILL.md", "---\ndescription: mine\nallowed-tools: Bash(make)\n---\nGo.\n")
     aside = SetAside()
     assert discover_skills(project, home=home, aside=aside).skills["mine"].allowed_tools == ["Bash(make)"]
 
 
-def test_the_flag_trusts_for_one_run(dirs, untrusted_folder):
-    home, project = dirs[0], untrusted_folder
+def test_the_flag_trusts_for_one_run(home_and_project, untrusted_folder):
+    home, project = home_and_project[0], untrusted_folder
     assert decide(project, home=home, env={}).trusted is False
     assert decide(project, home=home, env={}, flag=True).trusted is True
     assert decide(project, home=home, env={}).trusted is False
@@ -224,8 +216,8 @@ def test_the_flag_trusts_for_one_run(dirs, untrusted_folder):
     ("sdk-py", ["user", "project"], True), ("sdk-ts", ["project"], True), ("sdk-py", [], True),
     ("sdk-py", None, False), ("cli", ["project"], False), ("", ["user", "project", "local"], False),
 ])
-def test_an_sdk_program_naming_its_setting_sources_has_chosen(dirs, untrusted_folder, entrypoint, sources, trusted):
-    home, project = dirs[0], untrusted_folder
+def test_an_sdk_program_naming_its_setting_sources_has_chosen(home_and_project, untrusted_folder, entrypoint, sources, trusted):
+    home, project = home_and_project[0], untrusted_folder
     env = {"CLAUDE_CODE_ENTRYPOINT": entrypoint} if entrypoint else {}
     assert decide(project, home=home, env=env, setting_sources=sources).trusted is trusted
 
