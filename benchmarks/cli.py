@@ -20,7 +20,8 @@ One private HOME, service directory and ``RAY_TMPDIR``, and one fake Messages AP
    back (sync sizes: Claude Code's ``-p`` ends before background children do); and the
    baselines: the floor (``benchmarks.floor``: the settled run's request bodies replayed by a
    bare asyncio client against a fresh fake API; ``floor_ray``: each child's from a Ray actor
-   of its own), and N ``AgentRunner``s in a process of their own running the child specs covey builds.
+   of its own, made before the run; ``floor_ray_cold``: made when the fan-out comes, the bound
+   of a first fan-out with an actor per child), and N ``AgentRunner``s in a process of their own running the child specs covey builds.
 5. ``covey stop``: how long it takes, and the processes left after it (by the private ``RAY_TMPDIR``).
 """
 
@@ -173,7 +174,8 @@ def _phases(env: dict[str, str], arrivals: dict[str, list[float]]) -> dict[str, 
     return phases(folders[-1], arrivals, TURN_S, MAIN_MARK) if folders else {}
 
 
-def _floor(kind: str, n: int, bodies: list[dict[str, Any]], module: str = "benchmarks.floor") -> dict[str, Any]:
+def _floor(kind: str, n: int, bodies: list[dict[str, Any]], module: str = "benchmarks.floor",
+           args: tuple[str, ...] = ()) -> dict[str, Any]:
     """The run's own request bodies replayed by a bare client against a fresh fake API serving the
     same fan-out (``benchmarks.floor``; ``benchmarks.floor_ray``: each child's from a Ray actor of
     its own): the main agent's first to last request, as covey's figure."""
@@ -182,7 +184,7 @@ def _floor(kind: str, n: int, bodies: list[dict[str, Any]], module: str = "bench
     if keep := os.environ.get("COVEY_BENCH_KEEP_BODIES"):  # a folder: the replayed bodies, to look into
         Path(keep, f"{kind}_{n}.json").write_text(json.dumps(bodies))
     with FakeMessagesAPI(replies=[replies]) as api:
-        replay_in_process(api.url, bodies, module=module)
+        replay_in_process(api.url, bodies, module=module, args=args)
     stamps = replies.main_stamps
     span = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
     return {"requests": len(bodies), "first_to_last_request_s": round(span, 3), "ratio_vs_ideal": round(span / IDEAL_S, 2),
@@ -301,6 +303,7 @@ async def _size(env: dict[str, str], project: Path, replies: Replies, kind: str,
         runs[way].pop("_bodies", None)
     runs["floor"] = await asyncio.to_thread(_floor, kind, n, bodies)
     runs["floor_ray"] = await asyncio.to_thread(_floor, kind, n, bodies, "benchmarks.floor_ray")
+    runs["floor_ray_cold"] = await asyncio.to_thread(_floor, kind, n, bodies, "benchmarks.floor_ray", ("cold",))
     baseline = await _baseline(api.url, replies, n, tmp)
     runs["baseline_in_process_s"], runs["baseline_ratio_vs_ideal"] = round(baseline, 3), round(baseline / IDEAL_S, 2)
     floor_s = runs["floor"]["first_to_last_request_s"]

@@ -93,13 +93,13 @@ async def replay(url: str, bodies: list[dict[str, Any]]) -> None:
 
 
 def replay_in_process(url: str, bodies: list[dict[str, Any]], timeout_s: float = 600,
-                      module: str = "benchmarks.floor") -> None:
+                      module: str = "benchmarks.floor", args: tuple[str, ...] = ()) -> None:
     """``replay`` in a fresh process (``python -m benchmarks.floor``; ``module``
-    ``benchmarks.floor_ray`` for the replay on one Ray actor per child)."""
+    ``benchmarks.floor_ray`` for the replay on one Ray actor per child, ``args`` its own)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
         json.dump(bodies, file)
     try:
-        done = subprocess.run([sys.executable, "-m", module, url, file.name], capture_output=True,
+        done = subprocess.run([sys.executable, "-m", module, url, file.name, *args], capture_output=True,
                               text=True, timeout=timeout_s, cwd=Path(__file__).resolve().parent.parent)
     finally:
         Path(file.name).unlink(missing_ok=True)

@@ -23,7 +23,7 @@ from ray._private.worker import RayContext
 from covey import local_rays, ray_start, ray_token
 from covey.local_rays import NAMESPACE
 from covey.ray_address import check_run_address, ray_client_refused
-from covey.subprocess_env import api_credentials_hidden, forget_api_credentials_in_proc
+from covey.subprocess_env import api_credentials_hidden, bytecode_kept, forget_api_credentials_in_proc
 
 RAY_JOB_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"
 """Set by Ray's job supervisor in the environment of a job's driver."""
@@ -67,7 +67,7 @@ def _start_private(num_cpus: int | None, common: dict[str, Any]) -> None:
     temp_dir = ray_start.ray_temp_dir()
     if ray_token.prepare_token() is not None:
         _reload_token()  # Ray may have cached "no token" earlier in this process, and would write its own
-    with api_credentials_hidden():  # the raylet and so every worker would inherit them
+    with api_credentials_hidden(), bytecode_kept():  # the raylet and so every worker inherit this environment
         context = ray.init(address="local", include_dashboard=False, num_cpus=num_cpus, _temp_dir=temp_dir, **common)
     forget_api_credentials_in_proc()  # the raylet's parent: a worker's command would read them in its environ
     ray_token.tighten_token()  # a token an older Ray (or covey) wrote world-readable

@@ -5,9 +5,10 @@ One pool serves every session of a covey service. Each lane ("home": agents that
 the working tree, on the service's node; "any": agents placed anywhere; "kit": a new
 session's registry and mailbox) has a *demand*: the most items lent at once lately. A
 burst bigger than what is ready starts the missing items at once, and whatever becomes
-ready first (a new item or one given back) goes to the oldest waiting taker. Given back, an item
-is kept while the lane holds fewer than its demand, so the next run of the same size finds
-everything ready. While a lane lends nothing, its demand decays (a half-life) towards its floor.
+ready first (a new item or one given back) goes to the oldest waiting taker; while the burst runs,
+the lane keeps starting, one at a time, up to what it asked for. Given back, an item is kept while
+the lane holds fewer than its demand, so the next run of the same size finds everything ready.
+While a lane lends nothing, its demand decays (a half-life) towards its floor.
 """
 
 from __future__ import annotations
@@ -51,8 +52,7 @@ class LaneStats(TypedDict):
     floor: int
     demand: float
     high_water: int
-    loans: int
-    """Items this lane ever lent: a run that borrowed shows here, whatever the high-water."""
+    loans: int  # items this lane ever lent: a run that borrowed shows here, whatever the high-water
 
 
 SharedPoolStats = dict[str, "LaneStats | int"]
@@ -79,19 +79,15 @@ class DemandPool(Generic[I]):
         self.starting: dict[str, int] = defaultdict(int)
         self.lent: dict[Hashable, Loan[I]] = {}
         self.uses: dict[Hashable, int] = defaultdict(int)
-        self.demand: dict[str, float] = defaultdict(float)
-        """The most items a lane lent at once, decaying while it lends nothing."""
-        self.high_water: dict[str, int] = defaultdict(int)
+        self.demand: dict[str, float] = defaultdict(float)  # most lent at once, decaying while none is
+        self.high_water: dict[str, int] = defaultdict(int)  # most ever lent at once (``covey status``)
         self.loans: dict[str, int] = defaultdict(int)
-        """The most items a lane ever lent at once (for ``covey status``)."""
         self.created = 0
-        self._since: dict[str, float] = {}
-        """When a lane last lent its last item: its demand decays from then..."""
-        self._peaks: dict[str, float] = {}
-        """...from what it was at that moment."""
+        self._since: dict[str, float] = {}  # when a lane lent its last item: its demand decays from then,
+        self._peaks: dict[str, float] = {}  # from what it was at that moment
         self._tasks: set[asyncio.Task[None]] = set()
-        self._warming: dict[str, int] = defaultdict(int)
-        """Lanes a ``warm`` call is filling: their demand holds until it returns."""
+        self._warming: dict[str, int] = defaultdict(int)  # lanes ``warm`` fills: their demand holds
+        self._asked: dict[str, int] = {}  # the most asked for at once since the lane last lent nothing
 
     # -- lending --------------------------------------------------------------------
 
@@ -105,7 +101,9 @@ class DemandPool(Generic[I]):
             waiter: asyncio.Future[I] = asyncio.get_running_loop().create_future()
             self.waiting[lane].append(waiter)
             # Demand is what was asked for at once, not what cold starts let run at once.
-            self.demand[lane] = max(self.demand[lane], float(self.in_use(lane) + len(self.waiting[lane])))
+            asked = self.in_use(lane) + len(self.waiting[lane])
+            self.demand[lane] = max(self.demand[lane], float(asked))
+            self._asked[lane] = max(self._asked.get(lane, 0), asked)
             self._start(lane, len(self.waiting[lane]) - self.starting[lane])
             try:
                 item = await waiter
@@ -152,9 +150,7 @@ class DemandPool(Generic[I]):
         return [loan.item for loan in ended if loan.lane in spare]
 
     async def warm(self, n: int, lane: str = "home") -> int:
-        """Raise ``lane``'s demand to ``n`` and wait until that many are ready or lent.
-
-        While it waits the lane's demand holds (``tick`` neither decays it nor lets go of
+        """Raise ``lane``'s demand to ``n`` and wait until that many are ready or lent. While it waits the lane's demand holds (``tick`` neither decays it nor lets go of
         what is being warmed: with cold starts slower than the decay, it would drop items
         as fast as this starts them); once warm, an idle lane decays from ``n``."""
         self.demand[lane] = max(self.demand[lane], float(n))
@@ -176,9 +172,7 @@ class DemandPool(Generic[I]):
         return max(self.floors.get(lane, 0), math.ceil(self.demand[lane] - 1e-9))
 
     def tick(self) -> None:
-        """Decay idle lanes' demand, let go of ready items above it, and fill lanes up to their
-        target while nothing is lent (to their floor while a session runs: new processes
-        would take the CPU its agents need)."""
+        """Decay idle lanes' demand, let go of ready items above it, and fill lanes (``_ramp``)."""
         now = self.clock()
         for lane in set(self.ready) | set(self.floors) | set(self.demand):
             if self.in_use(lane) == 0 and lane in self._since and not self._warming[lane]:
@@ -227,6 +221,8 @@ class DemandPool(Generic[I]):
 
     def _settle(self, lane: str) -> None:
         if self.in_use(lane) == 0:
+            if not self.waiting[lane]:  # a run whose next taker waits is not over
+                self._asked.pop(lane, None)
             self._since[lane] = self.clock()
             self._peaks[lane] = self.demand[lane]
 
@@ -248,9 +244,13 @@ class DemandPool(Generic[I]):
         return False
 
     def _ramp(self, lane: str, busy: bool = False) -> None:
-        """``busy``: an item was just handed to a taker that has not borrowed it yet."""
-        goal = self.floors.get(lane, 0) if busy or self.lent else self.target(lane)
-        self._start(lane, goal - self._held(lane) - int(busy) - self.starting[lane])
+        """To the target while nothing is lent; while a run is, to what it asked at once, a start at a time (its
+        agents keep the other cores). ``busy``: an item was just handed to a taker not yet borrowing it."""
+        if busy or self.lent:
+            goal, room = max(self.floors.get(lane, 0), self._asked.get(lane, 0)), 1
+        else:
+            goal, room = self.target(lane), self.parallel_starts
+        self._start(lane, min(goal - self._held(lane) - int(busy), room) - self.starting[lane])
 
     def _follow_up(self, lane: str, busy: bool) -> None:
         """After a start: the next one for a taker still waiting, else the ramp."""

@@ -26,6 +26,7 @@ from covey.errors import CoveyError, UserError
 from covey.daemon import leftovers, protocol
 from covey.daemon.failed_start import end_tree, start_failure
 from covey.daemon.paths import ServicePaths, open_private
+from covey.subprocess_env import with_kept_bytecode
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 60.0
@@ -142,7 +143,7 @@ def spawn(paths: ServicePaths, *, address: str | None, idle_timeout_s: float | N
         # cwd: the service must not hold on to a client's folder (the demo's is temporary).
         # The service's mark is in its environment from its start: every process under it
         # inherits it, even those Ray starts from the environment a process began with.
-        env = {**os.environ, leftovers.INSTANCE_VAR: leftovers.new_instance()}
+        env = {**with_kept_bytecode(os.environ), leftovers.INSTANCE_VAR: leftovers.new_instance()}
         return subprocess.Popen(command, cwd=paths.root, env=env, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     finally:

@@ -96,6 +96,34 @@ async def test_ramping_up_to_demand_waits_until_nothing_is_lent():
     assert len(p.ready["home"]) == 4
 
 
+async def test_a_run_served_by_give_backs_keeps_starting_one_at_a_time_to_what_it_asked_for():
+    maker = Maker()
+    p = pool(maker, floor=1, parallel_starts=2)
+    await p.warm(1)
+    maker.gate = asyncio.Event()
+    first = await p.take("home", "s")
+    takers = [asyncio.ensure_future(p.take("home", "s")) for _ in range(3)]  # four asked at once
+    await settle()
+    assert p.starting["home"] == 2
+    p.give_back(first, clean=True)  # serves the oldest taker before any start ends
+    await settle()
+    p.give_back(takers[0].result(), clean=True)
+    await settle()
+    assert len(p.waiting["home"]) == 1 and p.starting["home"] == 2
+    maker.gate.set()
+    await settle()
+    await asyncio.gather(*takers[1:])
+    # one start served the last taker; nobody waits, yet the lane keeps starting, one at a time,
+    # until it holds the four the run asked for, so the same run right after finds them ready
+    assert p.starting["home"] <= 1
+    for _ in range(3):
+        await settle()
+    assert len(maker.made) == 4 and p._held("home") == 4 and p.starting["home"] == 0
+    p.tick()
+    await settle()
+    assert len(maker.made) == 4  # never past what was asked while the run holds items
+
+
 async def test_a_size_seen_once_finds_its_items_ready_the_second_time():
     maker = Maker()
     p = pool(maker, floor=1)

@@ -50,7 +50,11 @@ def test_nothing_covey_writes_is_open_to_other_users(shared_service):
     covey_files = [home / ".covey", home / ".claude" / "projects", served.root, tmp / f"covey-{os.getuid()}"]
     assert any((home / ".claude" / "projects").rglob("session.json"))
     assert any((tmp / f"covey-{os.getuid()}").rglob("*.output"))
-    open_files = [line for folder in covey_files if folder.exists() for line in _open_to_others(folder)]
+    # Compiled modules (PYTHONDONTWRITEBYTECODE set): Python writes them 0644 in folders 0755, as it
+    # does beside any source; what keeps them to this user is their root, 0700.
+    pycache = home / ".covey" / "pycache"
+    assert not pycache.exists() or stat.S_IMODE(pycache.stat().st_mode) == 0o700
+    open_files = [line for folder in covey_files if folder.exists() for line in _open_to_others(folder, skip=pycache)]
     token = home / ".ray" / "auth_token"
     if token.exists():
         open_files += _open_to_others(token)
