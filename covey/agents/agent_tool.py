@@ -51,6 +51,8 @@ class AgentTool(Tool):
     read_only = True
     result_as_blocks: ClassVar[bool] = True
     """Claude Code sends the Agent tool's tool_result content as a list of text blocks."""
+    heartbeat_s: ClassVar[float | None] = 30.0
+    """A ``tool_progress`` heartbeat every 30 s of a call, as Claude Code's."""
 
     def __init__(self, *, background: bool = True, teams: bool = False, remote: bool = False,
                  fork: bool = False) -> None:

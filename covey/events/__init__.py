@@ -8,7 +8,7 @@ models so they cross actor boundaries intact. One module per kind: the messages
 """
 
 from covey.events.base import (
-    CLAUDE_CODE_VERSION, AssistantEvent, ConversationReset, Event, RateLimitEvent, StreamEvent, TranscriptMirror, UserEvent, covey_version, new_uuid, now_iso,
+    CLAUDE_CODE_VERSION, AssistantEvent, ConversationReset, Event, RateLimitEvent, StreamEvent, ToolProgress, TranscriptMirror, UserEvent, covey_version, new_uuid, now_iso,
 )
 from covey.events.result import ResultEvent, ResultSubtype, TerminalReason, token_count, wire_usage
 from covey.events.system import (
@@ -39,6 +39,7 @@ __all__ = [
     "TaskUpdated",
     "TaskUsage",
     "TerminalReason",
+    "ToolProgress",
     "UserEvent",
     "covey_version",
     "new_uuid",

@@ -71,6 +71,22 @@ class TranscriptMirror(Event):
     entries: list[dict[str, Any]]
 
 
+class ToolProgress(Event):
+    """``tool_progress``: a long tool call still running. Claude Code sends one every 30 s of an
+    Agent call (``heartbeat``), with the call's ``description`` and the child's type."""
+
+    type: Literal["tool_progress"] = "tool_progress"
+    tool_use_id: str
+    tool_name: str
+    parent_tool_use_id: str | None = None
+    elapsed_time_seconds: float
+    heartbeat: bool | None = None
+    subagent_type: str | None = None
+    description: str | None = None
+
+    nullable: ClassVar[frozenset[str]] = frozenset({"parent_tool_use_id"})
+
+
 class StreamEvent(Event):
     """One raw Messages API stream event of the main agent's reply (``--include-partial-messages``)."""
 

@@ -14,6 +14,7 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence
 from covey.model.messages import ToolUseBlock
 from pydantic import ValidationError
 
+from covey.loop.heartbeat import beat
 from covey.tools.base import Tool, ToolContext, ToolResult
 from covey.tool_names import canonical_tool_name
 
@@ -72,12 +73,24 @@ class ToolExecutor:
         return tool is None or tool.read_only or tool.read_only_hint or tool.concurrent
 
     async def run_one(self, call: ToolUseBlock) -> dict[str, Any]:
-        # The last guard on what any tool (an MCP server's, a hook's replacement...) brings into the context.
-        result = (await self._result_of(call)).capped()
         tool = self.lookup(call.name)
+        pulse = self._heartbeat(tool, call)
+        try:
+            # The last guard on what any tool (an MCP server's, a hook's replacement...) brings into the context.
+            result = (await self._result_of(call)).capped()
+        finally:
+            if pulse is not None:
+                pulse.cancel()
         if (structured := structured_result(tool, result)) is not None:
             self.structured[call.id] = structured
         return tool_result_block(call.id, result, as_blocks=bool(getattr(tool, "result_as_blocks", False)))
+
+    def _heartbeat(self, tool: Tool | None, call: ToolUseBlock) -> asyncio.Task[None] | None:
+        """A ``tool_progress`` every ``heartbeat_s`` while a tool that has one runs (covey/loop/heartbeat.py)."""
+        every = getattr(tool, "heartbeat_s", None)
+        if tool is None or not every or self.ctx.emit is None:
+            return None
+        return asyncio.create_task(beat(self.ctx.emit, call, tool.name, every, self.ctx.services.session_id or ""))
 
     async def _result_of(self, call: ToolUseBlock) -> ToolResult:
         tool = self.lookup(call.name)

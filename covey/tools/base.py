@@ -147,6 +147,8 @@ class Tool:
     concurrent: ClassVar[bool] = False
     """Runs alongside the other calls of its message although it is not read-only
     (the Agent tool: twenty spawns in one message all launch at once)."""
+    heartbeat_s: ClassVar[float | None] = None
+    """While a call runs, a ``tool_progress`` heartbeat every this many seconds (the Agent tool: 30)."""
 
     async def run(self, input: Any, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
