@@ -34,8 +34,8 @@ class McpSources:
     set_aside: SetAside = field(default_factory=SetAside)
     """An untrusted folder's ``.mcp.json`` servers, which it did not load."""
     program: dict[str, dict[str, Any]] | None = None
-    """The program's in-process servers (``type: sdk``) as they answered at the session's first
-    turn: name → status entry, tools listed (``covey.session.main_agent.ask_program_servers``);
+    """The servers as they answered at the session's first turn (the program's in-process ones
+    through its relay): name → status entry, tools listed (``covey.session.main_agent.ask_program_servers``);
     None until asked."""
 
     def add(self, servers: dict[str, McpServerConfig], warnings: list[str]) -> None:

@@ -137,22 +137,31 @@ def _run_settings(session: Session) -> RunSettings:
 
 
 async def ask_program_servers(session: Session) -> None:
-    """The program's in-process servers (claude-agent-sdk's ``create_sdk_mcp_server``), asked once
-    through the session's relay for their tools, so ``system/init`` lists them as Claude Code does:
-    ``connected`` (or ``failed``), ``source: "sdk"``, their tools among ``tools``. Other servers
-    are connected by each agent where it runs: ``pending`` at init."""
+    """Every server of the session, connected once at its first turn and stopped, so ``system/init``
+    lists each as Claude Code does: ``connected`` (or ``failed``) with its scope as ``source``, its
+    tools among ``tools``. The program's in-process servers (claude-agent-sdk's
+    ``create_sdk_mcp_server``) answer through the session's relay. Each agent connects the servers
+    it uses where it runs."""
     mcp, relay = session.mcp, session.options.on_mcp_message
     if mcp.program is not None:
         return
-    servers = {name: config for name, config in mcp.servers.items() if config.type == "sdk"}
+    servers = {name: config for name, config in mcp.servers.items() if config.type != "sdk" or relay is not None}
     mcp.program = {entry["name"]: entry for entry in await probe(
-        servers, cwd=str(session.cwd), env=session.env, relay=relay)} if servers and relay is not None else {}
+        servers, cwd=str(session.cwd), env=session.env, relay=relay)} if servers else {}
 
 
-def _server_entry(name: str, program: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
+SCOPES = (("user config", "user"), ("project config", "project"), ("local config", "local"))
+"""Claude Code's ``source`` of a server in ``system/init``, by where covey read it; else ``dynamic``
+(``--mcp-config``, the program's ``mcpServers``) or ``sdk`` (in the program's process)."""
+
+
+def _server_entry(name: str, session: Session) -> dict[str, Any]:
+    config, program = session.mcp.servers[name], session.mcp.program
     if program is None or name not in program:
         return {"name": name, "status": "pending"}
-    return {"name": name, "status": program[name]["status"], "source": "sdk"}
+    source = "sdk" if config.type == "sdk" else next(
+        (scope for prefix, scope in SCOPES if config.source.startswith(prefix)), "dynamic")
+    return {"name": name, "status": program[name]["status"], "source": source}
 
 
 def _program_tools(session: Session) -> list[str]:
@@ -167,9 +176,7 @@ def init_event(session: Session) -> SystemInit:
         permissionMode=session.policy.mode, agents=sorted(session.definitions), skills=sorted(session.skills),
         output_style=session.output_style.name,
         slash_commands=sorted(session.skills),
-        # Each agent connects its servers where it runs: at init they are still starting (but the
-        # program's own, asked at the first turn).
-        mcp_servers=[_server_entry(name, session.mcp.program) for name in session.mcp.servers],
+        mcp_servers=[_server_entry(name, session) for name in session.mcp.servers],
         plugins=[plugin.init_entry() for plugin in session.plugins.plugins.values()],
         apiKeySource=_api_key_source(session.env, session.options.model),
         additional_directories=[str(Path(d).resolve()) for d in session.options.additional_directories],

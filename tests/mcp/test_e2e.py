@@ -49,7 +49,10 @@ async def test_main_and_child_call_their_servers_and_the_inline_one_stops_with_t
     finally:
         session.close()
     assert result.result == "all done"
-    assert session.init_event().mcp_servers == [{"name": "shared", "status": "pending"}]
+    # As Claude Code's system/init: the project's server connected at the first turn, with its scope and tools.
+    init = session.init_event()
+    assert init.mcp_servers == [{"name": "shared", "status": "connected", "source": "project"}]
+    assert {"mcp__shared__add", "mcp__shared__getenv"} <= set(init.tools)
     pid = int(pidfile.read_text())
     assert not alive(pid)  # the child's inline server stopped with the child
     from covey.agents.session_files import project_folder

@@ -65,3 +65,23 @@ def test_covey_mcp_list_shows_each_server_and_fails_if_one_did(tmp_path, capsys,
     assert cli.main(["mcp", "list", "--cwd", str(project), "--mcp-config", bad, "--strict-mcp-config"]) == 1
     out = capsys.readouterr().out
     assert "gone: " in out and "✗ Failed" in out and "demo" not in out
+
+
+def test_system_init_names_each_server_s_scope_as_claude_code_does():
+    from types import SimpleNamespace
+
+    from covey.mcp.config import McpServerConfig
+    from covey.session.main_agent import _server_entry
+
+    servers = {name: McpServerConfig(command="x", source=source) for name, source in (
+        ("u", "user config '/h/.claude.json'"), ("p", "project config '/w/.mcp.json'"),
+        ("l", "local config '/h/.claude.json'"), ("d", "--mcp-config"))}
+    servers["s"] = McpServerConfig(type="sdk")
+    answered = {name: {"status": "connected"} for name in servers if name != "d"} | {"d": {"status": "failed"}}
+    session = SimpleNamespace(mcp=SimpleNamespace(servers=servers, program=answered))
+    assert [_server_entry(name, session) for name in servers] == [
+        {"name": "u", "status": "connected", "source": "user"}, {"name": "p", "status": "connected", "source": "project"},
+        {"name": "l", "status": "connected", "source": "local"}, {"name": "d", "status": "failed", "source": "dynamic"},
+        {"name": "s", "status": "connected", "source": "sdk"}]
+    session.mcp.program = None  # before the first turn asked them
+    assert _server_entry("u", session) == {"name": "u", "status": "pending"}
