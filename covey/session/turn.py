@@ -55,7 +55,10 @@ async def stream(session: Session, prompt: str | None) -> AsyncIterator[Event]:
             # Interrupted, or the agent failed before its loop could report (a bad hook, a
             # blocked prompt, a crash): the cause travelled in its report, so the turn ends on it.
             text = INTERRUPTED if session.interrupting else report.text
-            yield failure(report.model_copy(update={"text": text}), session.session_id, spec.agent_id)
+            ended = failure(report.model_copy(update={"text": text}), session.session_id, spec.agent_id)
+            if session.interrupting:  # as Claude Code's result of an interrupted turn says
+                ended.terminal_reason = "aborted_streaming"
+            yield ended
     finally:
         # Otherwise the main actor stays until close(): teams it created live on it, and
         # an interrupted run must first cancel its sync children from inside it.

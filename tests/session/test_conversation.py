@@ -135,6 +135,7 @@ async def test_an_interrupt_ends_the_turn_with_an_error_result_and_the_next_turn
             await asyncio.wait_for(turn, 20)  # long before the reply
             result = events[-1]
             assert isinstance(result, ResultEvent) and result.is_error and result.result == "[Request interrupted by user]"
+            assert result.wire()["terminal_reason"] == "aborted_streaming"  # as Claude Code's
             assert not any(isinstance(e, AssistantEvent) for e in events)
             after = await asyncio.wait_for(_turn(session, "next"), 60)
             assert after[-1].result == "quick answer"
