@@ -150,13 +150,15 @@ def _add_inspect_commands(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.permission_prompt_tool not in (None, "stdio"):
-        raise CoveyError(f"--permission-prompt-tool {args.permission_prompt_tool}: covey asks permission over stdio "
-                         f"only (claude-agent-sdk's can_use_tool); MCP permission tools need MCP support")
+    if args.permission_prompt_tool not in (None, "stdio") and not args.permission_prompt_tool.startswith("mcp__"):
+        raise CoveyError(f"--permission-prompt-tool {args.permission_prompt_tool}: give stdio (claude-agent-sdk's "
+                         "can_use_tool) or an MCP tool of the session, mcp__SERVER__TOOL")
     if args.input_format == "stream-json" and args.output_format != "stream-json":
         raise CoveyError("--input-format stream-json needs --output-format stream-json (as Claude Code does)")
     check_sdk_flags(args)
     with debug_to_stderr(session_options(args), args.debug_to_stderr) as options:
+        if (tool := args.permission_prompt_tool or "").startswith("mcp__"):
+            options["permission_prompt_tool"] = tool
         if args.input_format == "stream-json":
             return _converse(options, args)
         prompt = prompt_of(args.prompt)

@@ -85,6 +85,9 @@ class SessionOptions(BaseModel):
     permission_prompts: Literal["host", "none"] = "host"
     """Who answers permission prompts (``--permission-prompts``): ``host``, the session's asker;
     ``none``, nobody: what would be asked is denied at once, whatever asker was given."""
+    permission_prompt_tool: str | None = None
+    """An MCP tool of the session's servers that answers its permission prompts instead
+    (``--permission-prompt-tool mcp__SERVER__TOOL``: covey/mcp/permission_tool.py)."""
     session_persistence: bool = True
     """False (``--no-session-persistence``): the session's transcripts and files go to a private
     temporary folder removed when the session ends; it cannot be resumed later."""

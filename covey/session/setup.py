@@ -21,6 +21,7 @@ from covey.errors import UserError
 from covey.flags import env_flag
 from covey.hooks.callback import sdk_hook_settings
 from covey.mcp.approval import Approval
+from covey.mcp.permission_tool import McpPermissionTool
 from covey.mcp.sources import session_servers
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.model.factory import SCRIPTED_PREFIX, make_model
@@ -155,6 +156,9 @@ def load(options: SessionOptions, cwd: Path, env: dict[str, str], home: Path | N
     if options.permission_prompts == "none":  # nobody answers: what would be asked is denied at once
         asker = None
     loaded = _definitions(options, settings, plugins, project, home, env, model_id, policy, asker, limits, trust)
+    if options.permission_prompt_tool and options.permission_prompts != "none":
+        loaded.asker = McpPermissionTool(options.permission_prompt_tool, loaded.mcp.servers, cwd=str(cwd), env=env,
+                                         relay=options.on_mcp_message)
     untrusted = settings.set_aside.line(project)
     loaded.warnings = [*([untrusted] if untrusted else []), *loaded.warnings, *notes]
     loaded.trust = trust

@@ -61,7 +61,6 @@ def test_an_unknown_flag_is_named(capsys):
 @pytest.mark.parametrize("argv, says", [
     (["-p", "x", "--mcp-config", "/no/such/mcp.json"], "--mcp-config: cannot read"),
     (["-p", "x", "--mcp-config", "{not json"], "--mcp-config: not a JSON object"),
-    (["-p", "x", "--permission-prompt-tool", "mcp__perm__ask"], "stdio only"),
     (["--input-format", "stream-json", "--output-format", "json"], "needs --output-format stream-json"),
     (["-p", "x", "--agent=reviewer"], "--agent reviewer: covey cannot run the main thread as an agent"),  # not --agents
 ])
