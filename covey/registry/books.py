@@ -11,6 +11,7 @@ from covey.registry.protocols import H
 from covey.registry.payloads import Held, ProgressFields, SessionUsage
 from covey.agents.records import FinalReport, RunRecord
 from covey.registry.checks import budget_spent
+from covey.registry.journal import SPEND
 from covey.registry.state import SupervisorState
 from covey.registry.tree import AgentTree
 
@@ -44,6 +45,9 @@ class Books(SupervisorState[H]):
     async def progress(self, agent_id: str, **fields: Unpack[ProgressFields]) -> str | None:
         """The agent's figures, recorded; why the session's budget is spent, if it is."""
         self.core.progress(agent_id, **fields)
+        given: dict[str, object] = dict(fields)
+        if self.journal is not None and (spent := {name: given[name] for name in SPEND if name in given}):
+            self.journal.write("spent", agent_id=agent_id, payload=spent)  # a restarted registry counts it
         return budget_spent(self.core)
 
     async def set_parked(self, agent_id: str, parked: bool, seq: int | None = None) -> None:

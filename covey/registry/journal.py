@@ -56,6 +56,13 @@ class Restored:
     """agent id → (record, spec, runtime key, lane, output file): launches still waiting in the queue, oldest first."""
     runtimes: dict[str, Any] = field(default_factory=dict)
     """runtime key → the session runtime a queued launch starts with."""
+    spent: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """agent id → its latest figures (``SPEND``) while it ran."""
+
+
+SPEND = ("usage", "model_usage", "tool_uses", "cost_usd", "turns")
+"""A running agent's figures the journal keeps as it reports them (``spent``): a restarted registry
+counts what its running agents spent so far (``covey ps``, the session's budget), not nothing."""
 
 
 LOST_IN_QUEUE = ("Not started: the session's registry restarted while this agent waited in the queue, and its "
@@ -159,6 +166,8 @@ def _apply(restored: Restored, entry: dict[str, Any], payload: Any) -> None:
             restored.ended[entry["agent_id"]] = payload
         case "notified":
             restored.notified.add(entry["agent_id"])
+        case "spent":
+            restored.spent[entry["agent_id"]] = {**restored.spent.get(entry["agent_id"], {}), **payload}
 
 
 def restore_books(supervisor: Any, restored: Restored) -> tuple[list[tuple[str, Any, str | None]], list[str]]:
@@ -183,6 +192,8 @@ def restore_books(supervisor: Any, restored: Restored) -> tuple[list[tuple[str, 
         if spec is not None:
             supervisor.specs[agent_id] = spec
         if agent_id not in restored.ended:
+            for name, value in restored.spent.get(agent_id, {}).items():
+                setattr(record, name, value)  # what it had spent when the registry went
             rewatch.append((agent_id, actor, output_file))
             continue
         core.finish(agent_id, restored.ended[agent_id])

@@ -251,3 +251,22 @@ async def test_a_queued_launch_killed_is_journaled_ended_before_its_worktree_is_
     await killing
     await first.close()
     await second.close()
+
+
+async def test_what_a_running_agent_spent_is_journaled_so_a_restarted_registry_counts_it(journaled):
+    from covey.model.usage import TokenUsage
+    from covey.registry.checks import budget_spent
+
+    first, journal = journaled
+    await first.progress("b", cost_usd=0.42, turns=3, tool_uses=5, usage=TokenUsage(input_tokens=900, output_tokens=100),
+                         seq=1)
+    await first.progress("b", cost_usd=0.61, turns=4, seq=2)  # the latest figures win
+    await first.progress("c", tools_in_flight=["Bash"], seq=1)  # no spend: nothing journaled for it
+    second = _supervisor()
+    restore_books(second, journal.read())
+    b = second.core.records["b"]
+    assert (b.cost_usd, b.turns, b.tool_uses, b.usage.total) == (0.61, 4, 5, 1000)
+    assert second.core.records["c"].cost_usd == 0
+    assert second.core.session_usage().cost_usd >= 0.61  # what `covey ps` and the budget read
+    second.core.limits = second.core.limits.model_copy(update={"budget_usd": 0.5})
+    assert budget_spent(second.core)  # the budget check counts it after the restart
