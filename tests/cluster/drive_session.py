@@ -36,6 +36,15 @@ NOTES_ONLY = AgentDefinition(
 )
 
 
+def asks_first(server: str) -> AgentDefinition:
+    """Children that call an MCP tool of their own inline server: in the default mode the call is
+    asked, and the question goes up to the session's asker, wherever the child runs."""
+    return AgentDefinition.model_validate({
+        "name": "asks-first", "description": "Adds with its calculator; touches no files.",
+        "prompt": "You add numbers with your calculator.", "tools": ["mcp__calc__add"],
+        "mcpServers": [{"calc": {"command": sys.executable, "args": [server]}}]})
+
+
 class NodeAwareModel:
     """A scripted model whose children answer after ``child_delay_s``, or never on ``hang_node``."""
 
@@ -96,7 +105,7 @@ def log(t0: float, event) -> None:
     print(f"[driver +{time.time() - t0:6.1f}s] {what} {detail} {getattr(event, 'status', '')}", file=sys.stderr, flush=True)
 
 
-def script(n_file: int, n_nofile: int) -> dict:
+def script(n_file: int, n_nofile: int, n_ask: int = 0) -> dict:
     calls = [
         {"name": "Agent", "input": {"description": f"file task {i}", "prompt": f"FILE_TASK_{i}",
                                     "subagent_type": "general-purpose", "run_in_background": True}}
@@ -105,11 +114,19 @@ def script(n_file: int, n_nofile: int) -> dict:
         {"name": "Agent", "input": {"description": f"notes task {i}", "prompt": f"NOTES_TASK_{i}",
                                     "subagent_type": "notes-only", "run_in_background": True}}
         for i in range(n_nofile)
+    ] + [
+        {"name": "Agent", "input": {"description": f"ask task {i}", "prompt": f"ASK_TASK_{i}",
+                                    "subagent_type": "asks-first"}}  # sync: a background agent asks nobody
+        for i in range(n_ask)
     ]
     return {"rules": [
+        {"when": {**CHILD, "last_tool_result_contains": "42"}, "reply": {"text": "ADDED_42"}},
+        {"when": {**CHILD, "messages_contain": "ASK_TASK"},
+         "reply": {"tool_use": [{"name": "mcp__calc__add", "input": {"a": 20, "b": 22}}]}},
         {"when": CHILD, "reply": {"text": "CHILD_DONE"}},
         {"when": {**MAIN, "last_message_contains": "<task-notification>"}, "reply": {"text": "NOTED"}},
         {"when": {**MAIN, "last_tool_result_contains": "Async agent launched"}, "reply": {"text": "LAUNCHED_ALL"}},
+        {"when": {**MAIN, "last_tool_result_contains": "ADDED_42"}, "reply": {"text": "BOTH_ADDED"}},
         {"when": MAIN, "reply": {"tool_use": calls}},
     ]}
 
@@ -121,14 +138,21 @@ async def main(config: dict) -> dict:
              for nid, n in nodes.items()}
     worker_node = next((nid for nid, role in roles.items() if role == "worker"), None)
     kill_pid = config.get("kill_raylet_pid")
-    model = NodeAwareModel(script(config["n_file"], config["n_nofile"]), config.get("child_delay_s", 1.0),
-                           worker_node if kill_pid else None)
+    model = NodeAwareModel(script(config["n_file"], config["n_nofile"], config.get("n_ask", 0)),
+                           config.get("child_delay_s", 1.0), worker_node if kill_pid else None)
+    asked: list[dict] = []
+
+    def on_permission(request) -> bool:  # the root's asker: every question of every node comes here
+        asked.append({"agent_id": request.agent_id, "tool_name": request.tool_name, "input": request.input})
+        return True
+
     session = Session(
-        cwd=config["cwd"], model=model, agents=[NOTES_ONLY], pool_size=config.get("pool_size", 2),
-        transcript_dir=config["transcripts"], max_turns=8, address=config["address"],
+        cwd=config["cwd"], model=model, agents=[NOTES_ONLY, asks_first(config.get("mcp_server", ""))],
+        pool_size=config.get("pool_size", 2), transcript_dir=config["transcripts"], max_turns=8,
+        address=config["address"], on_permission=on_permission,
     )
     events, pings, killed_at = [], {}, None
-    n_children = config["n_file"] + config["n_nofile"]
+    n_children = config["n_file"] + config["n_nofile"] + config.get("n_ask", 0)
     out: dict = {"aborted": None, "nodes": {nid: {"role": roles[nid], "ip": n["NodeManagerAddress"]} for nid, n in nodes.items()},
                  "driver_node": ray.get_runtime_context().get_node_id()}
 
@@ -197,7 +221,7 @@ async def main(config: dict) -> dict:
         if isinstance(event, TaskNotification):
             notices.setdefault(event.task_id, []).append(event.status)
     out.update(
-        killed_at=killed_at,
+        killed_at=killed_at, asked=asked,
         results=[e.result for e in events if isinstance(e, ResultEvent)],
         is_error=[e.is_error for e in events if isinstance(e, ResultEvent)],
         children=[{

@@ -110,6 +110,24 @@ def test_session_actors_are_pinned_to_the_driver_node(placement_run):
         )
 
 
+def test_a_child_on_the_worker_node_asks_and_the_root_s_asker_answers(two_nodes, tmp_path):
+    """A permission prompt bubbles across nodes: sync children that call an MCP tool of their own (no
+    file tools: the "any" lane, which takes the nodes in turn) ask in the default mode; each question
+    reaches the session's asker in the driver's process, the answer goes back, and the call runs."""
+    assert two_nodes.nodes[1].pids_named("raylet"), "the worker node is gone (the node-loss test must run last)"
+    result = _drive(two_nodes, tmp_path, n_file=0, n_nofile=0, n_ask=2, mcp_server=str(REPO / "tests/mcp/server.py"))
+    roles = _roles(result)
+    children = result["children"]
+    assert len(children) == 2 and all(c["status"] == "completed" and c["report"] == "ADDED_42" for c in children), [
+        (c["report"], c["status"]) for c in children]
+    on_worker = [c["agent_id"] for c in children if roles.get(c["node_id"]) == "worker"]
+    assert on_worker, children  # the any lane put one there
+    asked = {entry["agent_id"]: entry for entry in result["asked"]}
+    assert set(asked) == {c["agent_id"] for c in children}  # each asked once, the worker's too
+    assert all(entry["tool_name"] == "mcp__calc__add" and entry["input"] == {"a": 20, "b": 22} for entry in asked.values())
+    assert result["results"] == ["BOTH_ADDED"] and not any(result["is_error"])
+
+
 def test_losing_the_worker_node_revives_its_children_from_their_transcripts_and_each_notifies_once(
     two_nodes, tmp_path,
 ):
