@@ -27,7 +27,7 @@ from covey.loop.hooks import permission_request_hook
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.compact import Compactor, compact_limits
 from covey.loop.gate import PermissionGate
-from covey.mcp import attach_servers, detach_servers
+from covey.mcp import attach_servers, detach_servers, hook_caller
 from covey.model.base import Model
 from covey.model.limits import LimitTable
 from covey.tools.base import Tool, ToolContext, ToolServices
@@ -82,6 +82,7 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
     mcp = None
     try:
         mcp = await attach_servers(spec, services.mcp_relay)  # step 11: before the loop, so their tools are in the pool
+        hooks.mcp_call = hook_caller(mcp)  # mcp_tool hooks call the agent's own servers
         loop = _build_loop(spec, services, ctx, hooks, mcp.tools if mcp is not None else [])
         for server, message in mcp.failures if mcp is not None else []:
             yield McpServerFailed(session_id=spec.session_id, agent_id=spec.agent_id, server=server, message=message)

@@ -115,6 +115,11 @@ class McpManager:
             return connection.describe_failure()
         return None
 
+    def connection(self, held: AgentMcp, name: str) -> McpConnection | None:
+        """The agent's connection to server ``name`` (its own inline one first), if it holds one."""
+        shared = [self._shared[key] for key in held.shared if key in self._shared]
+        return next((c for c in [*held.inline, *shared] if c.name == name), None)
+
     def statuses(self, session_id: str) -> list[dict[str, Any]]:
         return [c.status() for (sid, _), c in self._shared.items() if sid == session_id]
 
