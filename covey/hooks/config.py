@@ -15,7 +15,8 @@ from covey.tool_names import names_of
 HookEvent = Literal[
     "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit",
     "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionStart", "SessionEnd", "PreCompact", "PostCompact",
-    "Setup", "TaskCreated", "TaskCompleted", "TeammateIdle",
+    "Setup", "TaskCreated", "TaskCompleted", "TeammateIdle", "StopFailure", "PostToolBatch", "InstructionsLoaded",
+    "Interrupt",
 ]
 EVENTS: tuple[str, ...] = get_args(HookEvent)
 
@@ -23,10 +24,8 @@ TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "Per
 """Events about one tool call: their matcher is a tool name, and only they evaluate a handler's ``if``."""
 
 CLAUDE_CODE_ONLY_EVENTS = (
-    "UserPromptExpansion", "PermissionDenied", "PostToolBatch", "MessageDisplay",
-    "StopFailure", "InstructionsLoaded", "ConfigChange", "CwdChanged", "DirectoryAdded",
-    "FileChanged", "WorktreeCreate", "WorktreeRemove", "PreModelSwitch", "PostModelSwitch",
-    "Elicitation", "ElicitationResult",
+    "UserPromptExpansion", "PermissionDenied", "MessageDisplay", "ConfigChange", "CwdChanged", "DirectoryAdded",
+    "FileChanged", "WorktreeCreate", "WorktreeRemove", "PreModelSwitch", "PostModelSwitch", "Elicitation", "ElicitationResult",
 )
 """Claude Code events covey has no occasion to fire (skipped with a warning that says so)."""
 
