@@ -19,7 +19,7 @@ from covey.agents.hook_wiring import fire_instructions_loaded, fire_stop_failure
 from covey.agents.opening import OnStart, PromptStopped, opening, stopped_result
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import agent_transcript
-from covey.agents.worktree import finish_worktree_record
+from covey.agents.worktree_hooks import finish_with_hooks
 from covey.events import Event, McpServerFailed
 from covey.hooks.runner import HookRegistry
 from covey.loop.hooks import hook_after, hook_after_batch, hook_gate
@@ -110,7 +110,7 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
         await detach_servers(mcp)  # inline servers stop; a shared one with its last user in this process
         await release(ctx)
         if spec.worktree:
-            services.outcome["worktree"] = await finish_worktree_record(spec.worktree)
+            services.outcome["worktree"] = await finish_with_hooks(spec.worktree, hooks, spec.agent_id)
 
 
 def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:

@@ -16,7 +16,7 @@ HookEvent = Literal[
     "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit",
     "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionStart", "SessionEnd", "PreCompact", "PostCompact",
     "Setup", "TaskCreated", "TaskCompleted", "TeammateIdle", "StopFailure", "PostToolBatch", "InstructionsLoaded",
-    "Interrupt",
+    "WorktreeCreate", "WorktreeRemove", "Interrupt",
 ]
 EVENTS: tuple[str, ...] = get_args(HookEvent)
 
@@ -25,7 +25,7 @@ TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "Per
 
 CLAUDE_CODE_ONLY_EVENTS = (
     "UserPromptExpansion", "PermissionDenied", "MessageDisplay", "ConfigChange", "CwdChanged", "DirectoryAdded",
-    "FileChanged", "WorktreeCreate", "WorktreeRemove", "PreModelSwitch", "PostModelSwitch", "Elicitation", "ElicitationResult",
+    "FileChanged", "PreModelSwitch", "PostModelSwitch", "Elicitation", "ElicitationResult",
 )
 """Claude Code events covey has no occasion to fire (skipped with a warning that says so)."""
 

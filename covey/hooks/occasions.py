@@ -5,16 +5,29 @@
   ``additionalContext`` (or a block's reason) goes to the model with those results.
 - ``InstructionsLoaded`` (matcher: the load reason): an instructions file (CLAUDE.md ...) was put in
   an agent's context; side effects only.
+- ``WorktreeCreate`` (no matcher): replaces covey's git worktree; the hook prints the new worktree's
+  path (or answers ``hookSpecificOutput.worktreePath``), and a failure fails the creation.
+- ``WorktreeRemove`` (no matcher): a worktree covey made for an agent was removed; side effects only.
 - ``Interrupt`` (no matcher): the user stopped the turn; side effects only.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from covey.hooks.command import HookAnswer
 from covey.hooks.outcomes import HookOutcome, combine
 from covey.hooks.team_events import TeamEvents
+
+
+@dataclass(frozen=True)
+class WorktreeMade:
+    """What WorktreeCreate hooks answered: the worktree's path, or why there is none."""
+
+    path: str | None = None
+    error: str | None = None
 
 
 class OccasionEvents(TeamEvents):
@@ -45,9 +58,34 @@ class OccasionEvents(TeamEvents):
         fields = {"file_path": file_path, "memory_type": memory_type, "load_reason": load_reason}
         combine("InstructionsLoaded", await self._run("InstructionsLoaded", agent_id, load_reason, fields, cwd=cwd))
 
+    def makes_worktrees(self, agent_id: str | None) -> bool:
+        """Whether WorktreeCreate hooks make this agent's worktrees instead of git."""
+        return bool(self.hooks_for("WorktreeCreate", agent_id))
+
+    async def run_worktree_create(self, name: str, *, agent_id: str | None = None,
+                                  cwd: Path | str | None = None) -> WorktreeMade:
+        """The path the first hook gave (its stdout's last line, or ``worktreePath``); any failure
+        or a hook that gave none fails the creation."""
+        answers = await self._run("WorktreeCreate", agent_id, None, {"name": name}, cwd=cwd)
+        combine("WorktreeCreate", answers)
+        for answer in answers:
+            if answer.error or answer.blocked:
+                return WorktreeMade(error=f"{answer.command}: {answer.error or answer.reason}")
+        path = next((p for p in map(_path_of, answers) if p), None)
+        return WorktreeMade(path=path) if path else WorktreeMade(error="no WorktreeCreate hook printed a worktree path")
+
+    async def run_worktree_remove(self, worktree_path: str, *, agent_id: str | None = None,
+                                  cwd: Path | str | None = None) -> None:
+        combine("WorktreeRemove", await self._run("WorktreeRemove", agent_id, None, {"worktree_path": worktree_path},
+                                                  cwd=cwd))
+
     async def run_interrupt(self, *, source: str = "user", reason: str = "stop", via: str = "client",
                             cwd: Path | str | None = None) -> None:
         """What the TypeScript SDK 0.3.337's CLI sends when the user interrupts a turn."""
         fields = {"source": source, "reason": reason, "via": via}
         combine("Interrupt", await self._run("Interrupt", None, None, fields, cwd=cwd))
 
+
+def _path_of(answer: HookAnswer) -> str | None:
+    lines = (answer.text or "").strip().splitlines()
+    return answer.worktree_path or (lines[-1].strip() if lines else None)

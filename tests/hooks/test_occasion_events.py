@@ -1,5 +1,5 @@
 """The hook events of an agent's other occasions, fired with Claude Code's input fields:
-StopFailure, PostToolBatch, InstructionsLoaded, Interrupt
+StopFailure, PostToolBatch, InstructionsLoaded, WorktreeCreate / WorktreeRemove, Interrupt
 (covey skipped them as events it never fires before). No Ray: ``run_agent`` and the hooks' registry."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
 from tests.hooks.scripts import answer, py_hook
 
-EVENTS = ("StopFailure", "PostToolBatch", "InstructionsLoaded", "Interrupt")
+EVENTS = ("StopFailure", "PostToolBatch", "InstructionsLoaded", "WorktreeCreate", "WorktreeRemove", "Interrupt")
 
 
 def _recorder(tmp_path: Path, out: Path) -> str:
