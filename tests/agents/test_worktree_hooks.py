@@ -90,3 +90,17 @@ async def test_worktree_remove_hooks_run_when_an_unchanged_git_worktree_is_remov
     assert await finish_with_hooks(worktree, hooks, "agent-abc") is None  # removed: nothing kept
     [payload] = [json.loads(line) for line in removed.read_text().splitlines()]
     assert payload["worktree_path"] == worktree.path and not Path(worktree.path).exists()
+
+
+async def test_a_hook_made_worktree_is_kept_at_its_agents_end_and_fires_no_remove_hook(tmp_path):
+    from covey.agents.worktree import Worktree, resume_place_problem
+    from types import SimpleNamespace
+
+    removed, place = tmp_path / "removed.jsonl", tmp_path / "tree"
+    place.mkdir()
+    hooks = HookRegistry({"WorktreeRemove": [{"hooks": [{"type": "command", "command": _record(tmp_path, removed)}]}]},
+                         project_dir=tmp_path, session_id="s-wt")
+    worktree = Worktree(path=str(place), branch="", original_head="", repo_root="", cwd=str(place), hook=True)
+    kept = await finish_with_hooks(worktree, hooks, "agent-abc")
+    assert kept == {"kept": True, "path": str(place), "branch": ""} and place.is_dir() and not removed.exists()
+    assert resume_place_problem(SimpleNamespace(worktree=worktree, cwd=str(place))) is None  # no git to verify
