@@ -8,14 +8,17 @@ covey asks the session's registry, which holds every run's record and report. Th
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from typing import Any
 
+from covey.frames import quoted_lines
 from covey.tools.base import ToolContext, ToolResult
 
 POLL_S = 0.1
 """How often a blocking call asks the registry again (Claude Code polls its task state as often)."""
 MAX_AGENT_OUTPUT_CHARS = 30_000
+_OWN_TAG = re.compile(r"<(\s*/?\s*)(output|status|task_id|task_type|retrieval_status|description)\b", re.IGNORECASE)
 
 
 async def agent_output(task_id: str, ctx: ToolContext, *, block: bool, timeout_s: float) -> ToolResult | None:
@@ -50,10 +53,16 @@ def render_agent(record: Any, retrieval: str) -> str:
     parts = [f"<retrieval_status>{retrieval}</retrieval_status>", f"<task_id>{record.agent_id}</task_id>",
              "<task_type>local_agent</task_type>", f"<status>{record.status}</status>"]
     if record.description:
-        parts.append(f"<description>{record.description}</description>")
+        parts.append(f"<description>{_quoted(record.description).strip()}</description>")
     text = record.report.text if record.report is not None else ""
     if len(text) > MAX_AGENT_OUTPUT_CHARS:
         text = f"[Truncated: the full transcript is in {record.output_file}]\n" + text[-MAX_AGENT_OUTPUT_CHARS:]
     if text.strip():
-        parts.append(f"<output>\n{text.rstrip()}\n</output>")
+        parts.append(f"<output>\n{_quoted(text.strip())}\n</output>")
     return "\n\n".join(parts)
+
+
+def _quoted(text: str) -> str:
+    """The agent's words are model output: indented, and this answer's tags in them escaped
+    (as a report's frame tags are, covey/frames.py), so a line of them cannot close or forge one."""
+    return "\n".join(quoted_lines(_OWN_TAG.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text)))
