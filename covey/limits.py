@@ -7,7 +7,7 @@ from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel, Field
 
-from covey.flags import env_flag
+from covey.flags import Names, env_flag, env_value
 
 DEFAULT_MAX_DEPTH = 2
 """Main agent is depth 0; its children 1; grandchildren 2, which get no Agent tool."""
@@ -20,9 +20,13 @@ says: past it, a background launch waits its turn (docs/subagents.md#the-machine
 cores, 100 background children finished 2.5x sooner with 20 to 40 at work than all at once."""
 
 
-def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
-    value = env.get(name)
-    return int(value) if value not in (None, "") else default
+MAX_DEPTH_ENV = ("COVEY_MAX_SUBAGENT_SPAWN_DEPTH", "CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH")
+"""covey's name first: where both are set, it wins (covey/flags.py)."""
+
+
+def _env_int(env: Mapping[str, str], names: Names, default: int) -> int:
+    value = env_value(env, names)
+    return int(value) if value is not None else default
 
 
 def _env_optional_int(env: Mapping[str, str], name: str) -> int | None:
@@ -36,7 +40,7 @@ def _env_float(env: Mapping[str, str], name: str) -> float | None:
 
 
 _FROM_ENV: dict[str, Callable[[Mapping[str, str]], Any]] = {
-    "max_depth": lambda env: _env_int(env, "COVEY_MAX_SUBAGENT_SPAWN_DEPTH", DEFAULT_MAX_DEPTH),
+    "max_depth": lambda env: _env_int(env, MAX_DEPTH_ENV, DEFAULT_MAX_DEPTH),
     "max_concurrent": lambda env: _env_int(env, "COVEY_MAX_CONCURRENT_AGENTS", DEFAULT_MAX_CONCURRENT),
     "budget_usd": lambda env: _env_float(env, "COVEY_BUDGET_USD"),
     "stall_ms": lambda env: _env_int(env, "COVEY_STALL_TIMEOUT_MS", DEFAULT_STALL_MS),
@@ -55,7 +59,8 @@ class Limits(BaseModel):
     """``Limits()`` reads this process's environment; ``Limits.from_env(env)`` a run's."""
 
     max_depth: int = Field(default_factory=_from_process_env("max_depth"), ge=0)
-    """Deepest spawn depth a child may have (``COVEY_MAX_SUBAGENT_SPAWN_DEPTH``)."""
+    """Deepest spawn depth a child may have (``COVEY_MAX_SUBAGENT_SPAWN_DEPTH``, else Claude Code's
+    ``CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH``)."""
     max_concurrent: int = Field(default_factory=_from_process_env("max_concurrent"), ge=1)
     """Live sub-agents per session (``COVEY_MAX_CONCURRENT_AGENTS``)."""
     budget_usd: float | None = Field(default_factory=_from_process_env("budget_usd"))

@@ -18,7 +18,8 @@ from covey.agents.fork import FORK_AGENT, FORK_TYPE, fork_spec
 from covey.agents.reports import SUMMARIES, completed_text, launched_text
 from covey.agents.spec import AgentSpec, TeamSeat
 from covey.agents.transcript import agent_transcript
-from covey.agents.worktree import Worktree, check_isolation, create_worktree, finish_worktree
+from covey.agents.worktree import Worktree, check_isolation
+from covey.agents.worktree_hooks import discard_worktree, hooks_make_worktrees, make_worktree
 from covey.errors import AgentUnavailable, ModelBehaviorError
 from covey.events import (
     AssistantEvent, BackgroundTask, CompactBoundary, ResultEvent, TaskNotification, TaskStarted, TaskUpdated, TaskUsage,
@@ -61,17 +62,19 @@ class Launch:
         if self.member:
             return await self._spawn_teammate(self.member)
         isolation = self.call.isolation or (self.definition.isolation if self.definition else None)
+        hooks = self.ctx.services.hooks
         self.place_problem = await asyncio.to_thread(
             check_isolation, cwd=self.call.cwd, isolation=isolation, base_cwd=self.parent.cwd,
+            hooked=hooks_make_worktrees(hooks, self.parent.agent_id),
         )
         worktree = None
         if isolation == "worktree" and self.place_problem is None and self.definition is not None:
-            worktree = await create_worktree(self.parent.cwd, self.agent_id)
+            worktree = await make_worktree(hooks, self.parent, self.agent_id)  # git's, or WorktreeCreate hooks'
         try:
             return await self._launch(worktree)
         except BaseException:
             if worktree is not None:  # a refused or failed launch leaves no worktree behind
-                await finish_worktree(worktree)
+                await discard_worktree(worktree, hooks, self.parent.agent_id)
             raise
 
     async def _launch(self, worktree: Worktree | None) -> ToolResult:

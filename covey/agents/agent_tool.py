@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from covey.agents.escalation import launch_escalation, refused_text
 from covey.agents.fork import FORK_AGENT, FORK_REFUSAL, FORK_TYPE, in_fork_child
 from covey.errors import CoveyError
+from covey.mcp import required_servers_problem
 from covey.permissions.decisions import Deny
 from covey.agents.agent_launch import Launch, default_agent_type
 from covey.agents.agent_schema import agent_input_model
@@ -80,6 +81,8 @@ class AgentTool(Tool):
             return ToolResult.error(routed)
         if forking and (refused := _fork_refused(parent, ctx)):
             return ToolResult.error(refused)
+        if not forking and (refused := await _servers_refused(input, parent, runtime)):
+            return ToolResult.error(refused)
         if refused := await _escalation_refused(self, input, ctx, parent, runtime, forking):
             return ToolResult.error(refused)
         try:
@@ -99,6 +102,18 @@ async def _escalation_refused(tool: Tool, input: Any, ctx: ToolContext, parent: 
         return refused_text(ask, "Nobody can be asked here, so it was denied.")
     decision = await ctx.services.confirm(tool, input, ctx, ask)
     return refused_text(ask, decision.message) if isinstance(decision, Deny) else None
+
+
+async def _servers_refused(input: Any, parent: Any, runtime: Any) -> str | None:
+    """Route 5 (docs/mcp.md): the MCP servers the definition requires, waited for in the caller's
+    process before any child exists; a server that is missing or failed refuses the launch."""
+    agent_type = input.subagent_type or default_agent_type(runtime)
+    definition = runtime.definitions.get(agent_type)
+    problem = await required_servers_problem(parent, definition) if definition is not None else None
+    if problem is None:
+        return None
+    return (f"Agent type {agent_type!r} was not launched: its definition requires MCP servers, and {problem}. "
+            "Nothing was started. Do the work without this agent, or tell the user to fix the server.")
 
 
 def _names_teammate(input: Any) -> bool:

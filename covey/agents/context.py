@@ -47,6 +47,13 @@ def omitted(omit: bool, env: Mapping[str, str] | None = None) -> bool:
     return omit and not env_flag(os.environ if env is None else env, KILL_SWITCH_ENV)
 
 
+def loaded_instructions(messages: Iterable[dict[str, Any]], cwd: str | Path) -> list[Path]:
+    """The instruction files of ``cwd`` whose contents ``messages`` (an agent's prelude) carry."""
+    text = "\n".join(block.get("text", "") for message in messages if isinstance(message.get("content"), list)
+                     for block in message["content"] if isinstance(block, dict))
+    return [path for path in (Path(cwd) / name for name in INSTRUCTION_FILES) if f"Contents of {path}:\n" in text]
+
+
 def _instructions(cwd: Path) -> str | None:
     sections = []
     for name in INSTRUCTION_FILES:

@@ -15,19 +15,19 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from covey.agents.fork import CacheSafeParams
-from covey.agents.hook_wiring import wire_hooks
+from covey.agents.hook_wiring import fire_instructions_loaded, fire_stop_failure, wire_hooks
 from covey.agents.opening import OnStart, PromptStopped, opening, stopped_result
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import agent_transcript
-from covey.agents.worktree import finish_worktree_record
+from covey.agents.worktree_hooks import finish_with_hooks
 from covey.events import Event, McpServerFailed
 from covey.hooks.runner import HookRegistry
-from covey.loop.hooks import hook_after, hook_gate
+from covey.loop.hooks import hook_after, hook_after_batch, hook_gate
 from covey.loop.hooks import permission_request_hook
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.compact import Compactor, compact_limits
 from covey.loop.gate import PermissionGate
-from covey.mcp import attach_servers, detach_servers
+from covey.mcp import attach_servers, detach_servers, hook_caller
 from covey.model.base import Model
 from covey.model.limits import LimitTable
 from covey.tools.base import Tool, ToolContext, ToolServices
@@ -82,6 +82,7 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
     mcp = None
     try:
         mcp = await attach_servers(spec, services.mcp_relay)  # step 11: before the loop, so their tools are in the pool
+        hooks.mcp_call = hook_caller(mcp)  # mcp_tool hooks call the agent's own servers
         loop = _build_loop(spec, services, ctx, hooks, mcp.tools if mcp is not None else [])
         for server, message in mcp.failures if mcp is not None else []:
             yield McpServerFailed(session_id=spec.session_id, agent_id=spec.agent_id, server=server, message=message)
@@ -99,6 +100,7 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
             # What SessionStart hooks wrote to CLAUDE_ENV_FILE: the agent's Bash calls run with it.
             ctx.env = {**(ctx.env if ctx.env is not None else os.environ), **hooks.session_env}
         async for event in loop.run(messages):
+            await fire_stop_failure(hooks, event, spec.agent_id, spec.cwd, loop.messages)  # before the result goes out
             yield event
     finally:
         await hooks.background.settle()
@@ -108,7 +110,7 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
         await detach_servers(mcp)  # inline servers stop; a shared one with its last user in this process
         await release(ctx)
         if spec.worktree:
-            services.outcome["worktree"] = await finish_worktree_record(spec.worktree)
+            services.outcome["worktree"] = await finish_with_hooks(spec.worktree, hooks, spec.agent_id)
 
 
 def _context(spec: AgentSpec, services: AgentServices) -> ToolContext:
@@ -156,6 +158,7 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
         inner = PermissionGate(spec.permissions, asker, on_request=on_request, bypass_disabled=bypass_disabled)
     # MCP tools (mcp__*) pass every filter of the pool, as in Claude Code (docs/mcp.md).
     executor = ToolExecutor([*available_tools(spec, services), *mcp_tools], ctx, gate=hook_gate(hooks, inner), after=hook_after(hooks))
+    executor.after_batch = hook_after_batch(hooks)
     config = LoopConfig(
         model_id=spec.model_id, system=spec.system, max_turns=spec.max_turns, effort=spec.effort,
         tool_result_reminder=spec.definition.critical_system_reminder,
@@ -200,6 +203,7 @@ def _compactor(spec: AgentSpec, hooks: HookRegistry, ctx: ToolContext) -> Compac
 
     async def after(trigger: str, summary: str) -> str | None:
         outcome = await hooks.run_session_start(source="compact", cwd=spec.cwd, model=spec.model_id)
+        await fire_instructions_loaded(hooks, spec, spec.prelude, "compact")  # the prelude comes back
         await hooks.run_post_compact(trigger, summary, agent_id=spec.agent_id, cwd=spec.cwd)
         return outcome.additional_context
 

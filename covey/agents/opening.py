@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
+from covey.agents.hook_wiring import fire_instructions_loaded
 from covey.agents.spec import AgentSpec
 from covey.errors import PromptBlocked
 from covey.events import ResultEvent
@@ -48,6 +49,7 @@ async def opening(spec: AgentSpec, hooks: HookRegistry, on_start: OnStart | None
     if spec.depth == 0:
         cleared = CLEARED if spec.session_source == "clear" else []
         command = frozenset({len(before) + 1} if cleared else ())  # /clear itself: typed, as the prompt is
+        await fire_instructions_loaded(hooks, spec, spec.prelude, "session_start")
         context = await _session_start(spec, hooks, spec.session_source or "startup")
         return await _prompted(spec, hooks, on_start, [*before, *cleared, *context], spec.prompt, command)
     outcome = await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)

@@ -37,7 +37,7 @@ BRANCH_PREFIX = "covey/"
 
 
 class Worktree(BaseModel):
-    """A worktree made for one agent; every field is a string so it fits the registry record."""
+    """A worktree made for one agent; plain fields so it fits the registry record."""
 
     path: str
     """Real path of the worktree's root."""
@@ -48,6 +48,9 @@ class Worktree(BaseModel):
     """Real path of the main repository's work tree."""
     cwd: str
     """Where the child starts: the worktree plus the subdirectory the parent was in."""
+    hook: bool = False
+    """Made by WorktreeCreate hooks, not git (``covey/agents/worktree_hooks.py``): no branch or
+    head to measure changes by, so it is always kept."""
 
 
 class WorktreeOutcome(BaseModel):
@@ -94,13 +97,14 @@ def _worktree_problem(base_cwd: str) -> str | None:
     return None
 
 
-def check_isolation(*, cwd: str | None, isolation: str | None, base_cwd: str) -> str | None:
-    """Why this placement cannot be used, or None; runs before anything is created (docs/subagents.md#limits-the-registry-actor, check 5)."""
+def check_isolation(*, cwd: str | None, isolation: str | None, base_cwd: str, hooked: bool = False) -> str | None:
+    """Why this placement cannot be used, or None; runs before anything is created (docs/subagents.md#limits-the-registry-actor, check 5).
+    ``hooked``: WorktreeCreate hooks make the worktree, so no git repository is needed."""
     if cwd is not None and isolation == "worktree":
         return "'cwd' and isolation: \"worktree\" cannot be used together; pick one."
     if cwd is not None:
         return _cwd_problem(cwd)
-    if isolation == "worktree":
+    if isolation == "worktree" and not hooked:
         return _worktree_problem(base_cwd)
     return None
 
@@ -153,6 +157,8 @@ def _finish(wt: Worktree) -> WorktreeOutcome:
     from git import GitCommandError, Repo
 
     kept = WorktreeOutcome(kept=True, path=wt.path, branch=wt.branch)
+    if wt.hook:  # a hook made it: covey cannot tell what changed, so it stays (Claude Code keeps it too)
+        return kept
     # Any failure keeps the worktree: a stray directory is cheap, a child's lost work is not.
     try:
         if _has_changes(wt):
@@ -188,6 +194,8 @@ def resume_place_problem(spec: Any) -> str | None:
     """Why a finished agent may not be resumed where it ran, or None: its worktree is gone or
     no longer this repository's on its branch, or its directory no longer exists. A resume
     never silently adopts a place it cannot verify."""
+    if spec.worktree is not None and spec.worktree.hook:
+        return None if os.path.isdir(spec.worktree.path) else f"The worktree {spec.worktree.path!r} no longer exists."
     if spec.worktree is not None:
         return verify_worktree(spec.worktree.path, spec.worktree.repo_root, spec.worktree.branch)
     if not os.path.isdir(spec.cwd):

@@ -60,6 +60,8 @@ class HookAnswer:
     """A PermissionRequest hook's ``hookSpecificOutput.decision`` (``behavior`` allow / deny ...)."""
     system_message: str | None = None
     """``systemMessage``: a warning for the person (logged: covey has no transcript view)."""
+    worktree_path: str | None = None
+    """A WorktreeCreate hook's ``hookSpecificOutput.worktreePath`` (a command may print the path instead)."""
 
 
 class _WireSpecific(BaseModel):
@@ -71,6 +73,7 @@ class _WireSpecific(BaseModel):
     updated_input: dict[str, Any] | None = Field(default=None, alias="updatedInput")
     additional_context: str | None = Field(default=None, alias="additionalContext")
     decision: dict[str, Any] | None = None
+    worktree_path: str | None = Field(default=None, alias="worktreePath")
 
 
 class _WireAnswer(BaseModel):
@@ -200,4 +203,5 @@ def _from_json(command: str, wire: _WireAnswer) -> HookAnswer:
         additional_context=wire.specific.additional_context,
         request_decision=wire.specific.decision,
         system_message=wire.system_message,
+        worktree_path=wire.specific.worktree_path,
     )

@@ -6,7 +6,7 @@ Reading them from a settings file or a definition's frontmatter is ``covey.hooks
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Union, get_args
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -15,7 +15,8 @@ from covey.tool_names import names_of
 HookEvent = Literal[
     "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit",
     "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionStart", "SessionEnd", "PreCompact", "PostCompact",
-    "Setup", "TaskCreated", "TaskCompleted", "TeammateIdle",
+    "Setup", "TaskCreated", "TaskCompleted", "TeammateIdle", "StopFailure", "PostToolBatch", "InstructionsLoaded",
+    "WorktreeCreate", "WorktreeRemove", "Interrupt",
 ]
 EVENTS: tuple[str, ...] = get_args(HookEvent)
 
@@ -23,10 +24,8 @@ TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "Per
 """Events about one tool call: their matcher is a tool name, and only they evaluate a handler's ``if``."""
 
 CLAUDE_CODE_ONLY_EVENTS = (
-    "UserPromptExpansion", "PermissionDenied", "PostToolBatch", "MessageDisplay",
-    "StopFailure", "InstructionsLoaded", "ConfigChange", "CwdChanged", "DirectoryAdded",
-    "FileChanged", "WorktreeCreate", "WorktreeRemove", "PreModelSwitch", "PostModelSwitch",
-    "Elicitation", "ElicitationResult",
+    "UserPromptExpansion", "PermissionDenied", "MessageDisplay", "ConfigChange", "CwdChanged", "DirectoryAdded",
+    "FileChanged", "PreModelSwitch", "PostModelSwitch", "Elicitation", "ElicitationResult",
 )
 """Claude Code events covey has no occasion to fire (skipped with a warning that says so)."""
 
@@ -42,6 +41,8 @@ PROMPT_TIMEOUT_S = 30.0
 """Claude Code's default for prompt hooks."""
 AGENT_TIMEOUT_S = 60.0
 """Claude Code's default for agent hooks."""
+MCP_TOOL_TIMEOUT_S = 60.0
+"""Claude Code's default for mcp_tool hooks."""
 SHORT_TIMEOUT_S = {"UserPromptSubmit": 30.0}
 """Events whose hooks default to a shorter timeout (a stuck one stalls every prompt)."""
 SESSION_END_BUDGET_S = 1.5
@@ -185,7 +186,34 @@ class AgentHook(_AskedHook):
         return self.timeout_s if self.timeout_s is not None else AGENT_TIMEOUT_S
 
 
-Handler = Annotated[Union[CommandHook, HttpHook, CallbackHook, PromptHook, AgentHook], Field(discriminator="type")]
+class McpToolHook(_Handler):
+    """A tool of an MCP server the agent is connected to, called with ``input`` (its ``${path}``
+    strings filled from the event's payload); the tool's text answers like a command's stdout
+    (``covey.hooks.mcp_tool``)."""
+
+    type: Literal["mcp_tool"] = "mcp_tool"
+    server: str = Field(min_length=1)
+    """The server's configured name; it must already be connected (the hook never starts it)."""
+    tool: str = Field(min_length=1)
+    """The tool's name on that server (without ``mcp__<server>__``)."""
+    input: dict[str, Any] = Field(default_factory=dict)
+    """The tool's arguments; ``"${tool_input.file_path}"`` in a string is replaced from the payload."""
+
+    def timeout_for(self, event: str) -> float:
+        return self.timeout_s if self.timeout_s is not None else MCP_TOOL_TIMEOUT_S
+
+    @property
+    def command(self) -> str:
+        """What logs and warnings call it."""
+        return f"mcp_tool {self.server}/{self.tool}"
+
+    @property
+    def key(self) -> str:
+        return f"mcp_tool:{self.server}:{self.tool}:{sorted(self.input.items())!r}"
+
+
+Handler = Annotated[Union[CommandHook, HttpHook, CallbackHook, PromptHook, AgentHook, McpToolHook],
+                    Field(discriminator="type")]
 
 _EXACT = re.compile(r"[A-Za-z0-9_\- ,|]*")
 

@@ -23,9 +23,10 @@ from covey.hooks.background import Background
 from covey.hooks.command import HookAnswer, read_answer, run_command
 from covey.hooks.conditions import if_matches
 from covey.hooks.config import (
-    TOOL_EVENTS, AgentHook, CallbackHook, CommandHook, Handler, HookConfig, HttpHook, PromptHook,
+    TOOL_EVENTS, AgentHook, CallbackHook, CommandHook, Handler, HookConfig, HttpHook, McpToolHook, PromptHook,
 )
 from covey.hooks.http import run_http
+from covey.hooks.mcp_tool import McpCall, run_mcp_tool
 from covey.hooks.prompt import run_prompt
 from covey.hooks.read import parse_hooks
 
@@ -77,6 +78,8 @@ class HookDispatch:
         self.verify: Verify | None = None
         """Runs ``agent`` hooks' verifiers (``covey.loop.verifier``, wired with the model and the agent's
         permission policy); None: they cannot run."""
+        self.mcp_call: McpCall | None = None
+        """Calls a tool of one of the agent's MCP servers (``mcp_tool`` hooks); None: none is connected."""
         self.background = Background()
         self.pre_tool_context: dict[str, str] = {}
         """A PreToolUse hook's ``additionalContext`` per tool_use id, until the call's result carries it."""
@@ -201,6 +204,8 @@ class HookDispatch:
             return await run_prompt(hook, payload, self.model, env=self.env, timeout_s=limit)
         if isinstance(hook, AgentHook):
             return await run_agent_hook(hook, payload, self.verify, cwd=workdir, timeout_s=limit)
+        if isinstance(hook, McpToolHook):
+            return await run_mcp_tool(hook, payload, self.mcp_call, timeout_s=limit)
         return await self._run_callback(hook, payload, limit)
 
     async def _run_callback(self, hook: CallbackHook, payload: dict[str, Any], limit: float) -> HookAnswer:

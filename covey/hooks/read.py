@@ -9,8 +9,8 @@ An agent definition's frontmatter may drop the inner list::
     PreToolUse: [{matcher: Bash, command: "..."}]
 
 What covey does not run is skipped with a warning and the rest of the block
-still loads: an event covey never fires (``FileChanged``, ``StopFailure``...)
-or does not know, a handler ``type`` it cannot run (``mcp_tool``), a ``prompt``
+still loads: an event covey never fires (``FileChanged``, ``ConfigChange``...)
+or does not know, a handler ``type`` it cannot run, a ``prompt``
 or ``agent`` hook on an event Claude Code runs none on, a field it has no use
 for (``once`` outside a skill, any unknown key). An entry covey does run but that is malformed (wrong type, blank
 ``command``, bad matcher regex, an ``http`` hook without a URL) is a
@@ -29,7 +29,7 @@ from covey.errors import UserError
 from covey.hooks.conditions import valid_if
 from covey.hooks.config import (
     CLAUDE_CODE_ONLY_EVENTS, EVENTS, PROMPT_EVENTS, AgentHook, CallbackHook, CommandHook, HookConfig, HookMatcher,
-    HttpHook, PromptHook,
+    HttpHook, McpToolHook, PromptHook,
 )
 
 log = logging.getLogger(__name__)
@@ -43,11 +43,9 @@ def _keys(model: type[BaseModel]) -> set[str]:
 _MODELS: dict[str, tuple[type[BaseModel], set[str]]] = {
     "command": (CommandHook, _keys(CommandHook)), "http": (HttpHook, _keys(HttpHook)),
     "callback": (CallbackHook, _keys(CallbackHook)), "prompt": (PromptHook, _keys(PromptHook)),
-    "agent": (AgentHook, _keys(AgentHook)),
+    "agent": (AgentHook, _keys(AgentHook)), "mcp_tool": (McpToolHook, _keys(McpToolHook)),
 }
-_NOT_RUN = {
-    "mcp_tool": "an mcp_tool hook calls an MCP server's tool; covey does not run mcp_tool hooks",
-}
+_NOT_RUN: dict[str, str] = {}
 _IGNORED = {
     "once": "honoured only for hooks in skill frontmatter; ignored here, as Claude Code ignores it",
 }

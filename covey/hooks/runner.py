@@ -14,7 +14,7 @@ from covey.hooks.config import SESSION_END_BUDGET_S, Handler
 from covey.hooks.dispatch import ToolCall
 from covey.hooks.env_file import exported, new_env_file
 from covey.hooks.command import HookAnswer
-from covey.hooks.team_events import TeamEvents
+from covey.hooks.occasions import OccasionEvents
 from covey.hooks.outcomes import (
     HookOutcome, PreToolOutcome, RequestVerdict, combine, combine_permission_request, combine_pre_tool,
 )
@@ -24,9 +24,10 @@ log = logging.getLogger(__name__)
 SESSION_END_MAX_S = 60.0
 
 
-class HookRegistry(TeamEvents):
+class HookRegistry(OccasionEvents):
     """The session's hooks and its running agents' (``HookDispatch``), fired one event at a time
-    (the task board's and the team's events are ``TeamEvents``)."""
+    (the task board's and the team's events are ``TeamEvents``; worktrees, API failures, tool
+    batches, instructions and interrupts ``OccasionEvents``)."""
 
     # -- tool events -----------------------------------------------------------------
 

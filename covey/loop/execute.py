@@ -25,6 +25,9 @@ input to run with (possibly changed) or a ToolResult that replaces the call."""
 After = Callable[[Tool, Any, ToolResult, ToolContext], Awaitable[ToolResult]]
 """Sees a finished call (PostToolUse hooks); may replace its result."""
 
+AfterBatch = Callable[[Sequence[ToolUseBlock], dict[str, dict[str, Any]], ToolContext], Awaitable["str | None"]]
+"""Sees every call of one reply with its result block (PostToolBatch hooks): a note for the model, or None."""
+
 
 class ToolExecutor:
     def __init__(
@@ -39,6 +42,9 @@ class ToolExecutor:
         self.ctx = ctx
         self.gate = gate
         self.after = after
+        self.after_batch: AfterBatch | None = None
+        self.batch_note: str | None = None
+        """What ``after_batch`` said of the last batch: the model reads it with the results."""
         self.structured: dict[str, Any] = {}
         """The last batch's structured results by tool_use id (Claude Code's ``tool_use_result``),
         for the calls that have one: the Agent tool's output, ``"Error: ..."`` for a failed call."""
@@ -52,11 +58,13 @@ class ToolExecutor:
         ``results`` is owned by the caller so that, on cancellation, it still holds
         what finished and the caller can close the rest (see ``interrupted_results``).
         """
-        self.structured = {}
+        self.structured, self.batch_note = {}, None
         for batch in self._batches(calls):
             blocks = await asyncio.gather(*(self.run_one(call) for call in batch))
             for call, block in zip(batch, blocks):
                 results[call.id] = block
+        if self.after_batch is not None and calls:
+            self.batch_note = await self.after_batch(calls, results, self.ctx)
 
     def _batches(self, calls: Sequence[ToolUseBlock]) -> list[list[ToolUseBlock]]:
         batches: list[list[ToolUseBlock]] = []

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from covey.hooks.outcomes import HookOutcome, PreToolOutcome, RequestVerdict
 from covey.hooks.runner import HookRegistry
-from covey.loop.execute import After, Gate
+from covey.loop.execute import After, AfterBatch, Gate
 from covey.permissions.decisions import Allow, Ask, Deny
 from covey.permissions.rules import suggest_rule
 from covey.tools.base import Tool, ToolContext, ToolResult
@@ -186,6 +186,21 @@ def hook_after(registry: HookRegistry) -> After:
         return result.model_copy(update={"content": "\n\n".join([result.content, *notes])})
 
     return after
+
+
+def hook_after_batch(registry: HookRegistry) -> AfterBatch:
+    """PostToolBatch hooks, once every call of a reply has its result: their context (or a block's
+    reason) is what the model reads after the results; ``continue: false`` ends the run there."""
+    async def after_batch(calls: Any, results: dict[str, dict[str, Any]], ctx: ToolContext) -> str | None:
+        tool_calls = [{"tool_name": call.name, "tool_input": call.input, "tool_use_id": call.id,
+                       "tool_response": (results.get(call.id) or {}).get("content")} for call in calls]
+        outcome = await registry.run_post_tool_batch(ctx.agent_id, tool_calls, session_id=ctx.services.session_id,
+                                                     cwd=ctx.cwd)
+        if outcome.stop:
+            registry.halt("PostToolBatch", outcome.stop_reason)
+        return "\n\n".join(_notes("PostToolBatch", outcome)) or None
+
+    return after_batch
 
 
 def _notes(label: str, outcome: HookOutcome) -> list[str]:

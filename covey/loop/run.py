@@ -233,6 +233,8 @@ class AgentLoop:
             # Even when cancelled, every tool_use gets its tool_result so the
             # history stays valid for a later resume.
             blocks = interrupted_results(calls, results)
+            if self.executor.batch_note:  # what PostToolBatch hooks said, after the results
+                blocks = [*blocks, {"type": "text", "text": self.executor.batch_note}]
             if self.config.tool_result_reminder:
                 blocks = [*blocks, {"type": "text", "text": f"<system-reminder>\n{self.config.tool_result_reminder}\n</system-reminder>"}]
             self.messages.append({"role": "user", "content": blocks})

@@ -97,6 +97,29 @@ class McpManager:
         held.inline.clear()
         held.shared.clear()
 
+    async def required_problem(self, session_id: str, servers: Mapping[str, McpServerConfig], wanted: list[Any], *,
+                               timeout_s: float) -> str | None:
+        """What keeps a definition's required servers (``wanted``'s names) from this process's
+        connections, after waiting up to ``timeout_s`` for pending ones; None when they connected,
+        or when this process holds no connection to judge by (the child checks again)."""
+        try:
+            required = self._required(wanted, servers)
+        except McpServerUnavailable as exc:
+            return str(exc)
+        for name in sorted(required):
+            connection = self._shared.get((session_id, name))
+            if connection is None or await connection.wait(timeout_s):
+                continue
+            if connection.state == "pending":
+                return f"MCP server {name!r} did not connect within {timeout_s:g} s"
+            return connection.describe_failure()
+        return None
+
+    def connection(self, held: AgentMcp, name: str) -> McpConnection | None:
+        """The agent's connection to server ``name`` (its own inline one first), if it holds one."""
+        shared = [self._shared[key] for key in held.shared if key in self._shared]
+        return next((c for c in [*held.inline, *shared] if c.name == name), None)
+
     def statuses(self, session_id: str) -> list[dict[str, Any]]:
         return [c.status() for (sid, _), c in self._shared.items() if sid == session_id]
 

@@ -175,7 +175,7 @@ class Session:
         if self.current_main is None:
             return False
         self.interrupting = True
-        return bool(await self.current_main.cancel("killed", reason))
+        return await teardown.interrupt(self, self.current_main, reason)  # with the Interrupt hooks
 
     async def stop_task(self, task_id: str) -> bool:
         """Kill one agent of this session by id (``stop_task``); its owner is notified."""

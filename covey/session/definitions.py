@@ -35,11 +35,12 @@ def managed_agents_dir(settings: Any) -> Path | None:
 def session_definitions(
     cwd: Path, extra: Any, *, home: Path | None = None, plugins: Iterable[Any] = (),
     policy_dir: Path | None = None, locked: Collection[str] = (), coordinator: bool = False, sources: Sources = None,
-    aside: Any = None,
+    aside: Any = None, env: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, AgentDefinition], list[Any], list[Any]]:
     """(active definitions by name, load errors, skipped-hook warnings) for a session in ``cwd``;
     the user's own come from ``home`` (default: this process's home). In coordinator mode the
-    ``worker`` type replaces the built-ins; the user's, project's and plugins' own stay."""
+    ``worker`` type replaces the built-ins; the user's, project's and plugins' own stay. A session
+    a claude-agent-sdk program runs (``env``'s entrypoint) has no built-in guide."""
     from covey.agents.loader import load_definitions
 
     objects = [d for d in extra if isinstance(d, AgentDefinition)] if isinstance(extra, list) else []
@@ -47,7 +48,24 @@ def session_definitions(
     result = load_definitions(cwd, home=home, flag_agents=flags, extra=objects, plugin_dirs=plugins,
                               policy_dir=policy_dir, strict_plugin_only=locked, coordinator=coordinator,
                               sources=sources, aside=aside)
-    return with_guide(result.definitions, cwd, sources), result.errors, result.warnings
+    definitions = without_guide(result.definitions) if sdk_run(env or {}) else with_guide(result.definitions, cwd, sources)
+    return definitions, result.errors, result.warnings
+
+
+def sdk_run(env: Mapping[str, str]) -> bool:
+    """Whether a claude-agent-sdk program started this run (``sdk-py``, ``sdk-ts``, ``sdk-cli``)."""
+    from covey.trust.decision import SDK_ENTRYPOINT
+
+    return env.get(SDK_ENTRYPOINT, "").strip().startswith("sdk")
+
+
+def without_guide(definitions: dict[str, AgentDefinition]) -> dict[str, AgentDefinition]:
+    """Claude Code offers no guide agent to a program: it answers a person's questions about the tool
+    itself. The user's own ``covey-guide`` stays."""
+    guide = definitions.get("covey-guide")
+    if guide is None or guide.source != "built-in":
+        return definitions
+    return {name: d for name, d in definitions.items() if name != "covey-guide"}
 
 
 def with_guide(definitions: dict[str, AgentDefinition], cwd: Path, sources: Sources = None) -> dict[str, AgentDefinition]:

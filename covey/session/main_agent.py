@@ -28,7 +28,7 @@ from covey.settings_files import Sources, source_set
 from covey.skills import skill_list_message
 from covey.tool_names import canonical_tool_name
 from covey.agents.catalog import tool_names as catalog_tool_names
-from covey.tools.options import ToolOptions
+from covey.tools.options import BACKGROUND_DISABLED_ENV, ToolOptions
 from covey.tools.structured_output import STRUCTURED_OUTPUT, SYSTEM_NOTE, check_schema
 from covey.subprocess_env import travelling_env
 
@@ -44,7 +44,7 @@ def setting_sources(session: Session) -> Sources:
 
 
 def tool_options(session: Session) -> ToolOptions:
-    background_disabled = env_flag(session.env, "COVEY_DISABLE_BACKGROUND_TASKS")
+    background_disabled = env_flag(session.env, BACKGROUND_DISABLED_ENV)
     # Claude Code turns forking off in coordinator mode: every spawn there is a worker.
     coordinator = bool(session.options.coordinator)
     fork = not coordinator and fork_enabled(session.env, session.settings.fork_subagent, session.settings.env)

@@ -235,7 +235,7 @@ def _definitions(options: SessionOptions, settings: Settings, plugins: Any, cwd:
     aside = None if trust.trusted else settings.set_aside  # what an untrusted folder's files grant goes there
     definitions, errors, skipped_hooks = session_definitions(
         cwd, options.agents, home=home, plugins=found, policy_dir=managed_agents_dir(settings), locked=locked,
-        coordinator=bool(options.coordinator), sources=sources, aside=aside,
+        coordinator=bool(options.coordinator), sources=sources, aside=aside, env=env,
     )
     definitions, hook_notes = managed_hooks_only(definitions, settings)
     given = options.mcp_servers

@@ -1,13 +1,16 @@
 """The end of a session: every agent stopped with its cleanup, the SessionEnd hooks, and every
-actor the session started killed (or given back to the covey service's pool)."""
+actor the session started killed (or given back to the covey service's pool); and the Interrupt
+hooks of a turn the user stopped."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING, Any
 
 from covey.actors.handle import AgentHandle
 from covey.events import ResultEvent
+from covey.hooks.runner import HookRegistry
 from covey.hooks.session_end import fire_session_end
 from covey.ray_runtime import shutdown_if_started
 from covey.session import ephemeral
@@ -16,6 +19,8 @@ from covey.session.main_agent import transcript
 if TYPE_CHECKING:
     from covey.session.core import Session
     from covey.session.watch import SessionBroken
+
+log = logging.getLogger(__name__)
 
 STOP_GRACE_S = 5.0
 
@@ -42,6 +47,27 @@ async def broken(session: Session, exc: SessionBroken, agent_id: str) -> ResultE
     await stop(session, str(exc))
     text = f"{exc}: the run cannot go on, and every agent of the session was stopped."
     return ResultEvent.failure(text, session_id=session.session_id, agent_id=agent_id)
+
+
+async def interrupt(session: Session, main: AgentHandle, reason: str) -> bool:
+    """Stop the main agent's turn; the Interrupt hooks run while it stops (they cannot hold it up)."""
+    stopped, _ = await asyncio.gather(main.cancel("killed", reason), fire_interrupt(session))
+    return bool(stopped)
+
+
+async def fire_interrupt(session: Session) -> None:
+    """The session's Interrupt hooks (the user stopped the turn), with the fields the TypeScript
+    SDK 0.3.337's CLI sends: ``source: "user"``, ``reason: "stop"``, ``via: "client"``."""
+    groups = (session.settings.hooks or {}).get("Interrupt")
+    if not groups:
+        return
+    hooks = HookRegistry({"Interrupt": groups}, project_dir=session.config_root, env=session.options.env,
+                         session_id=session.session_id, transcript_path=transcript(session),
+                         callback=session.options.on_hook_callback, mode_of=lambda: session.policy.mode)
+    try:
+        await hooks.run_interrupt()
+    except Exception:  # a hook never keeps the turn from stopping
+        log.exception("Interrupt hooks failed")
 
 
 def close(session: Session, reason: str = "other") -> None:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+BACKGROUND_DISABLED_ENV = ("COVEY_DISABLE_BACKGROUND_TASKS", "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS")
+"""covey's name first: where both are set, it decides (covey/flags.py)."""
+
 
 class ToolOptions(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     background_disabled: bool = False
-    """``COVEY_DISABLE_BACKGROUND_TASKS``: the Agent tool's schema has no ``run_in_background``."""
+    """``COVEY_DISABLE_BACKGROUND_TASKS`` (else Claude Code's ``CLAUDE_CODE_DISABLE_BACKGROUND_TASKS``):
+    the Agent tool's schema has no ``run_in_background``."""
     teams: bool = False
     """Team tools (TeamCreate, SendMessage, Task*) and the Agent tool's ``name``/``team_name``."""
     fork: bool = False

@@ -1,4 +1,4 @@
-"""TaskOutput and TaskStop: read a background shell's output, and stop it (or a background agent).
+"""TaskOutput and TaskStop: read a background shell's or agent's output, and stop it.
 
 Claude Code 2.1's names and fields. Reading the output file with ``Read`` works too
 (Claude Code now prefers it); ``TaskOutput`` adds the status and exit code, and can wait.
@@ -14,6 +14,7 @@ from typing import Annotated
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
+from covey.tools.agent_output import agent_output
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.processes import BackgroundShell
 
@@ -23,7 +24,7 @@ MAX_OUTPUT_CHARS = 30_000
 
 
 class TaskOutputInput(ToolInput):
-    task_id: str = Field(description="The id of the background task (a background Bash's id).")
+    task_id: str = Field(description="The id of the background task (a background Bash's or agent's id).")
     block: bool = Field(True, description="Wait for the task to finish (up to `timeout`) before answering.")
     timeout: Annotated[float, Field(ge=0, le=MAX_WAIT_MS)] = Field(
         DEFAULT_WAIT_MS, description=f"Milliseconds to wait when blocking (default {DEFAULT_WAIT_MS}, max {MAX_WAIT_MS}).")
@@ -32,7 +33,8 @@ class TaskOutputInput(ToolInput):
 class TaskOutput(Tool):
     name = "TaskOutput"
     description = (
-        "Get the status and output of a background task started with Bash `run_in_background`. With "
+        "Get the status and output of a background task: a Bash `run_in_background` shell, or a "
+        "background agent (its report once it has ended). With "
         "block=true (the default) it waits up to `timeout` ms for the task to end. You can also Read the "
         "task's output file directly."
     )
@@ -42,7 +44,8 @@ class TaskOutput(Tool):
     async def run(self, input: TaskOutputInput, ctx: ToolContext) -> ToolResult:
         shell = ctx.processes.background.get(input.task_id)
         if shell is None:
-            return ToolResult.error(f"No task found with ID: {input.task_id}")
+            agent = await agent_output(input.task_id, ctx, block=input.block, timeout_s=input.timeout / 1000)
+            return agent or ToolResult.error(f"No task found with ID: {input.task_id}")
         if shell.status == "running" and input.block:
             await _ended_within(shell, input.timeout / 1000, ctx)
         elif shell.process.returncode is not None and shell.watcher is not None:

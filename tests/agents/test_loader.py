@@ -173,10 +173,10 @@ def test_a_malformed_definition_hook_is_an_error_naming_file_and_field(tmp_path)
 
 def test_flag_and_api_definitions_hooks_are_checked_too(tmp_path):
     flags = {"f": {"description": "d", "prompt": "p", "hooks": {"PreToolUse": [{"command": ""}]}}}
-    api = AgentDefinition(name="api", hooks={"StopFailure": [{"command": "x"}]})
+    api = AgentDefinition(name="api", hooks={"FileChanged": [{"command": "x"}]})
     result = load(tmp_path, flag_agents=flags, extra=[api])
     assert [(e.path, e.field) for e in result.errors] == [("--agents f", "hooks.PreToolUse[0].command")]
-    assert [str(w) for w in result.warnings] == ["agent 'api': hooks.StopFailure: a Claude Code event covey never fires; skipped"]
+    assert [str(w) for w in result.warnings] == ["agent 'api': hooks.FileChanged: a Claude Code event covey never fires; skipped"]
     assert result.definitions["api"].hooks == {}
 
 

@@ -229,7 +229,7 @@ _BASH_THEN_DONE = """\
 def test_hook_events_covey_lacks_are_skipped_with_a_warning_and_the_rest_run(tmp_path):
     marker, ended = tmp_path / "pre-tool-use.txt", tmp_path / "session-end.json"
     settings = _project(tmp_path, {
-        "StopFailure": [{"hooks": [{"type": "command", "command": "true"}]}],
+        "ConfigChange": [{"hooks": [{"type": "command", "command": "true"}]}],
         "FileChanged": [{"hooks": [{"type": "command", "command": "true"}]}],
         "PreCompact": [{"hooks": [{"type": "command", "command": "true"}]}],
         "SessionEnd": [{"matcher": "other", "hooks": [{"type": "command", "command": f"cat > {ended}"}]}],
@@ -240,7 +240,7 @@ def test_hook_events_covey_lacks_are_skipped_with_a_warning_and_the_rest_run(tmp
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["result"] == "all done"
     assert marker.read_text().strip() == "fired"
-    for event in ("StopFailure", "FileChanged"):
+    for event in ("ConfigChange", "FileChanged"):
         assert f"covey: {settings}: hooks.{event}: a Claude Code event covey never fires; skipped" in done.stderr.splitlines()
     assert "PreCompact" not in done.stderr  # accepted: it fires before a compaction (docs/compaction.md)
     payload = json.loads(ended.read_text())  # the session's end fired SessionEnd

@@ -66,10 +66,11 @@ def test_hook_types_covey_does_not_run_are_skipped_and_their_siblings_run():
         _command("pwsh", shell="powershell"),
     ]}]}
     parsed = read_hooks(raw, SOURCE)
-    assert [w.field for w in parsed.warnings] == ["hooks.Stop[0].hooks[4].type", "hooks.Stop[0].hooks[5].shell"]
-    assert "'mcp_tool' not supported by covey" in parsed.warnings[0].message
+    assert [w.field for w in parsed.warnings] == ["hooks.Stop[0].hooks[5].shell"]
     assert [h.command for h in parsed.config["Stop"][0].hooks] == [
-        "prompt 'Done?'", "check", "POST http://127.0.0.1:9/h", "agent 'Verify'"]
+        "prompt 'Done?'", "check", "POST http://127.0.0.1:9/h", "agent 'Verify'", "mcp_tool s/t"]
+    unknown = read_hooks({"Stop": [{"hooks": [{"type": "websocket", "url": "x"}]}]}, SOURCE)
+    assert "'websocket' not supported by covey (unknown hook type)" in unknown.warnings[0].message
 
 
 def test_an_if_that_is_no_permission_rule_skips_the_hook_with_a_warning():

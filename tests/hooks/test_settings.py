@@ -64,16 +64,16 @@ def test_a_malformed_hook_fails_the_session_before_ray_starts(tmp_path, monkeypa
 
 
 def test_session_warnings_hold_skipped_hooks_and_bad_definitions_and_are_logged(tmp_path, caplog):
-    path = _settings_file(tmp_path, {"StopFailure": [{"hooks": [{"type": "command", "command": "x"}]}]})
+    path = _settings_file(tmp_path, {"ConfigChange": [{"hooks": [{"type": "command", "command": "x"}]}]})
     bad = tmp_path / ".claude" / "agents" / "bad.md"
     bad.parent.mkdir()
     bad.write_text("---\nname: bad\ndescription: b\nhooks:\n  PreToolUse: [{command: ''}]\n---\nx\n")
     skipping = tmp_path / ".claude" / "agents" / "skipping.md"
-    skipping.write_text("---\nname: skipping\ndescription: d\nhooks:\n  WorktreeCreate: [{command: x}]\n---\nx\n")
+    skipping.write_text("---\nname: skipping\ndescription: d\nhooks:\n  FileChanged: [{command: x}]\n---\nx\n")
     with caplog.at_level(logging.WARNING, logger="covey"):
         session = Session(cwd=str(tmp_path), model=_rules(tmp_path))
-    assert session.warnings[0] == f"{path}: hooks.StopFailure: a Claude Code event covey never fires; skipped"
-    assert f"{skipping}: hooks.WorktreeCreate: a Claude Code event covey never fires; skipped" in session.warnings
+    assert session.warnings[0] == f"{path}: hooks.ConfigChange: a Claude Code event covey never fires; skipped"
+    assert f"{skipping}: hooks.FileChanged: a Claude Code event covey never fires; skipped" in session.warnings
     assert any(w.startswith(f"{bad}: hooks.PreToolUse[0].command:") for w in session.warnings)
     assert "skipping" in session.definitions and "bad" not in session.definitions
     assert all(warning in caplog.text for warning in session.warnings)

@@ -30,3 +30,10 @@ def test_an_empty_env_gives_the_defaults(monkeypatch):
     monkeypatch.setenv("COVEY_MAX_CONCURRENT_AGENTS", "7")
     limits = Limits.from_env({})
     assert limits.max_concurrent == DEFAULT_MAX_CONCURRENT and limits.budget_usd is None
+
+
+def test_claude_codes_depth_variable_is_read_and_coveys_wins():
+    assert Limits.from_env({"CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH": "1"}).max_depth == 1
+    both = {"COVEY_MAX_SUBAGENT_SPAWN_DEPTH": "3", "CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH": "1"}
+    assert Limits.from_env(both).max_depth == 3
+    assert Limits.from_env({"COVEY_MAX_SUBAGENT_SPAWN_DEPTH": "", "CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH": "1"}).max_depth == 1

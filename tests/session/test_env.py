@@ -118,3 +118,14 @@ def test_without_an_env_the_session_reads_this_process(tmp_path, monkeypatch):
     assert session.options.transcript_dir is None and session.roots.root == Path("~/.claude")  # each node expands ~
     runtime = SessionRuntime(session_id=session.session_id, registry=None, mailbox=None)
     assert session.main_spec("go", runtime).settings.env is None
+
+
+@pytest.mark.parametrize("env, disabled", [
+    ({"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"}, True),
+    ({"COVEY_DISABLE_BACKGROUND_TASKS": "0", "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"}, False),
+    ({"COVEY_DISABLE_BACKGROUND_TASKS": "1", "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "0"}, True),
+    ({}, False),
+])
+def test_claude_codes_background_switch_is_read_and_coveys_wins(tmp_path, client_home, env, disabled):
+    session = _session(tmp_path, env={"HOME": str(client_home), **env})
+    assert main_agent.tool_options(session).background_disabled is disabled
