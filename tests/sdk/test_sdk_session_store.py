@@ -54,3 +54,34 @@ async def test_a_session_resumes_from_the_programs_store_alone_under_its_own_id(
     prompts = [e["message"]["content"] for e in stored or [] if e.get("type") == "user" and not e.get("isMeta")
                and isinstance(e.get("message", {}).get("content"), str)]
     assert prompts == ["STORE-1 remember PEAR", "STORE-2 what did I say?"], stored
+
+
+async def test_a_sub_agents_metadata_reaches_the_store_at_its_start_and_finished(sdk_options, fake_api, tmp_path):
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        if "HELPER-PROMPT-M" in json.dumps(body.get("system") or ""):
+            return {"text": "helper found FIG"}
+        if "toolu_agent_m" in tool_results(body):
+            return {"text": "FINAL-M: FIG"}
+        return tool_use("toolu_agent_m", "Agent", {"description": "find the fruit", "prompt": "CHILD-TASK-M",
+                                                   "subagent_type": "helper", "run_in_background": False})
+
+    fake_api.replies = [reply]
+    store = InMemorySessionStore()
+    options = sdk_options(session_store=store, agents={
+        "helper": AgentDefinition(description="Looks things up", prompt="You are HELPER-PROMPT-M.", tools=["Read"])})
+    options.env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "config")
+    messages = await collect(query(prompt="MARK-M ask the helper", options=options))
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "FINAL-M: FIG", messages
+    key = {"project_key": project_key_for_directory(str(tmp_path)), "session_id": messages[-1].session_id}
+    (subpath,) = await store.list_subkeys(key)
+    assert subpath.startswith("subagents/agent-")
+    entries = await store.load({**key, "subpath": subpath}) or []
+    metadata = [e for e in entries if e.get("type") == "agent_metadata"]
+    assert len(metadata) == 2 and "finished" not in metadata[0] and metadata[1]["finished"] is True, metadata
+    for meta in metadata:  # Claude Code's shape (it adds a few fields of its own)
+        assert {key: meta.get(key) for key in ("agentType", "isBuiltIn", "description", "toolUseId", "spawnDepth",
+                                               "requestShape")} == {
+            "agentType": "helper", "isBuiltIn": False, "description": "find the fruit", "toolUseId": "toolu_agent_m",
+            "spawnDepth": 1, "requestShape": "foreground"}, meta
+    records = [e for e in entries if e.get("type") != "agent_metadata"]
+    assert records and {e.get("agentId") for e in records} == {subpath.removeprefix("subagents/agent-")}
