@@ -85,3 +85,11 @@ async def test_a_sub_agents_metadata_reaches_the_store_at_its_start_and_finished
             "spawnDepth": 1, "requestShape": "foreground"}, meta
     records = [e for e in entries if e.get("type") != "agent_metadata"]
     assert records and {e.get("agentId") for e in records} == {subpath.removeprefix("subagents/agent-")}
+
+    # The store's session, its sub-agent's files among it, resumes (the SDK writes them all back).
+    options = sdk_options(session_store=store, resume=key["session_id"])
+    options.env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "config")
+    fake_api.replies = [lambda body: {"text": "resumed FIG"}]
+    again = await collect(query(prompt="and now?", options=options))
+    assert isinstance(again[-1], ResultMessage) and again[-1].result == "resumed FIG", again
+    assert again[-1].session_id == key["session_id"]
