@@ -42,7 +42,7 @@ def record_from_transcript(transcript: Path, session_id: str) -> SessionRecord:
         raise ResumeError(f"Session {session_id!r} cannot be resumed: its transcript {str(transcript)!r} is "
                           f"unreadable ({error_reason(e)}).", session_id, str(transcript)) from None
     cwds = [record["cwd"] for record in reversed(records) if isinstance(record.get("cwd"), str) and record["cwd"]]
-    cwd = next((os.path.realpath(path) for path in cwds if project_name(path) == transcript.parent.name), None)
+    cwd = next((os.path.realpath(path) for path in cwds if _names(path, transcript.parent.name)), None)
     if cwd is None:
         raise ResumeError(f"Session {session_id!r} cannot be resumed: its transcript {str(transcript)!r} has no "
                           f"session.json beside it and names no directory of the project "
@@ -51,3 +51,9 @@ def record_from_transcript(transcript: Path, session_id: str) -> SessionRecord:
     now_s = time.time()
     return SessionRecord(session_id=session_id, main_agent_id=AgentId.new(), transcript=str(transcript), cwd=cwd,
                          created_s=min(times, default=now_s), updated_s=max(times, default=now_s))
+
+
+def _names(cwd: str, folder: str) -> bool:
+    """Whether ``cwd`` is a directory of the project folder ``folder``; a value with a NUL in it is
+    no path at all (``realpath`` would raise)."""
+    return "\0" not in cwd and project_name(cwd) == folder

@@ -59,7 +59,7 @@ def test_the_rebuilt_session_gets_its_record_at_its_first_turn(tmp_path):
     assert find_resume(tmp_path / "config", session_id=session_id).record.model_id == "claude-sonnet-4-5"
 
 
-@pytest.mark.parametrize("cwd", ["", "/somewhere/else"])
+@pytest.mark.parametrize("cwd", ["", "/somewhere/else", "/nul\0byte"])
 def test_a_lone_transcript_naming_no_directory_of_its_project_is_refused(tmp_path, cwd):
     project = tmp_path / "project"
     project.mkdir()
