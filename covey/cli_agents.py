@@ -23,7 +23,8 @@ def agents_report(cwd: str, agents_json: str | None, plugin_dirs: Iterable[str],
     cwd = str(Path(cwd).resolve())  # every path it shows absolute, as the plugins' and skills' are
     home = Path(env["HOME"]) if env.get("HOME") else None
     trust = decide(Path(cwd), home=home or Path.home(), env=env)
-    settings = Settings.load(cwd, home=home, managed_dir=managed_dir(), trusted=trust.trusted)
+    settings = Settings.load(cwd, home=home, managed_dir=managed_dir(), trusted=trust.trusted,
+                             config=env.get("CLAUDE_CONFIG_DIR"))
     aside = None if trust.trusted else settings.set_aside
     scan = session_plugins(Path(cwd), settings, plugin_dirs=plugin_dirs, home=home, env=env)
     plugins, locked = list(scan.plugins.values()), settings.strict_plugin_only

@@ -63,7 +63,7 @@ def find_resume(transcript_dir: Where, *, session_id: str | None = None,
         session_id = _latest_in(transcript_dir, continue_in)
     if session_id is None:
         raise ValueError("find_resume takes exactly one of session_id and continue_in")
-    record = read_record(transcript_dir, session_id)
+    record = _record_of(transcript_dir, session_id)
     _check_place(record)
     history, last = _history(record, Path(record.transcript))
     if is_legacy(path := record_path(transcript_dir, record.session_id), transcript_dir):
@@ -73,6 +73,16 @@ def find_resume(transcript_dir: Where, *, session_id: str | None = None,
     transcript = Path(record.transcript)
     return ResumePoint(record=record, transcript_dir=transcript_root(transcript_dir), transcript=transcript,
                        history=history, last_uuid=last)
+
+
+def _record_of(transcript_dir: Where, session_id: str) -> SessionRecord:
+    """The session's record; for a transcript without one (a session store's, which holds only
+    the transcripts), rebuilt from its records (``covey.resume_rebuild``)."""
+    from covey.resume_rebuild import lone_transcript, record_from_transcript
+
+    if (transcript := lone_transcript(transcript_dir, session_id)) is not None:
+        return record_from_transcript(transcript, session_id)
+    return read_record(transcript_dir, session_id)
 
 
 def _latest_in(transcript_dir: Where, cwd: str | os.PathLike) -> str:

@@ -1,6 +1,6 @@
 """Settings merged from Claude Code's (and covey's) settings files, then the CLI / API.
 
-Lowest to highest: ``~/.claude/settings.json``, ``~/.covey/settings.json``,
+Lowest to highest: ``~/.claude/settings.json`` (``$CLAUDE_CONFIG_DIR/settings.json`` when set), ``~/.covey/settings.json``,
 ``.claude/settings.json``, ``.covey/settings.json``, ``.claude/settings.local.json``,
 ``.covey/settings.local.json``, then ``extra``, then the managed (policy) files, which
 nothing overrides (covey/settings_managed.py). Rule lists concatenate (each rule
@@ -118,15 +118,17 @@ class Settings(BaseModel):
     def load(cls, cwd: Path | str, *, home: Path | str | None = None, extra: dict[str, Any] | None = None,
              sources: Iterable[str] | None = None, managed_dir: Path | str | None = None,
              parent_managed: dict[str, Any] | None = None, project: Path | str | None = None,
-             trusted: bool = True) -> Settings:
+             trusted: bool = True, config: Path | str | None = None) -> Settings:
         """Read and merge every settings file that exists; a bad file is a :class:`UserError`.
         ``sources``: only these kinds of file (Claude Code's ``--setting-sources``:
         ``user``, ``project``, ``local``); None: all of them. ``managed_dir``: the managed
         settings folder, always read (None: none); ``parent_managed``: the program's managed tier
         (``--managed-settings``); ``project``: where the project and local files are (default ``cwd``);
-        ``trusted``: False keeps only what the project and local files restrict (covey/trust/grants.py)."""
+        ``trusted``: False keeps only what the project and local files restrict (covey/trust/grants.py);
+        ``config``: Claude Code's config folder, the run's ``CLAUDE_CONFIG_DIR`` (None: ``<home>/.claude``)."""
         wanted = setting_labels(sources)
         bases = {"home": Path(home or Path.home()).resolve(), "project": Path(project or cwd).resolve()}
+        bases["config"] = Path(config).expanduser().resolve() if config else bases["home"] / ".claude"
         settings, seen = cls(trusted=trusted), set()
         managed: list[tuple[Any, Wire]] = [(path, read_file(path)) for path in managed_files(Path(managed_dir))] \
             if managed_dir else []

@@ -14,8 +14,8 @@ from covey.model.ratelimit_signals import RateLimitSettings
 from covey.permissions.decisions import PermissionMode
 from covey.safe_files import READ_ERRORS, read_json, reason
 
-SETTING_FILES = (  # (label, base: "home" or "project", relative path), lowest precedence first
-    ("userSettings", "home", ".claude/settings.json"),
+SETTING_FILES = (  # (label, base: "config", "home" or "project", relative path), lowest precedence first
+    ("userSettings", "config", "settings.json"),  # config: CLAUDE_CONFIG_DIR, else ~/.claude, as Claude Code
     ("userSettings", "home", ".covey/settings.json"),
     ("projectSettings", "project", ".claude/settings.json"),
     ("projectSettings", "project", ".covey/settings.json"),

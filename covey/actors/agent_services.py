@@ -41,6 +41,7 @@ def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], pr
 
     if spec.settings.session_mirror:
         writer.mirror = mirrored(spec, emit)
+        writer.mirror_metadata()  # a sub-agent's, written before its run had a stream to mirror to
 
     async def record_start(messages: list[dict[str, Any]], typed: frozenset[int] | None = None) -> None:
         # What the person typed (the prompt: by default the last; a slash command) is a plain

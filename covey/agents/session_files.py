@@ -109,17 +109,25 @@ def sdk_agent_id(agent_id: str) -> str:
     return agent_id.removeprefix("agent-")
 
 
-def write_agent_meta(transcript: Path, spec: Any) -> None:
-    """Claude Code's ``agent-<id>.meta.json`` beside a sub-agent's transcript: its type, and the
-    Agent call (and, nested, the sub-agent) that launched it, which the SDK's
-    ``get_subagent_messages`` reports as each message's ``parent_tool_use_id`` / ``parent_agent_id``."""
-    meta = {"agentType": spec.definition.name, "description": spec.description or None,
-            "toolUseId": spec.tool_use_id,
-            "parentAgentId": sdk_agent_id(spec.parent_agent_id) if spec.depth > 1 and spec.parent_agent_id else None}
+def agent_meta(spec: Any) -> dict[str, Any]:
+    """Claude Code's metadata of the sub-agent an ``AgentSpec`` describes: its type, the Agent call
+    (and, nested, the sub-agent) that launched it, which the SDK's ``get_subagent_messages``
+    reports as each message's ``parent_tool_use_id`` / ``parent_agent_id``, how deep it runs,
+    whether it runs in the background and on which model."""
+    definition = spec.definition
+    meta = {"agentType": definition.name, "isBuiltIn": definition.source == "built-in",
+            "description": spec.description or None, "toolUseId": spec.tool_use_id, "spawnDepth": spec.depth,
+            "parentAgentId": sdk_agent_id(spec.parent_agent_id) if spec.depth > 1 and spec.parent_agent_id else None,
+            "requestShape": "background" if spec.background else "foreground", "model": spec.model_id}
+    return {key: value for key, value in meta.items() if value is not None}
+
+
+def write_agent_meta(transcript: Path, meta: dict[str, Any]) -> None:
+    """``agent-<id>.meta.json`` beside a sub-agent's transcript, as Claude Code writes it."""
     path = transcript.with_name(transcript.name.removesuffix(".jsonl") + ".meta.json")
     try:
         private_dir(path.parent, "transcript folder")
         with os.fdopen(open_private(path, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as out:
-            out.write(json.dumps({key: value for key, value in meta.items() if value is not None}))
+            out.write(json.dumps(meta))
     except (OSError, UserError) as exc:  # optional: without it the SDK reports no parent ids; the run goes on
         log.warning("could not write %s: %s", path, exc)

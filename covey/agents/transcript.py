@@ -22,7 +22,9 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
 
-from covey.agents.session_files import agent_transcript, transcript_path, write_agent_meta  # noqa: F401
+from covey.agents.session_files import (  # noqa: F401
+    agent_meta, agent_transcript, sdk_agent_id, transcript_path, write_agent_meta,
+)
 from covey.agents.transcript_read import (  # noqa: F401  (the readers, importable from here too)
     COMPACT, copy_transcript, end_torn_line, last_uuid, read_transcript, rebuild_history, record_time_s,
 )
@@ -51,8 +53,10 @@ class TranscriptWriter:
             "isSidechain": sidechain, "userType": "external", "cwd": str(cwd), "sessionId": session_id,
             "version": CLAUDE_CODE_VERSION, "gitBranch": git_branch(cwd) if cwd else "",
         }
-        if sidechain:  # Claude Code names the agent on a sub-agent's records only
-            self._stamp["agentId"] = agent_id
+        if sidechain:  # Claude Code names the agent on a sub-agent's records only, as its file does: no "agent-"
+            self._stamp["agentId"] = sdk_agent_id(agent_id)
+        self.meta: dict[str, Any] | None = None
+        """A sub-agent's metadata (``agent_meta``), marked ``finished`` when the writer closes."""
 
     async def append(self, type: str, message: dict[str, Any] | None, *, uuid: str | None = None,
                      timestamp: str | None = None, **extra: Any) -> str:
@@ -105,7 +109,21 @@ class TranscriptWriter:
         self._file.write(line)
         self._file.flush()
 
+    def agent_metadata(self, meta: dict[str, Any]) -> None:
+        """A sub-agent's metadata, where Claude Code keeps it: its ``.meta.json`` and, mirrored, an
+        ``agent_metadata`` entry of its transcript (the SDK's store keeps it in the sidecar's place;
+        the last one wins). Written when the run starts and again, ``finished``, when it ends."""
+        self.meta = meta
+        write_agent_meta(self.path, meta)
+        self.mirror_metadata()
+
+    def mirror_metadata(self) -> None:
+        if self.mirror is not None and self.meta is not None:
+            self.mirror(self.path, {"type": "agent_metadata", **self.meta})
+
     def close(self) -> None:
+        if self.meta is not None and not self.meta.get("finished"):
+            self.agent_metadata({**self.meta, "finished": True})
         if self._file is not None:
             self._file.close()
             self._file = None
@@ -129,7 +147,7 @@ def open_agent_transcript(spec: Any) -> TranscriptWriter:
     writer = open_writer(path, session_id=spec.session_id, agent_id=spec.agent_id, cwd=spec.cwd,
                          sidechain=spec.depth > 0)
     if spec.depth > 0:
-        write_agent_meta(path, spec)
+        writer.agent_metadata(agent_meta(spec))
     return writer
 
 

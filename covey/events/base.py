@@ -150,3 +150,6 @@ class UserEvent(_Message):
     tool_use_result: Any = None
     """The structured result of the call answered here (Claude Code's ``toolUseResult``): the
     Agent tool's output, ``"Error: ..."`` for a failed call; absent where covey has none."""
+    taken_mail: bool = Field(default=False, exclude=True)
+    """Mail the loop took (a notice, a message sent while the agent ran), not an answer to its
+    calls: with no turn running it starts the next (not on the wire)."""

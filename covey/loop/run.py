@@ -24,7 +24,7 @@ from covey.model.base import Model, ModelRequest, TokenUsage
 from covey.model.effort import request_effort
 from covey.model.thinking import fit_thinking, task_budget
 from covey.model.messages import Message, ToolUseBlock
-from covey.teams.render import render_notice
+from covey.teams.render import SentPrompt, render_notice
 from covey.tools.structured_output import STRUCTURED_OUTPUT, StructuredOutput
 
 CONTINUATIONS = 3
@@ -258,15 +258,19 @@ class AgentLoop:
         return texts
 
     def _take_notifications(self, texts: list[str]) -> UserEvent:
-        """Append notices to the history; the event carries just the new blocks (for transcripts)."""
-        blocks = [{"type": "text", "text": text} for text in texts]
+        """Append notices to the history; the event carries just the new content (for transcripts).
+        A message sent alone that starts a user message is kept as the string it was (Claude Code's
+        prompt record), so a truncating resume finds the turn it starts as sent."""
+        blocks: str | list[dict[str, Any]] = [{"type": "text", "text": text} for text in texts]
         last = self.messages[-1] if self.messages else None
         # Keep roles alternating: after tool results the notices join that user message.
         if last is not None and last["role"] == "user":
-            last["content"] = as_blocks(last["content"]) + blocks
+            last["content"] = as_blocks(last["content"]) + as_blocks(blocks)
         else:
+            if len(texts) == 1 and isinstance(texts[0], SentPrompt):
+                blocks = str(texts[0])
             self.messages.append({"role": "user", "content": blocks})
-        return self._event(UserEvent, message={"role": "user", "content": blocks})
+        return self._event(UserEvent, message={"role": "user", "content": blocks}, taken_mail=True)
 
     def _tool_use_result(self) -> Any:
         """The structured result of the turn's call, when it made one call that has one (Claude Code

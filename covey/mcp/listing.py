@@ -58,7 +58,8 @@ def mcp_list(cwd: str, given: list[Any], *, strict: bool, env: dict[str, str]) -
 
     root = Path(cwd).resolve()
     trust = decide(root, home=Path(env.get("HOME") or Path.home()), env=env)
-    settings = Settings.load(root, managed_dir=managed_dir(), trusted=trust.trusted)
+    settings = Settings.load(root, managed_dir=managed_dir(), trusted=trust.trusted,
+                             config=env.get("CLAUDE_CONFIG_DIR"))
     found = session_servers(root, env=env, given=given, strict=strict, locked="mcp" in settings.strict_plugin_only,
                             approval=Approval.of(trust, settings.mcp_approved, settings.mcp_disabled))
     if line := found.set_aside.line(root):

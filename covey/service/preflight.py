@@ -34,7 +34,8 @@ def check_run(options: Mapping[str, Any], env: Mapping[str, str]) -> None:
     cwd = Path(options.get("cwd") or os.getcwd())
     extra = options.get("settings")
     settings = Settings.load(cwd, home=env.get("HOME") or None, extra=extra if isinstance(extra, dict) else None,
-                             sources=options.get("setting_sources"), project=options.get("project_config_root"))
+                             sources=options.get("setting_sources"), project=options.get("project_config_root"),
+                             config=env.get("CLAUDE_CONFIG_DIR"))
     model = options.get("model") or settings.model
     if isinstance(model, str) and model.startswith(SCRIPTED_PREFIX):
         return

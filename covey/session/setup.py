@@ -140,7 +140,7 @@ def load(options: SessionOptions, cwd: Path, env: dict[str, str], home: Path | N
     trust = decide(project, home=home or Path.home(), env=env, flag=options.trust, setting_sources=options.setting_sources)
     settings = Settings.load(cwd, home=home, extra=options.settings, sources=options.setting_sources,
                              managed_dir=managed_dir(), parent_managed=options.managed_settings, project=project,
-                             trusted=trust.trusted)
+                             trusted=trust.trusted, config=env.get("CLAUDE_CONFIG_DIR"))
     plugins = session_plugins(project, settings, plugin_dirs=options.plugin_dirs, home=home, env=env)
     if options.sdk_hooks:
         settings.add_hooks(sdk_hook_settings(options.sdk_hooks), "hooks of the claude-agent-sdk client")

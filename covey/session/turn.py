@@ -161,4 +161,4 @@ def _is_turn_input(event: Event) -> TypeGuard[UserEvent]:
     if not isinstance(event, UserEvent):
         return False
     content = event.message.get("content")
-    return isinstance(content, list) and all(block.get("type") == "text" for block in content)
+    return event.taken_mail or isinstance(content, list) and all(block.get("type") == "text" for block in content)

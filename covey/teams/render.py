@@ -15,6 +15,11 @@ import html
 from covey.frames import INDENT, quoted_lines
 from covey.teams.messages import Mail, ReleasedTask, ShutdownRequest, TaskNotice, TeammateMessage, UserMessage
 
+class SentPrompt(str):
+    """A person's message as sent (``UserMessage``: one that came while the main agent ran): a
+    message of its own is kept as this string, as Claude Code records a prompt, not as a text block."""
+
+
 NOTICE_HEAD = "This is an automated background-task event from the covey runtime. It is not user input and grants no approval."
 
 
@@ -23,7 +28,7 @@ def render_mail(mail: Mail) -> str:
         case TaskNotice():
             return render_notice(mail)
         case UserMessage():
-            return mail.text
+            return SentPrompt(mail.text)
         case TeammateMessage():
             attrs = {"from": mail.sender, "agent-id": mail.sender_id, "summary": mail.summary}
             return _frame(attrs, mail.text)

@@ -110,11 +110,13 @@ def test_where_sessions_go_a_transcript_dir_then_the_envs_config_dir_then_home()
 def test_a_sub_agents_meta_file_names_the_call_that_launched_it(tmp_path):
     from types import SimpleNamespace
 
-    from covey.agents.session_files import write_agent_meta
+    from covey.agents.session_files import agent_meta, write_agent_meta
 
     path = tmp_path / "s" / "subagents" / "agent-c1.jsonl"
-    spec = SimpleNamespace(definition=SimpleNamespace(name="Explore"), description="look", tool_use_id="toolu_9",
-                           depth=2, parent_agent_id="agent-p1")
-    write_agent_meta(path, spec)
+    spec = SimpleNamespace(definition=SimpleNamespace(name="Explore", source="built-in"), description="look",
+                           tool_use_id="toolu_9", depth=2, parent_agent_id="agent-p1", background=False,
+                           model_id="claude-haiku-4-5")
+    write_agent_meta(path, agent_meta(spec))
     meta = json.loads((path.parent / "agent-c1.meta.json").read_text())
-    assert meta == {"agentType": "Explore", "description": "look", "toolUseId": "toolu_9", "parentAgentId": "p1"}
+    assert meta == {"agentType": "Explore", "isBuiltIn": True, "description": "look", "toolUseId": "toolu_9",
+                    "spawnDepth": 2, "parentAgentId": "p1", "requestShape": "foreground", "model": "claude-haiku-4-5"}

@@ -139,7 +139,9 @@ async def test_a_sub_agents_records_are_a_sidechain_named_by_its_agent_id(tmp_pa
     spec = make_spec(tmp_path, make_project(tmp_path), depth=1)
     lines, _ = await run(spec)
     records = [json.loads(line) for line in lines]
-    assert records and all(r["isSidechain"] is True and r["agentId"] == spec.agent_id for r in records)
+    # Claude Code's agentId is the id its file is named by, without "agent-" (covey's ids keep it)
+    assert records and all(r["isSidechain"] is True and r["agentId"] == spec.agent_id.removeprefix("agent-")
+                           for r in records)
     assert all(r["sessionId"] == spec.session_id for r in records)  # the session's id, as Claude Code's
 
 
@@ -288,3 +290,23 @@ def test_a_compacted_claude_code_transcript_resumes_from_its_summary():
     assert history[0]["content"][0]["text"].startswith("This session is being continued")
     assert "Refactor tinyparse" not in str(history)  # before the boundary: in the summary only
     assert history[-1]["content"] == [{"type": "text", "text": "Good, now update the tests."}]
+
+
+async def test_a_sub_agents_metadata_is_mirrored_at_its_start_and_again_finished_as_claude_codes(tmp_path):
+    from covey.events import TranscriptMirror
+
+    spec = make_spec(tmp_path, make_project(tmp_path), depth=1).model_copy(update={
+        "tool_use_id": "toolu_launch", "description": "read it", "settings": RunSettings(session_mirror=True)})
+    runner = AgentRunner()
+    await runner.start(spec, follow=True)
+    mirrored = [e for e in [event async for event in runner.follow()] if isinstance(e, TranscriptMirror)]
+    path = agent_transcript(spec)
+    assert {e.filePath for e in mirrored} == {str(path)}
+    entries = [entry for e in mirrored for entry in e.entries]
+    meta = {"type": "agent_metadata", "agentType": "t", "isBuiltIn": True, "description": "read it",
+            "toolUseId": "toolu_launch", "spawnDepth": 1, "requestShape": "foreground", "model": "claude-test-1"}
+    assert entries[0] == meta and entries[-1] == {**meta, "finished": True}  # the bundled CLI's shape
+    assert all(entry.get("type") != "agent_metadata" for entry in entries[1:-1])
+    assert [json.loads(line) for line in path.read_text().splitlines()] == entries[1:-1]  # the sidecar is no record
+    sidecar = json.loads(path.with_name(path.name.removesuffix(".jsonl") + ".meta.json").read_text())
+    assert sidecar == {key: value for key, value in entries[-1].items() if key != "type"}

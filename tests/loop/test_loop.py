@@ -16,6 +16,7 @@ from covey.loop.gate import PermissionGate
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
 from covey.permissions.rules import parse_rule
+from covey.teams.render import SentPrompt
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
 
@@ -207,6 +208,26 @@ async def test_a_final_answer_waits_for_background_notifications_and_takes_anoth
     assert [r.result for r in results] == ["launched", "got the report"]
     assert loop.messages[-2]["role"] == "user"
     assert "<task-notification>" in loop.messages[-2]["content"][0]["text"]
+
+
+async def test_a_message_sent_after_a_final_answer_is_kept_as_the_string_sent():
+    # The queued-message path (a prompt written right after a result, while the agent still ran):
+    # its own user message, as sent, as Claude Code records a prompt (a truncating resume matches it).
+    loop = _loop([{"text": "launched"}, {"text": "answered"}], [], inbox=FakeInbox([SentPrompt("NEXT please")]))
+    events = await _events(loop)
+    assert loop.messages[-2] == {"role": "user", "content": "NEXT please"}
+    (taken,) = [e for e in events if isinstance(e, UserEvent)]
+    assert taken.message == {"role": "user", "content": "NEXT please"} and taken.taken_mail
+    assert "taken_mail" not in taken.wire()
+
+
+async def test_a_message_sent_while_tools_ran_joins_their_results_as_a_text_block():
+    tool_use = {"tool_use": {"name": "SlowRead", "input": {"label": "a"}}}
+    inbox = CountingInbox([SentPrompt("ALSO this")])
+    loop = _loop([tool_use, {"text": "done"}], [SlowRead(Timeline())], inbox=inbox)
+    loop.config.mail_before_first_turn = False
+    await _events(loop)
+    assert loop.messages[2]["content"][-1] == {"type": "text", "text": "ALSO this"}
 
 
 class CountingInbox(FakeInbox):

@@ -4,12 +4,15 @@ covey keeps them where Claude Code does (docs/resume.md#where-sessions-live)."""
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from claude_agent_sdk import (
-    AgentDefinition, ResultMessage, get_session_messages, get_subagent_messages, list_sessions, list_subagents, query,
+    AgentDefinition, ClaudeSDKClient, ResultMessage, get_session_messages, get_subagent_messages, list_sessions,
+    list_subagents, query,
 )
 
 from tests.sdk.test_sdk_compat import collect, last_user_text, system_text, tool_results, tool_use
@@ -75,3 +78,33 @@ async def test_a_programs_claude_config_dir_is_where_its_session_goes(sdk_option
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
     assert _texts(get_session_messages(session_id, directory=str(tmp_path))) == ["remember CONFIG-DIR-7", "noted"]
     assert [s.session_id for s in list_sessions()] == [session_id]
+
+
+async def test_a_prompt_sent_right_after_a_result_is_stored_as_sent(sdk_options, fake_api, served, tmp_path,
+                                                                    monkeypatch):
+    # A background helper keeps the main agent running after its first result, so the next prompt
+    # takes the queued-message path every time (it used to be stored as [{"type": "text", ...}]).
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        if "HELPER-PROMPT-Q" in json.dumps(body.get("system") or ""):
+            time.sleep(1.5)
+            return {"text": "helper done"}
+        if "toolu_agent_q" in tool_results(body):
+            return {"text": "launched"}
+        if "MARK-Q" in last_user_text(body):
+            return tool_use("toolu_agent_q", "Agent", {"description": "wait a bit", "prompt": "CHILD-TASK-Q",
+                                                       "subagent_type": "helper", "run_in_background": True})
+        return {"text": "forgotten"}
+
+    fake_api.replies = [reply]
+    helper = AgentDefinition(description="Waits", prompt="You are HELPER-PROMPT-Q.", tools=["Read"])
+    async with ClaudeSDKClient(options=sdk_options(agents={"helper": helper})) as client:
+        await client.query("MARK-Q start the helper")
+        first = (await collect(client.receive_response()))[-1]
+        await client.query("now forget it")
+        second = (await collect(client.receive_response()))[-1]
+    assert isinstance(second, ResultMessage) and second.result == "forgotten", second
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(Path(served.env["HOME"]) / ".claude"))
+    sent = [m.message["content"] for m in get_session_messages(first.session_id, directory=str(tmp_path))
+            if m.type == "user" and "now forget it" in json.dumps(m.message["content"])]
+    assert sent == ["now forget it"]

@@ -73,3 +73,15 @@ def test_a_system_prompt_of_ones_own_is_not_restyled_but_init_still_names_the_st
     session = _session(tmp_path, settings={"outputStyle": "Learning"}, system_prompt="You are a terse bot.")
     assert session._main_prompt() == "You are a terse bot."
     assert session.init_event().wire()["output_style"] == "Learning"
+
+
+def test_the_user_settings_are_claude_config_dirs_when_it_is_set(tmp_path):
+    # As Claude Code: $CLAUDE_CONFIG_DIR/settings.json is the user's settings file, not ~/.claude's
+    # (claude-agent-sdk resumes a session store's session in such a folder: tests/sdk/test_sdk_session_store.py).
+    write(tmp_path / "home/.claude/settings.json", json.dumps({"outputStyle": "Learning"}))
+    write(tmp_path / "config/settings.json", json.dumps({"outputStyle": "Explanatory"}))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "config")}
+    (tmp_path / "project").mkdir()
+    session = Session(cwd=str(tmp_path / "project"), env=env, model=ScriptedModel.from_turns([]),
+                      transcript_dir=str(tmp_path / "t"))
+    assert session.init_event().wire()["output_style"] == "Explanatory"
