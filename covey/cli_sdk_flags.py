@@ -20,7 +20,7 @@ from typing import Any, Iterator
 from covey.cli_flags import json_object_arg, option, user_path
 from covey.errors import CoveyError
 
-INITIALIZE_FIELDS = ("settings", "disallowedTools")
+INITIALIZE_FIELDS = ("settings", "disallowedTools", "additionalDirectories")
 """What ``--initialize-fields`` may name: options the TypeScript SDK then sends in ``initialize``."""
 AWAITED = ("plugins", "mcpServers")
 """What an ``initialize`` carries for a command line with ``--await-initialize`` (its ``pluginDelivery``
@@ -47,7 +47,7 @@ def add_sdk_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument("--await-initialize", action="store_true",
                      help="with --input-format stream-json: the initialize request also carries plugins and MCP servers")
     run.add_argument("--initialize-fields", type=_initialize_fields, default=(), metavar="NAMES",
-                     help="with --await-initialize: options the initialize request carries (settings, disallowedTools)")
+                     help="with --await-initialize: options the initialize request carries (settings, disallowedTools, additionalDirectories)")
     run.add_argument("--managed-settings-in-initialize", action="store_true",
                      help="with --await-initialize: the managed settings come in the initialize request")
     run.add_argument("--channels", action="append", type=_no_channels, metavar="SERVERS",

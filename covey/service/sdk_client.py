@@ -13,6 +13,7 @@ Standard library only, like ``client``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from typing import Any, TextIO
@@ -121,6 +122,10 @@ def _delivered(initialize: dict[str, Any], given: dict[str, Any], reads: frozens
     if "disallowedTools" in reads and isinstance(initialize.get("disallowedTools"), list):
         rules = [rule for value in initialize["disallowedTools"] for rule in rules_arg(str(value))]
         options["disallowed_tools"] = [*(given.get("disallowed_tools") or []), *rules]
+    if "additionalDirectories" in reads and isinstance(initialize.get("additionalDirectories"), list):
+        # As Claude Code: strings only, each as --add-dir would take it; a folder that does not exist is passed over.
+        found = [os.path.abspath(d) for d in initialize["additionalDirectories"] if isinstance(d, str) and os.path.isdir(d)]
+        options["additional_directories"] = [*(given.get("additional_directories") or []), *found]
     if "managedSettings" in reads and isinstance(initialize.get("managedSettings"), dict):
         options["managed_settings"] = initialize["managedSettings"]
     if "plugins" in reads and isinstance(initialize.get("plugins"), list) and initialize["plugins"]:
