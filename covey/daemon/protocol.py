@@ -72,8 +72,10 @@ def success(request_id: str, response: dict[str, Any] | None = None) -> dict[str
             "response": {"subtype": "success", "request_id": request_id, "response": response or {}}}
 
 
-def error(request_id: str, message: str) -> dict[str, Any]:
-    return {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message}}
+def error(request_id: str, message: str, code: str | None = None) -> dict[str, Any]:
+    """An error answer; ``code``: Claude Code's ``error_code`` (``unsupported_request``), where it sends one."""
+    return {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message,
+                                                     **({"error_code": code} if code else {})}}
 
 
 APPLIED = {"settings": "settings_applied", "disallowedTools": "disallowed_tools_applied",

@@ -13,6 +13,7 @@ from covey.errors import CoveyError
 from covey.events import ConversationReset, ResultEvent
 from covey.events.base import forwarded
 from covey.daemon import protocol
+from covey.service import controls
 from covey.service.asker import ClientAsker, HookCaller, McpRelayClient
 from covey.service.runs import ServedRun, prompt_of
 from covey.ids import new_session_id
@@ -220,7 +221,7 @@ class ConversationRun(ServedRun):
                                             output_styles=list(styles), agents=agents)
 
     async def _control(self, message: dict[str, Any]) -> None:
-        """A control request from the SDK: answered at once, success or an error naming what is not supported."""
+        """A control request from the SDK: answered at once, success or an error (``controls``: what is not supported)."""
         request_id, request = message.get("request_id", ""), message.get("request") or {}
         subtype = request.get("subtype")
         log.debug("control request %s (%s)", subtype, request_id)
@@ -230,14 +231,13 @@ class ConversationRun(ServedRun):
         try:
             response = await self._answer(subtype, request)
         except CoveyError as exc:
-            await self.send(protocol.error(request_id, str(exc)))
+            await self.send(protocol.error(request_id, str(exc), exc.code if isinstance(exc, controls.Refused) else None))
             return
-        if response is None:
-            await self.send(protocol.error(request_id, f"covey does not support the control request {subtype!r}"))
-        else:
-            await self.send(protocol.success(request_id, response))
+        await self.send(protocol.success(request_id, response))
+        if subtype == "end_session":
+            self._end_session()
 
-    async def _answer(self, subtype: str | None, request: dict[str, Any]) -> dict[str, Any] | None:
+    async def _answer(self, subtype: str | None, request: dict[str, Any]) -> dict[str, Any]:
         if subtype not in ("initialize", "interrupt"):
             await self.opened.wait()  # read in order: a later line waits for this one's answer
         session = self.session
@@ -260,8 +260,16 @@ class ConversationRun(ServedRun):
                 return {}
             case "mcp_status":
                 return {"mcpServers": await session.mcp_status() if session is not None else []}
-            case "get_context_usage" | "rewind_files" | "mcp_reconnect" | "mcp_toggle":
-                return None
+            case "end_session":
+                return {}
         if session is None:
             raise CoveyError(f"{subtype!r}: the session did not start")
-        return None
+        return await controls.answer(subtype, request, session)
+
+    def _end_session(self) -> None:
+        """``end_session``: the program is done, as if its input had ended; prompts not yet started
+        are dropped (Claude Code discards its backlog), the running turn finishes."""
+        while not self.inputs.empty():
+            self.inputs.get_nowait()
+        self.input_ended = True
+        self.inputs.put_nowait(_END)
