@@ -194,11 +194,11 @@ class ConversationRun(ServedRun):
             self.input_ended = True
             self.inputs.put_nowait(_END)
 
-    async def _failed(self, message: str) -> None:
+    async def _failed(self, message: str, fields: dict[str, Any] | None = None) -> None:
         # The session did not start: a waiting initialize is answered first, from what it carries,
         # so the SDK reads the failure as the run's result.
         await self._answer_initialize(None)
-        await super()._failed(message)
+        await super()._failed(message, fields)
 
     async def _answer_initialize(self, session: Session | None) -> None:
         waiting, self.initializing = self.initializing, []
