@@ -50,6 +50,8 @@ def add_sdk_flags(run: argparse.ArgumentParser) -> None:
                      help="with --await-initialize: options the initialize request carries (settings, disallowedTools, additionalDirectories)")
     run.add_argument("--managed-settings-in-initialize", action="store_true",
                      help="with --await-initialize: the managed settings come in the initialize request")
+    run.add_argument("--replay-user-messages", action="store_true",
+                     help="with stream-json input and output: echo each user message back on stdout (isReplay)")
     run.add_argument("--channels", action="append", type=_no_channels, metavar="SERVERS",
                      help="refused: covey takes no MCP channel notifications")
 
@@ -70,6 +72,9 @@ def check_sdk_flags(args: argparse.Namespace) -> None:
     if (args.initialize_fields or args.managed_settings_in_initialize) and not (args.await_initialize and stream):
         flag = "--initialize-fields" if args.initialize_fields else "--managed-settings-in-initialize"
         raise CoveyError(f"{flag} requires --await-initialize and --input-format stream-json (as in Claude Code)")
+    if args.replay_user_messages and not (stream and args.output_format == "stream-json"):
+        raise CoveyError("--replay-user-messages requires both --input-format=stream-json and "
+                         "--output-format=stream-json (as in Claude Code)")
     if args.await_initialize and not stream:
         raise CoveyError("--await-initialize requires --input-format stream-json: the initialize request comes on stdin")
 

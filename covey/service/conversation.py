@@ -10,7 +10,7 @@ from typing import Any
 
 from covey.agents.output_style import output_styles
 from covey.errors import CoveyError
-from covey.events import ConversationReset, ResultEvent
+from covey.events import ConversationReset, ResultEvent, SystemInit
 from covey.events.base import forwarded
 from covey.daemon import protocol
 from covey.service import controls
@@ -19,7 +19,7 @@ from covey.service.runs import ServedRun, prompt_of
 from covey.ids import new_session_id
 from covey.service.session_options import session_for
 from covey.loop.compacting import compact_command
-from covey.service.stamps import TurnStamps
+from covey.service.stamps import TurnStamps, replayed
 from covey.session import Session
 from covey.settings_files import source_set
 
@@ -63,6 +63,9 @@ class ConversationRun(ServedRun):
         self.inputs: asyncio.Queue[tuple[str, dict[str, Any]] | _End] = asyncio.Queue()
         self.stamps = TurnStamps()
         """The user messages the running (or next) turn took in: its result names them."""
+        self.replay = bool(self.flags.get("replay_user_messages"))
+        self.echoes: list[dict[str, Any]] = []
+        """``--replay-user-messages``: the next turn's messages, echoed after its ``system/init``."""
         self.input_ended = False
         self.opened = asyncio.Event()
         """Set once the session exists (or failed to start): a control request that came
@@ -105,6 +108,10 @@ class ConversationRun(ServedRun):
                         event = self.stamps.stamped(event)
                     if (shown := forwarded(event, session.options.forward_subagent_text)) is not None:
                         await self.send(shown.wire())
+                    if isinstance(event, SystemInit):  # as Claude Code: the turn's messages echo after its init
+                        echoes, self.echoes = self.echoes, []
+                        for echo in echoes:
+                            await self.send(replayed(echo, session.session_id))
             await session.release_main()
             done: dict[str, Any] = {"type": protocol.DONE}
         except CoveyError as exc:
@@ -164,6 +171,8 @@ class ConversationRun(ServedRun):
     def _started(self, item: tuple[str, dict[str, Any]] | _End) -> str:
         prompt, message = item if isinstance(item, tuple) else ("", {})
         self.stamps.took(message)
+        if self.replay and message:
+            self.echoes.append(message)
         return prompt
 
     def _gone(self) -> None:
@@ -180,6 +189,8 @@ class ConversationRun(ServedRun):
             command = prompt.strip() == CLEAR or compact_command(prompt) is not None
             if not command and self.session is not None and self.session.current_main is not None:
                 self.stamps.took(message)
+                if self.replay:
+                    await self.send(replayed(message, self.session.session_id))
                 await self.session.send(prompt)  # the running turn's main agent reads it
             else:
                 self.inputs.put_nowait((prompt, message))
