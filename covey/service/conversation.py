@@ -8,6 +8,7 @@ import logging
 import uuid
 from typing import Any
 
+from covey.agents.opening import CLEARED
 from covey.agents.output_style import output_styles
 from covey.errors import CoveyError
 from covey.events import ConversationReset, ResultEvent, SystemInit
@@ -37,6 +38,8 @@ _END = _End.INPUT
 
 CLEAR = "/clear"
 """Claude Code's command that starts the conversation over (``conversation_reset``)."""
+CLEARED_ECHO = CLEARED[1]["content"].rstrip("\n")
+"""How Claude Code echoes ``/clear`` (``--replay-user-messages``): as its record of the command."""
 MAIL_POLL_S = 0.25
 """Between turns, how often a conversation looks for a notice that came for its main agent."""
 
@@ -109,9 +112,7 @@ class ConversationRun(ServedRun):
                     if (shown := forwarded(event, session.options.forward_subagent_text)) is not None:
                         await self.send(shown.wire())
                     if isinstance(event, SystemInit):  # as Claude Code: the turn's messages echo after its init
-                        echoes, self.echoes = self.echoes, []
-                        for echo in echoes:
-                            await self.send(replayed(echo, session.session_id))
+                        await self._echo(session.session_id)
             await session.release_main()
             done: dict[str, Any] = {"type": protocol.DONE}
         except CoveyError as exc:
@@ -142,10 +143,17 @@ class ConversationRun(ServedRun):
         new.hold_main = True
         # Claude Code's new_conversation_id is opaque, not the next session id (its messages carry that).
         await self.send(ConversationReset(session_id=old.session_id, new_conversation_id=str(uuid.uuid4())).wire())
+        await self._echo(new.session_id, CLEARED_ECHO)
         await self.send(self.stamps.stamped(ResultEvent(
             session_id=new.session_id, subtype="success", is_error=False, result="", num_turns=0, duration_ms=0,
             duration_api_ms=0, total_cost_usd=0.0, usage={})).wire())
         return new
+
+    async def _echo(self, session_id: str, content: str | None = None) -> None:
+        """``--replay-user-messages``: the messages the turn took, echoed (``content``: as the command's record)."""
+        echoes, self.echoes = self.echoes, []
+        for echo in echoes:
+            await self.send(replayed(echo, session_id, content))
 
     async def _next_turn(self, session: Session) -> str | None | _End:
         """The next turn's prompt; None: a turn on the main agent's mail; ``_End.CONVERSATION``: it is over."""

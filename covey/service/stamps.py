@@ -36,9 +36,11 @@ class TurnStamps:
         return result.model_copy(update=update) if update else result
 
 
-def replayed(message: dict[str, Any], session_id: str) -> dict[str, Any]:
+def replayed(message: dict[str, Any], session_id: str, content: str | None = None) -> dict[str, Any]:
     """A user message as ``--replay-user-messages`` echoes it on stdout (Claude Code 2.1.337's shape:
-    the message as sent, its ``uuid`` or a new one, ``isReplay``)."""
-    uuid = message.get("uuid")
-    return {"type": "user", "message": message.get("message"), "session_id": session_id, "parent_tool_use_id": None,
+    the message as sent, or with ``content`` instead, its ``uuid`` or a new one, ``isReplay``)."""
+    uuid, sent = message.get("uuid"), message.get("message")
+    if content is not None:
+        sent = {**(sent if isinstance(sent, dict) else {"role": "user"}), "content": content}
+    return {"type": "user", "message": sent, "session_id": session_id, "parent_tool_use_id": None,
             "uuid": uuid if isinstance(uuid, str) else new_uuid(), "timestamp": now_iso(), "isReplay": True}

@@ -45,6 +45,20 @@ def test_replayed_user_messages_come_back_after_the_turns_init(covey_cli, sdk_op
     assert result["result"] == "echoed"
 
 
+def test_a_replayed_clear_comes_back_as_its_command_record_in_the_new_session(covey_cli, sdk_options, fake_api):
+    fake_api.replies = [lambda body: {"text": "before"}]
+    clear = {"type": "user", "message": {"role": "user", "content": "/clear"}, "parent_tool_use_id": None,
+             "session_id": "", "uuid": "aaaaaaaa-2222-4333-8444-555555555555"}
+    code, out = _run(covey_cli, sdk_options(), ["--replay-user-messages"], [INITIALIZE, clear])
+    kinds = [line["type"] for line in out]
+    echo = next(line for line in out if line["type"] == "user")
+    result = [line for line in out if line["type"] == "result"][-1]
+    assert code == 0 and kinds.index("conversation_reset") < kinds.index("user") < kinds.index("result"), kinds
+    assert echo["message"]["content"] == ("<command-name>/clear</command-name>\n            <command-message>clear"
+                                          "</command-message>\n            <command-args></command-args>")
+    assert echo["uuid"] == clear["uuid"] and echo["isReplay"] is True and echo["session_id"] == result["session_id"]
+
+
 def test_an_unknown_resume_fails_with_claude_codes_startup_reason(covey_cli, sdk_options):
     code, out = _run(covey_cli, sdk_options(), ["--resume", UNKNOWN], [INITIALIZE])
     result = [line for line in out if line["type"] == "result"][-1]
