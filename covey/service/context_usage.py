@@ -67,9 +67,10 @@ def last_usage(transcript: Path) -> dict[str, int] | None:
             record = json.loads(line)
         except ValueError:
             continue  # the first line of the tail may be cut
-        usage = (record.get("message") or {}).get("usage") if isinstance(record, dict) else None
-        if record.get("type") == "assistant" and isinstance(usage, dict):
-            return {key: int(usage.get(key) or 0) for key in USAGE_KEYS}
+        message = record.get("message") if isinstance(record, dict) and record.get("type") == "assistant" else None
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if isinstance(usage, dict):
+            return {key: value if isinstance(value := usage.get(key), int) else 0 for key in USAGE_KEYS}
     return None
 
 
