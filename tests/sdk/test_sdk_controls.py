@@ -13,7 +13,7 @@ import pytest
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage
 
 from tests.sdk.conftest import REFERENCE_CLI
-from tests.sdk.test_sdk_compat import collect
+from tests.sdk.test_sdk_compat import collect, requests_with
 
 pytestmark = pytest.mark.ray  # the covey service runs a Ray
 
@@ -74,11 +74,20 @@ async def test_mcp_servers_are_toggled_and_reconnected(sdk_options, fake_api):
         await client.toggle_mcp_server("calc", False)
         off = {s["name"]: s for s in (await client.get_mcp_status())["mcpServers"]}
         said = await _refused(client, {"subtype": "mcp_reconnect", "serverName": "calc"})
+        await client.query("turn with calc off")
+        await collect(client.receive_response())
         await client.toggle_mcp_server("calc", True)
         on = {s["name"]: s for s in (await client.get_mcp_status())["mcpServers"]}
+        await client.query("turn with calc on")
+        await collect(client.receive_response())
     assert off["calc"]["status"] == "disabled" and not off["calc"].get("tools")
     assert said.startswith("MCP server calc is disabled")
     assert on["calc"]["status"] == "connected" and any(t["name"] == "add" for t in on["calc"]["tools"])
+    # The turn after it was turned off has none of its tools; covey's next turn has them again
+    # (Claude Code defers MCP tools behind its ToolSearch: not in the request's tools).
+    assert not [t for t in requests_with(fake_api, "calc off")[0]["tools"] if t["name"].startswith("mcp__calc__")]
+    if not os.environ.get(REFERENCE_CLI):
+        assert "mcp__calc__add" in [t["name"] for t in requests_with(fake_api, "calc on")[0]["tools"]]
 
 
 async def test_end_session_is_answered_and_ends_the_run(sdk_options, fake_api):
