@@ -169,15 +169,15 @@ def _run(args: argparse.Namespace) -> int:
 
 def _converse(options: dict[str, Any], args: argparse.Namespace) -> int:
     """``--input-format stream-json``: a conversation over stdin/stdout (claude-agent-sdk's protocol)."""
-    stdio, reads = args.permission_prompt_tool == "stdio", initialize_reads(args)
+    stdio, reads, replay = args.permission_prompt_tool == "stdio", initialize_reads(args), args.replay_user_messages
     if args.no_service or env_flag(os.environ, "COVEY_NO_SERVICE"):
         from covey.cli_local import converse
 
-        return converse(options, stdio, reads)
+        return converse(options, stdio, reads, replay=replay)
     from covey.service.sdk_client import converse_served
 
     options = {**options, "address": options.get("address") or os.environ.get("RAY_ADDRESS") or None}
-    return converse_served(options, stdio, reads)
+    return converse_served(options, stdio, reads, replay=replay)
 
 
 def _execute(prompt: str, options: dict[str, Any], args: argparse.Namespace, *, verbose: bool | None = None,

@@ -55,7 +55,8 @@ def execute(
     return print_result(last.wire() if last is not None else None, output_format)
 
 
-def converse(options: dict[str, Any], permission_prompt_stdio: bool, reads: frozenset[str] = frozenset()) -> int:
+def converse(options: dict[str, Any], permission_prompt_stdio: bool, reads: frozenset[str] = frozenset(), *,
+             replay: bool = False) -> int:
     """``--input-format stream-json --no-service``: the conversation a covey service would
     serve, served here on a private Ray. The same code both ways: this thread serves one
     end of a socket pair as the service serves its socket; threads relay stdio to the other."""
@@ -69,7 +70,7 @@ def converse(options: dict[str, Any], permission_prompt_stdio: bool, reads: froz
     first, initialize = read_initialize(sys.stdin)
     served_end, client_end = socket.socketpair()
     conn = Connection(client_end)
-    start_relay(conn, options, permission_prompt_stdio, first, initialize, sys.stdin, reads)
+    start_relay(conn, options, permission_prompt_stdio, first, initialize, sys.stdin, reads, replay=replay)
     code: list[int] = []
     relay = threading.Thread(target=lambda: code.append(relay_output(conn, out, "stderr")), daemon=True)
     relay.start()

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 from covey.cli_flags import json_object_arg, option, user_path
 from covey.errors import CoveyError
 
-INITIALIZE_FIELDS = ("settings", "disallowedTools")
+INITIALIZE_FIELDS = ("settings", "disallowedTools", "additionalDirectories")
 """What ``--initialize-fields`` may name: options the TypeScript SDK then sends in ``initialize``."""
 AWAITED = ("plugins", "mcpServers")
 """What an ``initialize`` carries for a command line with ``--await-initialize`` (its ``pluginDelivery``
@@ -47,9 +47,11 @@ def add_sdk_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument("--await-initialize", action="store_true",
                      help="with --input-format stream-json: the initialize request also carries plugins and MCP servers")
     run.add_argument("--initialize-fields", type=_initialize_fields, default=(), metavar="NAMES",
-                     help="with --await-initialize: options the initialize request carries (settings, disallowedTools)")
+                     help="with --await-initialize: options the initialize request carries (settings, disallowedTools, additionalDirectories)")
     run.add_argument("--managed-settings-in-initialize", action="store_true",
                      help="with --await-initialize: the managed settings come in the initialize request")
+    run.add_argument("--replay-user-messages", action="store_true",
+                     help="with stream-json input and output: echo each user message back on stdout (isReplay)")
     run.add_argument("--channels", action="append", type=_no_channels, metavar="SERVERS",
                      help="refused: covey takes no MCP channel notifications")
 
@@ -70,6 +72,9 @@ def check_sdk_flags(args: argparse.Namespace) -> None:
     if (args.initialize_fields or args.managed_settings_in_initialize) and not (args.await_initialize and stream):
         flag = "--initialize-fields" if args.initialize_fields else "--managed-settings-in-initialize"
         raise CoveyError(f"{flag} requires --await-initialize and --input-format stream-json (as in Claude Code)")
+    if args.replay_user_messages and not (stream and args.output_format == "stream-json"):
+        raise CoveyError("--replay-user-messages requires both --input-format=stream-json and "
+                         "--output-format=stream-json (as in Claude Code)")
     if args.await_initialize and not stream:
         raise CoveyError("--await-initialize requires --input-format stream-json: the initialize request comes on stdin")
 

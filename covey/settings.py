@@ -109,6 +109,10 @@ class Settings(BaseModel):
     of a file outside the repository: user, local (of a trusted folder), managed or ``--settings``."""
     mcp_disabled: set[str] = set()
     """``.mcp.json`` servers ``disabledMcpjsonServers`` turns off, from any file."""
+    sandbox_enabled_by: str | None = None
+    """The file whose ``sandbox.enabled: true`` asks for a command sandbox covey does not have."""
+    sandbox_required: bool = False
+    """``sandbox.failIfUnavailable: true``: no session without a sandbox."""
     trusted: bool = True
     """Whether the project folder is trusted (covey/trust/): False, its files' grants were set aside."""
     set_aside: SetAside = Field(default_factory=SetAside)
@@ -199,6 +203,10 @@ class Settings(BaseModel):
         self.effort_level = wire.effort_level or self.effort_level
         if wire.output_style is not None:
             self.output_style, self.output_style_from = wire.output_style, where
+        if isinstance(sandbox := wire.sandbox, dict):  # a later file's key wins, as settings merge
+            self.sandbox_enabled_by = (where if sandbox["enabled"] is True else None) if "enabled" in sandbox \
+                else self.sandbox_enabled_by
+            self.sandbox_required = sandbox.get("failIfUnavailable", self.sandbox_required) is True
         self._merge_hooks(wire, source, where)
         self._merge_plugins(wire, source, where)
         self._merge_mcp(wire, source, where)

@@ -91,6 +91,8 @@ class Wire(BaseModel):
     mcp_enabled: list[str] = Field(default=[], alias="enabledMcpjsonServers")
     mcp_enable_all: bool | None = Field(default=None, alias="enableAllProjectMcpServers")
     mcp_disabled: list[str] = Field(default=[], alias="disabledMcpjsonServers")
+    sandbox: Any = None
+    """Claude Code's command sandbox: covey has none (``sandbox_note``)."""
 
 
 def rule_root(label: str, path: Path, bases: dict[str, Path]) -> Path:
@@ -125,3 +127,19 @@ def validate_wire(data: Any, where: str) -> Wire:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"])
         raise UserError(f"{where}: field {field!r}: {' '.join(first['msg'].split())}") from None
+
+
+class SandboxUnavailable(UserError):
+    """Settings require a working command sandbox (``sandbox.failIfUnavailable``), which covey does not have."""
+
+
+def sandbox_note(enabled_by: str | None, required: bool) -> str | None:
+    """What settings' ``sandbox.enabled`` gets from covey, which runs every command unsandboxed, as Claude
+    Code on a machine that cannot sandbox: a warning, or (``failIfUnavailable``) the session refused."""
+    if enabled_by is None:
+        return None
+    if required:
+        raise SandboxUnavailable(f"{enabled_by}: sandbox.failIfUnavailable: sandbox required but unavailable: "
+                                 "covey does not sandbox commands; refusing to start without a working sandbox")
+    return (f"{enabled_by}: sandbox.enabled: not applied: covey does not sandbox commands; they run WITHOUT "
+            "sandboxing, and the sandbox's network and filesystem restrictions are NOT enforced")

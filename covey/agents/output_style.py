@@ -99,7 +99,8 @@ def output_styles(cwd: Path | str, *, home: Path | str | None = None,
 def choose_style(name: str | None, where: str | None, cwd: Path | str, *, home: Path | str | None = None,
                  sources: Sources = None) -> tuple[OutputStyle, list[str]]:
     """The style ``outputStyle`` names (``where``: the settings file that set it), and what to warn
-    about; an unknown name is a warning and the default style."""
+    about. An unknown name is a warning and the default style under that name: as Claude Code, the
+    session reports the name as set (``system/init``, ``initialize``) and answers with the default prompt."""
     if not name:
         return DEFAULT_STYLE, []
     styles, warnings = output_styles(cwd, home=home, sources=sources)
@@ -107,8 +108,8 @@ def choose_style(name: str | None, where: str | None, cwd: Path | str, *, home: 
     if style is None:
         known = ", ".join(sorted(styles, key=str.lower))
         warnings.append(f"{where or 'settings'}: outputStyle: unknown output style {name!r} (known: {known}); "
-                        "the default style is used")
-        return DEFAULT_STYLE, warnings
+                        "the default style is used (reported by its name, as Claude Code does)")
+        return DEFAULT_STYLE.model_copy(update={"name": name}), warnings
     return style, warnings
 
 
@@ -116,7 +117,7 @@ def styled_prompt(style: OutputStyle) -> str:
     """covey's main prompt under ``style``. The default style is the prompt itself. Any other drops the
     line asking for short answers (a style says how to answer); one that does not keep the coding
     instructions drops those too and introduces covey as a general helper; the style's text comes last."""
-    if style.name == DEFAULT_STYLE.name and style.source == "built-in":
+    if style.source == "built-in" and not style.prompt:  # the default, whatever an unknown name called it
         return MAIN_PROMPT
     keep = style.keep_coding_instructions
     base = " ".join((IDENTITY, CODING, DELEGATION) if keep else (GENERAL_IDENTITY, DELEGATION))

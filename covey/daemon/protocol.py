@@ -14,6 +14,8 @@ import os
 import uuid
 from typing import Any, Iterable
 
+from covey.versions import CLAUDE_CODE_VERSION
+
 RUN, PING, STATUS, STOP, INTERRUPT, CAN_USE_TOOL = (
     "covey_run", "covey_ping", "covey_status", "covey_stop", "interrupt", "can_use_tool")
 ATTACH, SESSIONS, KILL_SESSION = "covey_attach", "covey_sessions", "covey_kill_session"
@@ -70,13 +72,15 @@ def success(request_id: str, response: dict[str, Any] | None = None) -> dict[str
             "response": {"subtype": "success", "request_id": request_id, "response": response or {}}}
 
 
-def error(request_id: str, message: str) -> dict[str, Any]:
-    return {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message}}
+def error(request_id: str, message: str, code: str | None = None) -> dict[str, Any]:
+    """An error answer; ``code``: Claude Code's ``error_code`` (``unsupported_request``), where it sends one."""
+    return {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message,
+                                                     **({"error_code": code} if code else {})}}
 
 
 APPLIED = {"settings": "settings_applied", "disallowedTools": "disallowed_tools_applied",
            "managedSettings": "managed_settings_applied", "mcpServers": "mcp_servers_applied",
-           "plugins": "plugins_applied"}
+           "plugins": "plugins_applied", "additionalDirectories": "additional_directories_applied"}
 """The ``initialize`` fields the command line may tell covey to take, and the answer's flag saying
 it did (the TypeScript SDK ends a session whose answer does not confirm what it sent)."""
 
@@ -86,14 +90,16 @@ def initialize_response(request: dict[str, Any], reads: Iterable[str] = (), *, o
                         agents: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """What covey answers claude-agent-sdk's ``initialize``: the session's output style and the
     styles it could choose, its agent types (else the ones the request carries), the hooks applied
-    (``hooks_applied``), and which of the fields ``reads`` names were taken; covey has no slash commands."""
+    (``hooks_applied``), and which of the fields ``reads`` names were taken; covey has no slash commands,
+    speaks Claude Code ``CLAUDE_CODE_VERSION`` and sandboxes no command (``sandbox_enabled``: false)."""
     taken = set(reads)
     if agents is None:
         agents = [{"name": name, "description": (spec or {}).get("description", "")}
                   for name, spec in (request.get("agents") or {}).items()]
     return {
         "commands": [], "agents": agents, "output_style": output_style, "available_output_styles": list(output_styles),
-        "models": [], "account": {}, "hooks_applied": True, "hook_on_failure_supported": False,
+        "models": [], "account": {}, "claude_code_version": CLAUDE_CODE_VERSION, "sandbox_enabled": False,
+        "hooks_applied": True, "hook_on_failure_supported": False,
         **{flag: field in taken for field, flag in APPLIED.items()},
     }
 

@@ -10,8 +10,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-CLAUDE_CODE_VERSION = "2.1.332"
-"""The Claude Code whose print-mode protocol covey speaks (``system/init``'s ``claude_code_version``)."""
+from covey.versions import CLAUDE_CODE_VERSION as CLAUDE_CODE_VERSION  # re-exported: covey.events names it
 
 
 def new_uuid() -> str:

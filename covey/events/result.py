@@ -55,6 +55,8 @@ class ResultEvent(Event):
     """The uuid of the (last) user message that started this turn, when the client gave one."""
     user_message_uuids: list[str] | None = None
     """Every user message this turn took in, in order (at most 64)."""
+    startup_failure_reason: Literal["resume_target_not_found", "sandbox_required_unavailable"] | None = None
+    """Why the session did not start, in Claude Code's words (only on such a failure)."""
     origin: dict[str, Any] | None = None
     """What woke a turn that no prompt started: ``{"kind": "task-notification", "producer":
     "session-task", "runId": the task's run id}`` for a background agent's notification."""

@@ -38,10 +38,18 @@ def _entry(connection: Any, timeout_s: float) -> dict[str, Any]:
         entry["stderr"] = tail
     entry["tools"] = [{"name": tool.name, **({"description": tool.description} if tool.description else {})}
                       for tool in connection.tools]
-    config = connection.config
-    entry["config"] = {"type": config.type, **({"url": config.url} if config.url else {} if config.type == "sdk"
-                       else {"command": config.command, "args": list(config.args)})}
+    entry["config"] = _config(connection.config)
     return entry
+
+
+def disabled_entry(name: str, config: McpServerConfig) -> dict[str, Any]:
+    """A server turned off (``mcp_toggle``): Claude Code lists it, not connected, with no tools."""
+    return {"name": name, "status": "disabled", "config": _config(config)}
+
+
+def _config(config: McpServerConfig) -> dict[str, Any]:
+    return {"type": config.type, **({"url": config.url} if config.url else {} if config.type == "sdk"
+            else {"command": config.command, "args": list(config.args)})}
 
 
 def project_server_names(folder: Path) -> list[str]:

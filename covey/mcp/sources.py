@@ -37,10 +37,21 @@ class McpSources:
     """The servers as they answered at the session's first turn (the program's in-process ones
     through its relay): name → status entry, tools listed (``covey.session.main_agent.ask_program_servers``);
     None until asked."""
+    disabled: dict[str, McpServerConfig] = field(default_factory=dict)
+    """Servers the program turned off (the SDK's ``mcp_toggle``): out of ``servers``, so no agent
+    started from then on connects them, until turned back on."""
 
     def add(self, servers: dict[str, McpServerConfig], warnings: list[str]) -> None:
         self.servers.update(servers)
         self.warnings.extend(warnings)
+
+    def toggle(self, name: str, enabled: bool) -> bool:
+        """Turn one server off or back on; False if the session has no server of that name."""
+        if not enabled and name in self.servers:
+            self.disabled[name] = self.servers.pop(name)
+        elif enabled and name in self.disabled:
+            self.servers[name] = self.disabled.pop(name)
+        return name in self.servers or name in self.disabled
 
 
 def session_servers(cwd: Path, *, home: Path | None = None, env: Mapping[str, str],

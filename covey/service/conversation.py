@@ -8,17 +8,19 @@ import logging
 import uuid
 from typing import Any
 
+from covey.agents.opening import CLEARED
 from covey.agents.output_style import output_styles
 from covey.errors import CoveyError
-from covey.events import ConversationReset, ResultEvent
+from covey.events import ConversationReset, ResultEvent, SystemInit
 from covey.events.base import forwarded
 from covey.daemon import protocol
+from covey.service import controls
 from covey.service.asker import ClientAsker, HookCaller, McpRelayClient
 from covey.service.runs import ServedRun, prompt_of
 from covey.ids import new_session_id
 from covey.service.session_options import session_for
 from covey.loop.compacting import compact_command
-from covey.service.stamps import TurnStamps
+from covey.service.stamps import TurnStamps, replayed
 from covey.session import Session
 from covey.settings_files import source_set
 
@@ -36,6 +38,8 @@ _END = _End.INPUT
 
 CLEAR = "/clear"
 """Claude Code's command that starts the conversation over (``conversation_reset``)."""
+CLEARED_ECHO = CLEARED[1]["content"].rstrip("\n")
+"""How Claude Code echoes ``/clear`` (``--replay-user-messages``): as its record of the command."""
 MAIL_POLL_S = 0.25
 """Between turns, how often a conversation looks for a notice that came for its main agent."""
 
@@ -62,6 +66,9 @@ class ConversationRun(ServedRun):
         self.inputs: asyncio.Queue[tuple[str, dict[str, Any]] | _End] = asyncio.Queue()
         self.stamps = TurnStamps()
         """The user messages the running (or next) turn took in: its result names them."""
+        self.replay = bool(self.flags.get("replay_user_messages"))
+        self.echoes: list[dict[str, Any]] = []
+        """``--replay-user-messages``: the next turn's messages, echoed after its ``system/init``."""
         self.input_ended = False
         self.opened = asyncio.Event()
         """Set once the session exists (or failed to start): a control request that came
@@ -104,6 +111,8 @@ class ConversationRun(ServedRun):
                         event = self.stamps.stamped(event)
                     if (shown := forwarded(event, session.options.forward_subagent_text)) is not None:
                         await self.send(shown.wire())
+                    if isinstance(event, SystemInit):  # as Claude Code: the turn's messages echo after its init
+                        await self._echo(session.session_id)
             await session.release_main()
             done: dict[str, Any] = {"type": protocol.DONE}
         except CoveyError as exc:
@@ -134,10 +143,17 @@ class ConversationRun(ServedRun):
         new.hold_main = True
         # Claude Code's new_conversation_id is opaque, not the next session id (its messages carry that).
         await self.send(ConversationReset(session_id=old.session_id, new_conversation_id=str(uuid.uuid4())).wire())
+        await self._echo(new.session_id, CLEARED_ECHO)
         await self.send(self.stamps.stamped(ResultEvent(
             session_id=new.session_id, subtype="success", is_error=False, result="", num_turns=0, duration_ms=0,
             duration_api_ms=0, total_cost_usd=0.0, usage={})).wire())
         return new
+
+    async def _echo(self, session_id: str, content: str | None = None) -> None:
+        """``--replay-user-messages``: the messages the turn took, echoed (``content``: as the command's record)."""
+        echoes, self.echoes = self.echoes, []
+        for echo in echoes:
+            await self.send(replayed(echo, session_id, content))
 
     async def _next_turn(self, session: Session) -> str | None | _End:
         """The next turn's prompt; None: a turn on the main agent's mail; ``_End.CONVERSATION``: it is over."""
@@ -163,6 +179,8 @@ class ConversationRun(ServedRun):
     def _started(self, item: tuple[str, dict[str, Any]] | _End) -> str:
         prompt, message = item if isinstance(item, tuple) else ("", {})
         self.stamps.took(message)
+        if self.replay and message:
+            self.echoes.append(message)
         return prompt
 
     def _gone(self) -> None:
@@ -179,6 +197,8 @@ class ConversationRun(ServedRun):
             command = prompt.strip() == CLEAR or compact_command(prompt) is not None
             if not command and self.session is not None and self.session.current_main is not None:
                 self.stamps.took(message)
+                if self.replay:
+                    await self.send(replayed(message, self.session.session_id))
                 await self.session.send(prompt)  # the running turn's main agent reads it
             else:
                 self.inputs.put_nowait((prompt, message))
@@ -193,11 +213,11 @@ class ConversationRun(ServedRun):
             self.input_ended = True
             self.inputs.put_nowait(_END)
 
-    async def _failed(self, message: str) -> None:
+    async def _failed(self, message: str, fields: dict[str, Any] | None = None) -> None:
         # The session did not start: a waiting initialize is answered first, from what it carries,
         # so the SDK reads the failure as the run's result.
         await self._answer_initialize(None)
-        await super()._failed(message)
+        await super()._failed(message, fields)
 
     async def _answer_initialize(self, session: Session | None) -> None:
         waiting, self.initializing = self.initializing, []
@@ -220,7 +240,7 @@ class ConversationRun(ServedRun):
                                             output_styles=list(styles), agents=agents)
 
     async def _control(self, message: dict[str, Any]) -> None:
-        """A control request from the SDK: answered at once, success or an error naming what is not supported."""
+        """A control request from the SDK: answered at once, success or an error (``controls``: what is not supported)."""
         request_id, request = message.get("request_id", ""), message.get("request") or {}
         subtype = request.get("subtype")
         log.debug("control request %s (%s)", subtype, request_id)
@@ -230,14 +250,13 @@ class ConversationRun(ServedRun):
         try:
             response = await self._answer(subtype, request)
         except CoveyError as exc:
-            await self.send(protocol.error(request_id, str(exc)))
+            await self.send(protocol.error(request_id, str(exc), exc.code if isinstance(exc, controls.Refused) else None))
             return
-        if response is None:
-            await self.send(protocol.error(request_id, f"covey does not support the control request {subtype!r}"))
-        else:
-            await self.send(protocol.success(request_id, response))
+        await self.send(protocol.success(request_id, response))
+        if subtype == "end_session":
+            self._end_session()
 
-    async def _answer(self, subtype: str | None, request: dict[str, Any]) -> dict[str, Any] | None:
+    async def _answer(self, subtype: str | None, request: dict[str, Any]) -> dict[str, Any]:
         if subtype not in ("initialize", "interrupt"):
             await self.opened.wait()  # read in order: a later line waits for this one's answer
         session = self.session
@@ -260,8 +279,16 @@ class ConversationRun(ServedRun):
                 return {}
             case "mcp_status":
                 return {"mcpServers": await session.mcp_status() if session is not None else []}
-            case "get_context_usage" | "rewind_files" | "mcp_reconnect" | "mcp_toggle":
-                return None
+            case "end_session":
+                return {}
         if session is None:
             raise CoveyError(f"{subtype!r}: the session did not start")
-        return None
+        return await controls.answer(subtype, request, session)
+
+    def _end_session(self) -> None:
+        """``end_session``: the program is done, as if its input had ended; prompts not yet started
+        are dropped (Claude Code discards its backlog), the running turn finishes."""
+        while not self.inputs.empty():
+            self.inputs.get_nowait()
+        self.input_ended = True
+        self.inputs.put_nowait(_END)

@@ -22,6 +22,7 @@ from covey.daemon import protocol
 from covey.observe.live import FINAL_TREE_TIMEOUT_S
 from covey.service.asker import ClientAsker
 from covey.service.session_options import session_for
+from covey.service.startup import failure_fields
 from covey.session import Session
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ class ServedRun:
             if self.session is not None:
                 self.session.close()
                 self.session = None
-            await self._failed(str(exc))
+            await self._failed(str(exc), failure_fields(exc))
             return None
         await self.send(protocol.success(self.request_id, {"session_id": session.session_id}))
         for warning in session.warnings:
@@ -151,10 +152,11 @@ class ServedRun:
             return {"type": protocol.DONE, "error": "the covey service stopped during the run"}
         return {"type": protocol.DONE, "interrupted": True}
 
-    async def _failed(self, message: str) -> None:
-        """The run could not start: the error, and the failure result a script parses."""
+    async def _failed(self, message: str, fields: dict[str, Any] | None = None) -> None:
+        """The run could not start: the error, and the failure result a script parses (``fields``:
+        Claude Code's ``startup_failure_reason`` and the like)."""
         await self.send(protocol.error(self.request_id, message))
-        await self.send(ResultEvent.failure(message).wire())
+        await self.send(ResultEvent.failure(message, **(fields or {})).wire())
         await self.send({"type": protocol.DONE, "error": message})
 
     async def _listen(self) -> None:

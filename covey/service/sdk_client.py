@@ -13,6 +13,7 @@ Standard library only, like ``client``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from typing import Any, TextIO
@@ -26,7 +27,7 @@ from covey.daemon.paths import service_paths
 
 
 def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, reads: frozenset[str] = frozenset(), *,
-                    stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+                    replay: bool = False, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     out = Out(stdout)
     first, initialize = read_initialize(stdin)
@@ -44,7 +45,7 @@ def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, read
         return 1
     conn.sock.settimeout(None)
     try:
-        start_relay(conn, options, permission_prompt_stdio, first, initialize, stdin, reads)
+        start_relay(conn, options, permission_prompt_stdio, first, initialize, stdin, reads, replay=replay)
         return relay_output(conn, out, str(paths.log))
     finally:
         conn.close()
@@ -52,12 +53,14 @@ def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, read
 
 def start_relay(conn: Connection, options: dict[str, Any], permission_prompt_stdio: bool,
                 first: dict[str, Any] | None, initialize: dict[str, Any], stdin: TextIO,
-                reads: frozenset[str] = frozenset()) -> None:
+                reads: frozenset[str] = frozenset(), *, replay: bool = False) -> None:
     """Send the run (with what ``initialize`` carried), its first line (the initialize itself, which
-    the run answers once its session is open), then relay stdin to ``conn`` in a thread."""
+    the run answers once its session is open), then relay stdin to ``conn`` in a thread. ``replay``:
+    ``--replay-user-messages``, the run echoes each user message back."""
     run_options = {**options, **sdk_options(initialize, options, reads)}
     request = run_request("", run_options, output_format="stream-json", conversation=True,
-                          permission_prompt_stdio=permission_prompt_stdio, initialize_reads=sorted(reads))
+                          permission_prompt_stdio=permission_prompt_stdio, initialize_reads=sorted(reads),
+                          replay_user_messages=replay)
     conn.run_id = request["request_id"]
     conn.send(request)
     if first is not None:
@@ -121,6 +124,10 @@ def _delivered(initialize: dict[str, Any], given: dict[str, Any], reads: frozens
     if "disallowedTools" in reads and isinstance(initialize.get("disallowedTools"), list):
         rules = [rule for value in initialize["disallowedTools"] for rule in rules_arg(str(value))]
         options["disallowed_tools"] = [*(given.get("disallowed_tools") or []), *rules]
+    if "additionalDirectories" in reads and isinstance(initialize.get("additionalDirectories"), list):
+        # As Claude Code: strings only, each as --add-dir would take it; a folder that does not exist is passed over.
+        found = [os.path.abspath(d) for d in initialize["additionalDirectories"] if isinstance(d, str) and os.path.isdir(d)]
+        options["additional_directories"] = [*(given.get("additional_directories") or []), *found]
     if "managedSettings" in reads and isinstance(initialize.get("managedSettings"), dict):
         options["managed_settings"] = initialize["managedSettings"]
     if "plugins" in reads and isinstance(initialize.get("plugins"), list) and initialize["plugins"]:

@@ -1,13 +1,14 @@
 """What a turn's ``result`` says of the messages that started it: claude-agent-sdk's
 ``origin`` (the first one's, as the host stamped it), ``user_message_uuid`` and
-``user_message_uuids`` (each message the turn took in, in order; Claude Code lists at most 64)."""
+``user_message_uuids`` (each message the turn took in, in order; Claude Code lists at most 64);
+and, with ``--replay-user-messages``, each message echoed back as Claude Code echoes it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from covey.events import ResultEvent
+from covey.events import ResultEvent, new_uuid, now_iso
 
 MAX_UUIDS = 64
 
@@ -33,3 +34,13 @@ class TurnStamps:
             update["origin"] = self.origin
         self.uuids, self.origin = [], None
         return result.model_copy(update=update) if update else result
+
+
+def replayed(message: dict[str, Any], session_id: str, content: str | None = None) -> dict[str, Any]:
+    """A user message as ``--replay-user-messages`` echoes it on stdout (Claude Code 2.1.337's shape:
+    the message as sent, or with ``content`` instead, its ``uuid`` or a new one, ``isReplay``)."""
+    uuid, sent = message.get("uuid"), message.get("message")
+    if content is not None:
+        sent = {**(sent if isinstance(sent, dict) else {"role": "user"}), "content": content}
+    return {"type": "user", "message": sent, "session_id": session_id, "parent_tool_use_id": None,
+            "uuid": uuid if isinstance(uuid, str) else new_uuid(), "timestamp": now_iso(), "isReplay": True}

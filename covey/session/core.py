@@ -113,14 +113,13 @@ class Session:
 
     async def mcp_status(self) -> list[dict[str, Any]]:
         """The SDK's ``mcp_status``: each configured server connected now, its tools listed, then
-        stopped (a health check like ``claude mcp list``; the agents' own clients live in their actors)."""
-        if not self.mcp.servers:
-            return []
-        from covey.mcp.listing import probe
+        stopped (a health check like ``claude mcp list``; the agents' own clients live in their actors);
+        one ``mcp_toggle`` turned off is ``disabled``, as Claude Code lists it."""
+        from covey.mcp.listing import disabled_entry, probe
 
         servers: list[dict[str, Any]] = await probe(self.mcp.servers, cwd=str(self.cwd), env=self.env,
-                                                   relay=self.options.on_mcp_message)
-        return servers
+                                                   relay=self.options.on_mcp_message) if self.mcp.servers else []
+        return [*servers, *(disabled_entry(name, config) for name, config in self.mcp.disabled.items())]
 
     # -- the run ----------------------------------------------------------------------
 

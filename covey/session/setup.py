@@ -33,7 +33,7 @@ from covey.session.definitions import managed_agents_dir, session_definitions, s
 from covey.session.options import SessionOptions, check_mode
 from covey.session.record import chosen_session_id, resume_point
 from covey.settings import Settings
-from covey.settings_files import source_set
+from covey.settings_files import sandbox_note, source_set
 from covey.settings_guard import cli_rules, managed_hooks_only, start_mode
 from covey.settings_managed import managed_dir
 from covey.trust import TRUSTED, Trust, decide
@@ -248,10 +248,11 @@ def _definitions(options: SessionOptions, settings: Settings, plugins: Any, cwd:
     skills, skill_errors = session_skills(cwd, home=home, plugins=found, managed_dir=settings.managed_dir,
                                           locked=locked, sources=sources, aside=aside)
     style, style_notes = choose_style(settings.output_style, settings.output_style_from, cwd, home=home, sources=sources)
+    sandbox = sandbox_note(settings.sandbox_enabled_by, settings.sandbox_required)
     warnings = [
         *(str(w) for w in (*settings.warnings, *skipped_hooks)), *(str(problem) for problem in plugins.problems),
         *(f"{e}; agent definition not loaded" for e in errors), *(f"{e}; skill not loaded" for e in skill_errors),
-        *mcp.warnings, *hook_notes, *style_notes,
+        *mcp.warnings, *hook_notes, *style_notes, *([sandbox] if sandbox else []),
     ]
     return Loaded(settings=settings, plugins=plugins, model_id=model_id, policy=policy, asker=asker, limits=limits,
                   definitions=definitions, definition_errors=errors, skills=skills, skill_errors=skill_errors,

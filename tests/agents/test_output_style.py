@@ -62,14 +62,16 @@ def test_setting_sources_decide_which_style_folders_are_read(tmp_path):
     assert "mine" in only_user and "ours" not in only_user
     assert not {"mine", "ours"} & set(output_styles(project, home=home, sources=frozenset())[0])
     style, warnings = choose_style("ours", "/p/.claude/settings.json", project, home=home, sources=frozenset({"user"}))
-    assert style is DEFAULT_STYLE and "unknown output style 'ours'" in warnings[0]
+    assert style.name == "ours" and styled_prompt(style) == MAIN_PROMPT and "unknown output style 'ours'" in warnings[0]
 
 
-def test_an_unknown_name_is_a_warning_naming_the_setting_and_its_file_and_the_default_is_used(tmp_path):
+def test_an_unknown_name_is_a_warning_naming_the_setting_and_its_file_and_the_default_is_used_under_it(tmp_path):
+    """As Claude Code 2.1.337: the name is reported unchanged, the prompt is the default one."""
     style, warnings = choose_style("Pirate", "/p/.claude/settings.local.json", tmp_path, home=tmp_path)
-    assert style is DEFAULT_STYLE
+    assert style == DEFAULT_STYLE.model_copy(update={"name": "Pirate"}) and styled_prompt(style) == MAIN_PROMPT
     assert warnings == ["/p/.claude/settings.local.json: outputStyle: unknown output style 'Pirate' (known: Concise, "
-                        "default, Explanatory, Learning, Proactive); the default style is used"]
+                        "default, Explanatory, Learning, Proactive); the default style is used (reported by its "
+                        "name, as Claude Code does)"]
 
 
 def test_a_bad_style_file_is_a_warning_naming_it_and_the_others_load(tmp_path):

@@ -16,6 +16,8 @@ from covey.cli_sdk_flags import INITIALIZE_FIELDS, debug_to_stderr, initialize_r
 from covey.errors import CoveyError
 from covey.hooks.callback import sdk_hook_settings
 from covey.daemon import protocol
+from covey.daemon.protocol import initialize_response
+from covey.versions import CLAUDE_CODE_VERSION
 from covey.service.sdk_client import read_initialize, sdk_options
 
 SDK_ARGV = ["--output-format", "stream-json", "--verbose", "--system-prompt", "", "--permission-prompt-tool",
@@ -113,7 +115,7 @@ def test_the_initialize_answer_before_a_session_is_the_requests_and_confirms_wha
     assert (answer["output_style"], answer["available_output_styles"]) == ("default", ["default"])
     assert {flag: answer[flag] for flag in protocol.APPLIED.values()} == {
         "settings_applied": True, "plugins_applied": True, "disallowed_tools_applied": False,
-        "managed_settings_applied": False, "mcp_servers_applied": False}
+        "managed_settings_applied": False, "mcp_servers_applied": False, "additional_directories_applied": False}
 
 
 def test_sdk_hook_registrations_become_callback_hooks():
@@ -172,6 +174,23 @@ def test_settings_and_disallowed_tools_in_initialize_are_taken_as_their_flags_wo
     assert taken["settings"] == as_flags["settings"] and taken["disallowed_tools"] == as_flags["disallowed_tools"]
     # Not named on the command line: not taken (as Claude Code, which confirms neither).
     assert "settings" not in sdk_options(initialize, given) and "disallowed_tools" not in sdk_options(initialize, given)
+
+
+def test_additional_directories_in_initialize_are_taken_as_add_dir_would_take_them(tmp_path):
+    """``--initialize-fields=additionalDirectories`` (the TypeScript SDK's ``additionalDirectoriesDelivery``):
+    as Claude Code 2.1.337, strings only, a folder that does not exist passed over, after the ``--add-dir`` ones."""
+    (tmp_path / "a").mkdir()
+    args = _parsed(["--input-format=stream-json", "--output-format=stream-json", "--await-initialize",
+                    "--initialize-fields=additionalDirectories", "--add-dir", str(tmp_path)])
+    reads = initialize_reads(args)
+    assert reads == {"plugins", "mcpServers", "additionalDirectories"}
+    initialize = {"additionalDirectories": [str(tmp_path / "a"), str(tmp_path / "gone"), 3]}
+    taken = sdk_options(initialize, cli._session_options(args), reads)
+    assert taken["additional_directories"] == [str(tmp_path), str(tmp_path / "a")]
+    assert "additional_directories" not in sdk_options(initialize, {}, frozenset())
+    answer = initialize_response({}, reads)
+    assert answer["additional_directories_applied"] is True and answer["settings_applied"] is False
+    assert answer["claude_code_version"] == CLAUDE_CODE_VERSION and answer["sandbox_enabled"] is False
 
 
 def test_await_initialize_takes_its_plugins_and_mcp_servers_and_managed_settings_when_told(tmp_path):

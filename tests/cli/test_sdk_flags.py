@@ -182,6 +182,15 @@ def test_what_covey_refuses_of_them_is_one_line_naming_the_flag(argv, says, caps
     assert len(said) == 1 and says in said[0], said
 
 
+def test_replaying_user_messages_needs_stream_json_both_ways_as_in_claude_code(capsys) -> None:
+    from covey import cli
+
+    assert cli.main(["-p", "hi", "--output-format=stream-json", "--verbose", "--replay-user-messages"]) == 1
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and "--replay-user-messages requires both --input-format=stream-json and " \
+                               "--output-format=stream-json" in said[0], said
+
+
 def test_the_debug_flags_and_the_no_mcp_plugin_dir_set_their_options(tmp_path) -> None:
     def taken(*argv: str) -> dict[str, Any]:
         return session_options(_parser().parse_args(["run", "-p", "x", *argv]))

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage, query
 
+from covey.versions import CLAUDE_CODE_VERSION
 from tests.sdk.conftest import REFERENCE_CLI
 from tests.sdk.test_sdk_compat import collect, with_subtype
 
@@ -50,6 +52,21 @@ async def test_without_a_style_setting_initialize_answers_the_default(sdk_option
     async with ClaudeSDKClient(options=sdk_options()) as client:
         info = await client.get_server_info()
     assert info is not None and info["output_style"] == "default" and "Explanatory" in info["available_output_styles"]
+
+
+async def test_a_style_that_exists_nowhere_is_reported_by_the_name_the_settings_give(sdk_options, fake_api):
+    """As Claude Code 2.1.337: ``initialize`` and ``system/init`` carry the name unchanged (the
+    prompt is the default one); its answer names the Claude Code it speaks and no sandbox."""
+    fake_api.replies = [lambda body: {"text": "plain"}]
+    async with ClaudeSDKClient(options=sdk_options(settings=json.dumps({"outputStyle": "Nowhere"}))) as client:
+        info = await client.get_server_info()
+        await client.query("hi")
+        messages = await collect(client.receive_response())
+    assert info is not None and info["output_style"] == "Nowhere" and "Nowhere" not in info["available_output_styles"]
+    assert with_subtype(messages, "init")[0].data["output_style"] == "Nowhere"
+    assert re.fullmatch(r"2\.1\.\d+", info["claude_code_version"]) and info["sandbox_enabled"] is False
+    if not os.environ.get(REFERENCE_CLI):
+        assert info["claude_code_version"] == CLAUDE_CODE_VERSION
 
 
 @pytest.mark.skipif(bool(os.environ.get(REFERENCE_CLI)), reason="covey's own debug lines")

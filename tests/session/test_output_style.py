@@ -56,17 +56,18 @@ def test_a_custom_style_from_the_users_folder_replaces_the_coding_instructions(t
 def test_the_style_files_follow_setting_sources(tmp_path):
     write(tmp_path / "home/.claude/output-styles/editor.md", "Answer as a copy editor would.\n")
     session = _session(tmp_path, settings={"outputStyle": "editor"}, setting_sources=["project"])
-    assert session._main_prompt() == MAIN_PROMPT and session.init_event().wire()["output_style"] == "default"
+    assert session._main_prompt() == MAIN_PROMPT and session.init_event().wire()["output_style"] == "editor"
     assert any("unknown output style 'editor'" in w for w in session.warnings)
 
 
 def test_an_unknown_style_is_a_warning_naming_the_setting_and_its_file_and_the_run_goes_on(tmp_path):
+    """As Claude Code 2.1.337: ``system/init`` reports the name unchanged; the prompt is the default one."""
     settings = write(tmp_path / "home/.claude/settings.json", json.dumps({"outputStyle": "Pirate"}))
     session = _session(tmp_path)
-    assert session._main_prompt() == MAIN_PROMPT and session.init_event().wire()["output_style"] == "default"
+    assert session._main_prompt() == MAIN_PROMPT and session.init_event().wire()["output_style"] == "Pirate"
     (warning,) = [w for w in session.warnings if "outputStyle" in w]
     assert warning.startswith(f"{settings}: outputStyle: unknown output style 'Pirate'")
-    assert warning.endswith("the default style is used")
+    assert warning.endswith("the default style is used (reported by its name, as Claude Code does)")
 
 
 def test_a_system_prompt_of_ones_own_is_not_restyled_but_init_still_names_the_style(tmp_path):
