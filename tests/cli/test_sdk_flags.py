@@ -17,7 +17,9 @@ import pytest
 
 from covey.cli import _parser
 from covey.cli_flags import session_options
+from covey.cli_sdk_flags import initialize_reads
 from covey.errors import CoveyError
+from tests.sdk_ts.conftest import TS_SDK_VERSIONS
 
 sdk = pytest.importorskip("claude_agent_sdk")
 
@@ -124,14 +126,17 @@ VALUES = {"--json-schema": '{"type": "object"}', "--mcp-config": '{"mcpServers":
           "--managed-settings": '{"permissions": {"deny": ["Bash"]}}', "--effort": "high", "--max-budget-usd": "1"}
 
 
-def _ts_sdk_flags() -> set[str]:
-    """Every flag the installed TypeScript SDK's command builder names (skips if it is not installed)."""
-    from tests.sdk_ts.conftest import TS_SDK_VERSION, cache_dir
+def _ts_sdk_text(version: str) -> str:
+    """That TypeScript SDK version's sdk.mjs (installed as tests/sdk_ts installs it; skips without node or npm)."""
+    from tests.sdk_ts.conftest import installed_sdk
 
-    path = cache_dir() / "node_modules" / "@anthropic-ai" / "claude-agent-sdk" / "sdk.mjs"
-    if not path.is_file():
-        pytest.skip(f"@anthropic-ai/claude-agent-sdk@{TS_SDK_VERSION} is not installed at {path} (tests/sdk_ts installs it)")
-    text = path.read_text(encoding="utf-8")
+    _, modules = installed_sdk(version)
+    return (modules / "@anthropic-ai" / "claude-agent-sdk" / "sdk.mjs").read_text(encoding="utf-8")
+
+
+def _ts_sdk_flags(version: str) -> set[str]:
+    """Every flag that TypeScript SDK version's command builder names."""
+    text = _ts_sdk_text(version)
     start = text.index(TS_BUILDER[0])
     return set(re.findall(r'"(--[a-z][a-zA-Z-]*)', text[start:text.index(TS_BUILDER[1], start)]))
 
@@ -149,8 +154,9 @@ def _one_flag(flag: str, tmp_path: Any) -> list[str]:
     return [f"{flag}={value}"]
 
 
-def test_every_flag_the_typescript_sdk_builds_is_known_to_covey(tmp_path) -> None:
-    flags = _ts_sdk_flags()
+@pytest.mark.parametrize("version", TS_SDK_VERSIONS)
+def test_every_flag_the_typescript_sdk_builds_is_known_to_covey(version, tmp_path) -> None:
+    flags = _ts_sdk_flags(version)
     assert {"--no-session-persistence", "--initialize-fields", "--managed-settings", "--plugin-dir-no-mcp"} <= flags
     assert flags - set(_run_parser()._option_string_actions) == set()  # none "unrecognized arguments"
     refused = set()
@@ -205,3 +211,46 @@ def test_the_debug_flags_and_the_no_mcp_plugin_dir_set_their_options(tmp_path) -
     assert both["plugin_dirs"] == [str(tmp_path / "a"), str(tmp_path / "b")]
     assert taken("--managed-settings", '{"model": "opus"}')["managed_settings"] == {"model": "opus"}
     assert taken(f"--project-config-root={tmp_path}")["project_config_root"] == str(tmp_path)
+
+
+@pytest.mark.parametrize("version", TS_SDK_VERSIONS)
+def test_every_field_the_typescript_sdk_delivers_in_initialize_is_one_covey_takes(version) -> None:
+    """``settingsDelivery: "initialize"`` and the like: the SDK names the field in ``--initialize-fields``
+    and ends the session unless the answer confirms it; a field a new SDK adds fails here first."""
+    fields = set(re.findall(r'ViaInitialize\?\["(\w+)"\]', _ts_sdk_text(version)))
+    assert {"settings", "disallowedTools"} <= fields
+    for field in sorted(fields):
+        argv = ["run", "--input-format=stream-json", "--output-format=stream-json", "--await-initialize",
+                f"--initialize-fields={field}"]
+        args = _parser().parse_args(argv)
+        session_options(args)  # nothing refused
+        assert field in initialize_reads(args), field
+
+
+CONTROL_REQUESTS_REVIEWED = frozenset({
+    # answered: the session's own
+    "initialize", "interrupt", "set_permission_mode", "set_model", "stop_task", "mcp_status", "mcp_message",
+    "get_context_usage", "rewind_files", "mcp_reconnect", "mcp_toggle", "end_session", "update_queued_message",
+    # answered with an error naming them: Claude Code's app, account, browser and dialog features
+    "apply_flag_settings", "background_tasks", "cancel_async_message", "channel_enable", "claim_session",
+    "claude_authenticate", "claude_oauth_callback", "claude_oauth_wait_for_completion", "decide_held_peer_message",
+    "export_conversation", "generate_session_title", "get_chrome_browsers", "get_chrome_dialog", "get_hooks_listing",
+    "get_memory_dialog", "get_plan", "get_sandbox_dialog", "get_settings", "get_skills_dialog", "get_status",
+    "get_task_output", "get_usage", "list_permission_rules", "mcp_authenticate", "mcp_clear_auth",
+    "mcp_oauth_callback_url", "mcp_read_resource", "mcp_set_servers", "message_rated", "mirror_error",
+    "prompt_draft_activity", "read_file", "reload_output_styles", "reload_plugins", "reload_skills", "remote_control",
+    "rename_session", "seed_read_state", "select_chrome_browser", "set_chrome_browser_hints", "set_cwd",
+    "set_max_thinking_tokens", "set_mcp_permission_mode_override", "set_peer_delivery", "set_prompt_suggestions_paused",
+    "side_question", "submit_feedback", "submit_survey_feedback", "ultrareview_launch", "update_settings",
+    # the protocol's own answers
+    "success", "error",
+})
+"""Every control request a pinned TypeScript SDK can send, with what covey does with it: a new SDK's
+request fails the test below until someone decides (docs/sdk.md lists the answers)."""
+
+
+@pytest.mark.parametrize("version", TS_SDK_VERSIONS)
+def test_every_control_request_the_typescript_sdk_can_send_has_been_reviewed(version) -> None:
+    sent = set(re.findall(r'subtype:"(\w+)"', _ts_sdk_text(version)))
+    assert {"initialize", "interrupt", "set_permission_mode"} <= sent
+    assert sent - CONTROL_REQUESTS_REVIEWED == set()
