@@ -20,10 +20,12 @@ from covey.permissions.rules import RuleError
 from covey.ray_start import RayUnreachable
 from covey.resume import ResumeError
 from covey.service.client import PromptTooLarge
+from covey.service.controls import Refused
 from covey.service.preflight import MissingKey
 from covey.daemon.lifecycle import LineTooLong, ServiceUnavailable
 from covey.daemon.paths import ServiceDirError
 from covey.session import SessionBroken
+from covey.settings_files import SandboxUnavailable
 from covey.skills.loader import UnknownSkill
 
 EXAMPLES = [
@@ -41,6 +43,8 @@ EXAMPLES = [
     RateLimitRefused("Rate limit: the requests per minute limit (60), 60 consumed", "requests", 60, 60, 1.8e9),
     RayUnreachable("no Ray answers at 127.0.0.1:1 (Connection refused): give none for a private Ray"),
     MissingKey("no Anthropic API key in the run's environment: set ANTHROPIC_API_KEY"),
+    Refused("Unsupported control request subtype: update_queued_message", "unsupported_request"),
+    SandboxUnavailable("settings require a command sandbox (sandbox.failIfUnavailable): covey has none"),
 ]
 
 
