@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import log
-from benchmarks.cli_peer import WAYS, bundled_claude, peer_env, ratio
+from benchmarks.cli_peer import claude_version, WAYS, bundled_claude, peer_env, ratio
 from benchmarks.cli_phases import phases, quantiles
 from benchmarks.floor import agent_of, replay_in_process
 from tests.fake_messages_api import FakeMessagesAPI
@@ -344,6 +344,7 @@ async def run(tmp: Path, quick: bool) -> dict[str, Any]:
             status = subprocess.run([*_covey(), "status"], env=env, capture_output=True, text=True, timeout=60)
             out["status"] = status.stdout.strip()
             claude = bundled_claude()
+            out["claude_code_version"] = claude_version(claude) if claude else None
             for kind, n in (QUICK_FANOUTS if quick else FANOUTS):
                 out[f"{kind}_{n}"] = await _size(env, project, replies, kind, n, api, tmp, claude)
         finally:

@@ -4,6 +4,7 @@ run on the same fake Messages API, and how covey's figures compare."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 WAYS = ("first_on_fresh_service", "back_to_back", "settled")
@@ -19,6 +20,15 @@ def bundled_claude() -> str | None:
         return None
     path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
     return str(path) if path.exists() and os.access(path, os.X_OK) else None
+
+
+def claude_version(claude: str) -> str | None:
+    """What ``claude --version`` says (``2.1.337 (Claude Code)``): the peer changes with the SDK installed."""
+    try:
+        done = subprocess.run([claude, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() or None
 
 
 def peer_env(env: dict[str, str]) -> dict[str, str]:
