@@ -90,7 +90,8 @@ def start(paths: ServicePaths, num_cpus: int | None = None) -> OwnRay:
 def launch(paths: ServicePaths, num_cpus: int | None = None) -> Launched:
     """Start ``ray start`` and return at once: the service imports Ray and its runtime meanwhile
     (a second of CPU that would otherwise come after Ray's own start)."""
-    port = _free_port()
+    taken: set[int] = set()  # each of the node's ports a different one: Ray refuses a port given twice
+    port = _free_port(taken)
     command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block",
                "--node-ip-address", "127.0.0.1", "--port", str(port), "--include-dashboard=false",
                "--disable-usage-stats",
@@ -101,12 +102,12 @@ def launch(paths: ServicePaths, num_cpus: int | None = None) -> Launched:
     # raylet waits for the dashboard agent to start and report its ports before the node counts as
     # up: 4-5 s of a cold start here, against about 1.5 s with the ports given.
     for flag in AGENT_PORT_FLAGS:
-        command += [flag, str(_free_port())]
+        command += [flag, str(_free_port(taken))]
     if _has_ray_client():
         # Ray starts its client server whenever ``ray[client]`` is installed, on 10001 unless told:
         # a port of its own keeps two users' services apart. Without it (``pip install ray``, covey's
         # base install) Ray refuses the flag, and no client server is wanted.
-        command += ["--ray-client-server-port", str(_free_port())]
+        command += ["--ray-client-server-port", str(_free_port(taken))]
     if num_cpus is not None:
         command += ["--num-cpus", str(num_cpus)]
     if (temp_dir := ray_temp_dir()) is not None:
@@ -203,22 +204,26 @@ def _answers(address: str, timeout_s: float) -> bool:
         return False
 
 
-def _free_port() -> int:
-    """A port free now, outside the range the kernel hands out for outgoing connections and
-    ``bind(0)``: between this check and Ray binding it (a second or two), another process's
-    connection could otherwise take it, and the node would fail to start. Below that range, and
-    above Ray's worker ports (10002-19999)."""
+def _free_port(taken: set[int]) -> int:
+    """A port free now and not in ``taken`` (it is added there), outside the range the kernel hands
+    out for outgoing connections and ``bind(0)``: between this check and Ray binding it (a second or
+    two), another process's connection could otherwise take it, and the node would fail to start.
+    Below that range, and above Ray's worker ports (10002-19999)."""
     low, high = _ephemeral_range()
     for _ in range(64):
         port = random.randrange(20_000, 32_768)
-        if low <= port <= high:
+        if low <= port <= high or port in taken:
             continue
         with socket.socket() as sock, contextlib.suppress(OSError):
             sock.bind(("127.0.0.1", port))
+            taken.add(port)
             return port
-    with socket.socket() as sock:  # a crowded range: the kernel's choice, as before
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    while True:  # a crowded range: the kernel's choice, as before
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            if (port := int(sock.getsockname()[1])) not in taken:
+                taken.add(port)
+                return port
 
 
 def _ephemeral_range() -> tuple[int, int]:

@@ -59,12 +59,22 @@ def _check_command(tmp_path: Path, monkeypatch, user_set_tmpdir: bool, home: Pat
 def test_the_ports_given_to_rays_agents_are_free_and_outside_the_kernels_ephemeral_range():
     """A port the kernel may hand to any process's next connection could be taken before Ray binds it."""
     low, high = own_ray._ephemeral_range()
-    ports = {own_ray._free_port() for _ in range(50)}
+    ports = {own_ray._free_port(set()) for _ in range(50)}
     assert all(not low <= port <= high and 20_000 <= port < 32_768 for port in ports), ports
     assert len(ports) > 1
 
 
+def test_the_ports_of_one_node_are_all_different_even_when_chance_repeats_one(monkeypatch):
+    """Ray refuses to start a node whose components were given the same port twice."""
+    picks = iter([24_559, 24_559, 24_559, 24_560, 24_561])
+    monkeypatch.setattr(own_ray, "_ephemeral_range", lambda: (49_152, 65_535))
+    monkeypatch.setattr(own_ray.random, "randrange", lambda low, high: next(picks))
+    taken: set[int] = set()
+    assert [own_ray._free_port(taken) for _ in range(3)] == [24_559, 24_560, 24_561] and taken == {24_559, 24_560, 24_561}
+
+
 def test_a_crowded_range_falls_back_to_the_kernels_choice(monkeypatch):
     monkeypatch.setattr(own_ray, "_ephemeral_range", lambda: (0, 65_535))  # every candidate is ephemeral
-    port = own_ray._free_port()
-    assert 0 < port < 65_536
+    taken: set[int] = set()
+    ports = [own_ray._free_port(taken) for _ in range(3)]
+    assert all(0 < port < 65_536 for port in ports) and len(set(ports)) == 3
