@@ -207,9 +207,13 @@ def worktrees(repo: Path) -> list[str]:
     return [line.split(" ", 1)[1] for line in listing.stdout.splitlines() if line.startswith("worktree ")][1:]
 
 
-def wait_for(condition: Any, timeout_s: float, what: str) -> None:
+def wait_for(condition: Any, timeout_s: float, what: str, proc: subprocess.Popen | None = None) -> None:
+    """Wait for ``condition``; with ``proc``, a run that ends first fails at once with what it printed."""
     deadline = time.monotonic() + timeout_s
     while not condition():
+        if proc is not None and proc.poll() is not None:
+            out, err = proc.communicate()
+            raise AssertionError(f"the run ended ({proc.returncode}) before {what}:\n{out[-2000:]}\n{err[-3000:]}")
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
         time.sleep(0.1)

@@ -98,7 +98,7 @@ def test_a_registry_killed_mid_run_comes_back_from_its_journal_and_the_run_ends_
         proc = served.start("-p", f"{MAIN_MARK}: fan out", "--output-format", "stream-json", "--verbose", "--quiet",
                             env={"ANTHROPIC_BASE_URL": api.url}, cwd=tmp_path)
         try:
-            wait_for(lambda: fanout.children_seen(2) == 6, 120, "six running children")
+            wait_for(lambda: fanout.children_seen(2) == 6, 120, "six running children", proc)
             _kill_registry(served, tmp_path)
             out, err = proc.communicate(timeout=180)
         finally:
@@ -137,7 +137,7 @@ def test_launches_waiting_in_the_queue_when_the_registry_is_killed_start_once_it
         proc = served.start("-p", f"{MAIN_MARK}: fan out", "--output-format", "stream-json", "--verbose", "--quiet",
                             env=env, cwd=tmp_path)
         try:
-            wait_for(lambda: fanout.children_seen(2) == 2, 120, "two running children, held mid-run")
+            wait_for(lambda: fanout.children_seen(2) == 2, 120, "two running children, held mid-run", proc)
             assert fanout.children_seen(1) == 2  # the other two wait in the registry's queue
             _kill_registry(served, tmp_path)
             fanout.gate.set()

@@ -85,7 +85,7 @@ def test_a_session_actor_killed_mid_run_ends_the_run_with_an_error_naming_it(tmp
         env = covey_env(tmp_path, api.url)
         proc = start_covey(["-p", f"{MAIN_MARK}: fan out", "--output-format", "json", "--quiet"], tmp_path, env)
         try:
-            wait_for(lambda: fanout.children_seen(2) == 3, 120, "three running children")
+            wait_for(lambda: fanout.children_seen(2) == 3, 120, "three running children", proc)
             title = {"registry": "ray::_RegistryActor", "mailbox": "ray::_MailboxActor"}[actor]
             (pid,) = titled(processes_with(env["RAY_TMPDIR"]), title)
             os.kill(pid, signal.SIGKILL)
@@ -143,7 +143,7 @@ def test_a_served_session_actor_killed_mid_run_ends_that_run_with_an_error_and_t
         proc = served.start("-p", f"{MAIN_MARK}: fan out", "--output-format", "json", "--quiet",
                             env={"ANTHROPIC_BASE_URL": api.url}, cwd=tmp_path)
         try:
-            wait_for(lambda: fanout.children_seen(2) == 3, 120, "three running children")
+            wait_for(lambda: fanout.children_seen(2) == 3, 120, "three running children", proc)
             status = served.status()
             # This run's session (a session an earlier test left may still be ending).
             mine = [entry for entry in status["sessions"] if entry["cwd"] == str(tmp_path)]
@@ -178,7 +178,7 @@ def test_a_signal_stops_every_child_with_its_cleanup_and_reports_kept_worktrees(
         args = ["-p", f"{MAIN_MARK}: fan out", "--permission-mode", "acceptEdits", "--quiet"]
         proc = start_covey(args, repo, env)
         try:
-            wait_for(lambda: fanout.children_seen(3) == 2, 120, "two children past their first turns")
+            wait_for(lambda: fanout.children_seen(3) == 2, 120, "two children past their first turns", proc)
             proc.send_signal(signum)
             out, err = proc.communicate(timeout=60)
         finally:
@@ -204,7 +204,7 @@ def test_ctrl_c_on_a_served_run_stops_its_children_with_their_cleanup_and_the_se
         proc = served.start("-p", f"{MAIN_MARK}: fan out", "--permission-mode", "acceptEdits", "--quiet",
                             env={"ANTHROPIC_BASE_URL": api.url}, cwd=repo)
         try:
-            wait_for(lambda: fanout.children_seen(3) == 2, 120, "two children past their first turns")
+            wait_for(lambda: fanout.children_seen(3) == 2, 120, "two children past their first turns", proc)
             proc.send_signal(signal.SIGINT)
             out, err = proc.communicate(timeout=60)
         finally:
