@@ -74,7 +74,7 @@ def piped_stdin(stdin: IO[str] | None = None, wait_s: float = STDIN_WAIT_S) -> s
 
 
 class VersionAction(argparse.Action):
-    """``--version``: ``0.1.0 (covey)``, as Claude Code prints ``2.1.332 (Claude Code)``; the version
+    """``--version``: ``0.1.0 (covey)``, as Claude Code prints ``2.1.337 (Claude Code)``; the version
     is looked up only when asked, so no other command pays for it."""
 
     def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:

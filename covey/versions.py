@@ -2,5 +2,5 @@
 
 Plain Python: the thin client's answers (``covey.daemon.protocol``) name it as the events do."""
 
-CLAUDE_CODE_VERSION = "2.1.332"
+CLAUDE_CODE_VERSION = "2.1.337"
 """The Claude Code version covey imitates (``system/init``'s and ``initialize``'s ``claude_code_version``)."""

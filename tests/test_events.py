@@ -45,7 +45,7 @@ def test_usage_counts_every_cache_write_as_a_five_minute_one():
 
 def test_init_speaks_claude_code_s_version_and_names_covey_s_under_its_own_key():
     init = SystemInit(cwd="/p", model="m", tools=["Read"], permissionMode="default").wire()
-    assert init["claude_code_version"] == "2.1.332" and init["covey_version"]
+    assert init["claude_code_version"] == "2.1.337" and init["covey_version"]
     assert init["original_cwd"] == "/p" and init["mcp_servers"] == [] and init["output_style"] == "default"
 
 

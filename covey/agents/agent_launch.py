@@ -95,6 +95,10 @@ class Launch:
         ))
         if self.background:
             return self._launched(spec, queued_for=launched.record.queued_for if launched.record.queued else None)
+        if self.runtime.child_events:  # a sync child's prompt, as Claude Code prints it: a user message
+            self._emit(self._labelled(UserEvent(session_id=spec.session_id, agent_id=self.agent_id,
+                                                parent_tool_use_id=self.ctx.tool_use_id,
+                                                message={"role": "user", "content": [{"type": "text", "text": self.call.prompt}]})))
         return await self._follow(launched.actor, spec)
 
     async def _spec(self, worktree: Worktree | None) -> AgentSpec | None:

@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import uuid
+from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from covey.versions import CLAUDE_CODE_VERSION
@@ -137,7 +138,8 @@ def failure_result(text: str) -> dict[str, Any]:
             "is_error": True, "result": text, "num_turns": 0, "duration_ms": 0, "duration_api_ms": 0,
             "total_cost_usd": 0.0, "usage": usage, "modelUsage": {}, "stop_reason": None, "permission_denials": [],
             "errors": [text], "fast_mode_state": "off", "fast_mode_disabled_reason": "unknown", "safety_stops": 0,
-            "queued_turn_count": 0, "result_index": 0}
+            "queued_turn_count": 0, "result_index": 0,
+            "written_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")}
 
 
 SCRIPTED = "scripted:"

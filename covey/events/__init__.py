@@ -1,6 +1,6 @@
 """Events an agent run emits, shaped like Claude Code's print-mode stream-json.
 
-``event.wire()`` is the JSON object Claude Code 2.1.332 would print for it (the
+``event.wire()`` is the JSON object Claude Code 2.1.337 would print for it (the
 recorded runs in ``tests/data/claude_code`` are the reference), so tools that read
 Claude Code's ``--output-format stream-json`` read covey's too. Events are pydantic
 models so they cross actor boundaries intact. One module per kind: the messages

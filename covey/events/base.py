@@ -43,21 +43,13 @@ class Event(BaseModel):
     """Fields written as ``null`` when unset (Claude Code writes them); others are left out."""
 
     def wire(self) -> dict[str, Any]:
+        """The JSON object printed for it; a system message or a result says when it was written
+        (``written_at``), as Claude Code's do."""
         data = self.model_dump(by_alias=True, exclude={"agent_id"})
-        return {key: value for key, value in data.items() if value is not None or key in self.nullable}
-
-
-def forwarded(event: Event, subagent_text: bool) -> Event | None:
-    """``event`` as a claude-agent-sdk program gets it: without ``forwardSubagentText`` (its
-    ``initialize``), a sub-agent's messages keep only their ``tool_use`` / ``tool_result``
-    blocks (None when nothing is left), as Claude Code forwards them."""
-    if subagent_text or not isinstance(event, _Message) or event.parent_tool_use_id is None:
-        return event
-    content = event.message.get("content")
-    blocks = [b for b in content if b.get("type") in ("tool_use", "tool_result")] if isinstance(content, list) else []
-    if not blocks:
-        return None
-    return event.model_copy(update={"message": {**event.message, "content": blocks}})
+        wired = {key: value for key, value in data.items() if value is not None or key in self.nullable}
+        if self.type in ("system", "result"):
+            wired["written_at"] = now_iso()
+        return wired
 
 
 class TranscriptMirror(Event):

@@ -61,10 +61,15 @@ class ResultEvent(Event):
     """What woke a turn that no prompt started: ``{"kind": "task-notification", "producer":
     "session-task", "runId": the task's run id}`` for a background agent's notification."""
 
+    goes_on: bool = False
+    """Not the run's last: background work the agent owns may still wake it for another turn.
+    Print mode holds such a result until the run's last, as Claude Code does. Not on the wire."""
+
     nullable: ClassVar[frozenset[str]] = frozenset({"stop_reason", "api_error_status"})
 
     def wire(self) -> dict[str, Any]:
         data = super().wire()
+        del data["goes_on"]
         data["usage"] = wire_usage(self.usage)
         if self.is_error and self.api_error_status is None:
             del data["api_error_status"]  # Claude Code's error results carry it only for an API error

@@ -48,19 +48,16 @@ class AgentLoop:
         compactor: Compactor | None = None, halted: Callable[[], str | None] = lambda: None,
         spent: Callable[[], str | None] = lambda: None,
     ) -> None:
-        self.model = model
-        self.config = config
-        self.executor = executor
-        self.session_id = session_id
-        self.agent_id = agent_id
+        self.model, self.config, self.executor = model, config, executor
+        self.session_id, self.agent_id = session_id, agent_id
         self.cost_of: CostOf = cost_of or (lambda model_id, usage: 0.0)
         self.inbox = inbox
         self.parent_tool_use_id = parent_tool_use_id
         self.stop_check = stop_check
         self.halted = halted
+        """Why a hook said ``"continue": false`` (None: none did): the run ends after that step."""
         self.spent = spent
         """Why the session's budget is spent (None while it is not): checked after each reply."""
-        """Why a hook said ``"continue": false`` (None: none did): the run ends after that step."""
         self.messages: list[dict[str, Any]] = []
         self.stats = LoopStats()
         self.denials: list[dict[str, Any]] = []
@@ -136,7 +133,7 @@ class AgentLoop:
                         "success", text, "stop_hook_prevented" if self.halted() else "completed")
                 case Stop(reason, text):
                     ending = Ending("error_during_execution", text or reason, "model_error", why=reason)
-            yield self._result(ending)
+            yield await self._turn_result(ending)
             if ending.subtype != "success" or not (texts := await self._await_background()):
                 return
             yield self._take_notifications(texts)
@@ -248,9 +245,20 @@ class AgentLoop:
         shells = [render_notice(notice) for notice in self.executor.ctx.processes.take_notices()]
         return [*shells, *(await self.inbox.drain() if self.inbox is not None else [])]
 
+    async def _turn_result(self, ending: Ending) -> ResultEvent:
+        """The turn's result; ``goes_on`` while background work this run owns may still wake it."""
+        result = self._result(ending)
+        inbox = self.inbox if ending.subtype == "success" and self._waits() else None
+        result.goes_on = inbox is not None and await inbox.outstanding()
+        return result
+
+    def _waits(self) -> bool:
+        """Whether this run waits on after a final answer for background work it owns."""
+        return self.inbox is not None and self.config.wait_for_background and self.inbox.owns_background()
+
     async def _await_background(self) -> list[str]:
         """After a final answer: wait for owned background work; its notices start a new turn."""
-        if self.inbox is None or not self.config.wait_for_background or not self.inbox.owns_background():
+        if self.inbox is None or not self._waits():
             return []
         texts = await self._drain()
         if not texts and await self.inbox.outstanding():

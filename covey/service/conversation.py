@@ -12,7 +12,7 @@ from covey.agents.opening import CLEARED
 from covey.agents.output_style import output_styles
 from covey.errors import CoveyError
 from covey.events import ConversationReset, ResultEvent, SystemInit
-from covey.events.base import forwarded
+from covey.events.forwarding import Forwarding
 from covey.daemon import protocol
 from covey.service import controls
 from covey.service.asker import ClientAsker, HookCaller, McpRelayClient
@@ -65,6 +65,7 @@ class ConversationRun(ServedRun):
         self.mcp = McpRelayClient(self.send)
         self.inputs: asyncio.Queue[tuple[str, dict[str, Any]] | _End] = asyncio.Queue()
         self.stamps = TurnStamps()
+        self.forwarding = Forwarding()
         """The user messages the running (or next) turn took in: its result names them."""
         self.replay = bool(self.flags.get("replay_user_messages"))
         self.echoes: list[dict[str, Any]] = []
@@ -101,7 +102,7 @@ class ConversationRun(ServedRun):
         if session is None:
             return
         try:
-            session.hold_main = True
+            session.conversation = True
             while not isinstance(prompt := await self._next_turn(session), _End):
                 if prompt is not None and prompt.strip() == CLEAR:
                     session = await self._cleared(session)
@@ -109,7 +110,7 @@ class ConversationRun(ServedRun):
                 async for event in session.stream(prompt):
                     if isinstance(event, ResultEvent):
                         event = self.stamps.stamped(event)
-                    if (shown := forwarded(event, session.options.forward_subagent_text)) is not None:
+                    if (shown := self.forwarding.shown(event, session.options.forward_subagent_text)) is not None:
                         await self.send(shown.wire())
                     if isinstance(event, SystemInit):  # as Claude Code: the turn's messages echo after its init
                         await self._echo(session.session_id)
@@ -140,7 +141,7 @@ class ConversationRun(ServedRun):
         new = self.session = await asyncio.to_thread(session_for, request, self.asker, service=self.service,
                                                      on_hook_callback=self.hooks, on_mcp_message=self.mcp,
                                                      start_source="clear")
-        new.hold_main = True
+        new.conversation = True
         # Claude Code's new_conversation_id is opaque, not the next session id (its messages carry that).
         await self.send(ConversationReset(session_id=old.session_id, new_conversation_id=str(uuid.uuid4())).wire())
         await self._echo(new.session_id, CLEARED_ECHO)

@@ -80,8 +80,10 @@ class Session:
         self.current_main: AgentHandle | None = None
         """The main agent's actor while a turn runs."""
         self.interrupting = False
-        self.hold_main = False
-        """Keep the main agent's actor between turns (a conversation); ``release_main`` gives it back."""
+        self.conversation = False
+        """A conversation of several prompts (stream-json input): the main agent's actor is kept
+        between turns (``release_main`` gives it back), and a turn's held result is shown once the
+        notice that wakes the run is taken, as Claude Code's SDK sessions show it."""
         self.held_main: AgentHandle | None = None
         self.kept_worktrees: list[dict[str, Any]] = []
         """Worktrees that agents stopped by ``stop`` kept (they had changes): path and branch."""

@@ -11,7 +11,7 @@ from covey.actors.handle import AgentHandle
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import agent_transcript
 from covey.errors import UserError
-from covey.events import AssistantEvent, Event, PermissionPrompt, ResultEvent, TaskNotification, UserEvent
+from covey.events import Event, PermissionPrompt, ResultEvent, TaskNotification, UserEvent
 from covey.hooks.callback import HookCallbackPrompt
 from covey.mcp.relay import McpMessagePrompt
 from covey.agents.records import FinalReport
@@ -90,7 +90,7 @@ async def _finish(session: Session, runtime: SessionRuntime, main: AgentHandle, 
     session.turns += 1
     if runtime.teams:
         await finishing
-    elif session.hold_main and report.status != "failed":
+    elif session.conversation and report.status != "failed":
         # A conversation's next turn runs on the same actor (no trip to the pool and back).
         session.held_main = main
         await finishing
@@ -106,7 +106,9 @@ async def _finish(session: Session, runtime: SessionRuntime, main: AgentHandle, 
 
 class _Turn:
     """The main agent's events as the person sees them: prompts answered, not shown; a notice
-    or queued message that starts its next turn announced by ``system/init``."""
+    or queued message that starts its next turn announced by ``system/init``; a background
+    child's messages as they come, also between the main agent's turns; a result that is not
+    the run's last held until the next."""
 
     def __init__(self, session: Session, main: AgentHandle, spec: AgentSpec) -> None:
         self.session, self.main, self.spec = session, main, spec
@@ -115,6 +117,8 @@ class _Turn:
         """The run id of the last background task that notified the main agent."""
         self.origin: dict[str, Any] | None = None
         self.relaying: set[asyncio.Task[None]] = set()
+        self.held: list[Event] = []
+        """Results that were not the run's last (``goes_on``): shown before the next one, as Claude Code does."""
 
     async def _relay(self, prompt: McpMessagePrompt) -> None:
         await self.main.answer(prompt.request_id, await mcp_message(self.session.options.on_mcp_message, prompt))
@@ -129,10 +133,13 @@ class _Turn:
             elif isinstance(event, McpMessagePrompt):  # answered aside: an MCP call may take a while
                 self.relaying.add(task := asyncio.create_task(self._relay(event)))
                 task.add_done_callback(self.relaying.discard)
-            elif (shown := await self._shown(runtime, event)) is not None:
-                yield shown
+            else:
+                for shown in await self._shown(runtime, event):
+                    yield shown
+        for held in self.held:  # the run ended without another result (its background work went quiet)
+            yield held
 
-    async def _shown(self, runtime: SessionRuntime, event: Event) -> Event | None:
+    async def _shown(self, runtime: SessionRuntime, event: Event) -> list[Event]:
         mine = event.agent_id in (None, self.spec.agent_id)
         if isinstance(event, TaskNotification):
             self.noticed = event.run_id
@@ -140,20 +147,23 @@ class _Turn:
             self.ended, self.in_turn = True, False
             shown = await with_session_spend(runtime.registry, event, self.origin)
             self.origin = None
-            return shown
+            self.held.append(shown)
+            if event.goes_on:
+                return []
+            shown_now, self.held = self.held, []
+            return shown_now
         if mine and _is_turn_input(event):
             # A notice (a background child's) or a queued message starts the main agent's next
             # turn: Claude Code announces a turn with system/init and prints no user message
             # for it (the transcript keeps it).
             if self.in_turn:
-                return None
+                return []
             self.in_turn = True
             if self.noticed and "<task-notification>" in str(event.message.get("content")):
                 self.origin = {"kind": "task-notification", "producer": "session-task", "runId": self.noticed}
-            return init_event(self.session)
-        if not mine and not self.in_turn and isinstance(event, (AssistantEvent, UserEvent)):
-            return None  # a background child speaking between the main agent's turns: its transcript has it
-        return event
+            shown_now, self.held = (self.held, []) if self.session.conversation else ([], self.held)
+            return [*shown_now, init_event(self.session)]
+        return [event]
 
 
 def _is_turn_input(event: Event) -> TypeGuard[UserEvent]:

@@ -122,7 +122,7 @@ async def test_nearing_the_threshold_summarises_and_goes_on_from_the_summary():
     wire = boundary.wire()
     assert wire["type"] == "system" and wire["subtype"] == "compact_boundary"
     assert wire["compact_metadata"]["trigger"] == "auto" and wire["compact_metadata"]["pre_tokens"] >= 2_010
-    assert set(wire) == {"type", "subtype", "session_id", "uuid", "compact_metadata"}
+    assert set(wire) == {"type", "subtype", "session_id", "uuid", "compact_metadata", "written_at"}
     # The summary request: the same system and tools, the conversation, the request appended to its last message.
     summary_request = requests[2]
     assert summary_request.system == requests[1].system and summary_request.tools == requests[1].tools

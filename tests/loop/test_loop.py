@@ -208,6 +208,14 @@ async def test_a_final_answer_waits_for_background_notifications_and_takes_anoth
     assert [r.result for r in results] == ["launched", "got the report"]
     assert loop.messages[-2]["role"] == "user"
     assert "<task-notification>" in loop.messages[-2]["content"][0]["text"]
+    # The first is not the run's last (a notice may still start a turn): print mode holds it.
+    assert [r.goes_on for r in results] == [True, False] and "goes_on" not in results[0].wire()
+
+
+async def test_a_result_with_nothing_left_to_wake_the_run_is_its_last():
+    loop = _loop([{"text": "done"}], [], inbox=FakeInbox([]))
+    (result,) = [e for e in await _events(loop) if isinstance(e, ResultEvent)]
+    assert result.goes_on is False
 
 
 async def test_a_message_sent_after_a_final_answer_is_kept_as_the_string_sent():

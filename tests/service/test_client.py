@@ -12,6 +12,7 @@ import struct
 import subprocess
 import sys
 import termios
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,8 @@ def test_the_clients_failure_result_has_the_shape_of_covey_s_own():
 
     ours, theirs = protocol.failure_result("boom"), ResultEvent.failure("boom").wire()
     assert ours.pop("uuid") and theirs.pop("uuid")  # a fresh one each
+    written = [datetime.fromisoformat(line.pop("written_at").replace("Z", "+00:00")) for line in (ours, theirs)]
+    assert abs((written[1] - written[0]).total_seconds()) < 60  # when each was written
     assert ours == theirs
 
 

@@ -1,7 +1,7 @@
 """Record what Claude Code prints in print mode for the scenarios in this folder (not run by the suite).
 
-Usage (from the repository root; Claude Code 2.1.332 installed with
-``npm install --prefix /tmp/cc @anthropic-ai/claude-code@2.1.332``)::
+Usage (from the repository root; by default the Claude Code that claude-agent-sdk bundles,
+``_bundled/claude``: 2.1.337 with claude-agent-sdk 0.2.190)::
 
     python tests/data/claude_code/record.py [--claude PATH] [SCENARIO ...]
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -27,7 +28,7 @@ sys.path.insert(0, str(HERE.parents[2]))
 
 from tests.fake_messages_api import FakeMessagesAPI, rules_replier  # noqa: E402
 
-DEFAULT_CLAUDE = "/tmp/cc/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+DEFAULT_CLAUDE = str(Path(__import__("claude_agent_sdk").__file__).parent / "_bundled" / "claude")
 HELLO = "line one\nHELLO_FILE_CONTENT_42\n"
 
 
@@ -49,6 +50,8 @@ def record(scenario: Path, claude: str) -> int:
             done = subprocess.run([claude, *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True,
                                   timeout=300, stdin=subprocess.DEVNULL)
         out = done.stdout.replace(str(cwd), "<cwd>").replace(str(home), "<home>").replace(str(root), "<tmp>")
+        out = re.sub(r"projects/[^/\"]+/memory", "projects/<cwd-slug>/memory", out)
+        out = re.sub(r"cc-socks/\d+\.sock", "cc-socks/<pid>.sock", out)
         (scenario / "stdout.jsonl").write_text(out)
         (scenario / "rc").write_text(f"{done.returncode}\n")
         if done.stderr.strip():
