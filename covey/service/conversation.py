@@ -66,6 +66,7 @@ class ConversationRun(ServedRun):
         self.inputs: asyncio.Queue[tuple[str, dict[str, Any]] | _End] = asyncio.Queue()
         self.stamps = TurnStamps()
         self.forwarding = Forwarding()
+        self.stopping: set[asyncio.Task[bool]] = set()
         """The user messages the running (or next) turn took in: its result names them."""
         self.replay = bool(self.flags.get("replay_user_messages"))
         self.echoes: list[dict[str, Any]] = []
@@ -262,9 +263,10 @@ class ConversationRun(ServedRun):
             await self.opened.wait()  # read in order: a later line waits for this one's answer
         session = self.session
         match subtype:
-            case "interrupt":
+            case "interrupt":  # answered at once, as Claude Code does: the turn's result tells how it stopped
                 if session is not None:
-                    await session.interrupt()
+                    self.stopping.add(task := asyncio.create_task(session.interrupt()))
+                    task.add_done_callback(self.stopping.discard)
                 return {}
             case "initialize":
                 return self._initialized(request, session)
