@@ -86,8 +86,8 @@ def _delegates_a_long_child(body: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_long_agent_call_sends_heartbeats(run_program, fake_api, ts_sdk):
     """An Agent call whose child takes over 30 s: the program sees a ``tool_progress`` heartbeat
-    (``heartbeat: true``, the seconds so far, the call's description) before the call's result.
-    One run of ~40 s, on the newest SDK only."""
+    (``heartbeat: true``, the seconds so far, the call's description) before the call's result,
+    which shows the child's id as Claude Code does. One run of ~40 s, on the newest SDK only."""
     if sdk_version(ts_sdk[1]) != TS_SDK_VERSION:
         pytest.skip(f"the heartbeat is checked once, on the TypeScript SDK {TS_SDK_VERSION}")
     fake_api.replies = [_delegates_a_long_child]
@@ -105,6 +105,13 @@ def test_a_long_agent_call_sends_heartbeats(run_program, fake_api, ts_sdk):
     answered = next(index for index, (kind, content) in enumerate(types) if kind == "user" and "toolu_long" in content
                     and "tool_result" in content)
     assert ran.messages.index(beat) < answered
+    # The result names the child as Claude Code does: its id without "agent-" (Claude Code's have none).
+    [started] = [message for message in ran.messages if message.get("subtype") == "task_started"]
+    shown = started["task_id"].removeprefix("agent-")
+    assert ran.messages[answered]["tool_use_result"]["agentId"] == shown
+    [block] = ran.messages[answered]["message"]["content"]
+    text = block["content"] if isinstance(block["content"], str) else "".join(part["text"] for part in block["content"])
+    assert f"\nagentId: {shown}" in text and "agentId: agent-" not in text, text
     result = ran.messages[-1]
     assert (result["type"], result["subtype"], result["result"]) == ("result", "success", "parent done"), result
     if not os.environ.get(REFERENCE_CLI):
