@@ -20,7 +20,7 @@ from covey.session.kit import start
 from covey.session.callbacks import ask, hook_callback, mcp_message, with_session_spend
 from covey.session.main_agent import ask_program_servers, init_event, main_spec
 from covey.session.record import record_session
-from covey.session.result import INTERRUPTED, failure
+from covey.session.result import INTERRUPTED, failure, interrupted_reason, note_calls
 from covey.session.teardown import broken, stop
 from covey.session.watch import SessionBroken, watched
 
@@ -57,7 +57,7 @@ async def stream(session: Session, prompt: str | None) -> AsyncIterator[Event]:
             text = INTERRUPTED if session.interrupting else report.text
             ended = failure(report.model_copy(update={"text": text}), session.session_id, spec.agent_id)
             if session.interrupting:  # as Claude Code's result of an interrupted turn says
-                ended.terminal_reason = "aborted_streaming"
+                ended.terminal_reason = interrupted_reason(turn.calls)
             yield ended
     finally:
         # Otherwise the main actor stays until close(): teams it created live on it, and
@@ -115,6 +115,8 @@ class _Turn:
         """The run id of the last background task that notified the main agent."""
         self.origin: dict[str, Any] | None = None
         self.relaying: set[asyncio.Task[None]] = set()
+        self.calls: set[str] = set()
+        """The main agent's tool calls not yet answered (an interrupt then stops tools)."""
 
     async def _relay(self, prompt: McpMessagePrompt) -> None:
         await self.main.answer(prompt.request_id, await mcp_message(self.session.options.on_mcp_message, prompt))
@@ -134,6 +136,8 @@ class _Turn:
 
     async def _shown(self, runtime: SessionRuntime, event: Event) -> Event | None:
         mine = event.agent_id in (None, self.spec.agent_id)
+        if mine:
+            note_calls(self.calls, event)
         if isinstance(event, TaskNotification):
             self.noticed = event.run_id
         if mine and isinstance(event, ResultEvent):
