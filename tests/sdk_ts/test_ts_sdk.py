@@ -5,7 +5,7 @@ covey's executable, and the program (program.mjs) runs in node with an in-proces
 covey reaches the test's fake Messages API through the session's covey service, as in
 tests/sdk; ``COVEY_SDK_SUITE_CLI`` runs the same programs against a Claude Code executable
 (the TypeScript SDK's own: ``@anthropic-ai/claude-agent-sdk-linux-x64/claude``, or the Python
-SDK's ``_bundled/claude``: both 2.1.332).
+SDK's ``_bundled/claude``: 2.1.337 with claude-agent-sdk 0.2.190).
 """
 
 from __future__ import annotations

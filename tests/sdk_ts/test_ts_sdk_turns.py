@@ -1,6 +1,11 @@
 """The TypeScript SDK's ``query()`` against covey over a conversation: ``interrupt()`` during a slow
 model call, the heartbeat of a long Agent call, ``continue`` from a transcript that has no record
-(program.mjs, run by ``run_program``)."""
+(program.mjs, run by ``run_program``). They pass against Claude Code 2.1.337 too
+(``COVEY_SDK_SUITE_CLI`` set to the Python SDK's ``_bundled/claude``).
+
+The heartbeat test waits out a 35 s child, once (on the newest SDK): about 37 s of model calls, and
+on a warm service a few seconds more; the first run on a cold service, or a loaded machine, takes
+up to a minute."""
 
 from __future__ import annotations
 
