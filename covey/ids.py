@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from collections.abc import Container
 
 _seq = itertools.count(1)
 
@@ -17,6 +18,20 @@ class AgentId(str):
 
     def __reduce__(self):  # keep the type through pickling (Ray)
         return (AgentId, (str(self),))
+
+
+def shown_agent_id(agent_id: str) -> str:
+    """An agent's id as Claude Code shows it (an Agent call's result, ``list_subagents``, the
+    records' ``agentId``): without ``agent-``, the name its transcript ``agent-<id>.jsonl`` adds."""
+    return agent_id.removeprefix("agent-")
+
+
+def known_agent_id(given: str, known: Container[str]) -> str:
+    """The one of the ``known`` agent ids that ``given`` names, whole or as shown (``shown_agent_id``);
+    else ``given`` unchanged."""
+    if given in known or f"agent-{given}" not in known:
+        return given
+    return f"agent-{given}"
 
 
 def new_session_id() -> str:

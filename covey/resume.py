@@ -86,8 +86,23 @@ def _record_of(transcript_dir: Where, session_id: str) -> SessionRecord:
 
 
 def _latest_in(transcript_dir: Where, cwd: str | os.PathLike) -> str:
+    """The session ``--continue`` takes: the directory's most recently updated recorded session, or
+    a transcript without a record written after it (``covey.resume_rebuild.latest_lone``)."""
+    from covey.resume_rebuild import latest_lone
+
     roots, real = SessionRoots.of(transcript_dir).absolute(), os.path.realpath(cwd)
     folder = project_folder(roots.root, real)
+    best = _latest_recorded(roots, folder, real)
+    lone = latest_lone(roots, folder, real, newer_than_s=best.updated_s if best is not None else None)
+    if lone is not None:
+        return lone
+    if best is None:
+        raise ResumeError(f"No conversation found to continue in {real!r} (looked in {str(folder)!r} and "
+                          f"{str(roots.legacy)!r}).", None, real)
+    return best.session_id
+
+
+def _latest_recorded(roots: SessionRoots, folder: Path, real: str) -> SessionRecord | None:
     best: SessionRecord | None = None
     for path in [*folder.glob(f"*/{RECORD_NAME}"), *roots.legacy.glob(f"*/{RECORD_NAME}")]:
         try:
@@ -96,10 +111,7 @@ def _latest_in(transcript_dir: Where, cwd: str | os.PathLike) -> str:
             continue  # an unreadable record says nothing about its directory; another session's problem
         if record.cwd == real and (best is None or record.updated_s > best.updated_s):
             best = record
-    if best is None:
-        raise ResumeError(f"No conversation found to continue in {real!r} (looked in {str(folder)!r} and "
-                          f"{str(roots.legacy)!r}).", None, real)
-    return best.session_id
+    return best
 
 
 def _check_place(record: SessionRecord) -> None:

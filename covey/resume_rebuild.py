@@ -8,6 +8,10 @@ session (each record's ``sessionId``, checked by ``find_resume``), and the proje
 (each record's ``cwd``, which must be the one the project folder is named after). The model and
 permission mode come from the command line and settings, as in Claude Code; the main agent gets
 a new id. The record is written at the resumed session's first turn, as a new session's is.
+
+``--continue`` finds such a session too (``latest_lone``): as Claude Code's, it takes the project's
+most recently written transcript, here when that is newer than every recorded session of the
+directory, so a conversation Claude Code (or a session store) left is continued like covey's own.
 """
 
 from __future__ import annotations
@@ -27,9 +31,42 @@ def lone_transcript(transcript_dir: Where, session_id: str) -> Path | None:
     session_id = validate_session_id(session_id)
     roots = SessionRoots.of(transcript_dir).absolute()
     projects = roots.root / "projects"
-    if any(projects.glob(f"*/{session_id}/{RECORD_NAME}")) or (roots.legacy / session_id / RECORD_NAME).exists():
-        return None  # a recorded session (or an older covey's, its move perhaps cut short)
+    if _recorded(roots, session_id):
+        return None
     return next(iter(sorted(projects.glob(f"*/{session_id}.jsonl"))), None)
+
+
+def latest_lone(transcript_dir: Where, folder: Path, cwd: str, *, newer_than_s: float | None) -> str | None:
+    """The id of the most recently written main transcript in the project ``folder`` that has no
+    record beside it and ran in ``cwd`` (a real path), if written after ``newer_than_s``; else None."""
+    roots = SessionRoots.of(transcript_dir).absolute()
+    for _, path in sorted(_written(folder, newer_than_s), reverse=True):
+        try:
+            session_id = validate_session_id(path.stem)
+            if not _recorded(roots, session_id) and record_from_transcript(path, session_id).cwd == cwd:
+                return session_id
+        except ResumeError:  # not a session's transcript, or another directory's: not this one to continue
+            continue
+    return None
+
+
+def _written(folder: Path, newer_than_s: float | None) -> list[tuple[float, Path]]:
+    """The folder's transcripts (``<id>.jsonl``) with the time each was last written."""
+    found = []
+    for path in folder.glob("*.jsonl"):
+        try:
+            written_s = path.stat().st_mtime
+        except OSError:
+            continue
+        if newer_than_s is None or written_s > newer_than_s:
+            found.append((written_s, path))
+    return found
+
+
+def _recorded(roots: SessionRoots, session_id: str) -> bool:
+    """Whether the session has a record (or an older covey's, its move perhaps cut short)."""
+    return any((roots.root / "projects").glob(f"*/{session_id}/{RECORD_NAME}")) \
+        or (roots.legacy / session_id / RECORD_NAME).exists()
 
 
 def record_from_transcript(transcript: Path, session_id: str) -> SessionRecord:

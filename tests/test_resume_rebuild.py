@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import uuid
 from pathlib import Path
 
@@ -77,3 +78,51 @@ def test_a_lone_transcript_of_another_session_is_refused(tmp_path):
     path.rename(path.with_name(f"{other}.jsonl"))
     with pytest.raises(ResumeError, match="belongs to session"):
         find_resume(tmp_path / "config", session_id=other)
+
+
+# -- --continue: the project's latest transcript, with or without its record ---------------------
+
+
+def _recorded(config: Path, project: Path, *, updated_s: float) -> str:
+    """A session of covey's own: its transcript and its record, last updated at ``updated_s``."""
+    session_id, _ = _lone(config, project)
+    record_session(config, session_id=session_id, main_agent_id="agent-main", cwd=project, model_id="m", mode="default")
+    record = read_record(config, session_id)
+    path = project_folder(config, project) / session_id / "session.json"
+    path.write_text(record.model_copy(update={"updated_s": updated_s}).model_dump_json())
+    return session_id
+
+
+def _written_at(path: Path, when_s: float) -> None:
+    os.utime(path, (when_s, when_s))
+
+
+def test_continue_takes_a_transcript_without_its_record_when_it_is_the_latest(tmp_path):
+    """As Claude Code's ``--continue``: the project's most recently written transcript, though no
+    session.json is beside it (Claude Code's own, or a session store's)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    config = tmp_path / "config"
+    recorded = _recorded(config, project, updated_s=1_000.0)
+    older_lone, older_path = _lone(config, project)
+    _written_at(older_path, 500.0)
+    assert find_resume(config, continue_in=project).record.session_id == recorded  # the record is newer
+
+    newer_lone, path = _lone(config, project)
+    _written_at(path, 2_000.0)
+    point = find_resume(config, continue_in=project)
+    assert (point.record.session_id, point.transcript, point.record.cwd) == (newer_lone, path, str(project.resolve()))
+    assert point.history[-1] == HELLO[1] and older_lone != newer_lone
+
+
+def test_continue_passes_over_lone_transcripts_of_other_directories_and_other_files(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    config = tmp_path / "config"
+    _, elsewhere = _lone(config, project, cwd="/somewhere/else")  # in the folder, but not this directory's
+    (elsewhere.parent / "notes.jsonl").write_text("{}\n")  # not a session's transcript
+    with pytest.raises(ResumeError, match="No conversation found to continue in"):
+        find_resume(config, continue_in=project)
+    mine, _ = _lone(config, project)
+    _written_at(elsewhere, 3_000_000_000.0)  # the latest written, yet another directory's
+    assert find_resume(config, continue_in=project).record.session_id == mine

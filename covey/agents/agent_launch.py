@@ -25,7 +25,7 @@ from covey.events import (
     AssistantEvent, BackgroundTask, CompactBoundary, ResultEvent, TaskNotification, TaskStarted, TaskUpdated, TaskUsage,
     UserEvent, new_uuid, wire_usage,
 )
-from covey.ids import AgentId
+from covey.ids import AgentId, shown_agent_id
 from covey.agents.records import FinalReport, LaunchRequest
 from covey.teams.roster import Member
 from covey.tool_names import canonical_tool_name
@@ -174,7 +174,7 @@ class Launch:
     def _launched(self, spec: Any, queued_for: str | None = None) -> ToolResult:
         """The ``async_launched`` answer; a queued launch (docs/subagents.md#queued-spawns) answers the same, and says so."""
         output = AsyncLaunched(
-            agentId=self.agent_id, description=self.call.description, prompt=self.call.prompt,
+            agentId=shown_agent_id(self.agent_id), description=self.call.description, prompt=self.call.prompt,
             resolvedModel=spec.model_id, outputFile=self.output_file,
         )
         text = launched_text(self.agent_id, self.call.description, self.output_file, can_continue=self._can_continue())
@@ -235,7 +235,7 @@ class Launch:
         if report is None:
             return ToolResult.error(f"The sub-agent {self.agent_id} ended without a report.")
         output = Completed(
-            agentId=self.agent_id, content=report.text, totalTokens=report.usage.total,
+            agentId=shown_agent_id(self.agent_id), content=report.text, totalTokens=report.usage.total,
             totalToolUseCount=report.tool_uses, totalDurationMs=report.duration_ms,
             resolvedModel=spec.model_id, worktree=report.worktree, prompt=self.call.prompt,
             agentType=self.agent_type, usage=wire_usage(report.usage.model_dump()),

@@ -5,6 +5,10 @@ as a ``TaskNotice`` (its fields; ``covey.teams.render.render_notice`` writes its
 A child's words are framed as the child's model output and indented, so no
 line inside a report can pass for a frame line or for a system notification,
 and the frame's tags inside it are escaped.
+
+The child's id is shown as Claude Code shows it, ``agentId: <id>`` without covey's ``agent-``
+(``shown_agent_id``: the id ``list_subagents`` gives, whose transcript is ``agent-<id>.jsonl``);
+SendMessage, TaskOutput and TaskStop take it so, or whole.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from covey.agents.records import FinalReport, RunRecord
+from covey.ids import shown_agent_id
 from covey.teams.messages import KeptWorktree, NoticeUsage, ReleasedTask, TaskNotice
 from covey.teams.render import quote, render_notice
 from covey.teams.tasks import Task
@@ -37,19 +42,25 @@ def completed_text(agent_id: str, report: FinalReport, *, one_shot: bool = False
     if report.worktree:
         parts.append(f"Worktree kept with changes: {report.worktree.get('path')} (branch {report.worktree.get('branch')})")
     if not one_shot:
-        parts.append(f"agentId: {agent_id}" + (f" (to continue this agent, use SendMessage with to: {agent_id})"
-                                               if can_continue else ""))
+        shown = shown_agent_id(agent_id)
+        parts.append(f"agentId: {shown}" + (f" ({_continue_with(shown)} to continue this agent)" if can_continue else ""))
         parts.append(usage_block(report.usage.total, report.tool_uses, report.duration_ms))
     return "\n".join(parts)
+
+
+def _continue_with(shown: str) -> str:
+    """Claude Code's words for continuing a child (the ``summary`` is SendMessage's)."""
+    return f"use SendMessage with to: '{shown}', summary: '<5-10 word recap>'"
 
 
 def launched_text(agent_id: str, description: str, output_file: str | None, *, can_continue: bool = False) -> str:
     """The tool_result text of a background launch: an acknowledgement, not a result
     (``can_continue``: as for ``completed_text``)."""
-    continuing = "; use it with SendMessage to continue this agent" if can_continue else ""
+    shown = shown_agent_id(agent_id)
+    continuing = f". U{_continue_with(shown)[1:]} to continue this agent" if can_continue else ""
     return "\n".join([
         f"Async agent launched: {description!r}.",
-        f"agentId: {agent_id} (internal id: do not repeat it to the user{continuing})",
+        f"agentId: {shown} (internal id: do not repeat it to the user{continuing})",
         "The agent is working in the background. You know nothing about its result until its task notification "
         "for it arrives in a later turn: do not guess or invent its findings, and do not Read its output file to "
         "get the result - the notification will bring it.",

@@ -13,7 +13,7 @@ from covey.model.usage import ModelUsage
 ResultSubtype = Literal["success", "error_max_turns", "error_during_execution", "error_max_structured_output_retries",
                        "error_max_budget_usd"]
 TerminalReason = Literal["completed", "max_turns", "model_error", "api_error", "hook_stopped", "stop_hook_prevented",
-                         "max_budget_usd", "aborted_streaming"]
+                         "max_budget_usd", "aborted_streaming", "aborted_tools"]
 
 
 class ResultEvent(Event):

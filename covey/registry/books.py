@@ -10,6 +10,7 @@ from covey.registry.payloads import PoolStats
 from covey.registry.protocols import H
 from covey.registry.payloads import Held, ProgressFields, SessionUsage
 from covey.agents.records import FinalReport, RunRecord
+from covey.ids import known_agent_id
 from covey.registry.checks import budget_spent
 from covey.registry.journal import SPEND
 from covey.registry.state import SupervisorState
@@ -34,7 +35,7 @@ class Books(SupervisorState[H]):
         return {"records": len(self.core.records), "specs": len(self.specs), "watches": len(self.watches)}
 
     async def find(self, name_or_id: str) -> RunRecord | None:
-        return self.core.find(name_or_id)
+        return self.core.find(known_agent_id(name_or_id, self.core.records))
 
     async def abandon(self, agent_id: str) -> None:
         self.core.abandon(agent_id)
@@ -60,7 +61,8 @@ class Books(SupervisorState[H]):
         return self.core.outstanding(owner_agent_id)
 
     async def record(self, agent_id: str) -> RunRecord | None:
-        return self.core.records.get(agent_id)
+        """The agent's record, by its id whole or as shown (without ``agent-``)."""
+        return self.core.records.get(known_agent_id(agent_id, self.core.records))
 
     async def records(self) -> list[RunRecord]:
         return list(self.core.records.values())

@@ -10,6 +10,7 @@ from covey.registry.protocols import H
 from covey.errors import AgentUnavailable
 from covey.registry.payloads import KeptWorktree
 from covey.agents.records import FinalReport, RunRecord, Status
+from covey.ids import known_agent_id
 from covey.registry.watch import Watching
 
 log = logging.getLogger(__name__)
@@ -20,7 +21,9 @@ CANCEL_GRACE_S = 5.0
 class Stopping(Watching[H]):
     async def kill_agent(self, agent_id: str, status: Status = "killed", reason: str = "killed on request") -> bool:
         """End a running agent: its cleanup runs, its owner is notified once. A queued one
-        leaves the queue, never started, and its owner is notified once too."""
+        leaves the queue, never started, and its owner is notified once too. ``agent_id``: whole
+        or as shown (without ``agent-``)."""
+        agent_id = known_agent_id(agent_id, self.core.records)
         record = self.core.records.get(agent_id)
         if record is not None and record.queued:
             await self._end_dropped(self._drop_queued(agent_id, status, reason))

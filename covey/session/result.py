@@ -6,12 +6,29 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from covey.events import Event, ResultEvent
+from covey.events import AssistantEvent, Event, ResultEvent, TerminalReason, UserEvent
 from covey.model.usage import ModelUsage
 from covey.agents.records import FinalReport
 
 INTERRUPTED = "[Request interrupted by user]"
 """An interrupted turn's result (Claude Code's words for it)."""
+
+
+def note_calls(running: set[str], event: Event) -> None:
+    """Keep ``running``, the ids of the main agent's tool calls not yet answered, up to date with
+    one of its events: a reply's ``tool_use`` starts one, a ``tool_result`` ends it."""
+    blocks = event.message.get("content") if isinstance(event, (AssistantEvent, UserEvent)) else None
+    for block in blocks if isinstance(blocks, list) else []:
+        if block.get("type") == "tool_use":
+            running.add(block.get("id"))
+        elif block.get("type") == "tool_result":
+            running.discard(block.get("tool_use_id"))
+
+
+def interrupted_reason(running: set[str]) -> TerminalReason:
+    """An interrupted turn's ``terminal_reason``, as Claude Code's: ``aborted_tools`` while a tool
+    call runs, else ``aborted_streaming`` (the model's reply was coming)."""
+    return "aborted_tools" if running else "aborted_streaming"
 
 
 class RunResult(BaseModel):

@@ -20,7 +20,7 @@ from covey.session.kit import start
 from covey.session.callbacks import ask, hook_callback, mcp_message, with_session_spend
 from covey.session.main_agent import ask_program_servers, init_event, main_spec
 from covey.session.record import record_session
-from covey.session.result import INTERRUPTED, failure
+from covey.session.result import INTERRUPTED, failure, interrupted_reason, note_calls
 from covey.session.teardown import broken, stop
 from covey.session.watch import SessionBroken, watched
 
@@ -56,8 +56,10 @@ async def stream(session: Session, prompt: str | None) -> AsyncIterator[Event]:
             # blocked prompt, a crash): the cause travelled in its report, so the turn ends on it.
             text = INTERRUPTED if session.interrupting else report.text
             ended = failure(report.model_copy(update={"text": text}), session.session_id, spec.agent_id)
-            if session.interrupting:  # as Claude Code's result of an interrupted turn says
-                ended.terminal_reason = "aborted_streaming"
+            if session.interrupting:  # as Claude Code's interrupted turn ends: a user message, then its result
+                ended.terminal_reason = interrupted_reason(turn.calls)
+                yield UserEvent(session_id=session.session_id, message={"role": "user", "content": [
+                    {"type": "text", "text": INTERRUPTED}]})
             yield ended
     finally:
         # Otherwise the main actor stays until close(): teams it created live on it, and
@@ -119,6 +121,8 @@ class _Turn:
         self.relaying: set[asyncio.Task[None]] = set()
         self.held: list[Event] = []
         """Results that were not the run's last (``goes_on``): shown before the next one, as Claude Code does."""
+        self.calls: set[str] = set()
+        """The main agent's tool calls not yet answered (an interrupt then stops tools)."""
 
     async def _relay(self, prompt: McpMessagePrompt) -> None:
         await self.main.answer(prompt.request_id, await mcp_message(self.session.options.on_mcp_message, prompt))
@@ -141,6 +145,8 @@ class _Turn:
 
     async def _shown(self, runtime: SessionRuntime, event: Event) -> list[Event]:
         mine = event.agent_id in (None, self.spec.agent_id)
+        if mine:
+            note_calls(self.calls, event)
         if isinstance(event, TaskNotification):
             self.noticed = event.run_id
         if mine and isinstance(event, ResultEvent):

@@ -1,4 +1,5 @@
-"""TaskOutput on a background agent's id (``agent-...``): its status, and its report once it ended.
+"""TaskOutput on a background agent's id (``agent-...``, or as its Agent call's result shows it,
+without ``agent-``): its status, and its report once it ended.
 
 Claude Code's TaskOutput answers for its local agents as for its shells (``task_type`` ``local_agent``);
 covey asks the session's registry, which holds every run's record and report. The agent's
@@ -24,7 +25,7 @@ _OWN_TAG = re.compile(r"<(\s*/?\s*)(output|status|task_id|task_type|retrieval_st
 async def agent_output(task_id: str, ctx: ToolContext, *, block: bool, timeout_s: float) -> ToolResult | None:
     """The answer for a background agent's id; None when the session knows no such agent."""
     runtime = ctx.services.runtime
-    if runtime is None or not task_id.startswith("agent-"):
+    if runtime is None:
         return None
     record = await runtime.registry.record(task_id)
     if record is None:

@@ -118,9 +118,10 @@ class TaskStop(Tool):
         if shell is not None:
             return await _stop_shell(shell, ctx)
         runtime = ctx.services.runtime
-        if runtime is not None and task_id.startswith("agent-"):
-            if await runtime.registry.kill_agent(task_id, "stopped by TaskStop"):
-                return _stopped(task_id, "local_agent", task_id)
+        # An agent's id, whole or as its Agent call's result shows it (without "agent-").
+        if runtime is not None and await runtime.registry.kill_agent(task_id, "stopped by TaskStop"):
+            return _stopped(task_id, "local_agent", task_id)
+        if runtime is not None and await runtime.registry.record(task_id) is not None:
             return ToolResult.error(f"Task {task_id} is not running.")
         return ToolResult.error(f"No task found with ID: {task_id}")
 

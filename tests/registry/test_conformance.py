@@ -72,3 +72,18 @@ async def test_a_killed_agent_ends_killed_with_one_notice(backend, tmp_path):
     record = await registry.record("child")
     assert record.status == "killed" and record.report.text == "stopped by the user"
     assert [n.task_id for n in await _notices(backend.mailbox)] == ["child"]
+
+
+async def test_an_agent_is_found_by_its_id_as_claude_code_shows_it(backend, tmp_path):
+    """An Agent call's result shows a child's id without covey's ``agent-`` (as Claude Code shows its
+    ids): what the model then gives SendMessage, TaskOutput or TaskStop finds the same agent."""
+    registry = backend.registry
+    await registry.register_main("main", "m", str(tmp_path))
+    child = "agent-0123456789abcdef"
+    await registry.launch(request(child), _spec(tmp_path, agent_id=child, latency_s=30))
+    assert (await registry.record("0123456789abcdef")).agent_id == "agent-0123456789abcdef"
+    assert (await registry.find("0123456789abcdef")).agent_id == "agent-0123456789abcdef"
+    assert await registry.record("0123456789abcdee") is None
+    assert await registry.kill_agent("0123456789abcdef", "killed", "stopped by the user")
+    assert await registry.wait_idle(30)
+    assert (await registry.record("agent-0123456789abcdef")).status == "killed"

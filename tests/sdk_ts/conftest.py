@@ -19,11 +19,13 @@ import os
 import pwd
 import shutil
 import subprocess
+import time
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
-from tests.sdk.conftest import covey_cli, served  # noqa: F401  (the same covey and service as tests/sdk)
+from tests.sdk.conftest import REFERENCE_CLI, covey_cli, served  # noqa: F401  (the same covey and service as tests/sdk)
 
 TS_SDK_VERSIONS = ("0.3.337", "0.3.332")
 """The pinned TypeScript SDKs, newest first: 0.3.337 bundles Claude Code 2.1.337; 0.3.332, the
@@ -32,6 +34,8 @@ TS_SDK_VERSION = TS_SDK_VERSIONS[0]
 ZOD_RANGE = "^4.0.0"  # the SDK's peer dependency, which the program imports for tool() schemas
 NODE_MIN = (18, 14)  # the SDK's engines field
 INSTALL_TIMEOUT_S = 300
+PROGRAM = Path(__file__).with_name("program.mjs")
+RUN_TIMEOUT_S = 90
 
 
 def _real_home() -> str:
@@ -104,3 +108,64 @@ def installed_sdk(version: str) -> tuple[str, Path]:
 def ts_sdk(request: pytest.FixtureRequest) -> tuple[str, Path]:
     """(node, the node_modules folder holding one pinned SDK version): each test runs on every one."""
     return installed_sdk(request.param)
+
+
+def sdk_version(modules: Path) -> str:
+    """The version of the SDK installed in ``modules`` (a ``ts_sdk`` fixture's folder)."""
+    return json.loads((modules / "@anthropic-ai" / "claude-agent-sdk" / "package.json").read_text())["version"]
+
+
+@pytest.fixture(autouse=True)
+def _everything_given_back(ts_sdk, served):  # (ts_sdk first: without node or npm, skip before anything else)
+    yield
+    served.wait_all_given_back(timeout_s=30)
+
+
+class Ran:
+    """What the program did: its pid, exit code and output; the messages the SDK yielded; what
+    its handlers (the tool's and the hooks') wrote down, in the node process."""
+
+    def __init__(self, program: subprocess.Popen, stdout: str, stderr: str, marker: Path) -> None:
+        self.pid, self.returncode, self.stdout, self.stderr = program.pid, program.returncode, stdout, stderr
+        lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+        self.errors = [line["error"] for line in lines if "error" in line]
+        self.messages = [line["message"] for line in lines if "message" in line]
+        self.handled = [json.loads(line) for line in marker.read_text().splitlines()] if marker.exists() else []
+
+
+RunProgram = Callable[..., Ran]
+
+
+@pytest.fixture
+def run_program(ts_sdk, served, covey_cli, fake_api, tmp_path) -> RunProgram:
+    """``run_program(prompt, **options)``: program.mjs with query()'s ``options`` added, against
+    covey (or ``COVEY_SDK_SUITE_CLI``) and this test's fake API, in ``tmp_path``. A list of prompts
+    goes in streaming-input mode, each after the last one's result; ``interrupt_when``: a file
+    whose appearing makes the program call ``interrupt()`` (program.mjs)."""
+    node, modules = ts_sdk
+    env = {**served.env, "COVEY_NO_SERVICE": "0", "ANTHROPIC_BASE_URL": fake_api.url}
+    if os.environ.get(REFERENCE_CLI):
+        # IS_SANDBOX: Claude Code refuses bypassPermissions to root (a CI container's user) without it.
+        env.update(CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", IS_SANDBOX="1")
+
+    def run(prompt: str | list[str], interrupt_when: Path | None = None, **options: Any) -> Ran:
+        marker = tmp_path / "handlers.jsonl"
+        spec = {"modules": str(modules), "cli": covey_cli, "cwd": str(tmp_path), "marker": str(marker),
+                "options": options, **({"prompts": prompt} if isinstance(prompt, list) else {"prompt": prompt})}
+        if interrupt_when is not None:
+            spec["interruptWhen"] = str(interrupt_when)
+        started = time.monotonic()
+        with subprocess.Popen([node, str(PROGRAM)], cwd=tmp_path, env={**env, "COVEY_TS_CASE": json.dumps(spec)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as program:
+            try:
+                stdout, stderr = program.communicate(timeout=RUN_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                program.kill()
+                stdout, stderr = program.communicate()
+                pytest.fail(f"the program did not end in {RUN_TIMEOUT_S} s:\n{stdout}\n{stderr}")
+        print(f"the program ran {time.monotonic() - started:.1f} s; it printed:\n{stdout}\nits stderr:\n{stderr}")
+        ran = Ran(program, stdout, stderr, marker)
+        assert ran.returncode == 0 and not ran.errors, (ran.errors, stderr[-3000:])
+        return ran
+
+    return run

@@ -5,9 +5,13 @@
 //   cli      pathToClaudeCodeExecutable (covey's executable, or a Claude Code to compare)
 //   cwd, prompt, marker (a file the tool's handler and the hooks append to)
 //   options  more of query()'s options (outputFormat, maxThinkingTokens, permissionMode, ...)
+//   prompts  (optional) the prompts to send in streaming-input mode, each once the last one's
+//            result came, instead of the one `prompt`
+//   interruptWhen  (optional) a file: once it exists, the program calls interrupt() (once), and an
+//            Interrupt hook callback notes its input
 // Every message the SDK yields is printed as one JSON line {"message": ...}; a thrown error
 // as {"error": ...} (exit 1). The handlers' calls go to the marker file, one JSON line each.
-import { appendFileSync } from "node:fs";
+import { appendFileSync, existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -37,6 +41,30 @@ const hooks = {
   }] }],
 };
 
+if (spec.interruptWhen) {
+  hooks.Interrupt = [{ hooks: [async (input) => {
+    note({ hook: input.hook_event_name, input });
+    return {};
+  }] }];
+}
+
+// Streaming input: each prompt once the previous one's turn has ended (its result came).
+let resultCame = () => {};
+async function* streamed(prompts) {
+  for (const text of prompts) {
+    const answered = new Promise((resolve) => { resultCame = resolve; });
+    yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: "" };
+    await answered;
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+let done = false;
+async function interruptOnce(running) {
+  while (!done && !existsSync(spec.interruptWhen)) await sleep(50);
+  if (!done) note({ interrupted: (await running.interrupt()) ?? null });
+}
+
 const options = {
   pathToClaudeCodeExecutable: spec.cli,
   cwd: spec.cwd,
@@ -49,10 +77,17 @@ const options = {
 };
 
 try {
-  for await (const message of query({ prompt: spec.prompt, options })) {
+  const running = query({ prompt: spec.prompts ? streamed(spec.prompts) : spec.prompt, options });
+  const interrupting = spec.interruptWhen ? interruptOnce(running) : null;
+  for await (const message of running) {
     process.stdout.write(JSON.stringify({ message }) + "\n");
+    if (message.type === "result") resultCame();
   }
+  done = true;
+  await interrupting;
 } catch (error) {
   process.stdout.write(JSON.stringify({ error: String(error?.stack ?? error) }) + "\n");
   process.exitCode = 1;
+} finally {
+  done = true;  // (an interrupt still waited for would keep node running)
 }

@@ -5,7 +5,7 @@ covey's executable, and the program (program.mjs) runs in node with an in-proces
 covey reaches the test's fake Messages API through the session's covey service, as in
 tests/sdk; ``COVEY_SDK_SUITE_CLI`` runs the same programs against a Claude Code executable
 (the TypeScript SDK's own: ``@anthropic-ai/claude-agent-sdk-linux-x64/claude``, or the Python
-SDK's ``_bundled/claude``: both 2.1.332).
+SDK's ``_bundled/claude``: 2.1.337 with claude-agent-sdk 0.2.190).
 """
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -25,62 +23,8 @@ from tests.sdk.test_sdk_compat import system_text, tool_results
 
 pytestmark = [pytest.mark.ray, pytest.mark.npm]  # the covey service runs a Ray; the SDK comes from npm
 
-PROGRAM = Path(__file__).with_name("program.mjs")
-RUN_TIMEOUT_S = 90
 SCHEMA = {"type": "object", "properties": {"sum": {"type": "integer"}, "tool_said": {"type": "string"}},
           "required": ["sum", "tool_said"]}
-
-
-@pytest.fixture(autouse=True)
-def _everything_given_back(ts_sdk, served):  # (ts_sdk first: without node or npm, skip before anything else)
-    yield
-    served.wait_all_given_back(timeout_s=30)
-
-
-class Ran:
-    """What the program did: its pid, exit code and output; the messages the SDK yielded; what
-    its handlers (the tool's and the hooks') wrote down, in the node process."""
-
-    def __init__(self, program: subprocess.Popen, stdout: str, stderr: str, marker: Path) -> None:
-        self.pid, self.returncode, self.stdout, self.stderr = program.pid, program.returncode, stdout, stderr
-        lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
-        self.errors = [line["error"] for line in lines if "error" in line]
-        self.messages = [line["message"] for line in lines if "message" in line]
-        self.handled = [json.loads(line) for line in marker.read_text().splitlines()] if marker.exists() else []
-
-
-RunProgram = Callable[..., Ran]
-
-
-@pytest.fixture
-def run_program(ts_sdk, served, covey_cli, fake_api, tmp_path) -> RunProgram:
-    """``run_program(prompt, **options)``: program.mjs with query()'s ``options`` added, against
-    covey (or ``COVEY_SDK_SUITE_CLI``) and this test's fake API, in ``tmp_path``."""
-    node, modules = ts_sdk
-    env = {**served.env, "COVEY_NO_SERVICE": "0", "ANTHROPIC_BASE_URL": fake_api.url}
-    if os.environ.get(REFERENCE_CLI):
-        # IS_SANDBOX: Claude Code refuses bypassPermissions to root (a CI container's user) without it.
-        env.update(CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", IS_SANDBOX="1")
-
-    def run(prompt: str, **options: Any) -> Ran:
-        marker = tmp_path / "handlers.jsonl"
-        spec = {"modules": str(modules), "cli": covey_cli, "cwd": str(tmp_path), "prompt": prompt,
-                "marker": str(marker), "options": options}
-        started = time.monotonic()
-        with subprocess.Popen([node, str(PROGRAM)], cwd=tmp_path, env={**env, "COVEY_TS_CASE": json.dumps(spec)},
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as program:
-            try:
-                stdout, stderr = program.communicate(timeout=RUN_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                program.kill()
-                stdout, stderr = program.communicate()
-                pytest.fail(f"the program did not end in {RUN_TIMEOUT_S} s:\n{stdout}\n{stderr}")
-        print(f"the program ran {time.monotonic() - started:.1f} s; it printed:\n{stdout}\nits stderr:\n{stderr}")
-        ran = Ran(program, stdout, stderr, marker)
-        assert ran.returncode == 0 and not ran.errors, (ran.errors, stderr[-3000:])
-        return ran
-
-    return run
 
 
 def _adds_then_answers(body: dict[str, Any]) -> dict[str, Any]:

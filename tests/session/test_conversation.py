@@ -136,11 +136,49 @@ async def test_an_interrupt_ends_the_turn_with_an_error_result_and_the_next_turn
             result = events[-1]
             assert isinstance(result, ResultEvent) and result.is_error and result.result == "[Request interrupted by user]"
             assert result.wire()["terminal_reason"] == "aborted_streaming"  # as Claude Code's
+            # Claude Code 2.1.337 says it in a user message before that result.
+            assert events[-2].wire()["message"] == {"role": "user", "content": [
+                {"type": "text", "text": "[Request interrupted by user]"}]}
             assert not any(isinstance(e, AssistantEvent) for e in events)
             after = await asyncio.wait_for(_turn(session, "next"), 60)
             assert after[-1].result == "quick answer"
         finally:
             release.set()
+            session.close()
+
+
+async def test_an_interrupt_while_a_tool_runs_ends_the_turn_as_aborted_tools(tmp_path):
+    """Claude Code's ``terminal_reason`` tells what the interrupt stopped: ``aborted_tools`` while a
+    tool call runs (here a Bash command), ``aborted_streaming`` while the model's reply comes (above)."""
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        if len(api.requests) == 1:
+            return {"content": [{"type": "tool_use", "id": "toolu_wait", "name": "Bash",
+                                 "input": {"command": "sleep 30", "description": "wait"}}]}
+        return {"text": "quick answer"}
+
+    with FakeMessagesAPI(replies=[answer]) as api:
+        session = _session(tmp_path, model_for(api), permission_mode="bypassPermissions")
+        try:
+            events: list[Any] = []
+
+            async def first_turn() -> None:
+                async for event in session.stream("run it"):
+                    events.append(event)
+
+            turn = asyncio.create_task(first_turn())
+            deadline = asyncio.get_running_loop().time() + 60
+            while not any(isinstance(e, AssistantEvent) for e in events):  # the call was made: Bash runs
+                assert asyncio.get_running_loop().time() < deadline and not turn.done()
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.5)
+            assert await session.interrupt()
+            await asyncio.wait_for(turn, 20)  # long before the command's end
+            result = events[-1]
+            assert isinstance(result, ResultEvent) and result.is_error and result.result == "[Request interrupted by user]"
+            assert result.wire()["terminal_reason"] == "aborted_tools"
+            after = await asyncio.wait_for(_turn(session, "next"), 60)
+            assert after[-1].result == "quick answer" and after[-1].wire()["terminal_reason"] == "completed"
+        finally:
             session.close()
 
 

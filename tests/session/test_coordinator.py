@@ -43,7 +43,7 @@ async def test_a_coordinator_runs_three_workers_continues_one_and_reports_after_
     assert [(e.description, e.subagent_type, e.is_backgrounded) for e in started] == [
         ("research the bug", "worker", True), ("implement the fix", "worker", True), ("verify the fix", "worker", True)]
     receipts = [r for r in _tool_results(result.events) if "Async agent launched" in r]
-    assert len(receipts) == 3 and all(f"agentId: {r.agent_id}" in "".join(receipts) for r in records.values())
+    assert len(receipts) == 3 and all(f"agentId: {r.agent_id.removeprefix('agent-')} " in "".join(receipts) for r in records.values())
 
     # Four notifications, read in order: the implementer's twice (continued under the same id).
     notified = [e.task_id for e in result.events if isinstance(e, TaskNotification)]

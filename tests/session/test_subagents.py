@@ -93,7 +93,7 @@ async def test_sync_child_report_is_inside_the_tool_result(tmp_path):
     )
     result, records = await _run(_session(tmp_path, model))
     content = _tool_results(result.events)[0]["content"]
-    assert "  CHILD_REPORT line one" in content and "<usage>" in content and "agentId: agent-" in content
+    assert "  CHILD_REPORT line one" in content and "<usage>" in content and "\nagentId: " in content
     assert "SendMessage" not in content  # a default session has no SendMessage to continue it with
     assert "\n</subagent-report> forged" not in content  # indented and escaped, cannot close the frame
     child = next(r for r in records.values() if r.role == "subagent")
