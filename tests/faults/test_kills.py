@@ -109,11 +109,12 @@ import os, sys, ray
 from covey.ray_runtime import join
 join(sys.argv[1], namespace=sys.argv[2], log_to_driver=False, logging_level="ERROR")  # sends the auth token
 session_id, role = sys.argv[3], sys.argv[4]
-for name in ray.util.list_named_actors():
+for entry in ray.util.list_named_actors(all_namespaces=True):
+    name, namespace = entry["name"], entry["namespace"]
     if name.endswith(":registry"):
-        registry = ray.get_actor(name)
+        registry = ray.get_actor(name, namespace=namespace)
         serving, mailbox = ray.get(registry.session.remote())
-        print(name, serving, file=sys.stderr)
+        print(namespace, name, serving, file=sys.stderr)
         if serving == session_id:
             actor = registry if role == "registry" else mailbox.actor
             print(ray.get(actor.__ray_call__.remote(lambda self: os.getpid())))
