@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, Callable
 
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
@@ -56,6 +56,8 @@ class Progress:
         """The registry's answer to the last turn told: why the session's budget is spent, or None."""
         self._blocks: list[dict[str, Any]] = []
         """The blocks of the reply being recorded, until its last."""
+        self.on_tool_turn: Callable[[str], None] | None = None
+        """Sees each reply that calls tools, counted, with its last call's name (``task_progress``)."""
 
     async def observe(self, event: Event, writer: TranscriptWriter) -> None:
         match event:
@@ -70,6 +72,8 @@ class Progress:
                     return
                 self._count({**message, "content": self._blocks})  # the whole reply, counted once
                 self._blocks = []
+                if self.in_flight and self.on_tool_turn is not None:
+                    self.on_tool_turn(self.in_flight[-1])
                 # A turn that calls tools is shown at once (the stall watchdog waits for tools in
                 # flight); one that only answers usually ends the run, whose report carries its
                 # figures: telling the registry first would delay that report behind the tell.

@@ -52,6 +52,9 @@ class RunSettings(BaseModel):
     """The main agent's hook runs go into its events (``--include-hook-events``)."""
     session_mirror: bool = False
     """Each transcript record also goes out as a ``transcript_mirror`` event (``--session-mirror``)."""
+    progress_summary_ms: int | None = None
+    """The interval of a background agent's progress summaries (``agentProgressSummaries``,
+    docs/subagents.md#progress-summaries); None: off."""
     bypass_disabled: bool = False
     """Settings' ``disableBypassPermissionsMode``: no agent of the session may run in bypassPermissions
     (an Agent call's ``mode``, a definition's, a hook's or an answer's ``setMode``)."""

@@ -1,0 +1,91 @@
+"""``ProgressReports``: the ``task_progress`` events of one background agent, from its own process.
+
+As Claude Code's: one after each reply of the agent that calls tools (``last_tool_name``, the
+task's description) and, with progress summaries on (``covey.agents.progress_summary``), one
+per summary (``summary``, which is also the ``description``). Their ``usage`` is the agent's
+own figures (``Progress``): tokens, tool calls, time since it started. They go to the
+session root's stream, where the background agent's messages go (``send``); a summary
+request's tokens and cost count as the agent's (its model is the counted one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Callable
+
+from covey.agents.progress import Progress
+from covey.agents.progress_summary import (
+    TIMEOUT_S, SummaryClock, summary_prompt, summary_request, summary_text,
+)
+from covey.agents.spec import AgentSpec
+from covey.events import Event, TaskProgress, TaskUsage
+
+
+class ProgressReports:
+    def __init__(self, spec: AgentSpec, progress: Progress, model: Any, send: Callable[[Event], None],
+                 interval_ms: int | None, *, timeout_s: float = TIMEOUT_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.spec, self.progress, self.model, self.send = spec, progress, model, send
+        self.timeout_s, self.now = timeout_s, clock
+        self.summaries = SummaryClock(interval_ms / 1000, started=clock()) if interval_ms else None
+        self._task: asyncio.Task[None] | None = None
+
+    def tool_turn(self, last_tool: str) -> None:
+        """A reply of the agent called tools (``last_tool`` its last call): tell the stream."""
+        self.send(self._event(self.spec.description, last_tool_name=last_tool))
+
+    def start(self, loop: Any) -> None:
+        """The agent's loop is built: its summaries fork its requests from here on."""
+        if self.summaries is not None and self._task is None:
+            self._task = asyncio.create_task(self._summarize(loop), name=f"progress summaries {self.spec.agent_id}")
+
+    def stop(self) -> None:
+        """The run ended: no summary is asked for or shown any more."""
+        if self.summaries is not None:
+            self.summaries.stop()
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    async def _summarize(self, loop: Any) -> None:
+        clock = self.summaries
+        assert clock is not None
+        while clock.running:
+            await asyncio.sleep(clock.wait_s(self.now()))
+            if not clock.due(self.now(), len(loop.messages)):
+                continue
+            summary = await self._ask(loop, clock.last)
+            if (shown := clock.done(self.now(), summary)) is not None:
+                self.send(self._event(shown, summary=shown))
+
+    async def _ask(self, loop: Any, previous: str | None) -> str | None:
+        """One summary request; None if it fails (a failure of its own never stops the agent)."""
+        request = summary_request(loop, summary_prompt(previous), self.spec.agent_id)
+        try:
+            return summary_text(await asyncio.wait_for(self.model.create(request), self.timeout_s))
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - a summary is a nicety: the clock counts the failure
+            return None
+
+    def _event(self, description: str, **fields: Any) -> TaskProgress:
+        progress, spec = self.progress, self.spec
+        usage = TaskUsage(total_tokens=progress.usage.total, tool_uses=progress.tool_uses,
+                          duration_ms=int((time.monotonic() - progress.started) * 1000))
+        return TaskProgress(session_id=spec.session_id, agent_id=spec.agent_id, task_id=spec.agent_id,
+                            tool_use_id=spec.tool_use_id, description=description,
+                            subagent_type=spec.definition.name, usage=usage, **fields)
+
+
+def progress_reports(spec: AgentSpec, progress: Progress, model: Any) -> ProgressReports | None:
+    """The reports of ``spec``'s run: a background child's, when the session's reader reads its
+    sub-agents' events (stream-json, ``--verbose``, an SDK program, a Python ``Session``); None
+    for any other run (the main agent, a sync child: its parent follows its messages)."""
+    runtime = spec.runtime
+    if runtime is None or spec.depth == 0 or not spec.background or not getattr(runtime, "child_events", True):
+        return None
+    root = getattr(runtime, "root", None)
+    if root is None:
+        return None
+    return ProgressReports(spec, progress, model, root.tell_relay, spec.settings.progress_summary_ms)
