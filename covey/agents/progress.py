@@ -56,6 +56,8 @@ class Progress:
         """The registry's answer to the last turn told: why the session's budget is spent, or None."""
         self._blocks: list[dict[str, Any]] = []
         """The blocks of the reply being recorded, until its last."""
+        self.summary: str | None = None
+        """The agent's last progress summary (``covey ps``)."""
         self.on_tool_turn: Callable[[str], None] | None = None
         """Sees each reply that calls tools, counted, with its last call's name (``task_progress``)."""
 
@@ -103,6 +105,11 @@ class Progress:
         since = self.rate_wait["since"] if self.rate_wait else now
         self.rate_wait = {"limit": info.get("apiLimit"), "cause": info.get("cause"), "since": since,
                           "until": now + (info.get("waitMs") or 0) / 1000}
+        self._report_progress()
+
+    def summarized(self, summary: str) -> None:
+        """A progress summary was shown: the registry's record (``covey ps``) has it too."""
+        self.summary = summary
         self._report_progress()
 
     def _rate_wait_ended(self) -> None:
@@ -172,7 +179,7 @@ class Progress:
     def _figures(self) -> dict[str, Any]:
         return dict(usage=self.usage, model_usage=self.model_usage, tool_uses=self.tool_uses, cost_usd=self.cost_usd,
                     tools_in_flight=self.in_flight, turns=self.turns, rate_wait=self.rate_wait,
-                    rate_waits=self.rate_waits, seq=next_seq())
+                    rate_waits=self.rate_waits, summary=self.summary, seq=next_seq())
 
     def report(self, status: Status | None = None, reason: str = "", worktree: dict | None = None) -> FinalReport:
         """The run's end as its owner hears it: the final text, or why it ended without one."""

@@ -58,6 +58,7 @@ class ProgressReports:
             summary = await self._ask(loop, clock.last)
             if (shown := clock.done(self.now(), summary)) is not None:
                 self.send(self._event(shown, summary=shown))
+                self.progress.summarized(shown)
 
     async def _ask(self, loop: Any, previous: str | None) -> str | None:
         """One summary request; None if it fails (a failure of its own never stops the agent)."""

@@ -249,3 +249,26 @@ def test_a_programs_initialize_turns_summaries_on_or_off():
     assert sdk_options({"agentProgressSummaries": True})["agent_progress_summaries"] is True
     assert sdk_options({"agentProgressSummaries": False})["agent_progress_summaries"] is False
     assert "agent_progress_summaries" not in sdk_options({"forwardSubagentText": True})
+
+
+async def test_the_last_summary_reaches_the_registry_and_covey_ps():
+    from covey.limits import Limits
+    from covey.observe.inspect import session_lines
+    from covey.registry.supervisor import Supervisor
+    from covey.teams.mailbox import Mailbox
+    from tests.registry.fakes import FakeClock, FakePool, request, spec
+
+    sup = Supervisor(Limits(max_depth=2, max_concurrent=4, stall_ms=60_000), pool=FakePool(), mailbox=Mailbox(),
+                     clock=FakeClock())
+    await sup.register_main("main", "m", "/tmp")
+    await sup.launch(request("a", background=True), spec("a"), follow=False, output_file="/t/a.jsonl")
+    told: dict = {}
+    progress = Progress(_spec(20), PriceTable.load())
+    progress.spec = progress.spec.model_copy(update={"runtime": SimpleNamespace(
+        registry=SimpleNamespace(tell_progress=lambda agent_id, **fields: told.update(fields)), limits=Limits())})
+    progress.summarized("Reading greet.py")
+    await asyncio.sleep(0.6)  # the progress message goes at most every 0.5 s
+    assert told["summary"] == "Reading greet.py"
+    await sup.progress("a", **told)
+    assert session_lines("abcd1234", await sup.records())[2].endswith("· Reading greet.py")
+    await sup.close()
