@@ -56,8 +56,10 @@ def _run(tmp_path, summaries: bool) -> tuple[list[dict], list[dict]]:
 
 
 def _plain(value):
-    """``value`` without its cache breakpoints."""
+    """``value`` without its cache breakpoints, a message's text as the API reads it (a block)."""
     if isinstance(value, dict):
+        if isinstance(value.get("content"), str) and "role" in value:
+            value = {**value, "content": [{"type": "text", "text": value["content"]}]}
         return {key: _plain(item) for key, item in value.items() if key != "cache_control"}
     return [_plain(item) for item in value] if isinstance(value, list) else value
 
@@ -88,8 +90,9 @@ def test_with_summaries_on_a_background_child_reports_its_progress_with_summarie
     child_turn = next(body for body in requests if "You are covey" not in json.dumps(body["system"])
                       and "3 to 5 words" not in _text(body))
     assert asked[0]["system"] == child_turn["system"] and asked[0]["tools"] == child_turn["tools"]
-    first = child_turn["messages"]  # the child's first request: the summary's messages start with it
-    assert _plain(asked[0]["messages"][:len(first)]) == _plain(first)
+    before = [body for body in requests[:requests.index(asked[0])] if "You are covey" not in json.dumps(body["system"])]
+    last = before[-1]["messages"]  # the child's request before the summary's: its messages start the summary's
+    assert _plain(asked[0]["messages"][:len(last)]) == _plain(last)
     # All of it before the child's end is told.
     (notified,) = [i for i, line in enumerate(lines) if line.get("subtype") == "task_notification"]
     assert all(lines.index(line) < notified for line in progress)
