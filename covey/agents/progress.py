@@ -58,8 +58,8 @@ class Progress:
         """The blocks of the reply being recorded, until its last."""
         self.summary: str | None = None
         """The agent's last progress summary (``covey ps``)."""
-        self.on_tool_turn: Callable[[str], None] | None = None
-        """Sees each reply that calls tools, counted, with its last call's name (``task_progress``)."""
+        self.on_tool_turn: Callable[[dict[str, Any]], None] | None = None
+        """Sees each reply that calls tools, once counted, with its last ``tool_use`` block (``task_progress``)."""
 
     async def observe(self, event: Event, writer: TranscriptWriter) -> None:
         match event:
@@ -72,10 +72,11 @@ class Progress:
                 self._blocks += message.get("content") or []
                 if not event.ends_reply:
                     return
+                calls = [b for b in self._blocks if b.get("type") == "tool_use"]
                 self._count({**message, "content": self._blocks})  # the whole reply, counted once
                 self._blocks = []
-                if self.in_flight and self.on_tool_turn is not None:
-                    self.on_tool_turn(self.in_flight[-1])
+                if calls and self.on_tool_turn is not None:
+                    self.on_tool_turn(calls[-1])
                 # A turn that calls tools is shown at once (the stall watchdog waits for tools in
                 # flight); one that only answers usually ends the run, whose report carries its
                 # figures: telling the registry first would delay that report behind the tell.

@@ -11,6 +11,7 @@ request's tokens and cost count as the agent's (its model is the counted one).
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from typing import Any, Callable
 
@@ -31,9 +32,11 @@ class ProgressReports:
         self.summaries = SummaryClock(interval_ms / 1000, started=clock()) if interval_ms else None
         self._task: asyncio.Task[None] | None = None
 
-    def tool_turn(self, last_tool: str) -> None:
-        """A reply of the agent called tools (``last_tool`` its last call): tell the stream."""
-        self.send(self._event(self.spec.description, last_tool_name=last_tool))
+    def tool_turn(self, call: dict[str, Any]) -> None:
+        """A reply of the agent called tools (``call``: its last ``tool_use`` block): tell the stream."""
+        name, given = str(call.get("name")), call.get("input")
+        doing = activity(name, given if isinstance(given, dict) else {}, self.spec.cwd)
+        self.send(self._event(doing or self.spec.description, last_tool_name=name))
 
     def start(self, loop: Any) -> None:
         """The agent's loop is built: its summaries fork its requests from here on."""
@@ -77,6 +80,33 @@ class ProgressReports:
         return TaskProgress(session_id=spec.session_id, agent_id=spec.agent_id, task_id=spec.agent_id,
                             tool_use_id=spec.tool_use_id, description=description,
                             subagent_type=spec.definition.name, usage=usage, **fields)
+
+
+ACTIVITIES = {"Read": ("Reading", "file_path"), "Write": ("Writing", "file_path"), "Edit": ("Editing", "file_path"),
+              "NotebookEdit": ("Editing notebook", "notebook_path"), "Grep": ("Searching for", "pattern"),
+              "Glob": ("Finding", "pattern"), "WebFetch": ("Fetching", "url"), "WebSearch": ("Searching for", "query")}
+"""What a call is doing, in Claude Code's words for its tools (a ``task_progress``'s ``description``)."""
+COMMAND_CHARS = 60
+
+
+def activity(name: str, given: dict[str, Any], cwd: str) -> str | None:
+    """``Reading src/app.py``, ``Running the tests``: what the call ``name(given)`` is doing;
+    None for a tool with no such phrase (the task's description stands instead)."""
+    if name == "Bash":
+        command = " ".join(str(given.get("command") or "").split())
+        if not command:
+            return "Running command"
+        shown = str(given.get("description") or "").strip() or command
+        return "Running " + (shown if len(shown) <= COMMAND_CHARS else shown[:COMMAND_CHARS - 1] + "…")
+    if name in ("Agent", "Task"):
+        return " ".join(str(given.get("description") or "").split()) or "Running task"
+    verb, field = ACTIVITIES.get(name, ("", ""))
+    value = str(given.get(field) or "").strip()
+    if not verb or not value:
+        return None
+    if field.endswith("_path") and os.path.isabs(value) and os.path.isabs(cwd) and os.path.commonpath([cwd, value]) == cwd:
+        value = os.path.relpath(value, cwd)  # a file of the agent's folder, as the person sees it
+    return f"{verb} {value}"
 
 
 def progress_reports(spec: AgentSpec, progress: Progress, model: Any) -> ProgressReports | None:

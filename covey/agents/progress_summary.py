@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from covey.agents.fork import without_incomplete_tool_calls
-from covey.flags import env_value, truthy
+from covey.flags import env_flag, env_value, truthy
 from covey.loop.wire import with_breakpoint, with_breakpoints
 from covey.model.base import ModelRequest
 from covey.model.effort import request_effort
@@ -23,6 +23,8 @@ from covey.model.thinking import fit_thinking, task_budget
 SUMMARY_ENV = "COVEY_AGENT_PROGRESS_SUMMARIES"
 """The switch in a run's environment (settings' ``agentProgressSummaries`` and the SDK's
 ``initialize`` field of that name beat it)."""
+DISABLE_ENV = ("COVEY_DISABLE_AGENT_PROGRESS_SUMMARIES", "CLAUDE_CODE_DISABLE_AGENT_PROGRESS_SUMMARIES")
+"""Off whatever the switch says (Claude Code's variable, and covey's, which wins where both are set)."""
 INTERVAL_ENV = "COVEY_AGENT_PROGRESS_INTERVAL_MS"
 INTERVAL_MS = 30_000
 """Claude Code's interval between the end of one summary and the next request."""
@@ -46,8 +48,11 @@ def summary_interval_ms(option: bool | None, setting: bool | None, env: Mapping[
                         settings_env: Mapping[str, str] | None = None) -> int | None:
     """The interval of the session's progress summaries, None when they are off. First match wins:
     the run's option (the SDK's ``agentProgressSummaries``), settings' ``agentProgressSummaries``,
-    ``COVEY_AGENT_PROGRESS_SUMMARIES`` in the run's env or settings' ``env``."""
+    ``COVEY_AGENT_PROGRESS_SUMMARIES`` in the run's env or settings' ``env``; never with
+    ``CLAUDE_CODE_DISABLE_AGENT_PROGRESS_SUMMARIES`` (or covey's) on."""
     sources = [env, settings_env or {}]
+    if any(env_flag(source, DISABLE_ENV) for source in sources):
+        return None
     on = option if option is not None else setting
     if on is None:
         on = any(truthy(source.get(SUMMARY_ENV)) for source in sources)
@@ -64,8 +69,9 @@ class SummaryClock:
     """When a background agent's next progress summary is due: one interval after the agent
     starts, then one interval after the last summary *ended* (so two never overlap and a slow
     one does not make the next come sooner); never while one is in flight or after the run
-    ended; not before the conversation has ``min_messages``. Past ``max_failures`` failures in
-    a row the interval doubles; an answer that repeats the last summary is not shown again."""
+    ended; not before the conversation has ``min_messages``, nor while it is unchanged since
+    the last summary. Past ``max_failures`` failures in a row the interval doubles; an answer
+    that repeats the last summary is not shown again."""
 
     def __init__(self, interval_s: float, *, started: float, min_messages: int = MIN_MESSAGES,
                  max_failures: int = MAX_FAILURES) -> None:
@@ -76,6 +82,8 @@ class SummaryClock:
         self.failures = 0
         self.last: str | None = None
         """The last summary shown (the next request asks for something new)."""
+        self.summarized = 0
+        """How long the conversation was at the last summary asked for."""
 
     def wait_s(self, now: float) -> float:
         """How long until the next summary may be due."""
@@ -83,13 +91,14 @@ class SummaryClock:
 
     def due(self, now: float, messages: int) -> bool:
         """Whether to ask for a summary now (``messages``: the conversation's length). A tick
-        with too short a conversation moves the next one an interval on."""
+        with too short a conversation, or one unchanged since the last summary, moves the next
+        one an interval on."""
         if not self.running or self.in_flight or now < self.next_at:
             return False
-        if messages < self.min_messages:
+        if messages < self.min_messages or messages == self.summarized:
             self.next_at = now + self.interval_s
             return False
-        self.in_flight = True
+        self.in_flight, self.summarized = True, messages
         return True
 
     def done(self, now: float, summary: str | None) -> str | None:

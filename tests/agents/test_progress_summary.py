@@ -12,7 +12,7 @@ import pytest
 
 from covey.agents.definition import AgentDefinition
 from covey.agents.progress import CountedModel, Progress
-from covey.agents.progress_reports import ProgressReports, progress_reports
+from covey.agents.progress_reports import ProgressReports, activity, progress_reports
 from covey.agents.progress_summary import (
     INTERVAL_MS, SummaryClock, summary_interval_ms, summary_prompt, summary_request, summary_text,
 )
@@ -41,6 +41,10 @@ TOOLS = [{"name": "Read", "description": "read", "input_schema": {"type": "objec
     (None, False, {"COVEY_AGENT_PROGRESS_SUMMARIES": "1"}, None, None),  # then the setting
     (True, None, {"COVEY_AGENT_PROGRESS_INTERVAL_MS": "250"}, None, 250),
     (True, None, {"COVEY_AGENT_PROGRESS_INTERVAL_MS": "soon"}, None, INTERVAL_MS),
+    (True, True, {"CLAUDE_CODE_DISABLE_AGENT_PROGRESS_SUMMARIES": "1"}, None, None),  # Claude Code's off switch
+    (True, None, {}, {"COVEY_DISABLE_AGENT_PROGRESS_SUMMARIES": "1"}, None),
+    (True, None, {"COVEY_DISABLE_AGENT_PROGRESS_SUMMARIES": "0", "CLAUDE_CODE_DISABLE_AGENT_PROGRESS_SUMMARIES": "1"},
+     None, INTERVAL_MS),  # covey's name wins where both are set
 ])
 def test_summaries_are_off_unless_the_option_the_setting_or_the_env_says_so(option, setting, env, settings_env, interval):
     assert summary_interval_ms(option, setting, env, settings_env) == interval
@@ -68,7 +72,7 @@ def test_only_one_summary_is_in_flight_and_the_next_counts_from_its_end():
     assert not clock.due(31, 10) and not clock.due(100, 10)  # one in flight: never a second
     assert clock.done(45, "Reading greet.py") == "Reading greet.py"
     assert clock.next_at == 75  # from the end of the slow one, not its start
-    assert not clock.due(74, 10) and clock.due(75, 10)
+    assert not clock.due(74, 11) and clock.due(75, 11)
 
 
 def test_a_short_conversation_is_not_summarised_and_the_tick_moves_on():
@@ -82,10 +86,18 @@ def test_a_repeated_summary_is_not_shown_again():
     clock = SummaryClock(1, started=0)
     clock.due(1, 5)
     assert clock.done(2, "Reading a.py") == "Reading a.py"
-    clock.due(3, 5)
+    clock.due(3, 6)
     assert clock.done(4, "Reading a.py") is None and clock.last == "Reading a.py"
-    clock.due(5, 5)
+    clock.due(5, 7)
     assert clock.done(6, "Editing a.py") == "Editing a.py"
+
+
+def test_no_summary_while_the_conversation_is_unchanged():
+    clock = SummaryClock(1, started=0)
+    assert clock.due(1, 5)
+    clock.done(2, "Reading a.py")
+    assert not clock.due(3, 5) and clock.next_at == 4  # nothing new since: the tick moves on
+    assert clock.due(4, 6)
 
 
 def test_failures_in_a_row_double_the_interval_and_a_success_resets_it():
@@ -93,10 +105,10 @@ def test_failures_in_a_row_double_the_interval_and_a_success_resets_it():
     clock.due(10, 5)
     clock.done(11, None)
     assert clock.next_at == 21
-    clock.due(21, 5)
+    clock.due(21, 6)
     clock.done(22, None)
     assert clock.failures == 2 and clock.next_at == 42  # doubled
-    clock.due(42, 5)
+    clock.due(42, 7)
     clock.done(43, "Running tests")
     assert clock.failures == 0 and clock.next_at == 53
 
@@ -200,10 +212,13 @@ async def test_summaries_come_while_the_run_works_and_their_cost_is_the_agents()
          "reply": {"text": "Reading greet.py"}},
         {"when": {"last_message_contains": "Your last summary"}, "reply": {"text": "Fixing greet()"}},
     ])
-    reports.start(_loop())
-    for _ in range(100):
+    loop = _loop()
+    reports.start(loop)
+    for _ in range(200):
         if len(sent) >= 2:
             break
+        if len(sent) == 1 and len(loop.messages) == 4:  # the agent goes on: something new to summarise
+            loop.messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "x"}]})
         await asyncio.sleep(0.01)
     reports.stop()
     assert [e.summary for e in sent[:2]] == ["Reading greet.py", "Fixing greet()"]
@@ -272,3 +287,20 @@ async def test_the_last_summary_reaches_the_registry_and_covey_ps():
     await sup.progress("a", **told)
     assert session_lines("abcd1234", await sup.records())[2].endswith("· Reading greet.py")
     await sup.close()
+
+
+@pytest.mark.parametrize("name, given, said", [
+    ("Read", {"file_path": "/work/app/src/a.py"}, "Reading src/a.py"),  # in the agent's folder: relative
+    ("Read", {"file_path": "/etc/hosts"}, "Reading /etc/hosts"),
+    ("Edit", {"file_path": "b.py"}, "Editing b.py"),
+    ("Grep", {"pattern": "def greet"}, "Searching for def greet"),
+    ("Glob", {"pattern": "**/*.py"}, "Finding **/*.py"),
+    ("Bash", {"command": "pytest -q", "description": "the tests"}, "Running the tests"),
+    ("Bash", {"command": "x" * 80}, "Running " + "x" * 59 + "…"),
+    ("Bash", {}, "Running command"),
+    ("Agent", {"description": "Check the parser"}, "Check the parser"),
+    ("TodoWrite", {"todos": []}, None),  # no phrase: the task's description stands
+    ("Read", {}, None),
+])
+def test_what_a_call_is_doing_in_claude_codes_words(name, given, said):
+    assert activity(name, given, "/work/app") == said

@@ -83,7 +83,7 @@ def test_with_summaries_on_a_background_child_reports_its_progress_with_summarie
         assert line["task_id"] == started["task_id"] and line["tool_use_id"] == started["tool_use_id"]
         assert line["subagent_type"] == "general-purpose" and line["session_id"] == started["session_id"]
         assert line["usage"]["total_tokens"] > 0 and line["usage"]["duration_ms"] >= 0 and line["uuid"]
-    assert tools[0]["description"] == "Read the greeting"
+    assert tools[0]["description"] == "Reading hello.txt"  # what the call does, in Claude Code's words
     # The summary requests reached the API as the child's own requests with one more question.
     asked = [body for body in requests if "3 to 5 words" in _text(body)]
     assert asked and all("You are covey" not in json.dumps(body["system"]) for body in asked)
