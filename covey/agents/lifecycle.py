@@ -108,7 +108,7 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
             yield event
     finally:
         if services.progress_reports is not None:
-            services.progress_reports.stop()
+            await services.progress_reports.stop()
         await hooks.background.settle()
         if hasattr(spec.permissions, "drop_rules"):
             spec.permissions.drop_rules(GRANT_SOURCE)  # a skill's allowed-tools last for this run only

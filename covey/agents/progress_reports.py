@@ -43,13 +43,15 @@ class ProgressReports:
         if self.summaries is not None and self._task is None:
             self._task = asyncio.create_task(self._summarize(loop), name=f"progress summaries {self.spec.agent_id}")
 
-    def stop(self) -> None:
-        """The run ended: no summary is asked for or shown any more."""
+    async def stop(self) -> None:
+        """The run ended: no summary is asked for or shown any more, and none is left running
+        (an actor with a task left over is not reused)."""
         if self.summaries is not None:
             self.summaries.stop()
-        if self._task is not None:
-            self._task.cancel()
-            self._task = None
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     async def _summarize(self, loop: Any) -> None:
         clock = self.summaries

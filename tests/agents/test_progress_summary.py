@@ -220,7 +220,7 @@ async def test_summaries_come_while_the_run_works_and_their_cost_is_the_agents()
         if len(sent) == 1 and len(loop.messages) == 4:  # the agent goes on: something new to summarise
             loop.messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "x"}]})
         await asyncio.sleep(0.01)
-    reports.stop()
+    await reports.stop()
     assert [e.summary for e in sent[:2]] == ["Reading greet.py", "Fixing greet()"]
     assert all(e.description == e.summary and e.last_tool_name is None for e in sent)
     assert model.requests and progress.usage.total > 0  # each request counted as the agent's
@@ -228,13 +228,14 @@ async def test_summaries_come_while_the_run_works_and_their_cost_is_the_agents()
     count = len(model.requests)
     await asyncio.sleep(0.08)
     assert len(model.requests) == count  # stopped: nothing more is asked
+    assert not [task for task in asyncio.all_tasks() if task.get_name().startswith("progress summaries")]
 
 
 async def test_a_failing_summary_request_never_fails_the_run():
     reports, sent, model, _ = _reports(10, [])  # no rule answers: every request fails
     reports.start(_loop())
     await asyncio.sleep(0.1)
-    reports.stop()
+    await reports.stop()
     assert sent == [] and reports.summaries is not None and reports.summaries.failures >= 1
 
 
@@ -242,7 +243,7 @@ async def test_no_summary_of_a_conversation_too_short():
     reports, sent, model, _ = _reports(10, [{"when": {}, "reply": {"text": "Reading"}}])
     reports.start(_loop(messages=[{"role": "user", "content": "go"}]))
     await asyncio.sleep(0.08)
-    reports.stop()
+    await reports.stop()
     assert sent == [] and model.requests == []
 
 
@@ -304,3 +305,39 @@ async def test_the_last_summary_reaches_the_registry_and_covey_ps():
 ])
 def test_what_a_call_is_doing_in_claude_codes_words(name, given, said):
     assert activity(name, given, "/work/app") == said
+
+
+async def test_a_background_childs_run_sends_its_progress_to_the_session_root(tmp_path):
+    """The whole run in this process (``AgentRunner``, no Ray): its replies that call tools and its
+    summaries reach the root's stream, the summary requests count in its report, and the run
+    leaves no task behind."""
+    from covey.actors.runner import AgentRunner
+    from covey.agents.runtime import SessionRuntime
+
+    (tmp_path / "a.txt").write_text("a\n")
+    relayed: list = []
+    async def ask(request):
+        return False
+
+    root = SimpleNamespace(tell_relay=relayed.append, tell_progress=lambda agent_id, **fields: None, ask=ask)
+    runtime = SessionRuntime(session_id="s", registry=root, mailbox=None, root=root)  # type: ignore[arg-type]
+    model = ScriptedModel.from_dict({"rules": [
+        {"when": {"last_message_contains": "3 to 5 words"}, "reply": {"text": "Reading a.txt"}},
+        {"when": {"last_tool_result_contains": "a"}, "reply": {"text": "done"}, "latency_s": 0.3},
+        {"when": {}, "reply": {"tool_use": {"name": "Read", "input": {"file_path": str(tmp_path / "a.txt")}}},
+         "latency_s": 0.3},
+    ]})
+    spec = _spec(50).model_copy(update={"model": model, "runtime": runtime, "cwd": str(tmp_path), "tool_names": ["Read"],
+                                        "transcript_dir": str(tmp_path / "t"), "parent_agent_id": "main"})
+    runner = AgentRunner()
+    await runner.start(spec)
+    report = await runner.wait()
+    assert report.status == "completed", report.text
+    progress = [event for event in relayed if isinstance(event, TaskProgress)]
+    assert [(e.last_tool_name, e.description) for e in progress if e.last_tool_name] == [("Read", "Reading a.txt")]
+    summaries = [e for e in progress if e.summary]
+    assert summaries and summaries[0].summary == "Reading a.txt"
+    asked = [r for r in model.requests if "3 to 5 words" in json.dumps(r.messages)]
+    assert asked and report.usage.total >= summaries[-1].usage.total_tokens > 0
+    await asyncio.sleep(0)
+    assert not [task for task in asyncio.all_tasks() if task.get_name().startswith("progress summaries")]
