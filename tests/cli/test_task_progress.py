@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from covey.model.prompt_cache import PromptCache, breakpoints
 from tests.fake_messages_api import FakeMessagesAPI
 from tests.inprocess_covey import covey_here
 
@@ -93,6 +94,14 @@ def test_with_summaries_on_a_background_child_reports_its_progress_with_summarie
     before = [body for body in requests[:requests.index(asked[0])] if "You are covey" not in json.dumps(body["system"])]
     last = before[-1]["messages"]  # the child's request before the summary's: its messages start the summary's
     assert _plain(asked[0]["messages"][:len(last)]) == _plain(last)
+    # The prompt cache serves a summary all of the child's conversation (replayed in the order the API
+    # got them, through the fake API's cache model): it reads up to its breakpoint before the question.
+    cache, served = PromptCache(), []
+    for body in requests:
+        usage = cache.usage(body)
+        if "3 to 5 words" in _text(body):
+            served.append(usage["cache_read_input_tokens"] == breakpoints(body)[-2]["tokens"])
+    assert any(served), served
     # All of it before the child's end is told.
     (notified,) = [i for i, line in enumerate(lines) if line.get("subtype") == "task_notification"]
     assert all(lines.index(line) < notified for line in progress)
