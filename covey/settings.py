@@ -92,7 +92,7 @@ class Settings(BaseModel):
     """covey's ``queueSpawns`` key: queued spawns past the concurrency limit on or off, over
     ``COVEY_QUEUE_SPAWNS`` (None: it decides; docs/subagents.md#queued-spawns)."""
     agent_progress_summaries: bool | None = Field(default=None, alias="agentProgressSummaries")
-    """Background agents' progress summaries on or off (docs/subagents.md#progress-summaries)."""
+    """Sub-agents' progress summaries on or off (docs/subagents.md#progress-summaries)."""
     output_style: str | None = Field(default=None, alias="outputStyle")
     """The main agent's output style by name (docs/definitions.md#output-styles); None: the default."""
     output_style_from: str | None = None

@@ -56,7 +56,7 @@ def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], pr
 
     model = paced(model_of(spec.model, spec.settings.env), spec, rate_waits_shown(spec, emit, progress))
     aside = CountedModel(model, progress)
-    reports = progress_reports(spec, progress, aside)  # a background child's task_progress events
+    reports = progress_reports(spec, progress, aside, emit)  # a sub-agent's task_progress events
     if reports is not None:
         progress.on_tool_turn = reports.tool_turn
     return AgentServices(

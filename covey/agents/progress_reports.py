@@ -1,11 +1,12 @@
-"""``ProgressReports``: the ``task_progress`` events of one background agent, from its own process.
+"""``ProgressReports``: the ``task_progress`` events of one sub-agent, from its own process.
 
 As Claude Code's: one after each reply of the agent that calls tools (``last_tool_name``, the
 task's description) and, with progress summaries on (``covey.agents.progress_summary``), one
 per summary (``summary``, which is also the ``description``). Their ``usage`` is the agent's
-own figures (``Progress``): tokens, tool calls, time since it started. They go to the
-session root's stream, where the background agent's messages go (``send``); a summary
-request's tokens and cost count as the agent's (its model is the counted one).
+own figures (``Progress``): tokens, tool calls, time since it started. They go where the
+agent's messages go (``send``): a sync child's to its parent, a background child's to the
+session root; a summary request's tokens and cost count as the agent's (its model is the
+counted one).
 """
 
 from __future__ import annotations
@@ -111,14 +112,15 @@ def activity(name: str, given: dict[str, Any], cwd: str) -> str | None:
     return f"{verb} {value}"
 
 
-def progress_reports(spec: AgentSpec, progress: Progress, model: Any) -> ProgressReports | None:
-    """The reports of ``spec``'s run: a background child's, when the session's reader reads its
-    sub-agents' events (stream-json, ``--verbose``, an SDK program, a Python ``Session``); None
-    for any other run (the main agent, a sync child: its parent follows its messages)."""
+def progress_reports(spec: AgentSpec, progress: Progress, model: Any,
+                     emit: Callable[[Event], None]) -> ProgressReports | None:
+    """The reports of a sub-agent's run, when the session's reader reads its sub-agents' events
+    (stream-json, ``--verbose``, an SDK program, a Python ``Session``): a sync child's go into its
+    own stream (``emit``: its parent follows it and passes them on), a background child's to the
+    session root's, where its messages go. None for the main agent, or where nobody reads them."""
     runtime = spec.runtime
-    if runtime is None or spec.depth == 0 or not spec.background or not getattr(runtime, "child_events", True):
+    if runtime is None or spec.depth == 0 or not getattr(runtime, "child_events", True):
         return None
     root = getattr(runtime, "root", None)
-    if root is None:
-        return None
-    return ProgressReports(spec, progress, model, root.tell_relay, spec.settings.progress_summary_ms)
+    send = emit if not spec.background else root.tell_relay if root is not None else None
+    return ProgressReports(spec, progress, model, send, spec.settings.progress_summary_ms) if send else None

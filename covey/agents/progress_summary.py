@@ -1,7 +1,7 @@
-"""Progress summaries of a background agent (docs/subagents.md#progress-summaries): the switch,
+"""Progress summaries of a sub-agent (docs/subagents.md#progress-summaries): the switch,
 when one is due (``SummaryClock``), and the request that asks for one.
 
-Claude Code's ``agentProgressSummaries``: while a background agent works, every 30 s a
+Claude Code's ``agentProgressSummaries``: while a sub-agent works, every 30 s a
 request forked from the agent's own last one (the same system prompt, tools array, message
 prefix and thinking, so the prompt cache serves the prefix) asks the model for a few words on
 what the agent is doing now; each answer goes out as a ``task_progress`` event with a
@@ -66,7 +66,7 @@ def summary_interval_ms(option: bool | None, setting: bool | None, env: Mapping[
 
 
 class SummaryClock:
-    """When a background agent's next progress summary is due: one interval after the agent
+    """When a sub-agent's next progress summary is due: one interval after the agent
     starts, then one interval after the last summary *ended* (so two never overlap and a slow
     one does not make the next come sooner); never while one is in flight or after the run
     ended; not before the conversation has ``min_messages``, nor while it is unchanged since

@@ -53,7 +53,7 @@ class RunSettings(BaseModel):
     session_mirror: bool = False
     """Each transcript record also goes out as a ``transcript_mirror`` event (``--session-mirror``)."""
     progress_summary_ms: int | None = None
-    """The interval of a background agent's progress summaries (``agentProgressSummaries``,
+    """The interval of a sub-agent's progress summaries (``agentProgressSummaries``,
     docs/subagents.md#progress-summaries); None: off."""
     bypass_disabled: bool = False
     """Settings' ``disableBypassPermissionsMode``: no agent of the session may run in bypassPermissions

@@ -74,8 +74,8 @@ class TaskUsage(BaseModel):
 
 
 class TaskProgress(Event):
-    """``system/task_progress``: a background agent at work. Claude Code sends one after each of
-    the agent's replies that calls tools (``last_tool_name``; ``description`` the task's) and, with
+    """``system/task_progress``: a sub-agent at work. Claude Code sends one after each of
+    the agent's replies that calls tools (``last_tool_name``; ``description`` what that call does) and, with
     ``agentProgressSummaries`` on, one per progress summary (``summary``, also as ``description``)."""
 
     type: Literal["system"] = "system"

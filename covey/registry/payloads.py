@@ -72,7 +72,7 @@ class ProgressFields(TypedDict, total=False):
     rate_waits: list[RateWait]
     """The waits that ended (``until``: when the request went)."""
     summary: str | None
-    """Its last progress summary (a background agent's, with ``agentProgressSummaries``)."""
+    """Its last progress summary (a sub-agent's, with ``agentProgressSummaries``)."""
 
 
 class KeptWorktree(TypedDict, total=False):

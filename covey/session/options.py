@@ -135,7 +135,7 @@ class SessionOptions(BaseModel):
     prints none of them, and turns them off so that no sync child ships them to its parent and
     on (docs/benchmarks.md). Prompts and every report still come."""
     agent_progress_summaries: bool | None = None
-    """Background agents' progress summaries (``task_progress`` events with a ``summary``, docs/subagents.md#progress-summaries):
+    """Sub-agents' progress summaries (``task_progress`` events with a ``summary``, docs/subagents.md#progress-summaries):
     a claude-agent-sdk program's ``agentProgressSummaries`` (its ``initialize``); None: settings'
     ``agentProgressSummaries``, else ``COVEY_AGENT_PROGRESS_SUMMARIES`` decides (off by default)."""
     forward_subagent_text: bool = True

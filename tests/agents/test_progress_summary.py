@@ -247,16 +247,20 @@ async def test_no_summary_of_a_conversation_too_short():
     assert sent == [] and model.requests == []
 
 
-def test_only_a_background_child_whose_events_are_read_has_reports():
+def test_a_sub_agent_whose_events_are_read_has_reports_where_its_messages_go():
     root = SimpleNamespace(tell_relay=lambda event: None)
     runtime = SimpleNamespace(root=root, child_events=True)
     spec = _spec(20).model_copy(update={"runtime": runtime})
     progress = Progress(spec, PriceTable.load())
-    assert progress_reports(spec, progress, None) is not None
-    assert progress_reports(spec.model_copy(update={"background": False}), progress, None) is None
-    assert progress_reports(spec.model_copy(update={"depth": 0}), progress, None) is None
+
+    def emit(event):
+        return None
+
+    assert progress_reports(spec, progress, None, emit).send == root.tell_relay  # background: the root's stream
+    assert progress_reports(spec.model_copy(update={"background": False}), progress, None, emit).send is emit  # sync: its own
+    assert progress_reports(spec.model_copy(update={"depth": 0}), progress, None, emit) is None  # the main agent
     quiet = SimpleNamespace(root=root, child_events=False)  # text or json output: nobody reads them
-    assert progress_reports(spec.model_copy(update={"runtime": quiet}), progress, None) is None
+    assert progress_reports(spec.model_copy(update={"runtime": quiet}), progress, None, emit) is None
 
 
 def test_a_programs_initialize_turns_summaries_on_or_off():

@@ -1,5 +1,5 @@
 """End to end through ``covey -p --output-format stream-json`` against the fake Messages API: a
-background child's ``task_progress`` lines (docs/subagents.md#progress-summaries). Each reply of
+sub-agent's ``task_progress`` lines, a background one's and a sync one's (docs/subagents.md#progress-summaries). Each reply of
 the child that calls tools gives one (``last_tool_name``), as Claude Code's; with progress
 summaries switched on, its forked summary requests reach the API and their answers come as
 ``task_progress`` lines with a ``summary``; switched off, no summary is asked for or shown."""
@@ -22,8 +22,8 @@ def _text(body: dict) -> str:
     return json.dumps(body["messages"][-1]["content"])
 
 
-def _reply(body: dict) -> dict:
-    """The main agent launches one background child; the child reads twice, slowly, then answers."""
+def _reply(body: dict, background: bool = True) -> dict:
+    """The main agent launches one child; the child reads twice, slowly, then answers."""
     system = " ".join(block.get("text", "") for block in body.get("system") or [])
     last = _text(body)
     if "3 to 5 words" in last:  # a progress summary request, forked from the child's
@@ -32,10 +32,10 @@ def _reply(body: dict) -> dict:
         if "<task-notification>" in last:
             return {"text": "all done"}
         if "tool_result" in last:
-            return {"text": "waiting"}
+            return {"text": "waiting" if background else "all done"}
         return {"content": [{"type": "tool_use", "id": "toolu_bg", "name": "Agent", "input": {
             "description": "Read the greeting", "prompt": "Read hello.txt twice",
-            "subagent_type": "general-purpose", "run_in_background": True}}]}
+            "subagent_type": "general-purpose", "run_in_background": background}}]}
     reads = json.dumps(body["messages"]).count('"tool_result"')
     time.sleep(0.4)  # long enough for summaries to fall due while the child works
     if reads < 2:
@@ -44,12 +44,12 @@ def _reply(body: dict) -> dict:
     return {"text": "the greeting says hello"}
 
 
-def _run(tmp_path, summaries: bool) -> tuple[list[dict], list[dict]]:
+def _run(tmp_path, summaries: bool, background: bool = True) -> tuple[list[dict], list[dict]]:
     (tmp_path / "hello.txt").write_text("hello\n")
     env = {"ANTHROPIC_API_KEY": "test-key-not-real", "COVEY_AGENT_PROGRESS_INTERVAL_MS": "150"}
     if summaries:
         env["COVEY_AGENT_PROGRESS_SUMMARIES"] = "1"
-    with FakeMessagesAPI([_reply]) as api:
+    with FakeMessagesAPI([lambda body: _reply(body, background)]) as api:
         env["ANTHROPIC_BASE_URL"] = api.url
         done = covey_here("-p", "go", "--output-format", "stream-json", "--verbose", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -117,3 +117,19 @@ def test_with_summaries_off_no_summary_is_asked_for_or_shown(tmp_path):
     assert not any("summary" in line for line in progress)
     assert not any("3 to 5 words" in _text(body) for body in requests)
     assert lines[-1]["type"] == "result" and lines[-1]["is_error"] is False
+
+
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")
+def test_a_sync_childs_progress_comes_in_the_stream_too(tmp_path):
+    """As Claude Code 2.1.337 sends them for a foreground sub-agent, with its messages."""
+    lines, requests = _run(tmp_path, summaries=True, background=False)
+    (started,) = [line for line in lines if line.get("subtype") == "task_started"]
+    assert started["is_backgrounded"] is False
+    progress = _progress(lines)
+    assert [line["last_tool_name"] for line in progress if "last_tool_name" in line] == ["Read", "Read"]
+    assert any(line.get("summary") == SUMMARY for line in progress)
+    assert all(line["task_id"] == started["task_id"] for line in progress)
+    (notified,) = [i for i, line in enumerate(lines) if line.get("subtype") == "task_notification"]
+    assert all(lines.index(line) < notified for line in progress)
+    assert lines[-1]["type"] == "result" and lines[-1]["result"] == "all done"
