@@ -345,3 +345,11 @@ async def test_a_background_childs_run_sends_its_progress_to_the_session_root(tm
     assert asked and report.usage.total >= summaries[-1].usage.total_tokens > 0
     await asyncio.sleep(0)
     assert not [task for task in asyncio.all_tasks() if task.get_name().startswith("progress summaries")]
+
+
+def test_verbose_text_output_shows_a_summary_not_a_tool_calls_progress():
+    from covey.render import describe
+
+    assert describe(TaskProgress(task_id="a", description="x", summary="Reading a.py", agent_id="agent-7")) == \
+        ["[agent-7] progress: Reading a.py"]
+    assert describe(TaskProgress(task_id="a", description="x", last_tool_name="Read", agent_id="agent-7")) == []
