@@ -1,7 +1,7 @@
 """``ProgressReports``: the ``task_progress`` events of one sub-agent, from its own process.
 
-As Claude Code's: one after each reply of the agent that calls tools (``last_tool_name``, the
-task's description) and, with progress summaries on (``covey.agents.progress_summary``), one
+As Claude Code's: one after each reply of the agent that calls tools (``last_tool_name``, and
+what that call is doing as ``description``: ``activity``) and, with progress summaries on (``covey.agents.progress_summary``), one
 per summary (``summary``, which is also the ``description``). Their ``usage`` is the agent's
 own figures (``Progress``): tokens, tool calls, time since it started. They go where the
 agent's messages go (``send``): a sync child's to its parent, a background child's to the
