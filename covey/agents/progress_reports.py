@@ -81,7 +81,7 @@ class ProgressReports:
         usage = TaskUsage(total_tokens=progress.usage.total, tool_uses=progress.tool_uses,
                           duration_ms=int((time.monotonic() - progress.started) * 1000))
         return TaskProgress(session_id=spec.session_id, agent_id=spec.agent_id, task_id=spec.agent_id,
-                            tool_use_id=spec.tool_use_id, description=description,
+                            run_id=spec.run_id, tool_use_id=spec.tool_use_id, description=description,
                             subagent_type=spec.definition.name, usage=usage, **fields)
 
 

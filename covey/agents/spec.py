@@ -104,6 +104,8 @@ class AgentSpec(BaseModel):
     parent_agent_id: str | None = None
     tool_use_id: str | None = None
     """The parent's Agent tool_use that launched it."""
+    run_id: str | None = None
+    """This run's ``run_id`` in its task events (``task_started`` and on: Claude Code's)."""
     description: str = ""
     background: bool = False
     transcript_dir: str | None = None

@@ -81,6 +81,7 @@ class TaskProgress(Event):
     type: Literal["system"] = "system"
     subtype: Literal["task_progress"] = "task_progress"
     task_id: str
+    run_id: str | None = None
     tool_use_id: str | None = None
     description: str
     subagent_type: str | None = None

@@ -82,6 +82,7 @@ def test_with_summaries_on_a_background_child_reports_its_progress_with_summarie
     assert summaries and all(line["summary"] == line["description"] == SUMMARY for line in summaries)
     for line in progress:
         assert line["task_id"] == started["task_id"] and line["tool_use_id"] == started["tool_use_id"]
+        assert line["run_id"] == started["run_id"]
         assert line["subagent_type"] == "general-purpose" and line["session_id"] == started["session_id"]
         assert line["usage"]["total_tokens"] > 0 and line["usage"]["duration_ms"] >= 0 and line["uuid"]
     assert tools[0]["description"] == "Reading hello.txt"  # what the call does, in Claude Code's words
@@ -129,7 +130,7 @@ def test_a_sync_childs_progress_comes_in_the_stream_too(tmp_path):
     progress = _progress(lines)
     assert [line["last_tool_name"] for line in progress if "last_tool_name" in line] == ["Read", "Read"]
     assert any(line.get("summary") == SUMMARY for line in progress)
-    assert all(line["task_id"] == started["task_id"] for line in progress)
+    assert all(line["task_id"] == started["task_id"] and line["run_id"] == started["run_id"] for line in progress)
     (notified,) = [i for i, line in enumerate(lines) if line.get("subtype") == "task_notification"]
     assert all(lines.index(line) < notified for line in progress)
     assert lines[-1]["type"] == "result" and lines[-1]["result"] == "all done"

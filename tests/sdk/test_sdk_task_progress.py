@@ -47,6 +47,7 @@ async def _run(sdk_options, fake_api, tmp_path, summaries: bool) -> tuple[list[A
     progress = of_type(messages, TaskProgressMessage)
     for message in progress:
         assert message.task_id == started.data["task_id"] and message.tool_use_id == "toolu_agentp"
+        assert message.data["run_id"] == started.data["run_id"]
         assert message.usage["total_tokens"] > 0 and message.session_id == started.data["session_id"]
     assert messages[-1] is of_type(messages, ResultMessage)[-1] and messages[-1].result == "FINAL-P: done"
     return messages, [m for m in progress if m.last_tool_name], [m for m in progress if m.data.get("summary")]
