@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from covey.events import (
-    AssistantEvent, CompactBoundary, Event, McpServerFailed, PermissionDenied, ResultEvent, TaskNotification, TaskStarted,
-    UserEvent, token_count,
+    AssistantEvent, CompactBoundary, Event, McpServerFailed, PermissionDenied, ResultEvent, TaskNotification, TaskProgress,
+    TaskStarted, UserEvent, token_count,
 )
 
 
@@ -20,6 +20,8 @@ def describe(event: Event) -> list[str]:
             return [who + _result_line(block) for block in message["content"] if block.get("type") == "tool_result"]
         case TaskStarted(description=description, task_id=task_id):
             return [f"{who}started {task_id}: {description}"]
+        case TaskProgress(summary=str(summary)) if summary:  # a tool call's shows as the call itself
+            return [f"{who}progress: {_short(summary)}"]
         case TaskNotification(status=status, summary=summary):
             return [f"{who}notification: {summary} ({status})"]
         case McpServerFailed(message=message):

@@ -91,6 +91,8 @@ class Settings(BaseModel):
     queue_spawns: bool | None = Field(default=None, alias="queueSpawns")
     """covey's ``queueSpawns`` key: queued spawns past the concurrency limit on or off, over
     ``COVEY_QUEUE_SPAWNS`` (None: it decides; docs/subagents.md#queued-spawns)."""
+    agent_progress_summaries: bool | None = Field(default=None, alias="agentProgressSummaries")
+    """Sub-agents' progress summaries on or off (docs/subagents.md#progress-summaries)."""
     output_style: str | None = Field(default=None, alias="outputStyle")
     """The main agent's output style by name (docs/definitions.md#output-styles); None: the default."""
     output_style_from: str | None = None
@@ -192,6 +194,8 @@ class Settings(BaseModel):
         self.model = wire.model or self.model
         self.fork_subagent = wire.fork_subagent if wire.fork_subagent is not None else self.fork_subagent
         self.queue_spawns = wire.queue_spawns if wire.queue_spawns is not None else self.queue_spawns
+        if wire.agent_progress_summaries is not None:
+            self.agent_progress_summaries = wire.agent_progress_summaries
         self.env.update(wire.env)
         self.model_prices.update(wire.model_prices)
         self.model_limits.update(wire.model_limits)

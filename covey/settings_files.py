@@ -84,6 +84,7 @@ class Wire(BaseModel):
     strict_plugin_only: Any = Field(default=None, alias="strictPluginOnlyCustomization")
     fork_subagent: bool | None = Field(default=None, alias="forkSubagent")
     queue_spawns: bool | None = Field(default=None, alias="queueSpawns")
+    agent_progress_summaries: bool | None = Field(default=None, alias="agentProgressSummaries")
     output_style: str | None = Field(default=None, alias="outputStyle")
     managed_rules_only: Any = Field(default=None, alias="allowManagedPermissionRulesOnly")
     managed_hooks_only: Any = Field(default=None, alias="allowManagedHooksOnly")

@@ -17,6 +17,7 @@ from covey.agents.inbox import inbox_for
 from covey.actors.team_context import team_context_for
 from covey.agents.lifecycle import AgentServices
 from covey.agents.progress import CountedModel, Progress
+from covey.agents.progress_reports import progress_reports
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
 from covey.events import Event, RateLimitEvent, TranscriptMirror
@@ -54,8 +55,12 @@ def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], pr
             await writer.append(message["role"], message, isMeta=True if meta else None)
 
     model = paced(model_of(spec.model, spec.settings.env), spec, rate_waits_shown(spec, emit, progress))
+    aside = CountedModel(model, progress)
+    reports = progress_reports(spec, progress, aside, emit)  # a sub-agent's task_progress events
+    if reports is not None:
+        progress.on_tool_turn = reports.tool_turn
     return AgentServices(
-        model=model, aside_model=CountedModel(model, progress),
+        model=model, aside_model=aside, progress_reports=reports,
         asker=asker_for(spec, ask),
         hook_caller=hook_caller_for(spec, ask),
         inbox=inbox_for(spec, emit),

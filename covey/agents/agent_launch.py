@@ -78,7 +78,7 @@ class Launch:
             raise
 
     async def _launch(self, worktree: Worktree | None) -> ToolResult:
-        spec = await self._spec(worktree)
+        spec = spec.model_copy(update={"run_id": self.run_id}) if (spec := await self._spec(worktree)) else None
         self.output_file = str(agent_transcript(spec)) if spec else None
         launched = await self.runtime.registry.launch(
             self._request(spec), spec, follow=not self.background, output_file=self.output_file,

@@ -64,6 +64,8 @@ class AgentServices:
     """How SDK MCP servers' messages reach the claude-agent-sdk program (None: no program)."""
     budget_spent: Callable[[], str | None] = lambda: None
     """Why the session's budget is spent (the registry says so with each model turn), None while it is not."""
+    progress_reports: Any = None
+    """A background agent's ``task_progress`` events (``ProgressReports``): started with its loop, stopped at its end."""
     """Runs the SDK client's hook callbacks (``HookRegistry.callback``), if the session has a client."""
 
 
@@ -87,6 +89,8 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
         for server, message in mcp.failures if mcp is not None else []:
             yield McpServerFailed(session_id=spec.session_id, agent_id=spec.agent_id, server=server, message=message)
         ctx.services.cache_safe = _cache_safe(spec, loop, ctx)
+        if services.progress_reports is not None:  # its summaries fork the loop's requests
+            services.progress_reports.start(loop)
         if spec.compact_request is not None:  # /compact: the conversation summarised, nothing asked
             async for event in compact_now(loop, list(spec.history or []), spec.compact_request):
                 yield event
@@ -103,6 +107,8 @@ async def run_agent(spec: AgentSpec, services: AgentServices) -> AsyncIterator[E
             await fire_stop_failure(hooks, event, spec.agent_id, spec.cwd, loop.messages)  # before the result goes out
             yield event
     finally:
+        if services.progress_reports is not None:
+            await services.progress_reports.stop()
         await hooks.background.settle()
         if hasattr(spec.permissions, "drop_rules"):
             spec.permissions.drop_rules(GRANT_SOURCE)  # a skill's allowed-tools last for this run only

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, Callable
 
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
@@ -56,6 +56,10 @@ class Progress:
         """The registry's answer to the last turn told: why the session's budget is spent, or None."""
         self._blocks: list[dict[str, Any]] = []
         """The blocks of the reply being recorded, until its last."""
+        self.summary: str | None = None
+        """The agent's last progress summary (``covey ps``)."""
+        self.on_tool_turn: Callable[[dict[str, Any]], None] | None = None
+        """Sees each reply that calls tools, once counted, with its last ``tool_use`` block (``task_progress``)."""
 
     async def observe(self, event: Event, writer: TranscriptWriter) -> None:
         match event:
@@ -68,8 +72,11 @@ class Progress:
                 self._blocks += message.get("content") or []
                 if not event.ends_reply:
                     return
+                calls = [b for b in self._blocks if b.get("type") == "tool_use"]
                 self._count({**message, "content": self._blocks})  # the whole reply, counted once
                 self._blocks = []
+                if calls and self.on_tool_turn is not None:
+                    self.on_tool_turn(calls[-1])
                 # A turn that calls tools is shown at once (the stall watchdog waits for tools in
                 # flight); one that only answers usually ends the run, whose report carries its
                 # figures: telling the registry first would delay that report behind the tell.
@@ -99,6 +106,11 @@ class Progress:
         since = self.rate_wait["since"] if self.rate_wait else now
         self.rate_wait = {"limit": info.get("apiLimit"), "cause": info.get("cause"), "since": since,
                           "until": now + (info.get("waitMs") or 0) / 1000}
+        self._report_progress()
+
+    def summarized(self, summary: str) -> None:
+        """A progress summary was shown: the registry's record (``covey ps``) has it too."""
+        self.summary = summary
         self._report_progress()
 
     def _rate_wait_ended(self) -> None:
@@ -168,7 +180,7 @@ class Progress:
     def _figures(self) -> dict[str, Any]:
         return dict(usage=self.usage, model_usage=self.model_usage, tool_uses=self.tool_uses, cost_usd=self.cost_usd,
                     tools_in_flight=self.in_flight, turns=self.turns, rate_wait=self.rate_wait,
-                    rate_waits=self.rate_waits, seq=next_seq())
+                    rate_waits=self.rate_waits, summary=self.summary, seq=next_seq())
 
     def report(self, status: Status | None = None, reason: str = "", worktree: dict | None = None) -> FinalReport:
         """The run's end as its owner hears it: the final text, or why it ended without one."""

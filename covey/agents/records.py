@@ -104,6 +104,8 @@ class RunRecord(BaseModel):
     """Its model request waiting for the API's rate limit (``covey.registry.payloads.RateWait``)."""
     rate_waits: list[dict[str, Any]] = Field(default_factory=list)
     """Its requests' waits that ended (the trace shows them)."""
+    summary: str | None = None
+    """Its last progress summary (docs/subagents.md#progress-summaries), shown by ``covey ps``."""
     models_used: list[str] = Field(default_factory=list)
     worktree: dict[str, Any] | None = None
     notified: bool = False

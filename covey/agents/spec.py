@@ -52,6 +52,9 @@ class RunSettings(BaseModel):
     """The main agent's hook runs go into its events (``--include-hook-events``)."""
     session_mirror: bool = False
     """Each transcript record also goes out as a ``transcript_mirror`` event (``--session-mirror``)."""
+    progress_summary_ms: int | None = None
+    """The interval of a sub-agent's progress summaries (``agentProgressSummaries``,
+    docs/subagents.md#progress-summaries); None: off."""
     bypass_disabled: bool = False
     """Settings' ``disableBypassPermissionsMode``: no agent of the session may run in bypassPermissions
     (an Agent call's ``mode``, a definition's, a hook's or an answer's ``setMode``)."""
@@ -101,6 +104,8 @@ class AgentSpec(BaseModel):
     parent_agent_id: str | None = None
     tool_use_id: str | None = None
     """The parent's Agent tool_use that launched it."""
+    run_id: str | None = None
+    """This run's ``run_id`` in its task events (``task_started`` and on: Claude Code's)."""
     description: str = ""
     background: bool = False
     transcript_dir: str | None = None

@@ -13,7 +13,7 @@ from covey.events.base import (
 from covey.events.result import ResultEvent, ResultSubtype, TerminalReason, token_count, wire_usage
 from covey.events.system import (
     BackgroundTask, BackgroundTasksChanged, CompactBoundary, HookEvent, McpServerFailed, PermissionDenied,
-    PermissionPrompt, SystemInit, TaskNotification, TaskStarted, TaskUpdated, TaskUsage,
+    PermissionPrompt, SystemInit, TaskNotification, TaskProgress, TaskStarted, TaskUpdated, TaskUsage,
 )
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "SystemInit",
     "HookEvent",
     "TaskNotification",
+    "TaskProgress",
     "TaskStarted",
     "TaskUpdated",
     "TaskUsage",

@@ -1,4 +1,4 @@
-"""The ``system`` events: the run's ``init``, a task's life (started, updated, notified, the
+"""The ``system`` events: the run's ``init``, a task's life (started, progress, updated, notified, the
 background tasks), a compaction's boundary, a permission denied or asked, an MCP server that failed."""
 
 from __future__ import annotations
@@ -71,6 +71,24 @@ class TaskUsage(BaseModel):
     total_tokens: int = 0
     tool_uses: int = 0
     duration_ms: int = 0
+
+
+class TaskProgress(Event):
+    """``system/task_progress``: a sub-agent at work. Claude Code sends one after each of
+    the agent's replies that calls tools (``last_tool_name``; ``description`` what that call does) and, with
+    ``agentProgressSummaries`` on, one per progress summary (``summary``, also as ``description``)."""
+
+    type: Literal["system"] = "system"
+    subtype: Literal["task_progress"] = "task_progress"
+    task_id: str
+    run_id: str | None = None
+    tool_use_id: str | None = None
+    description: str
+    subagent_type: str | None = None
+    usage: TaskUsage = Field(default_factory=TaskUsage)
+    """The agent's own figures so far: its tokens, tool calls, and time since it started."""
+    last_tool_name: str | None = None
+    summary: str | None = None
 
 
 class TaskUpdated(Event):

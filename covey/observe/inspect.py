@@ -175,6 +175,7 @@ def session_lines(prefix: str, records: list[Any]) -> list[str]:
     lines = [f"session {prefix}: {len(records)} agents, {live} running{waiting}, ${cost:.4f}"]
     return lines + [f"  {r.agent_id}  {r.agent_type:<16} {r.status:<9} {r.description}"
                     + (f"  ⏸ {wait}" if (wait := rate_wait_text(r.rate_wait, r.status)) else "")
+                    + (f"  · {r.summary}" if r.summary and r.live else "")
                     + (f"  ({QUEUED_FOR[why]})" if r.status == "queued" and (why := r.queued_for) else "")
                     for r in records]
 

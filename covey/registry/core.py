@@ -112,7 +112,7 @@ class Registry:
         record.last_activity = self.clock()
         if not record.newer("progress", fields.get("seq")):
             return
-        for name in ("usage", "model_usage", "tool_uses", "cost_usd", "turns"):  # each given replaces the last
+        for name in ("usage", "model_usage", "tool_uses", "cost_usd", "turns", "summary"):  # each given replaces the last
             if (value := fields.get(name)) is not None:
                 setattr(record, name, value)
         if (tools_in_flight := fields.get("tools_in_flight")) is not None:

@@ -71,6 +71,8 @@ class ProgressFields(TypedDict, total=False):
     """The model request waiting for the API's rate limit; None: none waits."""
     rate_waits: list[RateWait]
     """The waits that ended (``until``: when the request went)."""
+    summary: str | None
+    """Its last progress summary (a sub-agent's, with ``agentProgressSummaries``)."""
 
 
 class KeptWorktree(TypedDict, total=False):

@@ -102,6 +102,8 @@ def sdk_options(initialize: dict[str, Any], given: dict[str, Any] | None = None,
         options["sdk_hooks"] = initialize["hooks"]
     if initialize:  # a program: sub-agents' text only if it asked (claude-agent-sdk's forward_subagent_text)
         options["forward_subagent_text"] = bool(initialize.get("forwardSubagentText"))
+    if isinstance(initialize.get("agentProgressSummaries"), bool):  # the TypeScript SDK's option
+        options["agent_progress_summaries"] = initialize["agentProgressSummaries"]
     return options
 
 

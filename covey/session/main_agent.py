@@ -10,6 +10,7 @@ from covey.agents.context import agent_list_message, project_context
 from covey.agents.coordinator import coordinator_prompt, coordinator_tools, worker_tools, workers_message
 from covey.agents.definition import AgentDefinition
 from covey.agents.fork import fork_enabled
+from covey.agents.progress_summary import summary_interval_ms
 from covey.agents.output_style import styled_prompt
 from covey.agents.spec import AgentSpec, RunSettings
 from covey.agents.system_prompt import MAIN_PROMPT, system_blocks
@@ -133,6 +134,8 @@ def _run_settings(session: Session) -> RunSettings:
         env=travelling_env(session.options.env), mcp_servers=session.mcp.servers, bypass_disabled=settings.bypass_disabled is not None,
         betas=session.options.betas, hook_events=session.options.include_hook_events,
         session_mirror=session.options.session_mirror, trusted_project=settings.trusted,
+        progress_summary_ms=summary_interval_ms(session.options.agent_progress_summaries,
+                                                settings.agent_progress_summaries, session.env, settings.env),
     )
 
 

@@ -134,6 +134,10 @@ class SessionOptions(BaseModel):
     launches and ends, their waits): ``covey -p`` with text or json output and no ``--verbose``
     prints none of them, and turns them off so that no sync child ships them to its parent and
     on (docs/benchmarks.md). Prompts and every report still come."""
+    agent_progress_summaries: bool | None = None
+    """Sub-agents' progress summaries (``task_progress`` events with a ``summary``, docs/subagents.md#progress-summaries):
+    a claude-agent-sdk program's ``agentProgressSummaries`` (its ``initialize``); None: settings'
+    ``agentProgressSummaries``, else ``COVEY_AGENT_PROGRESS_SUMMARIES`` decides (off by default)."""
     forward_subagent_text: bool = True
     """Whether sub-agents' text and thinking reach the output: Claude Code's CLI prints them; a
     claude-agent-sdk program gets them only with ``forward_subagent_text`` (its ``initialize``
