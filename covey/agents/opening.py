@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable
 
 from covey.agents.hook_wiring import fire_instructions_loaded
+from covey.agents.mentions import mention_blocks
 from covey.agents.spec import AgentSpec
 from covey.errors import PromptBlocked
 from covey.events import ResultEvent
@@ -66,7 +67,9 @@ async def _prompted(spec: AgentSpec, hooks: HookRegistry, on_start: OnStart | No
     carries both), and ``PromptStopped`` raised. ``typed_before``: what of ``before`` the person typed."""
     typed = frozenset({len(before), *typed_before})
     try:
-        messages = [*before, {"role": "user", "content": await _submitted(prompt, spec, hooks)}]
+        submitted = await _submitted(prompt, spec, hooks)
+        content = [*mention_blocks(spec.mentions), {"type": "text", "text": submitted}] if spec.mentions else submitted
+        messages = [*before, {"role": "user", "content": content}]
     except PromptStopped as stopped:
         if on_start is not None:
             await on_start([*before, {"role": "user", "content": prompt}, _stopped_note(str(stopped))], typed)

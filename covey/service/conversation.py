@@ -19,6 +19,7 @@ from covey.service.asker import ClientAsker, HookCaller, McpRelayClient
 from covey.service.runs import ServedRun, prompt_of
 from covey.ids import new_session_id
 from covey.service.session_options import session_for
+from covey.service.session_state import SessionStates
 from covey.loop.compacting import compact_command
 from covey.service.stamps import TurnStamps, replayed
 from covey.session import Session
@@ -65,6 +66,7 @@ class ConversationRun(ServedRun):
         self.mcp = McpRelayClient(self.send)
         self.inputs: asyncio.Queue[tuple[str, dict[str, Any]] | _End] = asyncio.Queue()
         self.stamps = TurnStamps()
+        self.states = SessionStates(self.send)
         """The user messages the running (or next) turn took in: its result names them."""
         self.replay = bool(self.flags.get("replay_user_messages"))
         self.echoes: list[dict[str, Any]] = []
@@ -103,6 +105,7 @@ class ConversationRun(ServedRun):
         try:
             session.hold_main = True
             while not isinstance(prompt := await self._next_turn(session), _End):
+                await self.states.running(session)
                 if prompt is not None and prompt.strip() == CLEAR:
                     session = await self._cleared(session)
                     continue
@@ -165,6 +168,7 @@ class ConversationRun(ServedRun):
                 continue
             if await session.mail_waiting():
                 return None
+            await self.states.idle_unless_busy(session)
             # The input may have ended while those Ray calls were out, with a prompt before its end
             # (a string prompt's SDK writes it and closes stdin at once): that prompt is still run.
             if self.input_ended and not await session.background_running() and self.inputs.empty():
@@ -178,6 +182,8 @@ class ConversationRun(ServedRun):
 
     def _started(self, item: tuple[str, dict[str, Any]] | _End) -> str:
         prompt, message = item if isinstance(item, tuple) else ("", {})
+        if self.session is not None:  # claude-agent-sdk's verbatim_prompts: no @file is read
+            self.session.verbatim_prompt = bool(message.get("client_composed"))
         self.stamps.took(message)
         if self.replay and message:
             self.echoes.append(message)

@@ -83,6 +83,8 @@ class Session:
         self.hold_main = False
         """Keep the main agent's actor between turns (a conversation); ``release_main`` gives it back."""
         self.held_main: AgentHandle | None = None
+        self.verbatim_prompt = False
+        """The next turn's prompt is sent as written: no ``@`` file read (claude-agent-sdk's ``verbatim_prompts``)."""
         self.kept_worktrees: list[dict[str, Any]] = []
         """Worktrees that agents stopped by ``stop`` kept (they had changes): path and branch."""
         self.ended = False

@@ -1,0 +1,69 @@
+"""What claude-agent-sdk programs count on from their CLI, checked on covey with the real SDK and
+the scripted fake API: the environment's thinking budget, a prompt's ``@file`` and ``verbatim_prompts``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_agent_sdk import AssistantMessage, ClaudeSDKClient, ResultMessage, StreamEvent, ThinkingBlock, query
+
+from tests.sdk.test_sdk_compat import collect, last_user_text
+
+pytestmark = pytest.mark.ray  # the covey service runs a Ray
+
+
+def _thinks(body: dict[str, Any]) -> dict[str, Any]:
+    """A reply that thinks when the request asks for thinking, and says so."""
+    thinking = body.get("thinking") or {}
+    text = {"type": "text", "text": f"thinking was {thinking.get('type')}"}
+    if thinking.get("type") != "enabled":
+        return {"content": [text]}
+    return {"content": [{"type": "thinking", "thinking": "two and two make four", "signature": "sig"}, text]}
+
+
+async def test_max_thinking_tokens_in_the_programs_env_turns_thinking_on(sdk_options, fake_api):
+    fake_api.replies = [_thinks]
+    options = sdk_options(model="claude-sonnet-4-5", include_partial_messages=True)
+    options.env["MAX_THINKING_TOKENS"] = "8000"
+    async with ClaudeSDKClient(options=options) as client:
+        await client.query("THINK-1 what is 2 + 2?")
+        messages = await collect(client.receive_response())
+
+    [asked] = [body for body in fake_api.requests if "THINK-1" in last_user_text(body)]
+    assert asked["thinking"] == {"type": "enabled", "budget_tokens": 8000}, asked.get("thinking")
+    blocks = [block for m in messages if isinstance(m, AssistantMessage) for block in m.content]
+    assert any(isinstance(block, ThinkingBlock) and "four" in block.thinking for block in blocks), messages
+    deltas = [e.event["delta"] for e in messages if isinstance(e, StreamEvent) and e.event["type"] == "content_block_delta"]
+    assert "".join(d.get("thinking", "") for d in deltas) == "two and two make four", deltas
+
+
+@pytest.mark.parametrize("verbatim", [False, True])
+async def test_a_mentioned_file_is_read_for_the_model_unless_the_prompt_is_verbatim(sdk_options, fake_api, tmp_path,
+                                                                                    verbatim):
+    secret = tmp_path.parent / f"{tmp_path.name}-secret.txt"  # outside the working directory
+    secret.write_text("the word is QUINCE\n")
+    fake_api.replies = [lambda body: {"text": "QUINCE" if "QUINCE" in json.dumps(body["messages"]) else "UNKNOWN"}]
+    options = sdk_options(verbatim_prompts=verbatim, tools=[])
+    options.env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "config")
+    messages = await collect(query(prompt=f"MENTION-2 which word? @{secret}", options=options))
+
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.result == ("UNKNOWN" if verbatim else "QUINCE"), messages
+    [asked] = [body for body in fake_api.requests if "MENTION-2" in last_user_text(body)]
+    [record_file] = (tmp_path / "config" / "projects").glob(f"*/{result.session_id}.jsonl")
+    records = [json.loads(line) for line in record_file.read_text().splitlines()]
+    attached = [r for r in records if r["type"] == "attachment" and r["attachment"]["type"] == "file"]
+    if verbatim:
+        assert attached == [] and "QUINCE" not in json.dumps(asked["messages"])
+        return
+    [attachment] = attached
+    assert attachment["attachment"]["filename"] == str(secret)
+    assert attachment["attachment"]["content"]["file"]["content"] == "the word is QUINCE\n"
+    prompt_record = next(r for r in records if r["uuid"] == attachment["parentUuid"])
+    assert "MENTION-2" in json.dumps(prompt_record["message"])
+    blocks = asked["messages"][-1]["content"]
+    assert "Called the Read tool" in blocks[0]["text"] and "1\tthe word is QUINCE" in blocks[1]["text"]
+    assert blocks[-1]["text"] == f"MENTION-2 which word? @{secret}"
