@@ -73,8 +73,7 @@ class ConversationRun(ServedRun):
         """``--replay-user-messages``: the next turn's messages, echoed after its ``system/init``."""
         self.input_ended = False
         self.opened = asyncio.Event()
-        """Set once the session exists (or failed to start): a control request that came
-        before waits for it, so a program may send one right after connecting."""
+        """Set once the session exists (or failed to start): a control request sent right after connecting waits for it."""
         self.initializing: list[dict[str, Any]] = []
         """The SDK's ``initialize`` requests come before the session opened: answered once it has
         (their output styles are the session's), before any later request."""
@@ -169,8 +168,7 @@ class ConversationRun(ServedRun):
             if await session.mail_waiting():
                 return None
             await self.states.idle_unless_busy(session)
-            # The input may have ended while those Ray calls were out, with a prompt before its end
-            # (a string prompt's SDK writes it and closes stdin at once): that prompt is still run.
+            # The input may have ended while those Ray calls were out, with a prompt before it (still run).
             if self.input_ended and not await session.background_running() and self.inputs.empty():
                 return _End.CONVERSATION
             try:
@@ -217,6 +215,8 @@ class ConversationRun(ServedRun):
             self.mcp.answered(message)
         elif kind == protocol.END_INPUT:
             self.input_ended = True
+            for client in filter(None, (self.asker, self.hooks, self.mcp)):
+                client.input_ended()  # nothing it is asked can be answered now
             self.inputs.put_nowait(_END)
 
     async def _failed(self, message: str, fields: dict[str, Any] | None = None) -> None:

@@ -17,6 +17,7 @@ from typing import Any, AsyncIterator, ClassVar, cast
 from covey.actors.handle import AgentHandle
 from covey.agents.spec import AgentSpec
 from covey.errors import UserError
+from covey.loop.steps import pending_calls
 from covey.events import Event, SystemInit
 from covey.ids import AgentId
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
@@ -83,8 +84,7 @@ class Session:
         self.hold_main = False
         """Keep the main agent's actor between turns (a conversation); ``release_main`` gives it back."""
         self.held_main: AgentHandle | None = None
-        self.verbatim_prompt = False
-        """The next turn's prompt is sent as written: no ``@`` file read (claude-agent-sdk's ``verbatim_prompts``)."""
+        self.verbatim_prompt = False  # the next turn's prompt as written, no @file read (the SDK's verbatim_prompts)
         self.kept_worktrees: list[dict[str, Any]] = []
         """Worktrees that agents stopped by ``stop`` kept (they had changes): path and branch."""
         self.ended = False
@@ -162,7 +162,8 @@ class Session:
         """Whether mail for the main agent waits with no turn to read it (a notice, a message)."""
         if self.runtime is None or self.current_main is not None:
             return False
-        return bool(await self.runtime.mailbox.pending(self.main_agent_id) > 0)
+        deferred = self.turns == 0 and self.resumed is not None and bool(pending_calls(self.resumed.history))
+        return deferred or bool(await self.runtime.mailbox.pending(self.main_agent_id) > 0)  # (a deferred call first)
 
     async def background_running(self) -> bool:
         """Whether agents the main agent owns may still notify it."""

@@ -1,5 +1,6 @@
 """What claude-agent-sdk programs count on from their CLI, checked on covey with the real SDK and
-the scripted fake API: the environment's thinking budget, a prompt's ``@file`` and ``verbatim_prompts``."""
+the scripted fake API: the environment's thinking budget, a prompt's ``@file`` and ``verbatim_prompts``,
+a call a PreToolUse hook defers and the resumed session that settles it."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import AssistantMessage, ClaudeSDKClient, ResultMessage, StreamEvent, ThinkingBlock, query
+from claude_agent_sdk import (AssistantMessage, ClaudeSDKClient, HookMatcher, ResultMessage, StreamEvent, ThinkingBlock,
+                              query)
 
-from tests.sdk.test_sdk_compat import collect, last_user_text
+from tests.sdk.test_sdk_compat import collect, last_user_text, tool_results, tool_use
 
 pytestmark = pytest.mark.ray  # the covey service runs a Ray
 
@@ -67,3 +69,56 @@ async def test_a_mentioned_file_is_read_for_the_model_unless_the_prompt_is_verba
     blocks = asked["messages"][-1]["content"]
     assert "Called the Read tool" in blocks[0]["text"] and "1\tthe word is QUINCE" in blocks[1]["text"]
     assert blocks[-1]["text"] == f"MENTION-2 which word? @{secret}"
+
+
+def _decides(decision: str, seen: list[tuple[str, str | None]]) -> Any:
+    async def hook(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append((decision, tool_use_id))
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
+                                       "permissionDecisionReason": f"{decision} by the program"}}
+    return hook
+
+
+@pytest.mark.parametrize("resume_by", ["client", "query"])
+async def test_a_deferred_call_ends_the_run_and_the_resumed_session_asks_its_hooks_again(sdk_options, fake_api,
+                                                                                         tmp_path, resume_by):
+    ran = tmp_path / "ran.txt"
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        if "toolu_defer3" in tool_results(body):
+            return {"text": "settled"}
+        return tool_use("toolu_defer3", "Bash", {"command": f"echo hi > {ran}", "description": "write"})
+
+    fake_api.replies = [reply]
+    seen: list[tuple[str, str | None]] = []
+
+    def options(decision: str, **more: Any) -> Any:
+        made = sdk_options(tools=["Bash"], allowed_tools=["Bash"], setting_sources=[], **more,
+                           hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[_decides(decision, seen)])]})
+        made.env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "config")
+        return made
+
+    first = await collect(query(prompt="DEFER-3 write the file", options=options("defer")))
+    deferred = first[-1]
+    assert isinstance(deferred, ResultMessage) and deferred.stop_reason == "tool_deferred", first
+    assert (deferred.is_error, deferred.result) == (False, "")
+    assert deferred.deferred_tool_use is not None and deferred.deferred_tool_use.id == "toolu_defer3"
+    assert deferred.deferred_tool_use.name == "Bash" and not ran.exists()
+
+    resumed = options("deny", resume=deferred.session_id)
+    if resume_by == "client":  # connected, no prompt: the session settles the call on its own
+        async with ClaudeSDKClient(options=resumed) as client:
+            second = await collect(client.receive_response())
+    else:  # a query() whose prompts are none closes its input at once: its hook sees the call, no answer comes back
+        async def nothing() -> Any:
+            return
+            yield
+
+        second = await collect(query(prompt=nothing(), options=resumed))
+
+    result = second[-1]
+    assert isinstance(result, ResultMessage) and (result.is_error, result.result) == (False, "settled"), second
+    assert seen == [("defer", "toolu_defer3"), ("deny", "toolu_defer3")] and not ran.exists()
+    assert result.session_id == deferred.session_id
+    [answered] = [body for body in fake_api.requests if "toolu_defer3" in tool_results(body)]
+    assert tool_results(answered)["toolu_defer3"]["is_error"] is True
