@@ -20,9 +20,9 @@ from covey.private_dirs import private_dir
 from covey.safe_files import load_json
 
 COMPACT = (",", ":")
+"""Claude Code's separators: no spaces (scripts grep for ``"type":"user"``)."""
 DEFERRED_TOOL = "hook_deferred_tool"
 """The ``attachment`` type of a call a PreToolUse hook deferred (Claude Code's)."""
-"""Claude Code's separators: no spaces (scripts grep for ``"type":"user"``)."""
 
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024
@@ -86,7 +86,7 @@ def rebuild_history(path: str | os.PathLike) -> list[dict[str, Any]]:
         if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
             messages = []  # what came before a compaction is in its summary, after the boundary
             continue
-        deferred = deferred if record.get("type") != "attachment" else _deferral(record) or deferred
+        deferred = deferred or _deferral(record)  # until a message comes after it
         message = record.get("message")
         if not isinstance(message, dict):
             continue  # a record that is no message (Claude Code's summary, say)

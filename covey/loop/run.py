@@ -59,11 +59,11 @@ class AgentLoop:
         self.stop_check = stop_check
         self.halted = halted
         self.spent = spent
+        """Why the session's budget is spent (None while it is not): checked after each reply."""
+        """Why a hook said ``"continue": false`` (None: none did): the run ends after that step."""
         self.deferred = deferred
         """Takes the call a PreToolUse hook deferred (None: none was): a lone one ends the run unanswered."""
         self.deferral: dict[str, Any] | None = None
-        """Why the session's budget is spent (None while it is not): checked after each reply."""
-        """Why a hook said ``"continue": false`` (None: none did): the run ends after that step."""
         self.messages: list[dict[str, Any]] = []
         self.stats = LoopStats()
         self.denials: list[dict[str, Any]] = []

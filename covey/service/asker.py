@@ -93,7 +93,8 @@ class ClientAsker(ClientRequests):
 
 class HookCaller(ClientRequests):
     """Runs claude-agent-sdk hook callbacks: a ``hook_callback`` request, whose response is the
-    hook's output (as a command hook prints it). ``NoAnswer`` fails that hook only."""
+    hook's output (as a command hook prints it). ``NoAnswer`` fails that hook only, but for a
+    ``PreToolUse`` one once the program's input has ended: that call is denied."""
 
     async def __call__(self, callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
         fields = {"callback_id": callback_id, "input": payload, "tool_use_id": tool_use_id}

@@ -159,11 +159,11 @@ class Session:
         await self.runtime.mailbox.put(self.main_agent_id, UserMessage(text=prompt))
 
     async def mail_waiting(self) -> bool:
-        """Whether mail for the main agent waits with no turn to read it (a notice, a message)."""
+        """Whether mail (a notice, a message) or a resumed session's deferred call waits for the main agent."""
         if self.runtime is None or self.current_main is not None:
             return False
         deferred = self.turns == 0 and self.resumed is not None and bool(pending_calls(self.resumed.history))
-        return deferred or bool(await self.runtime.mailbox.pending(self.main_agent_id) > 0)  # (a deferred call first)
+        return deferred or bool(await self.runtime.mailbox.pending(self.main_agent_id) > 0)
 
     async def background_running(self) -> bool:
         """Whether agents the main agent owns may still notify it."""
