@@ -5,6 +5,7 @@ a call a PreToolUse hook defers and the resumed session that settles it."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from claude_agent_sdk import (AssistantMessage, ClaudeSDKClient, HookMatcher, ResultMessage, StreamEvent, ThinkingBlock,
                               query)
 
+from tests.sdk.conftest import REFERENCE_CLI
 from tests.sdk.test_sdk_compat import collect, last_user_text, tool_results, tool_use
 
 pytestmark = pytest.mark.ray  # the covey service runs a Ray
@@ -35,7 +37,8 @@ async def test_max_thinking_tokens_in_the_programs_env_turns_thinking_on(sdk_opt
         messages = await collect(client.receive_response())
 
     [asked] = [body for body in fake_api.requests if "THINK-1" in last_user_text(body)]
-    assert asked["thinking"] == {"type": "enabled", "budget_tokens": 8000}, asked.get("thinking")
+    thinking = asked["thinking"]  # (Claude Code 2.1.337 adds a "display" of its own)
+    assert (thinking["type"], thinking["budget_tokens"]) == ("enabled", 8000), thinking
     blocks = [block for m in messages if isinstance(m, AssistantMessage) for block in m.content]
     assert any(isinstance(block, ThinkingBlock) and "four" in block.thinking for block in blocks), messages
     deltas = [e.event["delta"] for e in messages if isinstance(e, StreamEvent) and e.event["type"] == "content_block_delta"]
@@ -64,11 +67,13 @@ async def test_a_mentioned_file_is_read_for_the_model_unless_the_prompt_is_verba
     [attachment] = attached
     assert attachment["attachment"]["filename"] == str(secret)
     assert attachment["attachment"]["content"]["file"]["content"] == "the word is QUINCE\n"
-    prompt_record = next(r for r in records if r["uuid"] == attachment["parentUuid"])
+    prompt_record = next(r for r in records if r.get("uuid") == attachment["parentUuid"])
     assert "MENTION-2" in json.dumps(prompt_record["message"])
-    blocks = asked["messages"][-1]["content"]
-    assert "Called the Read tool" in blocks[0]["text"] and "1\tthe word is QUINCE" in blocks[1]["text"]
-    assert blocks[-1]["text"] == f"MENTION-2 which word? @{secret}"
+    texts = [text for m in asked["messages"] if m["role"] == "user"  # (Claude Code sends some as strings)
+             for text in ([m["content"]] if isinstance(m["content"], str) else [b.get("text", "") for b in m["content"]])]
+    call = next(i for i, text in enumerate(texts) if "Called the Read tool" in text)
+    assert "1\tthe word is QUINCE" in texts[call + 1], texts  # the call's result, then the prompt as sent
+    assert texts.index(f"MENTION-2 which word? @{secret}") > call + 1, texts
 
 
 def _decides(decision: str, seen: list[tuple[str, str | None]]) -> Any:
@@ -79,6 +84,8 @@ def _decides(decision: str, seen: list[tuple[str, str | None]]) -> Any:
     return hook
 
 
+@pytest.mark.skipif(bool(os.environ.get(REFERENCE_CLI)), reason="Claude Code 2.1.337 asks the resumed session's hooks "
+                    "again only at times (both seen with this program), and runs the call unchecked once the input ended")
 @pytest.mark.parametrize("resume_by", ["client", "query"])
 async def test_a_deferred_call_ends_the_run_and_the_resumed_session_asks_its_hooks_again(sdk_options, fake_api,
                                                                                          tmp_path, resume_by):
