@@ -53,6 +53,8 @@ def run_services(spec: AgentSpec, *, ask: Ask, emit: Callable[[Event], None], pr
         for index, message in enumerate(messages):
             meta = index not in shown and message["role"] == "user"
             await writer.append(message["role"], message, isMeta=True if meta else None)
+        for mention in spec.mentions if typed is not None else ():  # the prompt's files, after it (Claude Code's)
+            await writer.append("attachment", None, attachment=mention)
 
     model = paced(model_of(spec.model, spec.settings.env), spec, rate_waits_shown(spec, emit, progress))
     aside = CountedModel(model, progress)

@@ -179,7 +179,7 @@ def _build_loop(spec: AgentSpec, services: AgentServices, ctx: ToolContext, hook
         model=services.model, config=config, executor=executor, session_id=spec.session_id,
         agent_id=spec.agent_id, cost_of=services.cost_of, inbox=services.inbox,
         parent_tool_use_id=spec.tool_use_id, stop_check=_stop_check(spec, hooks), halted=lambda: hooks.halted,
-        spent=services.budget_spent,
+        spent=services.budget_spent, deferred=hooks.take_deferred if spec.depth == 0 else lambda: None,
         compactor=_compactor(spec, hooks, ctx),
     )
     if inner is not None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable
 
 from covey.agents.hook_wiring import fire_instructions_loaded
+from covey.agents.mentions import mention_blocks
+from covey.loop.steps import settled
 from covey.agents.spec import AgentSpec
 from covey.errors import PromptBlocked
 from covey.events import ResultEvent
@@ -38,7 +40,7 @@ async def opening(spec: AgentSpec, hooks: HookRegistry, on_start: OnStart | None
     """The messages the run starts from; those new to its transcript go to ``on_start`` first."""
     if spec.history and spec.next_prompt is not None:
         context = await _session_start(spec, hooks, spec.session_source) if spec.session_source else []
-        return [*spec.history, *await _prompted(spec, hooks, on_start, context, spec.next_prompt)]
+        return [*settled(spec.history), *await _prompted(spec, hooks, on_start, context, spec.next_prompt)]
     if spec.history:
         if spec.depth > 0:  # a resumed sub-agent: its launch context is in its history already
             await hooks.run_subagent_start(spec.agent_id, spec.definition.name, cwd=spec.cwd)
@@ -66,7 +68,9 @@ async def _prompted(spec: AgentSpec, hooks: HookRegistry, on_start: OnStart | No
     carries both), and ``PromptStopped`` raised. ``typed_before``: what of ``before`` the person typed."""
     typed = frozenset({len(before), *typed_before})
     try:
-        messages = [*before, {"role": "user", "content": await _submitted(prompt, spec, hooks)}]
+        submitted = await _submitted(prompt, spec, hooks)
+        content = [*mention_blocks(spec.mentions), {"type": "text", "text": submitted}] if spec.mentions else submitted
+        messages = [*before, {"role": "user", "content": content}]
     except PromptStopped as stopped:
         if on_start is not None:
             await on_start([*before, {"role": "user", "content": prompt}, _stopped_note(str(stopped))], typed)

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from covey.agents.spec import AgentSpec
 from covey.agents.transcript import TranscriptWriter
+from covey.agents.transcript_read import deferred_record
 from covey.errors import AgentUnavailable
 from covey.events import AssistantEvent, CompactBoundary, Event, ResultEvent, UserEvent
 from covey.ids import next_seq
@@ -98,6 +99,8 @@ class Progress:
                     attachments=event.attachments, context=event.context, uuid=event.uuid)
             case ResultEvent():
                 self.last_result = event
+                if (call := event.deferred_tool_use) is not None:  # what a resume reads: the call waits
+                    await writer.append("attachment", None, attachment=deferred_record(call))
 
     def rate_waiting(self, info: dict[str, Any]) -> None:
         """A model request waits for the API's rate limit (a ``rate_limit_event``'s info): shown

@@ -118,6 +118,8 @@ class AgentSpec(BaseModel):
     next_prompt: str | None = None
     """The main agent's next turn in a conversation: the user message after ``history``
     (it goes through UserPromptSubmit hooks and into the transcript like a first prompt)."""
+    mentions: list[dict[str, Any]] = Field(default_factory=list)
+    """The files this turn's prompt names with ``@`` (``covey.agents.mentions``): read before it, recorded after it."""
     session_source: str | None = None
     """The main agent's SessionStart source for this run: ``resume`` / ``fork`` for a resumed
     session's first turn; None: ``startup`` for a fresh run, no SessionStart for a later turn."""

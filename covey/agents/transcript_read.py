@@ -21,6 +21,8 @@ from covey.safe_files import load_json
 
 COMPACT = (",", ":")
 """Claude Code's separators: no spaces (scripts grep for ``"type":"user"``)."""
+DEFERRED_TOOL = "hook_deferred_tool"
+"""The ``attachment`` type of a call a PreToolUse hook deferred (Claude Code's)."""
 
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024
@@ -74,29 +76,45 @@ def rebuild_history(path: str | os.PathLike) -> list[dict[str, Any]]:
     before, as in Claude Code. Only the ``role`` and ``content`` of each record's message are kept (an assistant record holds
     the API's whole message). Consecutive records of one role are merged (a tool result and the
     notices that joined it were one message; Claude Code splits one reply over several records);
-    a dangling tool_use at the end (a run cut off mid-call) is dropped so the history stays valid.
+    a dangling tool_use at the end (a run cut off mid-call) is dropped so the history stays valid,
+    unless a PreToolUse hook deferred it (a ``hook_deferred_tool`` record follows): a resumed
+    session runs it first (``covey.loop.steps.pending_calls``).
     """
     messages: list[dict[str, Any]] = []
+    deferred = False
     for record in read_transcript(Path(path)):
         if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
             messages = []  # what came before a compaction is in its summary, after the boundary
             continue
+        deferred = deferred or _deferral(record)  # until a message comes after it
         message = record.get("message")
         if not isinstance(message, dict):
             continue  # a record that is no message (Claude Code's summary, say)
         role, content = message.get("role"), _blocks(message.get("content"))
         if role not in ("user", "assistant") or not content:
             continue
+        deferred = False
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"] += content
         else:
             messages.append({"role": role, "content": content})
-    if messages and messages[-1]["role"] == "assistant":
+    if messages and messages[-1]["role"] == "assistant" and not deferred:
         kept = [b for b in messages[-1]["content"] if b.get("type") != "tool_use"]
         messages[-1]["content"] = kept
         if not kept:
             messages.pop()
     return messages
+
+
+def deferred_record(call: dict[str, Any]) -> dict[str, Any]:
+    """The ``attachment`` of a call a PreToolUse hook deferred, as Claude Code records it."""
+    return {"type": DEFERRED_TOOL, "toolUseID": call.get("id"), "toolName": call.get("name"),
+            "toolInput": call.get("input"), "hookEvent": "PreToolUse"}
+
+
+def _deferral(record: dict[str, Any]) -> bool:
+    attachment = record.get("attachment")
+    return isinstance(attachment, dict) and attachment.get("type") == DEFERRED_TOOL
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from covey.model.usage import ModelUsage
 ResultSubtype = Literal["success", "error_max_turns", "error_during_execution", "error_max_structured_output_retries",
                        "error_max_budget_usd"]
 TerminalReason = Literal["completed", "max_turns", "model_error", "api_error", "hook_stopped", "stop_hook_prevented",
-                         "max_budget_usd", "aborted_streaming", "aborted_tools"]
+                         "max_budget_usd", "aborted_streaming", "aborted_tools", "tool_deferred"]
 
 
 class ResultEvent(Event):
@@ -57,6 +57,9 @@ class ResultEvent(Event):
     """Every user message this turn took in, in order (at most 64)."""
     startup_failure_reason: Literal["resume_target_not_found", "sandbox_required_unavailable"] | None = None
     """Why the session did not start, in Claude Code's words (only on such a failure)."""
+    deferred_tool_use: dict[str, Any] | None = None
+    """The call a PreToolUse hook deferred (``id``, ``name``, ``input``): the run ended on it, unanswered;
+    resuming the session asks its hooks again and runs it (``stop_reason: "tool_deferred"``)."""
     origin: dict[str, Any] | None = None
     """What woke a turn that no prompt started: ``{"kind": "task-notification", "producer":
     "session-task", "runId": the task's run id}`` for a background agent's notification."""

@@ -35,7 +35,7 @@ HOOK_READ_LIMIT_CHARS = 1_000_000
 """What is kept in memory of each stream of one hook (bytes, of an http hook's body): room for a large JSON answer
 (an ``updatedInput`` holding a file), not for a hook printing without end."""
 
-PermissionDecision = Literal["allow", "deny", "ask"]
+PermissionDecision = Literal["allow", "deny", "ask", "defer"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class HookAnswer:
 class _WireSpecific(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    permission_decision: Literal["allow", "deny", "ask", "approve", "block"] | None = Field(
+    permission_decision: Literal["allow", "deny", "ask", "defer", "approve", "block"] | None = Field(
         default=None, alias="permissionDecision")
     permission_decision_reason: str | None = Field(default=None, alias="permissionDecisionReason")
     updated_input: dict[str, Any] | None = Field(default=None, alias="updatedInput")

@@ -90,6 +90,9 @@ class HookDispatch:
         self.halted: str | None = None
         """Why a hook answered ``"continue": false`` (its ``stopReason``, or a default): the agent's
         loop ends after the step that ran it, with ``terminal_reason: "hook_stopped"``."""
+        self.deferred: dict[str, Any] | None = None
+        """The call a PreToolUse hook deferred (``permissionDecision: "defer"``): ``id``, ``name``,
+        ``input``, until the loop takes it (``take_deferred``) and ends the run on it."""
         self._agents: dict[str, AgentInfo] = {}
         self._scopes: dict[str | None, HookConfig] = {None: parse_hooks(hooks, source)}
         """Hook config per scope: ``None`` is session-wide, else an agent id."""
@@ -97,6 +100,10 @@ class HookDispatch:
     def halt(self, event: str, stop_reason: str | None) -> None:
         """A hook of ``event`` said ``"continue": false``: the first reason given stands."""
         self.halted = self.halted or stop_reason or f"A {event} hook stopped the run."
+
+    def take_deferred(self) -> dict[str, Any] | None:
+        deferred, self.deferred = self.deferred, None
+        return deferred
 
     def describe(self, agent_id: str, *, agent_type: str, subagent: bool, transcript_path: str | None = None) -> None:
         """Say who ``agent_id`` is: a sub-agent's payloads carry its ``agent_id`` and ``agent_type``."""

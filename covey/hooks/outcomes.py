@@ -11,7 +11,7 @@ from covey.hooks.command import HookAnswer, PermissionDecision
 log = logging.getLogger(__name__)
 
 # The most restrictive decision of several hooks wins.
-_STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
+_STRICTNESS = {"allow": 0, "ask": 1, "defer": 2, "deny": 3}
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,10 @@ from covey.tools.base import Tool, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
 
+DEFERRED = ("A PreToolUse hook deferred this call, and it did not run: only a reply's one call can wait for a "
+            "resumed session; call the tools one at a time.")
+"""The result of a deferred call made beside others: the run goes on without it."""
+
 OnRequest = Callable[[Tool, Any, ToolContext, Ask], Awaitable["tuple[Allow | Deny, Any] | None"]]
 """Before a person is asked: a decision and the input to run with, or None to ask."""
 
@@ -42,6 +46,9 @@ def hook_gate(registry: HookRegistry, inner_gate: Gate | None = None) -> Gate:
         if outcome.blocked or outcome.stop:
             why = outcome.reason or outcome.stop_reason or "no reason given"
             return ToolResult.error(f"{tool.name} was blocked by a PreToolUse hook: {why}")
+        if outcome.permission_decision == "defer":  # the program decides later: the run ends on this call
+            registry.deferred = {"id": ctx.tool_use_id, "name": tool.name, "input": wire}
+            return ToolResult.error(DEFERRED)
         if outcome.additional_context and ctx.tool_use_id:
             # Claude Code puts a PreToolUse hook's context next to the call's result.
             registry.pre_tool_context[ctx.tool_use_id] = outcome.additional_context

@@ -16,8 +16,8 @@ from covey.loop.compact import Compactor, estimate_tokens
 from covey.loop.compacting import compacted
 from covey.loop.config import Inbox, LoopConfig
 from covey.loop.execute import ToolExecutor, interrupted_results
-from covey.loop.stats import Ending, LoopStats, result_event, structured_end, structured_reminder
-from covey.loop.steps import ContinueTurn, CutOff, FinalOutput, RunTools, Stop, next_step
+from covey.loop.stats import Ending, LoopStats, result_event, structured_end, structured_reminder, tools_end
+from covey.loop.steps import ContinueTurn, CutOff, FinalOutput, RunTools, Stop, next_step, pending_calls
 from covey.loop.stream import OnStream, streamed
 from covey.loop.wire import as_blocks, assistant_message, wire_message, with_breakpoint, with_breakpoints
 from covey.model.base import Model, ModelRequest, TokenUsage
@@ -46,18 +46,19 @@ class AgentLoop:
         agent_id: str | None = None, cost_of: CostOf | None = None, inbox: Inbox | None = None,
         parent_tool_use_id: str | None = None, stop_check: StopCheck | None = None,
         compactor: Compactor | None = None, halted: Callable[[], str | None] = lambda: None,
-        spent: Callable[[], str | None] = lambda: None,
+        spent: Callable[[], str | None] = lambda: None, deferred: Callable[[], dict[str, Any] | None] = lambda: None,
     ) -> None:
         self.model, self.config, self.executor = model, config, executor
         self.session_id, self.agent_id = session_id, agent_id
         self.cost_of: CostOf = cost_of or (lambda model_id, usage: 0.0)
-        self.inbox = inbox
-        self.parent_tool_use_id = parent_tool_use_id
-        self.stop_check = stop_check
+        self.inbox, self.parent_tool_use_id, self.stop_check = inbox, parent_tool_use_id, stop_check
         self.halted = halted
         """Why a hook said ``"continue": false`` (None: none did): the run ends after that step."""
         self.spent = spent
         """Why the session's budget is spent (None while it is not): checked after each reply."""
+        self.deferred = deferred
+        """Takes the call a PreToolUse hook deferred (None: none was): a lone one ends the run unanswered."""
+        self.deferral: dict[str, Any] | None = None
         self.messages: list[dict[str, Any]] = []
         self.stats = LoopStats()
         self.denials: list[dict[str, Any]] = []
@@ -89,14 +90,15 @@ class AgentLoop:
 
     async def run(self, messages: list[dict[str, Any]]) -> AsyncIterator[Event]:
         self.messages.extend(messages)
+        for event in await self._tool_turn(pending) if (pending := pending_calls(self.messages)) else []:
+            yield event  # a resumed session's deferred call: asked about (its hooks run) and run first
         first = True
         while True:
             if (not first or self.config.mail_before_first_turn) and (texts := await self._drain()):
                 yield self._take_notifications(texts)
             first = False
             if self.stats.num_turns >= self.config.max_turns:
-                yield self._result(Ending("error_max_turns", f"Reached maximum number of turns ({self.config.max_turns})",
-                                          "max_turns"))
+                yield self._result(Ending("error_max_turns", f"Reached maximum number of turns ({self.config.max_turns})", "max_turns"))
                 return
             message = None
             async for item in self._reply():
@@ -118,11 +120,10 @@ class AgentLoop:
                 case RunTools(calls):
                     for event in await self._tool_turn(calls):
                         yield event
-                    if (answered := structured_end(self.structured, message)) is None and (why := self.halted()) is None:
+                    if (end := tools_end(self.stats, structured_end(self.structured, message), self.halted(),
+                                         self.deferral)) is None:
                         continue
-                    if answered is not None and answered.structured is not None:
-                        self.stats.turn_turns += 1  # Claude Code counts the pass that took the answer as a turn
-                    ending = answered or Ending("success", why or "", "hook_stopped")
+                    ending = end
                 case ContinueTurn():
                     continue
                 case FinalOutput(text):
@@ -134,7 +135,7 @@ class AgentLoop:
                 case Stop(reason, text):
                     ending = Ending("error_during_execution", text or reason, "model_error", why=reason)
             yield await self._turn_result(ending)
-            if ending.subtype != "success" or not (texts := await self._await_background()):
+            if ending.subtype != "success" or ending.deferred or not (texts := await self._await_background()):
                 return
             yield self._take_notifications(texts)
 
@@ -219,6 +220,10 @@ class AgentLoop:
         """Run a turn's calls: the denials among them, then the user message with every result."""
         denied = len(self.denials)
         await self._run_tools(calls)
+        if (deferral := self.deferred()) is not None and len(calls) == 1:
+            self.messages.pop()  # as Claude Code: the call stays unanswered until the session resumes
+            self.deferral = deferral
+            return []
         events: list[Event] = self._denied_events(self.denials[denied:])
         return [*events, self._event(UserEvent, message=self.messages[-1], tool_use_result=self._tool_use_result())]
 
@@ -247,10 +252,8 @@ class AgentLoop:
 
     async def _turn_result(self, ending: Ending) -> ResultEvent:
         """The turn's result; ``goes_on`` while background work this run owns may still wake it."""
-        result = self._result(ending)
-        inbox = self.inbox if ending.subtype == "success" and self._waits() else None
-        result.goes_on = inbox is not None and await inbox.outstanding()
-        return result
+        inbox = self.inbox if ending.subtype == "success" and not ending.deferred and self._waits() else None
+        return self._result(ending).model_copy(update={"goes_on": inbox is not None and await inbox.outstanding()})
 
     def _waits(self) -> bool:
         """Whether this run waits on after a final answer for background work it owns."""
@@ -260,10 +263,7 @@ class AgentLoop:
         """After a final answer: wait for owned background work; its notices start a new turn."""
         if self.inbox is None or not self._waits():
             return []
-        texts = await self._drain()
-        if not texts and await self.inbox.outstanding():
-            texts = await self.inbox.wait()
-        return texts
+        return await self._drain() or (await self.inbox.wait() if await self.inbox.outstanding() else [])
 
     def _take_notifications(self, texts: list[str]) -> UserEvent:
         """Append notices to the history; the event carries just the new content (for transcripts).

@@ -59,6 +59,8 @@ class Ending:
     """The input of the run's valid ``StructuredOutput`` call (``--json-schema``)."""
     error: bool | None = None
     """``is_error`` where it is not ``subtype != "success"``: an API error is ``success`` + ``is_error``."""
+    deferred: dict[str, Any] | None = None
+    """The call a PreToolUse hook deferred (``id``, ``name``, ``input``): the result's ``deferred_tool_use``."""
 
 
 def result_event(stats: LoopStats, ending: Ending, *, session_id: str, agent_id: str | None,
@@ -74,10 +76,23 @@ def result_event(stats: LoopStats, ending: Ending, *, session_id: str, agent_id:
         session_id=session_id, agent_id=agent_id, subtype=ending.subtype, is_error=is_error,
         result=text, num_turns=turns, duration_ms=duration_ms, duration_api_ms=stats.api_ms,
         total_cost_usd=round(stats.cost_usd, 6), usage=usage.model_dump(),
-        stop_reason=stop_reason if ending.terminal_reason != "api_error" else None,
+        stop_reason="tool_deferred" if ending.deferred else stop_reason if ending.terminal_reason != "api_error" else None,
         terminal_reason=ending.terminal_reason, permission_denials=list(denials), errors=errors,
         api_error_status=ending.api_error_status, result_index=index, structured_output=ending.structured,
+        deferred_tool_use=ending.deferred,
     )
+
+
+def tools_end(stats: LoopStats, answered: Ending | None, halted: str | None, deferred: dict[str, Any] | None) -> Ending | None:
+    """How a turn that ran tools ends the run: on a deferred call, a structured answer or a hook's
+    ``"continue": false``; None: the loop goes on."""
+    if deferred is not None:  # Claude Code's: a success with no text, the call in deferred_tool_use
+        return Ending("success", "", "tool_deferred", deferred=deferred)
+    if answered is None and halted is None:
+        return None
+    if answered is not None and answered.structured is not None:
+        stats.turn_turns += 1  # Claude Code counts the pass that took the answer as a turn
+    return answered or Ending("success", halted or "", "hook_stopped")
 
 
 def structured_reminder(tool: StructuredOutput | None) -> str | None:

@@ -88,3 +88,20 @@ def next_step(message: Message) -> Step:
         return STOP_REASON_STEPS[message.stop_reason](message)
     except KeyError:
         return Stop(f"unknown stop_reason {message.stop_reason!r}", text_of(message))
+
+
+def pending_calls(messages: list[dict[str, Any]]) -> tuple[ToolUseBlock, ...]:
+    """The calls of a conversation that ends on them, unanswered: a resumed session's deferred call."""
+    last = messages[-1] if messages else None
+    if last is None or last.get("role") != "assistant" or not isinstance(last.get("content"), list):
+        return ()
+    return tuple(ToolUseBlock(id=b["id"], name=b["name"], input=b.get("input") or {})
+                 for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_use")
+
+
+def settled(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` without the calls they end on unanswered: a prompt that comes instead passes them over."""
+    if not pending_calls(messages):
+        return messages
+    kept = [b for b in messages[-1]["content"] if not (isinstance(b, dict) and b.get("type") == "tool_use")]
+    return [*messages[:-1], *([{**messages[-1], "content": kept}] if kept else [])]

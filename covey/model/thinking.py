@@ -11,7 +11,7 @@ main agent thinks; a fork sends its parent's thinking (the same request bytes, S
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Mapping
 
 from covey.errors import UserError
 
@@ -23,6 +23,8 @@ without adaptive thinking (``fit_thinking`` keeps it below the request's ``max_t
 MIN_BUDGET = 1024
 """The API's smallest ``budget_tokens``."""
 TASK_BUDGET_BETA = "task-budgets-2026-03-13"
+THINKING_ENV = "MAX_THINKING_TOKENS"
+"""The environment's thinking budget, as ``--max-thinking-tokens`` (which wins over it), in Claude Code."""
 
 _VERSION = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?!\d)")
 
@@ -50,6 +52,12 @@ def takes_task_budget(model_id: str) -> bool:
         return False
     family, version = found
     return version >= (5, 0) or (family == "opus" and version >= (4, 7))
+
+
+def thinking_tokens_from_env(env: Mapping[str, str] | None) -> int | None:
+    """The budget ``MAX_THINKING_TOKENS`` sets in the run's environment; None when unset or not a whole number."""
+    value = (env or {}).get(THINKING_ENV, "").strip()
+    return int(value) if value.isdigit() else None
 
 
 def thinking_config(model_id: str, *, mode: str | None = None, max_tokens: int | None = None,

@@ -29,9 +29,13 @@ class ClientRequests:
     def __init__(self, send: Send) -> None:
         self.send = send
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.ended = False
+        """The client's input has ended: it reads what covey says, but can answer nothing more."""
 
     async def request(self, subtype: str, **fields: Any) -> dict[str, Any]:
-        """The client's ``response``; ``NoAnswer`` if it answered with an error or left."""
+        """The client's ``response``; ``NoAnswer`` if it answered with an error, left, or can no longer answer."""
+        if self.ended:
+            raise NoAnswer("the program's input has ended: it can no longer answer")
         request_id = protocol.new_request_id()
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = answer
@@ -52,11 +56,17 @@ class ClientRequests:
         else:
             waiting.set_exception(NoAnswer(f"the client could not answer: {response.get('error')}"))
 
-    def gone(self) -> None:
+    def gone(self, why: str = "the client that could answer has gone") -> None:
         """The client left: nobody will answer the requests still open."""
         for waiting in self._waiting.values():
             if not waiting.done():
-                waiting.set_exception(NoAnswer("the client that could answer has gone"))
+                waiting.set_exception(NoAnswer(why))
+
+    def input_ended(self) -> None:
+        """The client closed its input (claude-agent-sdk's ``query()`` may, before a resumed session's
+        deferred call runs): what is open, and every later request, fails at once instead of waiting."""
+        self.ended = True
+        self.gone("the program's input has ended: it can no longer answer")
 
 
 class NoAnswer(Exception):
@@ -83,11 +93,21 @@ class ClientAsker(ClientRequests):
 
 class HookCaller(ClientRequests):
     """Runs claude-agent-sdk hook callbacks: a ``hook_callback`` request, whose response is the
-    hook's output (as a command hook prints it). ``NoAnswer`` fails that hook only."""
+    hook's output (as a command hook prints it). ``NoAnswer`` fails that hook only, but for a
+    ``PreToolUse`` one once the program's input has ended: that call is denied."""
 
     async def __call__(self, callback_id: str, payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
-        return await self.request(protocol.HOOK_CALLBACK, callback_id=callback_id, input=payload,
-                                  tool_use_id=tool_use_id)
+        fields = {"callback_id": callback_id, "input": payload, "tool_use_id": tool_use_id}
+        try:
+            if self.ended:  # the program still reads covey's lines: its hook sees the call, though no answer can come
+                await self.send(protocol.control_request(protocol.HOOK_CALLBACK, protocol.new_request_id(), **fields))
+            return await self.request(protocol.HOOK_CALLBACK, **fields)
+        except NoAnswer as exc:
+            if not self.ended or payload.get("hook_event_name") != "PreToolUse":
+                raise
+            # The program's gate on tool calls can no longer be asked: the call does not run (fails closed).
+            return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                           "permissionDecisionReason": f"the program's PreToolUse hook could not be asked: {exc}"}}
 
 
 class McpRelayClient(ClientRequests):

@@ -19,6 +19,7 @@ from covey.service.asker import ClientAsker, HookCaller, McpRelayClient
 from covey.service.runs import ServedRun, prompt_of
 from covey.ids import new_session_id
 from covey.service.session_options import session_for
+from covey.service.session_state import SessionStates
 from covey.loop.compacting import compact_command
 from covey.service.stamps import TurnStamps, replayed
 from covey.session import Session
@@ -61,20 +62,18 @@ class ConversationRun(ServedRun):
         self.service = service
         """The session borrows the covey service's actors (else: ``--no-service``, its own Ray)."""
         self.asker = ClientAsker(self.send) if self.flags.get("permission_prompt_stdio") else None
-        self.hooks = HookCaller(self.send)
-        self.mcp = McpRelayClient(self.send)
+        self.hooks, self.mcp = HookCaller(self.send), McpRelayClient(self.send)
         self.inputs: asyncio.Queue[tuple[str, dict[str, Any]] | _End] = asyncio.Queue()
         self.stamps = TurnStamps()
-        self.forwarding = Forwarding()
-        self.stopping: set[asyncio.Task[bool]] = set()
         """The user messages the running (or next) turn took in: its result names them."""
+        self.forwarding, self.states = Forwarding(), SessionStates(self.send)
+        self.stopping: asyncio.Task[bool] | None = None
         self.replay = bool(self.flags.get("replay_user_messages"))
         self.echoes: list[dict[str, Any]] = []
         """``--replay-user-messages``: the next turn's messages, echoed after its ``system/init``."""
         self.input_ended = False
         self.opened = asyncio.Event()
-        """Set once the session exists (or failed to start): a control request that came
-        before waits for it, so a program may send one right after connecting."""
+        """Set once the session exists (or failed to start): a control request sent right after connecting waits for it."""
         self.initializing: list[dict[str, Any]] = []
         """The SDK's ``initialize`` requests come before the session opened: answered once it has
         (their output styles are the session's), before any later request."""
@@ -105,6 +104,7 @@ class ConversationRun(ServedRun):
         try:
             session.conversation = True
             while not isinstance(prompt := await self._next_turn(session), _End):
+                await self.states.running(session)
                 if prompt is not None and prompt.strip() == CLEAR:
                     session = await self._cleared(session)
                     continue
@@ -167,8 +167,8 @@ class ConversationRun(ServedRun):
                 continue
             if await session.mail_waiting():
                 return None
-            # The input may have ended while those Ray calls were out, with a prompt before its end
-            # (a string prompt's SDK writes it and closes stdin at once): that prompt is still run.
+            await self.states.idle_unless_busy(session)
+            # The input may have ended while those Ray calls were out, with a prompt before it (still run).
             if self.input_ended and not await session.background_running() and self.inputs.empty():
                 return _End.CONVERSATION
             try:
@@ -180,6 +180,8 @@ class ConversationRun(ServedRun):
 
     def _started(self, item: tuple[str, dict[str, Any]] | _End) -> str:
         prompt, message = item if isinstance(item, tuple) else ("", {})
+        if self.session is not None:  # claude-agent-sdk's verbatim_prompts: no @file is read
+            self.session.verbatim_prompt = bool(message.get("client_composed"))
         self.stamps.took(message)
         if self.replay and message:
             self.echoes.append(message)
@@ -213,6 +215,8 @@ class ConversationRun(ServedRun):
             self.mcp.answered(message)
         elif kind == protocol.END_INPUT:
             self.input_ended = True
+            for client in filter(None, (self.asker, self.hooks, self.mcp)):
+                client.input_ended()  # nothing it is asked can be answered now
             self.inputs.put_nowait(_END)
 
     async def _failed(self, message: str, fields: dict[str, Any] | None = None) -> None:
@@ -265,8 +269,7 @@ class ConversationRun(ServedRun):
         match subtype:
             case "interrupt":  # answered at once, as Claude Code does: the turn's result tells how it stopped
                 if session is not None:
-                    self.stopping.add(task := asyncio.create_task(session.interrupt()))
-                    task.add_done_callback(self.stopping.discard)
+                    self.stopping = asyncio.create_task(session.interrupt())
                 return {}
             case "initialize":
                 return self._initialized(request, session)

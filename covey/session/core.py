@@ -17,6 +17,7 @@ from typing import Any, AsyncIterator, ClassVar, cast
 from covey.actors.handle import AgentHandle
 from covey.agents.spec import AgentSpec
 from covey.errors import UserError
+from covey.loop.steps import pending_calls
 from covey.events import Event, SystemInit
 from covey.ids import AgentId
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
@@ -81,10 +82,10 @@ class Session:
         """The main agent's actor while a turn runs."""
         self.interrupting = False
         self.conversation = False
-        """A conversation of several prompts (stream-json input): the main agent's actor is kept
-        between turns (``release_main`` gives it back), and a turn's held result is shown once the
-        notice that wakes the run is taken, as Claude Code's SDK sessions show it."""
+        """A conversation (stream-json input): the main actor is kept between turns (``release_main``
+        gives it back); a held result is shown once the notice that wakes the run is taken."""
         self.held_main: AgentHandle | None = None
+        self.verbatim_prompt = False  # the next turn's prompt as written, no @file read (the SDK's verbatim_prompts)
         self.kept_worktrees: list[dict[str, Any]] = []
         """Worktrees that agents stopped by ``stop`` kept (they had changes): path and branch."""
         self.ended = False
@@ -159,10 +160,11 @@ class Session:
         await self.runtime.mailbox.put(self.main_agent_id, UserMessage(text=prompt))
 
     async def mail_waiting(self) -> bool:
-        """Whether mail for the main agent waits with no turn to read it (a notice, a message)."""
+        """Whether mail (a notice, a message) or a resumed session's deferred call waits for the main agent."""
         if self.runtime is None or self.current_main is not None:
             return False
-        return bool(await self.runtime.mailbox.pending(self.main_agent_id) > 0)
+        deferred = self.turns == 0 and self.resumed is not None and bool(pending_calls(self.resumed.history))
+        return deferred or bool(await self.runtime.mailbox.pending(self.main_agent_id) > 0)
 
     async def background_running(self) -> bool:
         """Whether agents the main agent owns may still notify it."""

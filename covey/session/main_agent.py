@@ -10,6 +10,7 @@ from covey.agents.context import agent_list_message, project_context
 from covey.agents.coordinator import coordinator_prompt, coordinator_tools, worker_tools, workers_message
 from covey.agents.definition import AgentDefinition
 from covey.agents.fork import fork_enabled
+from covey.agents.mentions import file_mentions
 from covey.agents.progress_summary import summary_interval_ms
 from covey.agents.output_style import styled_prompt
 from covey.agents.spec import AgentSpec, RunSettings
@@ -22,7 +23,7 @@ from covey.model.scripted import ScriptedModel
 from covey.loop.compacting import compact_command
 from covey.mcp.listing import probe
 from covey.mcp.tools import mcp_tool_name
-from covey.model.thinking import thinking_config
+from covey.model.thinking import thinking_config, thinking_tokens_from_env
 from covey.agents.runtime import SessionRuntime
 from covey.session.record import history
 from covey.settings_files import Sources, source_set
@@ -109,9 +110,9 @@ def main_spec(session: Session, prompt: str | None, runtime: SessionRuntime) -> 
         # A resumed session's first turn fires SessionStart as "resume" (or "fork"); a fresh one "startup".
         session_source=("fork" if options.fork_session else "resume") if first_resumed else (
             options.start_source if session.turns == 0 else None),
-        model=options.model, model_id=session.model_id, cwd=str(session.cwd),
+        mentions=_mentions(session, prompt), model=options.model, model_id=session.model_id, cwd=str(session.cwd),
         effort=options.effort or effort_from_env(session.env) or session.settings.effort_level,
-        thinking=thinking_config(session.model_id, mode=options.thinking, max_tokens=options.max_thinking_tokens,
+        thinking=thinking_config(session.model_id, mode=options.thinking, max_tokens=_thinking_tokens(session),
                                  display=options.thinking_display, always=session.settings.always_thinking),
         task_budget=options.task_budget, compact_request=compact,
         output_schema=check_schema(options.json_schema) if options.json_schema is not None else None,
@@ -120,6 +121,19 @@ def main_spec(session: Session, prompt: str | None, runtime: SessionRuntime) -> 
         max_turns=options.max_turns, transcript_dir=str(session.transcript_folder), runtime=runtime,
         settings=_run_settings(session),
     )
+
+
+def _mentions(session: Session, prompt: str | None) -> list[dict[str, Any]]:
+    """The files the prompt names with ``@``, unless it came verbatim or a Read deny rule covers one."""
+    if not prompt or session.verbatim_prompt or compact_command(prompt) is not None:
+        return []
+    return [m for m in file_mentions(prompt, str(session.cwd)) if not session.policy.read_denied(m["filename"])]
+
+
+def _thinking_tokens(session: Session) -> int | None:
+    """``--max-thinking-tokens``, else the run environment's ``MAX_THINKING_TOKENS``, as Claude Code reads them."""
+    flag = session.options.max_thinking_tokens
+    return flag if flag is not None else thinking_tokens_from_env(session.env)
 
 
 def _run_settings(session: Session) -> RunSettings:

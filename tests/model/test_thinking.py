@@ -9,7 +9,7 @@ from covey.errors import UserError
 from covey.model.base import ModelRequest
 from covey.model.effort import EFFORT_LEVELS
 from covey.model.thinking import (DEFAULT_BUDGET, TASK_BUDGET_BETA, THINKING_DISPLAYS, THINKING_MODES, fit_thinking,
-                                  task_budget, thinking_config)
+                                  task_budget, thinking_config, thinking_tokens_from_env)
 
 OLD = "claude-sonnet-4-5"
 ADAPTIVE = "claude-opus-4-6"
@@ -70,3 +70,9 @@ def test_a_request_carries_effort_task_budget_and_every_beta_once() -> None:
 def test_the_thin_clients_lists_are_the_model_layers() -> None:
     assert cli_flags.EFFORT_LEVELS == EFFORT_LEVELS
     assert cli_flags.THINKING_MODES == THINKING_MODES and cli_flags.THINKING_DISPLAYS == THINKING_DISPLAYS
+
+
+@pytest.mark.parametrize("env, expected", [({"MAX_THINKING_TOKENS": "8000"}, 8000), ({"MAX_THINKING_TOKENS": " 0 "}, 0),
+                                           ({"MAX_THINKING_TOKENS": "lots"}, None), ({}, None), (None, None)])
+def test_the_environments_thinking_budget_is_a_whole_number_or_nothing(env: dict | None, expected: int | None) -> None:
+    assert thinking_tokens_from_env(env) == expected

@@ -1,7 +1,7 @@
 """Lines the SDK's message types do not keep, read raw from covey's stdout as a program started
 with claude-agent-sdk's command line gets them (and from Claude Code 2.1.337's with
-``COVEY_SDK_SUITE_CLI``): ``--replay-user-messages``' echoes, and a failed ``--resume``'s
-``startup_failure_reason``."""
+``COVEY_SDK_SUITE_CLI``): ``--replay-user-messages``' echoes, a failed ``--resume``'s
+``startup_failure_reason``, and the ``session_state_changed`` lines the SDK asks for and keeps to itself."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ pytestmark = pytest.mark.ray  # the covey service runs a Ray
 STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
 INITIALIZE = {"type": "control_request", "request_id": "init-1", "request": {"subtype": "initialize", "hooks": None}}
 UNKNOWN = "9d3c2a8e-0000-4000-8000-000000000000"
+READS_STATE = "CLAUDE_CODE_SDK_READS_SESSION_STATE"
 
 
 @pytest.fixture(autouse=True)
@@ -65,3 +66,37 @@ def test_an_unknown_resume_fails_with_claude_codes_startup_reason(covey_cli, sdk
     assert code == 1 and result["type"] == "result" and result["is_error"] is True
     assert result["startup_failure_reason"] == "resume_target_not_found" and result["session_id"] == UNKNOWN
     assert UNKNOWN in result["errors"][0]
+
+
+def _launches_a_helper(body: dict[str, Any]) -> dict[str, Any]:
+    """The main agent starts a background helper and ends its turn; the helper answers; the
+    notification's turn closes."""
+    said = json.dumps(body["messages"])
+    if "HELPER-9" in json.dumps(body.get("system", "")):
+        return {"text": "helper done"}
+    if "task-notification" in said:
+        return {"text": "all done"}
+    if "toolu_bg9" in said:
+        return {"text": "launched"}
+    return {"content": [{"type": "tool_use", "id": "toolu_bg9", "name": "Agent", "input": {
+        "description": "help", "prompt": "help out", "subagent_type": "helper", "run_in_background": True}}]}
+
+
+@pytest.mark.parametrize("asked", [True, False])
+def test_the_session_is_running_until_its_last_turn_and_then_idle(covey_cli, sdk_options, fake_api, asked):
+    fake_api.replies = [_launches_a_helper]
+    options = sdk_options()
+    options.env[READS_STATE] = "1" if asked else "0"
+    helper = json.dumps({"helper": {"description": "helps", "prompt": "You are HELPER-9.", "tools": []}})
+    user = {"type": "user", "message": {"role": "user", "content": "start the helper"}, "parent_tool_use_id": None,
+            "session_id": ""}
+    code, out = _run(covey_cli, options, ["--agents", helper], [INITIALIZE, user])
+    marks = [line.get("state") or line.get("subtype") or line["type"] for line in out
+             if line["type"] == "result" or line.get("subtype") in ("session_state_changed", "init")]
+    assert code == 0 and marks.count("success") == 2, marks  # the prompt's turn, then the notification's
+    if not asked:
+        assert "running" not in marks and "idle" not in marks, marks
+        return
+    assert marks[0] == "running" and marks[-1] == "idle" and marks.count("idle") == 1, marks
+    states = [line for line in out if line.get("subtype") == "session_state_changed"]
+    assert all(line["sdk_host_only"] is True and line["session_id"] == out[-1]["session_id"] for line in states)

@@ -6,7 +6,7 @@ import asyncio
 
 from covey.permissions.decisions import Allow, Deny, PermissionRequest
 from covey.daemon import protocol
-from covey.service.asker import ClientAsker, from_response
+from covey.service.asker import ClientAsker, HookCaller, McpRelayClient, NoAnswer, from_response
 
 REQUEST = PermissionRequest(tool_name="Bash", subject="npm publish", input={"command": "npm publish"},
                             message="Allow Bash (npm publish)?", reason="ask rule 'Bash'", suggested_rule="",
@@ -40,6 +40,31 @@ async def test_a_client_that_leaves_denies_the_open_prompts():
     asker.gone()
     answer = await asking
     assert isinstance(answer, Deny) and "gone" in answer.message
+
+
+async def test_once_the_clients_input_ended_nothing_waits_for_an_answer():
+    sent: list = []
+    asker, hooks, mcp = (kind(lambda message: _append(sent, message)) for kind in (ClientAsker, HookCaller, McpRelayClient))
+    for client in (asker, hooks, mcp):
+        client.input_ended()
+
+    denied = await asker(REQUEST)
+    gate = await hooks("cb-1", {"hook_event_name": "PreToolUse", "tool_name": "Bash"}, "toolu_1")
+    try:
+        await hooks("cb-2", {"hook_event_name": "PostToolUse"}, "toolu_1")
+        raise AssertionError("a PostToolUse callback nobody can answer should fail")
+    except NoAnswer:
+        pass
+    try:
+        await mcp("calc", {"jsonrpc": "2.0", "id": 1, "method": "tools/call"})
+        raise AssertionError("an MCP message nobody can answer should fail")
+    except NoAnswer:
+        pass
+
+    assert isinstance(denied, Deny) and "input has ended" in denied.message
+    assert gate["hookSpecificOutput"]["permissionDecision"] == "deny"  # the program's gate fails closed
+    # The hooks were still shown to the program (it sees the calls); nothing else was sent.
+    assert [m["request"]["subtype"] for m in sent] == ["hook_callback", "hook_callback"]
 
 
 def test_answers_map_to_the_policys():
