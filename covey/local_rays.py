@@ -35,7 +35,7 @@ class LocalRay:
     session_dir: str
     pid: int
     pid_started: str | None
-    """The driver's start time from ``/proc`` (None elsewhere): a reused pid is not the driver."""
+    """The driver's start time (``started_at``): a reused pid is not the driver."""
     auth_mode: str | None
     """``RAY_AUTH_MODE`` when the Ray started (Ray 2.60 sets ``token`` by default)."""
     token_path: str | None
@@ -114,11 +114,19 @@ def _alive(entry: LocalRay) -> bool:
 
 
 def started_at(pid: int) -> str | None:
+    """When the process started, in a form that never changes while it lives; None if it is gone.
+    On Linux the clock ticks from boot to its start (``/proc``'s own figure, as earlier coveys'
+    records hold it; a change of the system clock moves psutil's epoch time, not this), elsewhere
+    psutil's start time (macOS keeps it in the kernel's process table)."""
+    import psutil  # only here: modules that want NAMESPACE alone do not pay for it
+
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+        created = psutil.Process(pid).create_time()
+    except psutil.Error:  # gone (or a zombie psutil cannot read)
         return None
-    return stat.rsplit(")", 1)[1].split()[19]  # field 22, after the command name (which may hold spaces)
+    if not psutil.LINUX:
+        return repr(created)
+    return str(round((created - psutil.boot_time()) * os.sysconf("SC_CLK_TCK")))
 
 
 def _token_path() -> str | None:

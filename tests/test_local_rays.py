@@ -182,3 +182,28 @@ def test_sessions_are_named_by_their_registrys_session_and_idle_kits_are_skipped
     assert "session used0000" in listing and "idle0000" not in listing and "session fresh000: 0 agents" in listing
     assert "gone0000" not in listing
     assert list(inspect.run(inspect.running_sessions())) == ["used0000", "fresh000"]
+
+
+def test_a_process_s_start_stamp_is_stable_while_it_lives_and_none_once_it_is_gone():
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        stamp = local_rays.started_at(sleeper.pid)
+        assert stamp is not None and stamp == local_rays.started_at(sleeper.pid)
+        assert stamp != local_rays.started_at(1) or sleeper.pid == 1
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert local_rays.started_at(sleeper.pid) is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the clock ticks of /proc/PID/stat")
+def test_on_linux_the_stamp_is_the_one_earlier_coveys_recorded():
+    """Clock ticks from boot (field 22 of /proc/PID/stat): records written before keep naming their driver."""
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        with open(f"/proc/{sleeper.pid}/stat") as stat:
+            ticks = stat.read().rsplit(")", 1)[1].split()[19]
+        assert local_rays.started_at(sleeper.pid) == ticks
+    finally:
+        sleeper.kill()
+        sleeper.wait()

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
+
+import psutil
 
 FD_SLACK = 2
 """Open files a clean process may hold beyond its baseline (caches Python opens lazily)."""
@@ -28,15 +31,17 @@ class Baseline:
 
 def open_fds() -> int:
     """Open files and pipes of this process. Sockets are left out: Ray opens one per
-    actor this one has called (the registry, the mailbox, a parent) and keeps them for reuse."""
+    actor this one has called (the registry, the mailbox, a parent) and keeps them for reuse.
+    ``/dev/fd`` lists them on Linux and macOS alike; psutil counts descriptors but cannot tell
+    a socket (its ``net_connections`` misses unbound ones, and reads every socket table)."""
     try:
-        names = os.listdir("/proc/self/fd")
+        names = os.listdir("/dev/fd")
     except OSError:
         return 0
     count = 0
     for name in names:
         try:
-            count += not os.readlink(f"/proc/self/fd/{name}").startswith("socket:")
+            count += not stat.S_ISSOCK(os.fstat(int(name)).st_mode)
         except OSError:  # closed while we looked (the listing's own fd, a racing close)
             continue
     return count
@@ -56,10 +61,8 @@ def new_children(baseline: set[int]) -> set[int]:
 
 def child_processes() -> set[int]:
     try:
-        import psutil
-
         return {child.pid for child in psutil.Process().children()}
-    except Exception:  # no psutil, or the process table unreadable: nothing known, nothing claimed
+    except psutil.Error:  # the process table unreadable: nothing known, nothing claimed
         return set()
 
 

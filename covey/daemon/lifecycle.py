@@ -228,11 +228,14 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return False  # another user's process has the pid now
+    import psutil  # only here: the thin client does not pay for it on a run
+
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:  # gone since
+        return False
+    except psutil.AccessDenied:
         return True
-    return state != "Z"
 
 
 def _unanswering_service_pid(paths: ServicePaths) -> int | None:
@@ -240,11 +243,13 @@ def _unanswering_service_pid(paths: ServicePaths) -> int | None:
     pid = info.get("pid")
     if not isinstance(pid, int) or not pid_alive(pid):
         return None
+    import psutil
+
     try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
+        command = psutil.Process(pid).cmdline()
+    except psutil.Error:  # gone, a zombie, or not ours to read
         return None
-    return pid if b"covey.service" in command else None
+    return pid if any("covey.service" in argument for argument in command) else None
 
 
 @contextlib.contextmanager

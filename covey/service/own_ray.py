@@ -47,7 +47,7 @@ class OwnRay:
     pid: int
     """The ``ray start --block`` process: stopping it stops that Ray."""
     pid_started: str | None
-    """Its start time from ``/proc``: a reused pid is not it."""
+    """Its start time (``local_rays.started_at``): a reused pid is not it."""
     address: str
     """The GCS address, ``127.0.0.1:<port>``."""
 

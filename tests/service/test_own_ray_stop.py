@@ -55,3 +55,15 @@ def test_stop_ends_the_whole_session_within_the_grace():
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def test_the_own_ray_is_alive_while_its_process_runs_and_not_under_a_reused_pid():
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        own = own_ray.OwnRay(sleeper.pid, own_ray.local_rays.started_at(sleeper.pid), "127.0.0.1:1")
+        assert own.alive()
+        assert not own_ray.OwnRay(sleeper.pid, "another start", own.address).alive()  # the pid, reused
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert not own.alive()
