@@ -80,8 +80,7 @@ class Session:
         """Turns this Session has run; after the first (or on resume) a turn continues the conversation."""
         self.current_main: AgentHandle | None = None
         """The main agent's actor while a turn runs."""
-        self.interrupting = False
-        self.conversation = False
+        self.interrupting, self.conversation = False, False
         """A conversation (stream-json input): the main actor is kept between turns (``release_main``
         gives it back); a held result is shown once the notice that wakes the run is taken."""
         self.held_main: AgentHandle | None = None
