@@ -1,4 +1,4 @@
-"""cluster.yaml is a config Ray's cluster launcher accepts (SPEC 18): schema, launcher preparation, covey installed."""
+"""cluster.yaml is a config Ray's cluster launcher accepts: schema, launcher preparation, covey installed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every notebook in notebooks/ runs top to bottom, offline, on the scripted model (SPEC 18)."""
+"""Every notebook in notebooks/ runs top to bottom, offline, on the scripted model."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Claude Code's flags: ``--thinking adaptive|enabled|disabled``, ``--max-thinking-
 models with adaptive thinking any N > 0 means adaptive, 0 means off), ``--thinking-display
 summarized|omitted``, settings' ``alwaysThinkingEnabled``; ``--task-budget N`` (the API's
 ``output_config.task_budget`` behind its beta header, on the models that take it). Only the
-main agent thinks; a fork sends its parent's thinking (the same request bytes, SPEC 12).
+main agent thinks; a fork sends its parent's thinking (the same request bytes).
 """
 
 from __future__ import annotations

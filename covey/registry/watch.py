@@ -77,7 +77,7 @@ class Watching(Books[H]):
 
     async def _revived(self, agent_id: str, actor: H, why: str) -> bool:
         """A background agent whose actor was lost with its node goes on from its transcript on
-        another actor (SPEC 11), up to ``REVIVALS`` times; an actor that died on a live node (a
+        another actor, up to ``REVIVALS`` times; an actor that died on a live node (a
         crash, a kill) is not revived: its record fails, as before."""
         record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
         if record is None or spec is None or not record.live or not record.background or not record.output_file \

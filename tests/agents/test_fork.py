@@ -1,4 +1,4 @@
-"""Fork children without Ray (SPEC 12): the switch, the schema, the guard both ways, the history a
+"""Fork children without Ray: the switch, the schema, the guard both ways, the history a
 fork inherits, and the spec it gets (its parent's system bytes and tools array)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A background agent's notice: put by the agent itself, one per key, forwarded when its owner is gone (SPEC 10).
+"""A background agent's notice: put by the agent itself, one per key, forwarded when its owner is gone.
 
 Plain fakes, no Ray: the in-memory Mailbox the mailbox actor wraps, the inbox
 with a fake registry, and an AgentRunner whose runtime holds them.

@@ -1,4 +1,4 @@
-"""Prompt caching that pays, on the request bytes (SPEC 12, 17): five forks of one parent send one
+"""Prompt caching that pays, on the request bytes: five forks of one parent send one
 prefix byte for byte, with a breakpoint at its end, and the fake API's cache model serves all but
 the first from the cache. No Ray: each fork runs in an in-process ``AgentRunner``."""
 

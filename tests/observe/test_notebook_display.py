@@ -1,4 +1,4 @@
-"""The agent tree as a notebook display that updates in place while agents work (SPEC 18, issue 6)."""
+"""The agent tree as a notebook display that updates in place while agents work (issue 6)."""
 
 from __future__ import annotations
 

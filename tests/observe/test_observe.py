@@ -1,4 +1,4 @@
-"""Seeing what agents do: the trace file, the live tree, and inspecting a running session (SPEC 18)."""
+"""Seeing what agents do: the trace file, the live tree, and inspecting a running session."""
 
 from __future__ import annotations
 

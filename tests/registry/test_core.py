@@ -1,4 +1,4 @@
-"""The registry's rules as plain Python (SPEC 4, 10)."""
+"""The registry's rules as plain Python."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A conversation: several turns of one Session, a later process continuing it, an interrupted
-turn, and claude-agent-sdk hook callbacks (SPEC 18, issue 14)."""
+turn, and claude-agent-sdk hook callbacks (issue 14)."""
 
 from __future__ import annotations
 

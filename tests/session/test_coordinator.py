@@ -1,4 +1,4 @@
-"""Coordinator mode end to end on the shared local Ray (SPEC 16): research → implement → verify
+"""Coordinator mode end to end on the shared local Ray: research → implement → verify
 with three workers, a follow-up to one of them, and a report once every notification is in."""
 
 from __future__ import annotations

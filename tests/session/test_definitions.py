@@ -1,4 +1,4 @@
-"""Agent definitions and isolation end to end, through the real SDK (SPEC 5, 6, 7, 8, 14, 15)."""
+"""Agent definitions and isolation end to end, through the real SDK."""
 
 from __future__ import annotations
 

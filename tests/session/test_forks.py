@@ -1,5 +1,5 @@
 """Fork children end to end through a Session, agents in Ray actors, requests over HTTP to the fake
-Messages API with its prompt-cache model (SPEC 12, 17; docs/subagents.md#fork-children)."""
+Messages API with its prompt-cache model (docs/subagents.md#fork-children)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Agent tool's description is static: the agent list travels as a message (SPEC 3.1)."""
+"""The Agent tool's description is static: the agent list travels as a message."""
 
 from __future__ import annotations
 

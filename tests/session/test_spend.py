@@ -1,4 +1,4 @@
-"""What a session spent, as its result reports it: every agent's requests, killed ones too (SPEC 17)."""
+"""What a session spent, as its result reports it: every agent's requests, killed ones too."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sub-agents as Ray actors, end to end on the shared local Ray (SPEC 3, 4, 9, 10, 11)."""
+"""Sub-agents as Ray actors, end to end on the shared local Ray."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Teams end to end: roster, task board and mailbox actors, teammates that claim work (SPEC 13)."""
+"""Teams end to end: roster, task board and mailbox actors, teammates that claim work."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Agent tool's schema is shaped by configuration (SPEC 3.1)."""
+"""The Agent tool's schema is shaped by configuration."""
 
 import pytest
 from pydantic import ValidationError
