@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-from covey.tools import core_tools
 from covey.agents.agent_tool import AgentTool
 from covey.tools.base import Tool
-from covey.tools.notebook_edit import NotebookEdit
-from covey.tools.plan_mode import ExitPlanMode
-from covey.tools.shells import TaskOutput, TaskStop
-from covey.tools.web_fetch import WebFetch
-from covey.tools.web_search import WebSearch
+from covey.tools.catalog import BUILTIN_TOOLS
 from covey.tools.options import ToolOptions
-from covey.tools.skill import Skill
 from covey.agents.team_tools import SendMessage, team_tools
 
 
 def tool_catalog(options: ToolOptions | None = None) -> list[Tool]:
     """The full, ordered tool list; an agent's pool is a filtered subset of it."""
     options = options or ToolOptions()
-    tools: list[Tool] = [*core_tools()]
-    tools.extend(everyday_tools())
-    tools.append(Skill())
+    tools: list[Tool] = [tool() for tool in BUILTIN_TOOLS]
     if options.teams:
         tools.extend(team_tools())
     elif options.coordinator:
@@ -34,8 +26,3 @@ def tool_catalog(options: ToolOptions | None = None) -> list[Tool]:
 def tool_names(options: ToolOptions | None = None) -> list[str]:
     return [tool.name for tool in tool_catalog(options)]
 
-
-def everyday_tools() -> list[Tool]:
-    """Notebooks, the web, background shells' output and stop, and leaving plan mode (Claude Code's
-    ExitPlanMode is listed in every mode; outside plan mode it only says so)."""
-    return [NotebookEdit(), WebFetch(), WebSearch(), TaskOutput(), TaskStop(), ExitPlanMode()]

@@ -11,7 +11,7 @@ import asyncio
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -149,6 +149,31 @@ class Tool:
     (the Agent tool: twenty spawns in one message all launch at once)."""
     heartbeat_s: ClassVar[float | None] = None
     """While a call runs, a ``tool_progress`` heartbeat every this many seconds (the Agent tool: 30)."""
+
+    # Traits: what the rest of covey knows of a tool by its name. The name sets that used to list
+    # them (which tools a Read(...) rule covers, which need the working tree's node...) are derived
+    # from the built-in tools' classes (``covey.tools.catalog``). A tool that says nothing gets the
+    # cautious answer: its own rules only, no memory or background use, kept beside the files.
+    path_rules: ClassVar[Literal["Read", "Edit"] | None] = None
+    """The permission-rule family whose ``Read(path)`` / ``Edit(path)`` rules cover the path this tool
+    reads or changes (Claude Code: ``Read`` covers Read, Glob, Grep; ``Edit`` Edit, Write, NotebookEdit)."""
+    primary_field: ClassVar[str | None] = None
+    """The input field a rule's parentheses match (``file_path``, ``command``, ``url``): a parameter rule
+    (``Read(file_path:x)``) cannot name it."""
+    touches_files: ClassVar[bool] = True
+    """Reads or changes the working tree: an agent that has it runs on the node holding the files."""
+    memory: ClassVar[bool] = False
+    """Given to every agent that has a memory folder (Read, Write, Edit), as in Claude Code."""
+    background: ClassVar[bool] = False
+    """Offered to a background agent: it needs no terminal (a person's prompt, the lead's own work)."""
+    asked_in_plan_mode: ClassVar[bool] = False
+    """Not read-only, yet it changes nothing here (WebFetch, WebSearch; ExitPlanMode, whose approval ends
+    plan mode): in plan mode it is asked, not refused."""
+    lead_only: ClassVar[bool] = False
+    """No sub-agent may have it (waiting on or stopping background tasks, leaving plan mode)."""
+    activity: ClassVar[tuple[str, str] | None] = None
+    """What a call is doing, for a ``task_progress``: a verb and the input field it names
+    (``("Reading", "file_path")`` gives ``Reading src/app.py``)."""
 
     async def run(self, input: Any, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError

@@ -46,6 +46,8 @@ class BashInput(ToolInput):
 
 class Bash(Tool):
     name = "Bash"
+    primary_field = "command"
+    background = True
     description = (
         "Run a shell command (bash -c semantics) in the working directory and return its "
         "combined stdout and stderr. Output over 30,000 characters is cut. Commands are killed "

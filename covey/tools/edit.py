@@ -23,6 +23,11 @@ class EditInput(ToolInput):
 
 class Edit(Tool):
     name = "Edit"
+    path_rules = "Edit"
+    primary_field = "file_path"
+    memory = True
+    background = True
+    activity = ("Editing", "file_path")
     description = (
         "Replace an exact string in a file. The file must have been Read first. `old_string` "
         "must match the file exactly (whitespace included; leave out Read's line-number "

@@ -26,6 +26,10 @@ class GlobInput(ToolInput):
 
 class Glob(Tool):
     name = "Glob"
+    path_rules = "Read"
+    primary_field = "path"
+    background = True
+    activity = ("Finding", "pattern")
     description = (
         "Find files whose paths match a glob pattern (`*` within a directory, `**` across "
         "directories, `{a,b}` alternatives). Returns absolute paths, most recently modified "

@@ -73,6 +73,10 @@ class GrepInput(ToolInput):
 
 class Grep(Tool):
     name = "Grep"
+    path_rules = "Read"
+    primary_field = "path"
+    background = True
+    activity = ("Searching for", "pattern")
     description = (
         "Search file contents with a regular expression. Default output lists matching files "
         "(newest first); output_mode='content' shows matching lines (-A/-B/-C for context), "

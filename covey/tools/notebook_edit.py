@@ -36,6 +36,10 @@ class NotebookEditInput(ToolInput):
 
 class NotebookEdit(Tool):
     name = "NotebookEdit"
+    path_rules = "Edit"
+    primary_field = "notebook_path"
+    background = True
+    activity = ("Editing notebook", "notebook_path")
     description = (
         "Edit a Jupyter notebook (.ipynb) one cell at a time: replace a cell's source, insert a new "
         "cell after `cell_id`, or delete a cell. Read the notebook first to see its cell ids. A "

@@ -35,6 +35,9 @@ class ExitPlanModeInput(ToolInput):
 
 class ExitPlanMode(Tool):
     name = "ExitPlanMode"
+    touches_files = False
+    asked_in_plan_mode = True
+    lead_only = True
     description = (
         "In plan mode, when your plan is ready: present it (`plan`) for the user's approval. Approved, plan "
         "mode ends and you implement the plan; refused, you stay in plan mode and revise it. Use it only "

@@ -76,6 +76,11 @@ class ReadInput(ToolInput):
 
 class Read(Tool):
     name = "Read"
+    path_rules = "Read"
+    primary_field = "file_path"
+    memory = True
+    background = True
+    activity = ("Reading", "file_path")
     description = (
         "Read a file. Text comes numbered like `cat -n` (number, tab, text); the numbers "
         f"are not part of the file. Returns up to {DEFAULT_LIMIT} lines from `offset` (1-based); "

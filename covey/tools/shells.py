@@ -32,6 +32,8 @@ class TaskOutputInput(ToolInput):
 
 class TaskOutput(Tool):
     name = "TaskOutput"
+    touches_files = False
+    lead_only = True
     description = (
         "Get the status and output of a background task: a Bash `run_in_background` shell, or a "
         "background agent (its report once it has ended). With "
@@ -103,6 +105,8 @@ class TaskStopInput(ToolInput):
 
 class TaskStop(Tool):
     name = "TaskStop"
+    touches_files = False
+    lead_only = True
     description = (
         "Stop a running background task by its id: a background Bash shell (its whole process group is "
         "killed) or a background agent."

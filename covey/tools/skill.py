@@ -26,6 +26,7 @@ class SkillInput(ToolInput):
 
 class Skill(Tool):
     name = "Skill"
+    background = True
     description = (
         "Load a skill: a set of instructions for a kind of task. When a listed skill fits "
         "the task, call this first and then follow the instructions it returns."

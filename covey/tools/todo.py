@@ -28,6 +28,8 @@ class TodoWriteInput(ToolInput):
 class TodoWrite(Tool):
     coordination = True
     name = "TodoWrite"
+    touches_files = False
+    background = True
     description = (
         "Keep a checklist for work with several steps. Send the whole list each time; it "
         "replaces the previous one. Keep exactly one item in_progress while working, and mark "

@@ -36,6 +36,11 @@ class WebFetchInput(ToolInput):
 
 class WebFetch(Tool):
     name = "WebFetch"
+    primary_field = "url"
+    touches_files = False
+    asked_in_plan_mode = True
+    background = True
+    activity = ("Fetching", "url")
     description = (
         "Fetch a web page and answer a prompt about it: the page is turned into markdown and a small, "
         "fast model reads it with your prompt; you get that model's answer, not the raw page. http URLs "

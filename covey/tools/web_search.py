@@ -48,6 +48,10 @@ class WebSearchInput(ToolInput):
 
 class WebSearch(Tool):
     name = "WebSearch"
+    touches_files = False
+    asked_in_plan_mode = True
+    background = True
+    activity = ("Searching for", "query")
     description = (
         "Search the web for current information: news, recent releases, documentation newer than your "
         "training data. Anthropic's web search runs the query; you get the links it found (title and URL) "

@@ -19,6 +19,11 @@ class WriteInput(ToolInput):
 
 class Write(Tool):
     name = "Write"
+    path_rules = "Edit"
+    primary_field = "file_path"
+    memory = True
+    background = True
+    activity = ("Writing", "file_path")
     description = (
         "Write a file, replacing it whole; missing parent directories are created. An existing "
         "file must have been Read first (and not changed since). To change part of a file, "
