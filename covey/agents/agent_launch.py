@@ -28,6 +28,7 @@ from covey.events import (
 from covey.ids import AgentId, shown_agent_id
 from covey.agents.records import FinalReport, LaunchRequest
 from covey.teams.roster import Member
+from covey.tools.catalog import tool_names_where
 from covey.tool_names import canonical_tool_name
 from covey.agents.agent_schema import AsyncLaunched, Completed, TeammateSpawned
 from covey.tools.base import ToolContext, ToolResult
@@ -285,7 +286,7 @@ QUEUED_NOTES = {
 """The line a queued launch's answer adds, by why it waits (``RunRecord.queued_for``)."""
 QUEUED_NOTE = QUEUED_NOTES["concurrency"]
 
-FILE_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep", "Bash", "NotebookEdit", "Skill"})
+FILE_TOOLS = tool_names_where(lambda tool: tool.touches_files)  # they run where the files are
 
 
 def placement_lane(spec: Any, runtime: Any) -> str:

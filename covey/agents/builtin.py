@@ -10,10 +10,13 @@ from importlib import resources
 from pathlib import Path
 
 from covey.agents.definition import AgentDefinition
+from covey.tools.catalog import tool_names_in_order
 
-# The editing tools plus Agent: read-only agents must neither change files nor
-# hand the change to a child that can.
-READ_ONLY_DENIED = ["Edit", "Write", "NotebookEdit", "Agent"]
+# The editing tools (those ``Edit(path)`` rules cover) plus Agent: read-only agents must neither
+# change files nor hand the change to a child that can. Edit first, then the catalog's order:
+# the agent listing's "All tools except Edit, Write, NotebookEdit, Agent" is Claude Code's text.
+READ_ONLY_DENIED = [*sorted(tool_names_in_order(lambda tool: tool.path_rules == "Edit"), key=lambda n: n != "Edit"),
+                    "Agent"]
 
 VERIFICATION_REMINDER = (
     "You are the Verification agent: you verify and report, you do not fix. "

@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Literal, Mapping
 
 from covey.plugins.installed import config_dir
+from covey.tools.catalog import tool_names_where
 
 MemoryScope = Literal["user", "project", "local"]
 INDEX = "MEMORY.md"
 MAX_INDEX_LINES = 200
 """How much of ``MEMORY.md`` goes into the system prompt, in lines and in bytes."""
 MAX_INDEX_BYTES = 25_000
-MEMORY_TOOLS = frozenset({"Read", "Write", "Edit"})
+MEMORY_TOOLS = tool_names_where(lambda tool: tool.memory)
 """The tools an agent with memory always gets (unless its ``disallowedTools`` names them)."""
 
 _SCOPES = {

@@ -22,6 +22,7 @@ from covey.agents.progress_summary import (
 )
 from covey.agents.spec import AgentSpec
 from covey.events import Event, TaskProgress, TaskUsage
+from covey.tools.catalog import BUILTIN_TOOLS
 
 
 class ProgressReports:
@@ -85,9 +86,7 @@ class ProgressReports:
                             subagent_type=spec.definition.name, usage=usage, **fields)
 
 
-ACTIVITIES = {"Read": ("Reading", "file_path"), "Write": ("Writing", "file_path"), "Edit": ("Editing", "file_path"),
-              "NotebookEdit": ("Editing notebook", "notebook_path"), "Grep": ("Searching for", "pattern"),
-              "Glob": ("Finding", "pattern"), "WebFetch": ("Fetching", "url"), "WebSearch": ("Searching for", "query")}
+ACTIVITIES = {tool.name: tool.activity for tool in BUILTIN_TOOLS if tool.activity is not None}
 """What a call is doing, in Claude Code's words for its tools (a ``task_progress``'s ``description``)."""
 COMMAND_CHARS = 60
 

@@ -9,12 +9,13 @@ from covey.agents.definition import AgentDefinition
 from covey.agents.memory import MEMORY_TOOLS
 from covey.model.aliases import DEFAULT_SUBAGENT_MODEL, resolve_model
 from covey.tool_names import canonical_tool_name
+from covey.tools.catalog import tool_names_where
 
 INHERIT = "inherit"
 SUBAGENT_MODEL_ENV = ("COVEY_SUBAGENT_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL")
 """Variables that set every sub-agent's model, the first set one winning."""
 
-GLOBAL_DENIED = frozenset({"TeamCreate", "TeamDelete", "TaskOutput", "TaskStop", "ExitPlanMode"})
+GLOBAL_DENIED = tool_names_where(lambda tool: tool.lead_only) | frozenset({"TeamCreate", "TeamDelete"})
 """Tools no sub-agent may have: creating and deleting teams is the lead's job; as in Claude Code,
 waiting on or stopping background tasks and leaving plan mode are too (a child's own background
 shells are readable with Read and stopped when it ends)."""
@@ -23,11 +24,12 @@ CUSTOM_AGENT_DENIED = GLOBAL_DENIED | frozenset()
 """The default deny set for custom (non built-in) agents. It equals the global set
 today; it is kept separate so custom agents can be tightened without touching built-ins."""
 
-ASYNC_ALLOWED = frozenset({
-    "Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "NotebookEdit", "WebFetch", "WebSearch",
-    "Skill", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "Agent",
-})  # fmt: skip
-"""A background agent has no terminal, so only tools that need none are offered to it."""
+ASYNC_ALLOWED = tool_names_where(lambda tool: tool.background) | frozenset({
+    "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "Agent",
+})
+"""A background agent has no terminal, so only tools that need none are offered to it. The agents' own
+tools (team, task board, Agent) are named here, and TeamCreate and TeamDelete above: their classes
+import this module, so it cannot read their traits."""
 
 def resolve_agent_model(
     call_model: str | None,
