@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from covey.permissions.bash_files import Files, command_files
 from covey.permissions.decisions import Allow, Decision, Deny, describe_call
 from covey.permissions.paths import inside, protected_part, real_roots, resolve
-from covey.permissions.rules import EDIT_TOOLS, READ_TOOLS, Rule
+from covey.permissions.rules import Rule
+from covey.permissions.tool_traits import EDIT_TOOLS, READ_TOOLS
 from covey.permissions.shell import Script
 
 if TYPE_CHECKING:

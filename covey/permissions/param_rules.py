@@ -14,10 +14,8 @@ import json
 import re
 from typing import Any, Mapping
 
-PRIMARY_FIELDS = {
-    "Bash": "command", "Read": "file_path", "Edit": "file_path", "Write": "file_path",
-    "Grep": "path", "Glob": "path", "NotebookEdit": "notebook_path", "WebFetch": "url",
-}
+from covey.permissions.tool_traits import PRIMARY_FIELDS
+
 _PARAM = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*?)\s*", re.DOTALL)
 
 

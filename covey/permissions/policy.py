@@ -22,7 +22,8 @@ from covey.permissions.host import Behavior
 from covey.permissions.modes import STICKY_MODES
 from covey.permissions.param_rules import matches_parameter
 from covey.permissions.readonly import not_filesystem_edit
-from covey.permissions.rules import EDIT_TOOLS, READ_TOOLS, PathContext, Rule, parse_rule, suggest_rule
+from covey.permissions.rules import PathContext, Rule, parse_rule, suggest_rule
+from covey.permissions.tool_traits import ASKED_IN_PLAN_MODE, EDIT_TOOLS, READ_TOOLS
 from covey.permissions.shell import parse
 from covey.tool_names import canonical_tool_name
 
@@ -164,7 +165,7 @@ class PermissionPolicy(FileChecks, BashChecks):
         # Plan mode outranks allow rules: a pre-approved edit must not run while planning.
         # ExitPlanMode goes on to be asked (the person's answer is the plan's approval), and so
         # do WebFetch and WebSearch: they change nothing here, as Claude Code lets them run while planning.
-        if self.mode == "plan" and not read_only and name not in ("ExitPlanMode", "WebFetch", "WebSearch"):
+        if self.mode == "plan" and not read_only and name not in ASKED_IN_PLAN_MODE:
             message = _PLAN_MESSAGE.format(call=describe_call(name, subject))
             return Deny(**call, message=message, source="mode:plan", reason="plan mode is read-only")
         if asked := self._first("ask", name, subject, call["input"]) or (

@@ -13,10 +13,8 @@ import re
 
 from covey.permissions.bash_rules import is_legacy_prefix
 from covey.permissions.param_rules import primary_field_warning
+from covey.permissions.tool_traits import FILE_PATTERN_TOOLS, UNCONSULTED_PATH_TOOLS
 
-FILE_PATTERN_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "NotebookRead", "NotebookEdit"})
-UNCONSULTED_PATH_TOOLS = {"Write": "Edit", "NotebookEdit": "Edit", "MultiEdit": "Edit", "Glob": "Read"}
-"""Tools whose ``Tool(path)`` rules file-permission checks never read -> the rule to write instead."""
 _UNESCAPED_STAR = re.compile(r"(?<!\\)\*")
 _OPERATOR = re.compile(r"^(?:[|&;<>]|\d+[<>])")
 

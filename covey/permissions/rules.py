@@ -21,11 +21,10 @@ from pydantic import BaseModel, ConfigDict
 from covey.errors import UserError
 from covey.permissions.bash_rules import bash_matches
 from covey.permissions.paths import case_insensitive
-from covey.permissions.rule_checks import UNCONSULTED_PATH_TOOLS, rule_problem
+from covey.permissions.rule_checks import rule_problem
+from covey.permissions.tool_traits import EDIT_TOOLS, READ_TOOLS, UNCONSULTED_PATH_TOOLS
 from covey.tool_names import canonical_tool_name
 
-EDIT_TOOLS = frozenset({"Edit", "Write", "NotebookEdit"})
-READ_TOOLS = frozenset({"Read", "Glob", "Grep"})
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-*]+")
 _SINGLE_DIRECTORY = re.compile(r"[^/*?\[\]]+/\*\*")  # `src/**`: a directory name, relative
 

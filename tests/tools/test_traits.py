@@ -1,0 +1,39 @@
+"""A tool's traits are attributes of its class; the name sets the rest of covey uses are derived from them."""
+
+from covey.agents import agent_launch, builtin, memory, progress_reports, resolve
+from covey.permissions import tool_traits
+from covey.tools.base import Tool
+from covey.tools.catalog import BUILTIN_TOOLS, path_rule_tools, tool_names_where
+
+
+def test_the_permission_table_says_what_the_tool_classes_say():
+    # Permissions sit below the tools and name them once; the classes are the authority.
+    assert {t.name: t.path_rules for t in BUILTIN_TOOLS if t.path_rules} == tool_traits.PATH_RULES
+    assert {t.name: t.primary_field for t in BUILTIN_TOOLS if t.primary_field} == tool_traits.PRIMARY_FIELDS
+    assert tool_names_where(lambda t: t.asked_in_plan_mode) == tool_traits.ASKED_IN_PLAN_MODE
+    assert path_rule_tools("Read") == tool_traits.READ_TOOLS == {"Read", "Glob", "Grep"}
+    assert path_rule_tools("Edit") == tool_traits.EDIT_TOOLS == {"Edit", "Write", "NotebookEdit"}
+
+
+def test_the_derived_sets_are_the_ones_claude_code_uses():
+    assert tool_traits.FILE_PATTERN_TOOLS == {"Read", "Write", "Edit", "Glob", "NotebookRead", "NotebookEdit"}
+    assert tool_traits.UNCONSULTED_PATH_TOOLS == {"Write": "Edit", "NotebookEdit": "Edit", "MultiEdit": "Edit",
+                                                  "Glob": "Read"}
+    assert agent_launch.FILE_TOOLS == {"Read", "Write", "Edit", "Glob", "Grep", "Bash", "NotebookEdit", "Skill"}
+    assert memory.MEMORY_TOOLS == {"Read", "Write", "Edit"}
+    assert set(builtin.READ_ONLY_DENIED) == {"Edit", "Write", "NotebookEdit", "Agent"}
+    assert resolve.GLOBAL_DENIED == {"TeamCreate", "TeamDelete", "TaskOutput", "TaskStop", "ExitPlanMode"}
+    assert resolve.ASYNC_ALLOWED == {
+        "Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "NotebookEdit", "WebFetch", "WebSearch",
+        "Skill", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "Agent"}
+    assert set(progress_reports.ACTIVITIES) == {"Read", "Write", "Edit", "NotebookEdit", "Grep", "Glob", "WebFetch",
+                                                "WebSearch"}
+
+
+def test_a_tool_that_says_nothing_gets_the_cautious_answer():
+    class Quiet(Tool):
+        name = "Quiet"
+
+    assert (Quiet.read_only, Quiet.path_rules, Quiet.primary_field) == (False, None, None)
+    assert Quiet.touches_files and not (Quiet.memory or Quiet.background or Quiet.lead_only)
+    assert tool_names_where(lambda t: t.touches_files, [Quiet]) == {"Quiet"}
