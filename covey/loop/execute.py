@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence
 from covey.model.messages import ToolUseBlock
 from pydantic import ValidationError
 
-from covey.loop.heartbeat import beat
+from covey.loop.heartbeat import beat, every_s
 from covey.tools.base import Tool, ToolContext, ToolResult
 from covey.tool_names import canonical_tool_name
 
@@ -95,7 +95,7 @@ class ToolExecutor:
 
     def _heartbeat(self, tool: Tool | None, call: ToolUseBlock) -> asyncio.Task[None] | None:
         """A ``tool_progress`` every ``heartbeat_s`` while a tool that has one runs (covey/loop/heartbeat.py)."""
-        every = getattr(tool, "heartbeat_s", None)
+        every = every_s(getattr(tool, "heartbeat_s", None), self.ctx.env)
         if tool is None or not every or self.ctx.emit is None:
             return None
         return asyncio.create_task(beat(self.ctx.emit, call, tool.name, every, self.ctx.services.session_id or ""))

@@ -6,11 +6,25 @@ working call from a hung one."""
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from covey.events import ToolProgress
 from covey.model.messages import ToolUseBlock
+
+
+EVERY_ENV = "COVEY_TOOL_HEARTBEAT_MS"
+"""The run's environment may set every heartbeat's interval in milliseconds (tests use a short one)."""
+
+
+def every_s(own: float | None, env: Mapping[str, str] | None) -> float | None:
+    """A tool's heartbeat interval: its own (the Agent tool's 30 s, Claude Code's), or ``COVEY_TOOL_HEARTBEAT_MS``
+    of the run's environment; None for a tool that has none."""
+    given = (env if env is not None else os.environ).get(EVERY_ENV, "")
+    if not own:
+        return None
+    return max(int(given), 50) / 1000 if given.isdigit() else own
 
 
 async def beat(emit: Callable[[Any], None], call: ToolUseBlock, tool_name: str, every_s: float,

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from covey.agents.agent_tool import AgentTool
 from covey.events import ToolProgress
 from covey.loop.execute import ToolExecutor
+from covey.loop.heartbeat import every_s
 from covey.model.messages import ToolUseBlock
 from covey.tools.base import Tool, ToolContext, ToolResult, ToolServices
 
@@ -73,3 +74,12 @@ async def test_a_tool_without_a_heartbeat_or_a_short_call_sends_none(tmp_path):
 
 def test_the_agent_tool_beats_every_thirty_seconds_as_claude_code():
     assert AgentTool.heartbeat_s == 30.0
+
+
+def test_the_interval_is_the_tools_own_unless_the_run_sets_one():
+    assert AgentTool.heartbeat_s == 30.0  # Claude Code's
+    assert every_s(30.0, {}) == 30.0
+    assert every_s(30.0, {"COVEY_TOOL_HEARTBEAT_MS": "1500"}) == 1.5
+    assert every_s(30.0, {"COVEY_TOOL_HEARTBEAT_MS": "soon"}) == 30.0  # not a number: the tool's own
+    assert every_s(30.0, {"COVEY_TOOL_HEARTBEAT_MS": "1"}) == 0.05  # never a busy loop
+    assert every_s(None, {"COVEY_TOOL_HEARTBEAT_MS": "1500"}) is None  # a tool with no heartbeat has none

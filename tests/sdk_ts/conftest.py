@@ -148,14 +148,15 @@ def run_program(ts_sdk, served, covey_cli, fake_api, tmp_path) -> RunProgram:
         # IS_SANDBOX: Claude Code refuses bypassPermissions to root (a CI container's user) without it.
         env.update(CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", IS_SANDBOX="1")
 
-    def run(prompt: str | list[str], interrupt_when: Path | None = None, **options: Any) -> Ran:
+    def run(prompt: str | list[str], interrupt_when: Path | None = None, extra_env: dict[str, str] | None = None,
+            **options: Any) -> Ran:
         marker = tmp_path / "handlers.jsonl"
         spec = {"modules": str(modules), "cli": covey_cli, "cwd": str(tmp_path), "marker": str(marker),
                 "options": options, **({"prompts": prompt} if isinstance(prompt, list) else {"prompt": prompt})}
         if interrupt_when is not None:
             spec["interruptWhen"] = str(interrupt_when)
         started = time.monotonic()
-        with subprocess.Popen([node, str(PROGRAM)], cwd=tmp_path, env={**env, "COVEY_TS_CASE": json.dumps(spec)},
+        with subprocess.Popen([node, str(PROGRAM)], cwd=tmp_path, env={**env, **(extra_env or {}), "COVEY_TS_CASE": json.dumps(spec)},
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as program:
             try:
                 stdout, stderr = program.communicate(timeout=RUN_TIMEOUT_S)
