@@ -13,7 +13,7 @@ from pathlib import Path
 
 async def baseline(api_url: str, n: int, tmp: Path) -> float:
     from benchmarks.fanout import run_children_in_process
-    from covey.model.anthropic import AnthropicModel
+    from covey.gateway.anthropic import AnthropicModel
     from covey.session import Session
 
     project = tmp / "baseline"

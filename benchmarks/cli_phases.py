@@ -17,7 +17,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from covey.agents.transcript_read import record_time_s
+from covey.transcripts.transcript_read import record_time_s
 
 MAIN_LABEL = "main"
 

@@ -24,12 +24,12 @@ from typing import Any
 import ray
 
 from benchmarks.common import log, summary
-from covey.actors.handle import AgentHandle
-from covey.agents.builtin import builtin_agents
-from covey.agents.records import LaunchRequest
-from covey.agents.spec import AgentSpec
-from covey.limits import Limits
-from covey.local_rays import NAMESPACE
+from covey.agent.handle import AgentHandle
+from covey.definitions.builtin import builtin_agents
+from covey.runtime.records import LaunchRequest
+from covey.runtime.spec import AgentSpec
+from covey.runtime.limits import Limits
+from covey.ray.local import NAMESPACE
 from covey.registry.core import Registry
 from covey.registry.journal import RegistryJournal
 
@@ -67,7 +67,7 @@ def _write_cost(tmp: Path, actor: AgentHandle, n: int) -> dict[str, Any]:
 
 
 async def _restart(agents: int) -> dict[str, Any]:
-    from covey.actors.shared_pool import SharedPoolHandle
+    from covey.pool.shared_pool import SharedPoolHandle
 
     name = f"covey:bench-pool-{uuid.uuid4().hex[:6]}"
     pool = SharedPoolHandle.create(name, ray.get_runtime_context().get_node_id(), floors={"kit": 1, "home": 0})

@@ -21,7 +21,7 @@ from typing import Any
 
 from benchmarks.common import log
 from benchmarks.scripts import new_session
-from covey.model.anthropic import AnthropicModel
+from covey.gateway.anthropic import AnthropicModel
 from covey.model.base import ModelRequest
 from covey.model.pricing import PriceTable
 from covey.model.scripted import ScriptedModel

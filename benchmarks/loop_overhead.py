@@ -17,11 +17,11 @@ from typing import Any
 
 from benchmarks.common import log
 from benchmarks.scripts import new_session, todo
-from covey.actors.agent import AgentRunner
+from covey.agent.actor import AgentRunner
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.model.scripted import ScriptedModel
 from covey.tools.base import ToolContext
-from covey.agents.catalog import tool_catalog
+from covey.agent.catalog import tool_catalog
 
 
 def _turns(n: int) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ import ray
 from benchmarks import memory_anthropic
 from benchmarks.common import GIB, MIB, actor_procs, log, summary, uss_mib
 from benchmarks.scripts import CHILD, MAIN, NOTICE, agent_call, new_session, rule, scripted
-from covey.limits import Limits
+from covey.runtime.limits import Limits
 
 FLOOR_BYTES = 4 * GIB
 PER_ACTOR_BYTES = 80 * MIB

@@ -18,7 +18,7 @@ import ray
 
 from benchmarks.common import actor_procs, summary, uss_mib
 from benchmarks.scripts import new_session
-from covey.model.anthropic import AnthropicModel
+from covey.gateway.anthropic import AnthropicModel
 from covey.model.base import ModelRequest
 from tests.fake_messages_api import FakeMessagesAPI
 
@@ -35,13 +35,13 @@ class _Sender:
 
         config = AnthropicConfig("bench-key", None, url, max_retries=2, retry_backoff_s=0.001)  # the fake API may close a kept-alive connection
         if via_gateway:
-            from covey.actors.gateway_model import GatewayModel
-            from covey.actors.gateway_types import Pacing
-            from covey.model.ratelimit_signals import RateLimitSettings
+            from covey.gateway.remote_model import GatewayModel
+            from covey.gateway.ports import Pacing
+            from covey.ratelimit.signals import RateLimitSettings
 
             self.model: Any = GatewayModel(config, pacing=Pacing("bench", "bench-agent", True, RateLimitSettings()))
         else:
-            from covey.model.anthropic import AnthropicModel, warm_up_offline
+            from covey.gateway.anthropic import AnthropicModel, warm_up_offline
 
             warm_up_offline()
             self.model = AnthropicModel.of(config)

@@ -16,7 +16,7 @@ from typing import Any
 from benchmarks.common import log, summary
 from covey.permissions.policy import PermissionPolicy
 from covey.permissions.rules import parse_rule
-from covey.settings import Settings
+from covey.settings.merged import Settings
 from covey.trust import decide
 
 COMMANDS = [

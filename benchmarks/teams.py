@@ -42,8 +42,8 @@ from typing import Any
 import ray
 
 from benchmarks.common import log, summary
-from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
-from covey.actors.team import start_team_actors
+from covey.teams.mailbox_actor import MailboxHandle, mailbox_actor_class
+from covey.teams.team_actors import start_team_actors
 from covey.teams.board import TaskBoard
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import TeammateMessage

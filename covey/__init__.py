@@ -6,23 +6,23 @@ that needs only the loop or the model layer does not pull in Ray.
 
 from __future__ import annotations
 
-from covey.lazy import lazy_exports
+from covey.common.lazy import lazy_exports
 
 _EXPORTS = {
-    "AgentDefinition": "covey.agents.definition",
+    "AgentDefinition": "covey.definitions.definition",
     "AgentTree": "covey.observe.notebook",
     "AgentUnavailable": "covey.errors",
     "CoveyError": "covey.errors",
     "DetachedSession": "covey.session",
     "LimitExceeded": "covey.errors",
-    "Limits": "covey.limits",
+    "Limits": "covey.runtime.limits",
     "ModelAPIError": "covey.errors",
     "ModelBehaviorError": "covey.errors",
     "RunResult": "covey.session",
     "ScriptedModel": "covey.model.scripted",
     "Session": "covey.session",
     "UserError": "covey.errors",
-    "attach": "covey.daemon.detached",
+    "attach": "covey.client.detached",
     "run": "covey.session",
 }
 

@@ -1,3 +1,3 @@
-from covey.cli import main
+from covey.cli.main import main
 
 raise SystemExit(main())

@@ -72,7 +72,7 @@ def ray_session():
     """One local Ray for every test that needs it, stopped at the end of the session."""
     import ray
 
-    from covey.ray_runtime import NAMESPACE
+    from covey.ray.cluster import NAMESPACE
 
     if not ray.is_initialized():
         ray.init(
@@ -93,8 +93,8 @@ def kit_pool(ray_session):
     served session of this run (``COVEY_SERVICE=1``, see ``served_kits``) borrows from it:
     ready agent actors and a session kit (registry and mailbox), given back and recycled
     between tests as the service recycles them between runs, instead of started per test."""
-    from covey.actors.shared_pool import SharedPoolHandle, pool_name
-    from covey.daemon.paths import service_dir
+    from covey.pool.shared_pool import SharedPoolHandle, pool_name
+    from covey.client.paths import service_dir
 
     # Demand decays in seconds, not the service's minutes: a test that ran twenty agents at
     # once leaves no twenty idle actor processes behind for the rest of the run.
@@ -172,10 +172,10 @@ def managed_settings_dir(tmp_path, monkeypatch) -> Path:
     """The managed settings folder this test's in-process sessions read (empty unless the test writes
     it): never the machine's /etc/claude-code. covey reads it only from the module constant, which
     no environment variable moves; a ``covey`` subprocess gets it through tests/managed_covey.py."""
-    import covey.settings_managed
+    import covey.settings.managed
 
     folder = tmp_path / "managed-settings"
-    monkeypatch.setattr(covey.settings_managed, "MANAGED_DIR", folder)
+    monkeypatch.setattr(covey.settings.managed, "MANAGED_DIR", folder)
     return folder
 
 

@@ -7,7 +7,7 @@ tokens (the whole prompt's JSON length / 4, or ``count_input``) and its ``max_to
 the output is corrected to what the reply used once it is written, as the API does. A request
 that does not fit gets 429 ``rate_limit_error`` with ``retry-after`` (whole seconds until it
 fits). A request larger than a whole bucket is let through once that bucket is full (what the
-scheduler in covey/model/ratelimit.py assumes of the API). Every reply, errors included, carries
+scheduler in covey/ratelimit/scheduler.py assumes of the API). Every reply, errors included, carries
 ``anthropic-ratelimit-{requests,input-tokens,output-tokens}-{limit,remaining,reset}`` for the
 limits set. ``overload(n)`` answers the next n requests 529 ``overloaded_error``.
 

@@ -1,5 +1,5 @@
 """``covey ARGS`` run in the test's process, on the test session's Ray, instead of a subprocess
-that starts (and stops) a private Ray of its own: the same ``covey.cli.main`` a ``covey -p``
+that starts (and stops) a private Ray of its own: the same ``covey.cli.main.main`` a ``covey -p``
 runs, with its stdout and stderr captured, the environment changes and working directory the
 test names, and stdin empty (not a terminal), answered as ``subprocess.run`` answers.
 
@@ -27,8 +27,8 @@ def covey_here(*args: str, cwd: Path, env: dict[str, str] | None = None, unset: 
                managed: Path | None = None, stdin: str = "") -> subprocess.CompletedProcess:
     """``covey *args`` in ``cwd``; ``env``: variables set for the run, ``unset``: removed;
     ``managed``: the managed settings folder covey reads (tests/managed_covey.py's argument)."""
-    import covey.settings_managed
-    from covey import cli
+    import covey.settings.managed
+    from covey.cli import main as cli
 
     if env and "HOME" in env:
         # The run's agents live in the shared Ray's actors, whose HOME is the test session's:
@@ -42,7 +42,7 @@ def covey_here(*args: str, cwd: Path, env: dict[str, str] | None = None, unset: 
         for name in unset:
             patch.delenv(name, raising=False)
         if managed is not None:
-            patch.setattr(covey.settings_managed, "MANAGED_DIR", managed)
+            patch.setattr(covey.settings.managed, "MANAGED_DIR", managed)
         patch.chdir(cwd)
         patch.setattr(sys, "stdin", io.StringIO(stdin))
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -5,28 +5,28 @@ from __future__ import annotations
 
 import pickle
 
-import covey.cli  # noqa: F401  (imported for the exceptions they define)
+import covey.cli.main  # noqa: F401  (imported for the exceptions they define)
 import covey.hooks.read  # noqa: F401
-import covey.resume  # noqa: F401
+import covey.transcripts.resume  # noqa: F401
 import covey.session  # noqa: F401
-import covey.skills.loader  # noqa: F401
+import covey.definitions.skill_loader  # noqa: F401
 from covey.errors import (
     AgentUnavailable, CoveyError, LimitExceeded, ModelAPIError, ModelBehaviorError, PromptBlocked, UserError,
 )
 from covey.hooks.read import HookConfigError
 from covey.mcp.manager import McpServerUnavailable
-from covey.model.ratelimit_types import RateLimitRefused
+from covey.ratelimit.ports import RateLimitRefused
 from covey.permissions.rules import RuleError
-from covey.ray_start import RayUnreachable
-from covey.resume import ResumeError
-from covey.service.client import PromptTooLarge
+from covey.ray.start import RayUnreachable
+from covey.transcripts.resume import ResumeError
+from covey.cli.served import PromptTooLarge
 from covey.service.controls import Refused
 from covey.service.preflight import MissingKey
-from covey.daemon.lifecycle import LineTooLong, ServiceUnavailable
-from covey.daemon.paths import ServiceDirError
+from covey.client.process import LineTooLong, ServiceUnavailable
+from covey.client.paths import ServiceDirError
 from covey.session import SessionBroken
-from covey.settings_files import SandboxUnavailable
-from covey.skills.loader import UnknownSkill
+from covey.settings.files import SandboxUnavailable
+from covey.definitions.skill_loader import UnknownSkill
 
 EXAMPLES = [
     CoveyError("x"), UserError("settings.json: field 'model': bad"), ModelBehaviorError("Agent type 'x' not found."),

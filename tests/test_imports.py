@@ -109,7 +109,7 @@ def _own(name: str) -> set[str]:
 def graph() -> dict[str, set[str]]:
     """Module -> the covey modules importing it runs: what it imports, and the ``__init__`` of
     each package on their way. (The root ``covey/__init__.py`` runs before every module and
-    imports only ``covey.lazy``; it loads its public names on first use.)"""
+    imports only ``covey.common.lazy``; it loads its public names on first use.)"""
     return {name: _imports(path) - _own(name) - {name} for name, path in MODULES.items()}
 
 
@@ -183,12 +183,13 @@ def test_every_import_goes_down_the_layers():
 
 def test_a_package_init_imports_only_its_own_folder():
     """A package's ``__init__`` runs for every import of a module in it, so it imports only
-    modules of its own folder (same layer) and ``covey.lazy``; covey's own ``__init__`` only ``covey.lazy``
+    modules of its own folder (same layer) and ``covey.common.lazy``; covey's own ``__init__`` only ``covey.common.lazy``
     (its public names load on first use)."""
-    strays = {name: sorted(t for t in _imports(MODULES[name]) if unit_of(t) not in (unit_of(name), "lazy"))
+    strays = {name: sorted(t for t in _imports(MODULES[name])
+                          if unit_of(t) != unit_of(name) and t not in ("covey.common", "covey.common.lazy"))
               for name in sorted(PACKAGES) if name != "covey"}
     assert {name: found for name, found in strays.items() if found} == {}
-    assert _imports(MODULES["covey"]) == {"covey.lazy"}
+    assert _imports(MODULES["covey"]) == {"covey.common", "covey.common.lazy"}
 
 
 _PROBE = """
@@ -215,10 +216,23 @@ def test_what_an_import_loads_in_a_fresh_interpreter_stays_in_its_layers():
     assert upward == []
 
 
-def test_the_runtime_is_a_leaf_of_the_agents_layer():
-    """``covey.agents.runtime`` travels in every spec: it may name definitions, limits and tool
+def test_the_session_runtime_names_no_actor_at_run_time():
+    """``covey.runtime.session_runtime`` travels in every spec: it may name definitions, limits and tool
     options (and read project context), never an actor, a handle or the registry at run time."""
-    assert {unit_of(m) for m in graph()["covey.agents.runtime"]} <= {"agents/", "limits", "tools/", "lazy"}
+    assert {unit_of(m) for m in graph()["covey.runtime.session_runtime"]} <= {"definitions/", "runtime/", "tools/", "common/"}
+
+
+def test_covey_has_few_modules_at_its_top():
+    """Everything lives in a feature folder but the package's own entry points and the words
+    every layer shares (errors, ids)."""
+    top = sorted(name for name, path in MODULES.items() if name.count(".") == 1 and path.parent == ROOT)
+    assert len([n for n in top if n not in ("covey.__main__",)]) <= 6, top
+
+
+def test_no_folder_holds_more_than_20_modules():
+    sizes = {unit: sum(1 for name, path in MODULES.items() if unit_of(name) == unit and path.name != "__init__.py")
+             for unit in {unit_of(m) for m in MODULES} if unit.endswith("/")}
+    assert {unit: n for unit, n in sizes.items() if n > 20} == {}
 
 
 @pytest.mark.parametrize("edges, expected", [
@@ -231,9 +245,9 @@ def test_the_cycle_finder_finds_a_cycle_and_only_a_cycle(edges, expected):
 
 def test_an_import_inside_a_function_counts_and_one_under_type_checking_does_not(tmp_path):
     source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from covey.session import Session\n"
-              "def f():\n    from covey.cli import main\n")
+              "def f():\n    from covey.cli.main import main\n")
     (tmp_path / "m.py").write_text(source)
-    assert _imports(tmp_path / "m.py") == {"covey.cli"}
+    assert _imports(tmp_path / "m.py") == {"covey.cli", "covey.cli.main"}
 
 
 def test_importing_a_module_of_a_folder_counts_the_folders_init():

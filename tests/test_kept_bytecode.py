@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from covey.subprocess_env import KEPT_BYTECODE, bytecode_kept, scrubbed, with_kept_bytecode
+from covey.common.subprocess_env import KEPT_BYTECODE, bytecode_kept, scrubbed, with_kept_bytecode
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:

@@ -98,7 +98,7 @@ def test_covey_rays_are_on_loopback_and_ps_finds_them_only_and_joins_one_by_addr
         record = json.loads((runs / f"ray-{holder.pid}.json").read_text())
         assert record["gcs_address"] == run["gcs"]
         assert Path(record["token_path"]).is_file()
-        # The token of the Ray covey started is the user's alone (covey/ray_token.py).
+        # The token of the Ray covey started is the user's alone (covey/ray/token.py).
         assert os.stat(record["token_path"]).st_mode & 0o777 == 0o600
         assert os.stat(tmp_path / "home" / ".ray").st_mode & 0o777 == 0o700
         # A stale file of a dead driver, pointing at the foreign Ray: ignored and removed.
@@ -126,7 +126,7 @@ def test_covey_rays_are_on_loopback_and_ps_finds_them_only_and_joins_one_by_addr
 
 
 REPO = Path(__file__).resolve().parent.parent
-OK_MODEL = f"scripted:{REPO / 'covey' / 'scenarios' / 'ok.yaml'}"
+OK_MODEL = f"scripted:{REPO / 'covey' / 'cli' / 'scenarios' / 'ok.yaml'}"
 RUN = "import covey; print(covey.run('say ok', model={model!r}).result)"
 
 

@@ -11,7 +11,7 @@ import pytest
 import ray
 
 from covey.model.scripted import ScriptedModel
-from covey.ray_runtime import ensure_ray
+from covey.ray.cluster import ensure_ray
 from covey.session import Session
 from tests.conftest import NOT_MARKED, RayNotAllowed
 

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from covey.versions import CLAUDE_CODE_VERSION as CLAUDE_CODE_VERSION  # re-exported: covey.events names it
+from covey.common.versions import CLAUDE_CODE_VERSION as CLAUDE_CODE_VERSION  # re-exported: covey.events names it
 
 
 def new_uuid() -> str:
@@ -98,7 +98,7 @@ class ConversationReset(Event):
 
 class RateLimitEvent(Event):
     """A model request waits for the API's rate limit, or gave up waiting: Claude Code's
-    ``rate_limit_event`` line (``covey.model.ratelimit_types.rate_limit_event`` builds its info)."""
+    ``rate_limit_event`` line (``covey.ratelimit.ports.rate_limit_event`` builds its info)."""
 
     type: Literal["rate_limit_event"] = "rate_limit_event"
     rate_limit_info: dict[str, Any]

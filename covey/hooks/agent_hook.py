@@ -1,4 +1,4 @@
-"""Running one ``agent`` hook: its verifier agent (``covey.loop.verifier``, which an agent's
+"""Running one ``agent`` hook: its verifier agent (``covey.hooks.verifier``, which an agent's
 lifecycle wires in as ``HookDispatch.verify``) within the hook's ``timeout`` (60 s unless set).
 
 Its verdict is a prompt hook's, read the same way (``covey.hooks.prompt``). A verifier that gives

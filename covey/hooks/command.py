@@ -25,9 +25,9 @@ from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from covey.bounded import Captured, cut_text, read_bounded
+from covey.common.bounded import Captured, cut_text, read_bounded
 from covey.hooks.config import CommandHook
-from covey.subprocess_env import scrubbed
+from covey.common.subprocess_env import scrubbed
 
 HOOK_OUTPUT_LIMIT_CHARS = 10_000
 """Claude Code's cap on the hook output one hook brings into the model's context."""

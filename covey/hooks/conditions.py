@@ -2,7 +2,7 @@
 
 Claude Code evaluates ``if`` only on tool events (a handler with ``if`` on any
 other event never runs). For Bash it checks each simple command as the permission
-gate parses it (covey/permissions/shell.py: one parser for every place that reads a
+gate parses it (covey/shell/parse.py: one parser for every place that reads a
 command), with leading ``VAR=value`` assignments, wrappers and quotes set aside, and the
 commands inside substitutions and ``bash -c``; when a pattern names more than the command
 and the command holds something computed at run time (``$()``, backticks, ``$VAR``), it
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from covey.errors import UserError
 from covey.permissions.bash_judge import first_hit, unknowable
-from covey.permissions.shell import Script, parse
+from covey.shell.parse import Script, parse
 from covey.permissions.rules import PathContext, Rule, parse_rule
 
 

@@ -10,15 +10,15 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from covey.tool_names import names_of
+from covey.common.tool_names import names_of
 
-HookEvent = Literal[
+HookEventName = Literal[
     "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit",
     "Notification", "Stop", "SubagentStart", "SubagentStop", "SessionStart", "SessionEnd", "PreCompact", "PostCompact",
     "Setup", "TaskCreated", "TaskCompleted", "TeammateIdle", "StopFailure", "PostToolBatch", "InstructionsLoaded",
     "WorktreeCreate", "WorktreeRemove", "Interrupt",
 ]
-EVENTS: tuple[str, ...] = get_args(HookEvent)
+EVENTS: tuple[str, ...] = get_args(HookEventName)
 
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
 """Events about one tool call: their matcher is a tool name, and only they evaluate a handler's ``if``."""
@@ -178,7 +178,7 @@ class PromptHook(_AskedHook):
 
 class AgentHook(_AskedHook):
     """A verifier agent given the prompt and the payload: it may Read, Grep and Glob the project
-    for up to 50 turns, then answers as a prompt hook's model does (``covey.loop.verifier``, run by ``covey.hooks.agent_hook``)."""
+    for up to 50 turns, then answers as a prompt hook's model does (``covey.hooks.verifier``, run by ``covey.hooks.agent_hook``)."""
 
     type: Literal["agent"] = "agent"
 

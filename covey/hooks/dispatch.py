@@ -76,7 +76,7 @@ class HookDispatch:
         self.model: Any = None
         """The session's model (a ``covey.model.Model``): ``prompt`` hooks ask it (None: they cannot run)."""
         self.verify: Verify | None = None
-        """Runs ``agent`` hooks' verifiers (``covey.loop.verifier``, wired with the model and the agent's
+        """Runs ``agent`` hooks' verifiers (``covey.hooks.verifier``, wired with the model and the agent's
         permission policy); None: they cannot run."""
         self.mcp_call: McpCall | None = None
         """Calls a tool of one of the agent's MCP servers (``mcp_tool`` hooks); None: none is connected."""

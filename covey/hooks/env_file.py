@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
-from covey.subprocess_env import scrubbed
+from covey.common.subprocess_env import scrubbed
 
 log = logging.getLogger(__name__)
 

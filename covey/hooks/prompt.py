@@ -7,7 +7,7 @@ goes back to work with it; on every other event it also ends the run after that 
 ``"continue": false`` does (Claude Code's rule), except where Claude Code ignores
 ``continue: false`` (TaskCreated, TaskCompleted from TaskUpdate). On ``PermissionRequest`` it is a
 deny. An answer that is not that JSON, a model error or a timeout is a non-blocking error.
-An ``agent`` hook's verifier (``covey.loop.verifier``) answers the same way, read by :func:`read_verdict`.
+An ``agent`` hook's verifier (``covey.hooks.verifier``) answers the same way, read by :func:`read_verdict`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from covey.bounded import cut_text
+from covey.common.bounded import cut_text
 from covey.hooks.command import HOOK_OUTPUT_LIMIT_CHARS, HookAnswer
 from covey.hooks.config import AgentHook, PromptHook
 from covey.model.aliases import resolve_model

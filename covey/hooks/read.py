@@ -150,9 +150,10 @@ class _Reader:
         kept = {k: group[k] for k in _GROUP_KEYS if k in group} | {"hooks": [h for _, h in read]}
         return self._matcher(group.get("matcher", ""), read, where), kept
 
-    def _matcher(self, pattern: Any, handlers: list[tuple[BaseModel, dict]], where: str) -> HookMatcher:
+    def _matcher(self, pattern: Any, handlers: list[tuple[BaseModel, dict[str, Any]]], where: str) -> HookMatcher:
         hooks = [hook for hook, _ in handlers]
-        return self._validate(HookMatcher, {"matcher": pattern, "hooks": hooks}, where)
+        matcher: HookMatcher = self._validate(HookMatcher, {"matcher": pattern, "hooks": hooks}, where)
+        return matcher
 
     def _handler(self, raw: Any, where: str) -> tuple[BaseModel, dict[str, Any]] | None:
         if not isinstance(raw, dict):

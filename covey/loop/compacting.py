@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from covey.errors import ModelAPIError
 from covey.events import CompactBoundary, Event
@@ -70,7 +70,7 @@ def summary_request(loop: AgentLoop, compactor: Compactor, instructions: str | N
     )
 
 
-async def compact_now(loop: AgentLoop, messages: list[dict], instructions: str) -> AsyncIterator[Event]:
+async def compact_now(loop: AgentLoop, messages: list[dict[str, Any]], instructions: str) -> AsyncIterator[Event]:
     """``/compact``: the conversation summarised now (trigger ``manual``), its boundary, then the
     turn's result; no other request is made."""
     loop.messages.extend(messages)

@@ -23,7 +23,7 @@ class PermissionGate:
         self.asker = asker
         self.on_request = on_request
         """``async (tool, input, ctx, ask) -> (decision, input) | None``: PermissionRequest hooks,
-        which may answer before a person is asked (``covey.loop.hooks.permission_request_hook``)."""
+        which may answer before a person is asked (``covey.hooks.tool_gate.permission_request_hook``)."""
         self.denials: list[dict[str, Any]] = []
 
     async def __call__(self, tool: Tool, input: Any, ctx: ToolContext) -> Any:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection
 
-from covey.subprocess_env import SCRUBBED
+from covey.common.subprocess_env import SCRUBBED
 from covey.trust import ALL, SetAside, Trust
 from covey.trust.decision import printable
 

@@ -24,7 +24,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client  # the SDK's own clie
 
 from covey.mcp.config import McpServerConfig
 from covey.mcp.relay import McpRelay, no_relay_reason, relay_transport
-from covey.subprocess_env import scrubbed
+from covey.common.subprocess_env import scrubbed
 
 STDERR_TAIL_CHARS = 2000
 

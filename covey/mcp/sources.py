@@ -20,8 +20,8 @@ from typing import Any, Mapping, Sequence
 from covey.errors import UserError
 from covey.mcp.approval import Approval, project_servers
 from covey.mcp.config import McpServerConfig, parse_servers
-from covey.safe_files import READ_ERRORS, read_json, reason
-from covey.settings_files import Sources, reads
+from covey.common.safe_files import READ_ERRORS, read_json, reason
+from covey.settings.files import Sources, reads
 from covey.trust import SetAside
 
 

@@ -3,9 +3,9 @@
 An ``AnthropicModel`` pickles as an ``AnthropicConfig`` (``AnthropicModel.__reduce__``), so
 unpickling the session's model in an agent actor does not import the ``anthropic`` SDK
 (~60 MiB and ~0.75 s of CPU per process). It is data, not a model: under Ray the agent sends
-through its node's model gateway (``covey.actors.gateway_model.GatewayModel``), and the gateway
+through its node's model gateway (``covey.gateway.remote_model.GatewayModel``), and the gateway
 (or a process without Ray) sends through ``AnthropicModel.of(config)``, that process's one
-model per config (``covey.actors.agent_services.model_of``).
+model per config (``covey.agent.services.model_of``).
 """
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ class Credential:
 
 
 class Credentials:
-    """The credentials of keyless configs, by id: a gateway's (``covey.actors.credentials``) and
-    the cluster's holder's (``covey.actors.ratelimit``), which never answers with one."""
+    """The credentials of keyless configs, by id: a gateway's (``covey.ratelimit.credentials``) and
+    the cluster's holder's (``covey.ratelimit.actor``), which never answers with one."""
 
     def __init__(self) -> None:
         self._by_id: dict[str, Credential] = {}

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator
 
-from covey.private_dirs import make_dirs
+from covey.common.private_dirs import make_dirs
 
 
 def prefix_items(body: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:

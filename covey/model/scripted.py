@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from covey.errors import ModelAPIError, UserError
 from covey.model.base import ModelRequest
-from covey.safe_yaml import load_yaml
+from covey.common.safe_yaml import load_yaml
 
 Texts = str | list[str] | None
 

@@ -5,7 +5,7 @@ differs, each agent on one line cropped to the terminal's width (a line that wra
 would throw the in-place redraw off), and left on the screen showing the final state
 (``LiveView.finish``). Otherwise one plain line is printed whenever an agent starts or
 changes status, so logs stay readable. rich is imported only to draw on a terminal: the
-thin client (``covey.service.client``) stays light.
+thin client (``covey.cli.served``) stays light.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ LIMIT_NAMES = {"requests": "requests per minute", "input_tokens": "input tokens 
 
 def rate_wait_text(wait: dict[str, Any] | None, status: str, now: float | None = None) -> str:
     """``waiting for the rate limit (requests per minute), 12 s`` for a running agent whose model
-    request the rate scheduler holds back (``covey.registry.payloads.RateWait``); else empty."""
+    request the rate scheduler holds back (``covey.runtime.payloads.RateWait``); else empty."""
     if not wait or status != "running":
         return ""
     waited = max((time.time() if now is None else now) - wait["since"], 0.0)

@@ -1,12 +1,12 @@
 """Permission rules, modes and decisions: who may run which tool call, and who is asked.
 
-Names load on first use: ``covey.permissions.modes`` and ``covey.permissions.prompt``
-are plain Python, and the thin CLI client imports them without pydantic.
+Names load on first use: ``covey.permissions.modes`` is plain Python, and the thin CLI
+client imports it without pydantic.
 """
 
 from __future__ import annotations
 
-from covey.lazy import lazy_exports
+from covey.common.lazy import lazy_exports
 
 _EXPORTS = {
     "Allow": "covey.permissions.decisions",
@@ -22,7 +22,7 @@ _EXPORTS = {
     "Rule": "covey.permissions.rules",
     "RuleError": "covey.permissions.rules",
     "TerminalAsker": "covey.permissions.askers",
-    "canonical_tool_name": "covey.tool_names",
+    "canonical_tool_name": "covey.common.tool_names",
     "parse_rule": "covey.permissions.rules",
     "suggest_rule": "covey.permissions.rules",
 }

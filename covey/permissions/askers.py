@@ -11,7 +11,7 @@ import inspect
 from typing import IO, Awaitable, Callable, Union
 
 from covey.permissions.decisions import Allow, Deny, PermissionRequest
-from covey.permissions.prompt import converse, terminal
+from covey.common.terminal_question import converse, terminal
 
 Answer = Union[bool, Allow, Deny]
 Asker = Callable[[PermissionRequest], Awaitable[Answer]]

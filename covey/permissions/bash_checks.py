@@ -13,7 +13,7 @@ from covey.permissions.bash_judge import allowing_rule
 from covey.permissions.decisions import Allow, Decision
 from covey.permissions.paths import inside, resolve
 from covey.permissions.readonly import not_read_only
-from covey.permissions.shell import Script, parse
+from covey.shell.parse import Script, parse
 
 if TYPE_CHECKING:
     from covey.permissions.host import PolicyHost as _Base

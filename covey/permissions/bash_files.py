@@ -3,7 +3,7 @@
 ``Read(./.env)``) and output redirections (``echo x > .env`` meets ``Edit(./.env)``), and for
 the protected-path check (``echo x > .git/config``).
 
-Read from the parsed command (:mod:`covey.permissions.shell`), substitutions included, following
+Read from the parsed command (:mod:`covey.shell.parse`), substitutions included, following
 ``cd`` from one command to the next, with globs expanded as they would be now. What cannot be
 known before the command runs (a target computed from a variable, a ``cd`` to one) is reported as
 unknown, and the policy asks. Taking too much for a path (a ``head -n 5`` whose ``5`` is taken for
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from covey.permissions.paths import expand, normal, resolve
-from covey.permissions.shell import Script, SimpleCommand, parse
-from covey.permissions.wrappers import basename, runs
+from covey.shell.parse import Script, SimpleCommand, parse
+from covey.shell.wrappers import basename, runs
 
 READERS = frozenset({
     "cat", "head", "tail", "sed", "less", "more", "nl", "wc", "tac", "sort", "uniq", "cut", "diff", "cmp",

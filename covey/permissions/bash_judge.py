@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from covey.permissions.wrappers import runs
+from covey.shell.wrappers import runs
 from covey.permissions.rules import PathContext, Rule
-from covey.permissions.shell import Script, SimpleCommand
+from covey.shell.parse import Script, SimpleCommand
 
 
 def forms(command: SimpleCommand) -> list[str]:

@@ -16,7 +16,7 @@ from covey.permissions.decisions import Allow, Decision, Deny, describe_call
 from covey.permissions.paths import inside, protected_part, real_roots, resolve
 from covey.permissions.rules import Rule
 from covey.permissions.tool_traits import EDIT_TOOLS, READ_TOOLS
-from covey.permissions.shell import Script
+from covey.shell.parse import Script
 
 if TYPE_CHECKING:
     from covey.permissions.host import PolicyHost as _Base

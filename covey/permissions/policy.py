@@ -24,11 +24,11 @@ from covey.permissions.param_rules import matches_parameter
 from covey.permissions.readonly import not_filesystem_edit
 from covey.permissions.rules import PathContext, Rule, parse_rule, suggest_rule
 from covey.permissions.tool_traits import ASKED_IN_PLAN_MODE, EDIT_TOOLS, READ_TOOLS
-from covey.permissions.shell import parse
-from covey.tool_names import canonical_tool_name
+from covey.shell.parse import parse
+from covey.common.tool_names import canonical_tool_name
 
 if TYPE_CHECKING:
-    from covey.settings import Settings
+    from covey.settings.merged import Settings
 
 
 class LoggedDecision(NamedTuple):

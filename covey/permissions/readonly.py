@@ -1,6 +1,6 @@
 """Whether a Bash command only reads (runs without asking), or is an ``acceptEdits`` filesystem command.
 
-Judged on the parsed command (:mod:`covey.permissions.shell`), failing closed: a command is
+Judged on the parsed command (:mod:`covey.shell.parse`), failing closed: a command is
 read-only when the grammar reads all of it, every simple command is a read-only command
 whose options are on its allow list (:mod:`covey.permissions.readonly_commands`), it sets no
 variable, redirects output nowhere but ``/dev/null``, and every file it reads lies in a
@@ -21,7 +21,7 @@ from covey.permissions.git_places import git_elsewhere
 from covey.permissions.options import options, parse_options
 from covey.permissions.paths import expand, inside, protected_part, real_roots, resolve
 from covey.permissions.readonly_commands import ANY_ARGUMENTS, FLAG_SAFE, judge
-from covey.permissions.shell import MAX_LENGTH, Redirect, Script, SimpleCommand, parse
+from covey.shell.parse import MAX_LENGTH, Redirect, Script, SimpleCommand, parse
 
 __all__ = ["MAX_LENGTH", "is_read_only", "not_read_only", "is_filesystem_edit", "not_filesystem_edit"]
 

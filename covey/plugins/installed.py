@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from covey.safe_files import READ_ERRORS, read_json
+from covey.common.safe_files import READ_ERRORS, read_json
 
 REGISTRY = Path("plugins") / "installed_plugins.json"
 CACHE = Path("plugins") / "cache"

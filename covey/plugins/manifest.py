@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from covey.safe_files import READ_ERRORS, read_json, reason
+from covey.common.safe_files import READ_ERRORS, read_json, reason
 
 MANIFEST = Path(".claude-plugin") / "plugin.json"
 

@@ -4,7 +4,7 @@ The Agent calls of one assistant message run concurrently, so their launches arr
 the registry handle in the same turn of the event loop; they go in one call
 (``launch_many``), not one each. A spec's session runtime travels with the first launch
 of its key only; later launches name it by key, and a registry that does not hold the key
-answers ``NeedRuntime`` and gets it whole (``covey.agents.travel``).
+answers ``NeedRuntime`` and gets it whole (``covey.runtime.travel``).
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ import asyncio
 import dataclasses
 from typing import AsyncIterator, Awaitable, Protocol
 
-from covey.agents.travel import travelling
-from covey.registry.answers import LaunchAnswer, NeedRuntime
-from covey.registry.payloads import Launch
+from covey.runtime.travel import travelling
+from covey.runtime.answers import LaunchAnswer, NeedRuntime
+from covey.runtime.payloads import LaunchCall
 
 
 class Launcher(Protocol):
     """The registry, as a batch sends to it (``RegistryHandle``)."""
 
-    async def launch_one(self, launch: Launch) -> LaunchAnswer: ...
-    def launch_many(self, launches: list[Launch]) -> AsyncIterator[tuple[int, LaunchAnswer]]: ...
+    async def launch_one(self, launch: LaunchCall) -> LaunchAnswer: ...
+    def launch_many(self, launches: list[LaunchCall]) -> AsyncIterator[tuple[int, LaunchAnswer]]: ...
 
 
 class LaunchBatch:
@@ -30,11 +30,11 @@ class LaunchBatch:
         self.registry = registry
         self._runtime_sent: dict[str, asyncio.Future[bool]] = {}
         """Runtime keys sent to the registry: done, or on their way."""
-        self._batch: list[tuple[Launch, asyncio.Future[LaunchAnswer]]] = []
+        self._batch: list[tuple[LaunchCall, asyncio.Future[LaunchAnswer]]] = []
         """Launches made since the event loop last came round: they go in one call."""
         self._sending: set[asyncio.Task[None]] = set()
 
-    async def launch(self, launch: Launch) -> LaunchAnswer:
+    async def launch(self, launch: LaunchCall) -> LaunchAnswer:
         """The registry's answer to ``launch``, its runtime sent once per key."""
         spec = launch.spec
         runtime = spec.runtime if spec is not None else None
@@ -57,7 +57,7 @@ class LaunchBatch:
             if sending is not None and not sending.done():
                 sending.set_result(True)  # the registry has it, whatever the answer was
 
-    def _batched(self, launch: Launch) -> Awaitable[LaunchAnswer]:
+    def _batched(self, launch: LaunchCall) -> Awaitable[LaunchAnswer]:
         """The answer to ``launch``, sent with the other launches made in this turn of the
         event loop."""
         loop = asyncio.get_running_loop()
@@ -73,7 +73,7 @@ class LaunchBatch:
         self._sending.add(task)  # asyncio keeps only a weak reference
         task.add_done_callback(self._sending.discard)
 
-    async def _deliver(self, batch: list[tuple[Launch, asyncio.Future[LaunchAnswer]]]) -> None:
+    async def _deliver(self, batch: list[tuple[LaunchCall, asyncio.Future[LaunchAnswer]]]) -> None:
         waiting = [future for _, future in batch]
         try:
             if len(batch) == 1:

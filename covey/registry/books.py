@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Unpack
 
-from covey.registry.payloads import PoolStats
-from covey.registry.protocols import H
-from covey.registry.payloads import Held, ProgressFields, SessionUsage
-from covey.agents.records import FinalReport, RunRecord
+from covey.runtime.payloads import PoolStats
+from covey.runtime.ports import H
+from covey.runtime.payloads import Held, ProgressFields, SessionUsage
+from covey.runtime.records import FinalReport, RunRecord
 from covey.ids import known_agent_id
 from covey.registry.checks import budget_spent
 from covey.registry.journal import SPEND

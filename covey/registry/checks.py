@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from covey.registry.answers import Refused
-from covey.agents.records import LaunchRequest
+from covey.runtime.answers import Refused
+from covey.runtime.records import LaunchRequest
 
 if TYPE_CHECKING:
     from covey.registry.core import Registry

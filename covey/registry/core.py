@@ -12,12 +12,12 @@ import time
 from typing import Callable, Unpack
 
 from covey.model.usage import ModelUsage, merge_usage
-from covey.registry.answers import Refused
-from covey.limits import Limits
-from covey.registry.payloads import ProgressFields, SessionUsage
+from covey.runtime.answers import Refused
+from covey.runtime.limits import Limits
+from covey.runtime.payloads import ProgressFields, SessionUsage
 from covey.registry.queue import SpawnQueue
 from covey.registry.spend import count_spend
-from covey.agents.records import FinalReport, LaunchRequest, RunRecord
+from covey.runtime.records import FinalReport, LaunchRequest, RunRecord
 from covey.registry.tree import AgentTree, agent_tree
 
 

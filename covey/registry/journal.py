@@ -12,7 +12,7 @@ one reads the journal, rebuilds its books (``Restored``), and watches again ever
 the journal says is running. A line is flushed to the operating system when written: it
 survives the actor's process being killed, not the machine losing power.
 
-The file is the user's alone (``covey.private_dirs``); on a cluster the registry runs on
+The file is the user's alone (``covey.common.private_dirs``); on a cluster the registry runs on
 its session's home node, and a restart comes back on that node (its placement is
 ``soft=False``), so the node's own disk is where it is read again.
 """
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from covey.agents.records import FinalReport
-from covey.private_dirs import open_private, private_dir
+from covey.runtime.records import FinalReport
+from covey.common.private_dirs import open_private, private_dir
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """A launch is one call: check, reserve, take a warm actor, start it, watch it.
 
 ``spec`` comes with its runtime, or without it and naming it by ``runtime_key``
-(``NeedRuntime`` is the answer if that key is not held: ``covey.agents.travel``).
+(``NeedRuntime`` is the answer if that key is not held: ``covey.runtime.travel``).
 """
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, AsyncIterator, Awaitable
 
-from covey.registry.protocols import H
-from covey.agents.travel import travelling
-from covey.registry.answers import Finished, LaunchAnswer, Launched, NeedRuntime, Refused, not_started
-from covey.registry.payloads import Launch
-from covey.agents.records import FinalReport, LaunchRequest, RunRecord
+from covey.runtime.ports import H
+from covey.runtime.travel import travelling
+from covey.runtime.answers import Finished, LaunchAnswer, Launched, NeedRuntime, Refused, not_started
+from covey.runtime.payloads import LaunchCall
+from covey.runtime.records import FinalReport, LaunchRequest, RunRecord
 from covey.registry.state import Waiting
 from covey.registry.stop import Stopping
 
 if TYPE_CHECKING:
-    from covey.agents.spec import AgentSpec
-    from covey.agents.runtime import SessionRuntime
+    from covey.runtime.spec import AgentSpec
+    from covey.runtime.session_runtime import SessionRuntime
 
 
 class Launching(Stopping[H]):
@@ -143,14 +143,14 @@ class Launching(Stopping[H]):
         if record.report is not None:
             await self._ended_journaled(agent_id, record.report)
 
-    async def launch_many(self, launches: list[Launch]) -> AsyncIterator[tuple[int, LaunchAnswer]]:
+    async def launch_many(self, launches: list[LaunchCall]) -> AsyncIterator[tuple[int, LaunchAnswer]]:
         """Several launches in one call (the Agent calls of one assistant message), each
         answered as ``launch`` answers it, as ``(index, answer)`` the moment it is ready: a
         launch that gets a warm actor does not wait for one whose actor is still being
         created (its sync parent could not follow it, nor the actor be recycled). Their
         checks run in the order given: each reserves before the next one is checked (a
         task runs up to its first wait when it starts, and they start in order)."""
-        async def one(index: int, launch: Launch) -> tuple[int, LaunchAnswer]:
+        async def one(index: int, launch: LaunchCall) -> tuple[int, LaunchAnswer]:
             try:
                 return index, await self.launch(launch.request, launch.spec, launch.follow, launch.lane,
                                                 launch.output_file, launch.runtime_key)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from covey.agents.reports import record_notice
+from covey.subagents.reports import record_notice
 from covey.registry.core import Registry
-from covey.agents.records import FinalReport
+from covey.runtime.records import FinalReport
 from covey.registry.state import Notices
 from covey.teams.delivery import registry_delivers
 from covey.teams.tasks import Task

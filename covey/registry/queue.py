@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Literal
 
-from covey.agents.records import FinalReport, LaunchRequest, RunRecord, Status
-from covey.registry.answers import Refused
+from covey.runtime.records import FinalReport, LaunchRequest, RunRecord, Status
+from covey.runtime.answers import Refused
 from covey.registry.checks import CHECKS, budget_spent, check_concurrency, refusal
 
 if TYPE_CHECKING:

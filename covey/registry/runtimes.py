@@ -1,7 +1,7 @@
 """The session runtimes the registry holds, by key, and their object refs.
 
 A launch's spec travels without its session runtime once the registry holds that
-runtime's key (``covey.agents.travel``). The registry keeps the last few, and puts each
+runtime's key (``covey.runtime.travel``). The registry keeps the last few, and puts each
 in Ray's object store once: every new agent actor of a fan-out needs it once, and
 pickling it for every one of them was the registry's largest cost in py-spy (its agent
 definitions, model and three actor handles).
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 if TYPE_CHECKING:
     from ray import ObjectRef
 
-    from covey.agents.runtime import SessionRuntime
+    from covey.runtime.session_runtime import SessionRuntime
 
     Put = Callable[[SessionRuntime], ObjectRef[SessionRuntime]]
 

@@ -6,7 +6,7 @@ progress updates come before both): each figure is the most any of them said.
 
 from __future__ import annotations
 
-from covey.agents.records import FinalReport, RunRecord
+from covey.runtime.records import FinalReport, RunRecord
 
 
 def count_spend(record: RunRecord, report: FinalReport) -> float:

@@ -10,19 +10,19 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine, Generic, Protocol
 
-from covey.registry.protocols import H, Pool
-from covey.agents.records import RunRecord
-from covey.agents.transcript import rebuild_history
-from covey.agents.worktree import Worktree, finish_worktree_record, resume_place_problem
+from covey.runtime.ports import H, Pool
+from covey.runtime.records import RunRecord
+from covey.transcripts.transcript import rebuild_history
+from covey.runtime.worktree import Worktree, finish_worktree_record, resume_place_problem
 from covey.registry.core import Registry
 from covey.registry.journal import RegistryJournal
-from covey.limits import Limits
+from covey.runtime.limits import Limits
 from covey.registry.runtimes import Runtimes
 from covey.teams.messages import Mail
 
 if TYPE_CHECKING:
-    from covey.agents.runtime import SessionRuntime
-    from covey.agents.spec import AgentSpec
+    from covey.runtime.session_runtime import SessionRuntime
+    from covey.runtime.spec import AgentSpec
     from covey.registry.runtimes import Put
 
 History = list[dict[str, Any]]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from covey.registry.protocols import H
+from covey.runtime.ports import H
 from covey.errors import AgentUnavailable
-from covey.registry.payloads import KeptWorktree
-from covey.agents.records import FinalReport, RunRecord, Status
+from covey.runtime.payloads import KeptWorktree
+from covey.runtime.records import FinalReport, RunRecord, Status
 from covey.ids import known_agent_id
 from covey.registry.watch import Watching
 

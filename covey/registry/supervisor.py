@@ -3,7 +3,7 @@
 ``Supervisor`` keeps its books in the plain ``Registry`` core and is given every
 collaborator that touches the outside: the warm pool, the mailbox, a monotonic
 clock, the transcript loader, the worktree finisher and a way to put the session
-runtime in the object store. The Ray actor (``covey.actors.registry``) is this class
+runtime in the object store. The Ray actor (``covey.registry.actor``) is this class
 with the real ones; the tests build one with fakes.
 
 Each job is a module, each a class over the one before: ``state`` (what it holds),
@@ -14,7 +14,7 @@ notification.
 
 from __future__ import annotations
 
-from covey.registry.protocols import H
+from covey.runtime.ports import H
 from covey.registry.books import REPORT_WAIT_S
 from covey.registry.launch import Launching
 from covey.registry.stop import CANCEL_GRACE_S

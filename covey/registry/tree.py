@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from covey.model.base import TokenUsage
-from covey.agents.records import Status
+from covey.runtime.records import Status
 
 if TYPE_CHECKING:
     from covey.registry.core import Registry

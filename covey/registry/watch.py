@@ -13,12 +13,12 @@ import logging
 import time
 from typing import Any, Awaitable
 
-from covey.registry.protocols import H
+from covey.runtime.ports import H
 from covey.errors import AgentUnavailable, first_line
-from covey.registry.answers import Finished
+from covey.runtime.answers import Finished
 from covey.registry.books import Books
 from covey.registry.notify import notify
-from covey.agents.records import FinalReport, RunRecord
+from covey.runtime.records import FinalReport, RunRecord
 from covey.registry.state import History
 from covey.teams.delivery import Ending, mail_may_resume
 from covey.teams.tasks import Task

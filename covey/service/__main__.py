@@ -1,6 +1,6 @@
 """``python -m covey.service [--address A] [--idle-timeout S]``: the covey service process.
 
-Clients start it detached (``covey.daemon.lifecycle.spawn``); ``covey start`` does too.
+Clients start it detached (``covey.client.process.spawn``); ``covey start`` does too.
 It takes ``service.lock`` before anything slow: if another service holds the lock and
 answers, this one exits 0; one that holds it without answering is still starting or
 stopping, and is waited for.
@@ -16,11 +16,11 @@ import os
 import sys
 import time
 
-from covey.daemon import leftovers
-from covey.daemon.lifecycle import ping, read_info
-from covey.daemon.paths import ServicePaths, open_private, service_paths
-from covey.service import own_ray
-from covey.subprocess_env import forget_api_credentials_in_proc
+from covey.client import leftovers
+from covey.client.process import ping, read_info
+from covey.client.paths import ServicePaths, open_private, service_paths
+from covey.ray import own_ray
+from covey.common.subprocess_env import forget_api_credentials_in_proc
 
 DEFAULT_IDLE_TIMEOUT_S = 600.0
 LOCK_WAIT_S = 30.0

@@ -17,7 +17,7 @@ from covey.permissions.askers import Answer
 from covey.permissions.decisions import Allow, Deny, PermissionRequest
 from covey.permissions.modes import MODES
 from covey.permissions.rules import suggest_rule
-from covey.daemon import protocol
+from covey.client import ports as protocol
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 _RULE = re.compile(r"^(?P<tool>[^(]+)(?:\((?P<content>.*)\))?$", re.S)

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from covey.agents.catalog import tool_catalog
+from covey.agent.catalog import tool_catalog
 from covey.loop.compact import compact_limits
 from covey.model.limits import LimitTable
 from covey.session import Session, main_agent

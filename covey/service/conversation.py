@@ -8,12 +8,12 @@ import logging
 import uuid
 from typing import Any
 
-from covey.agents.opening import CLEARED
-from covey.agents.output_style import output_styles
+from covey.agent.opening import CLEARED
+from covey.definitions.output_style import output_styles
 from covey.errors import CoveyError
 from covey.events import ConversationReset, ResultEvent, SystemInit
 from covey.events.forwarding import Forwarding
-from covey.daemon import protocol
+from covey.client import ports as protocol
 from covey.service import controls
 from covey.service.asker import ClientAsker, HookCaller, McpRelayClient
 from covey.service.runs import ServedRun, prompt_of
@@ -23,7 +23,7 @@ from covey.service.session_state import SessionStates
 from covey.loop.compacting import compact_command
 from covey.service.stamps import TurnStamps, replayed
 from covey.session import Session
-from covey.settings_files import source_set
+from covey.settings.files import source_set
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ from typing import Any, AsyncIterator
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from covey.actors.base import TypedHandle, actor_class
-from covey.local_rays import NAMESPACE
-from covey.daemon import protocol
+from covey.ray.handle import TypedHandle, actor_class
+from covey.ray.local import NAMESPACE
+from covey.client import ports as protocol
 from covey.service.journal import Journal
 
 log = logging.getLogger(__name__)

@@ -10,10 +10,10 @@ from typing import Any, Callable
 
 import ray
 
-from covey.actors.shared_pool import SharedPoolHandle, pool_name
-from covey.actors.warmup import GATEWAY_MODEL
-from covey.daemon.paths import service_dir
-from covey.daemon import protocol
+from covey.pool.shared_pool import SharedPoolHandle, pool_name
+from covey.agent.warmup import GATEWAY_MODEL
+from covey.client.paths import service_dir
+from covey.client import ports as protocol
 from covey.service.preflight import KEY_VARIABLES
 from covey.service.host import HostHandle, HostSupply, live_hosts
 from covey.service.journal import all_meta, read_meta

@@ -6,7 +6,7 @@ the clients that follow the run, and appended to a file once the run's first ans
 names its session: ``<covey dir>/sessions/<session id>.jsonl``, beside
 ``<session id>.json``, what ``covey sessions`` lists (the cwd, when it started and
 ended, the client's output format, how the run ended). Both are the user's alone
-(``covey.private_dirs``). A reader that comes after the run's host has gone reads the file.
+(``covey.common.private_dirs``). A reader that comes after the run's host has gone reads the file.
 
 A question the run asked its client (a ``control_request``: a permission prompt, an SDK
 hook callback) that has been answered is left out of what a later reader is sent: it
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, AsyncIterator, BinaryIO
 
-from covey.private_dirs import open_private, private_dir
+from covey.common.private_dirs import open_private, private_dir
 
 
 def sessions_dir(home: Path | None = None) -> Path:

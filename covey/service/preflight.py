@@ -29,7 +29,7 @@ class MissingKey(UserError):
 def check_run(options: Mapping[str, Any], env: Mapping[str, str]) -> None:
     """Raise the :class:`UserError` the session would raise for its settings files or its
     missing API key; return quietly when neither would stop it."""
-    from covey.settings import Settings  # pydantic: imported only on a cold start or in-process
+    from covey.settings.merged import Settings  # pydantic: imported only on a cold start or in-process
 
     cwd = Path(options.get("cwd") or os.getcwd())
     extra = options.get("settings")
@@ -51,7 +51,7 @@ def check_or_report(options: Mapping[str, Any], env: Mapping[str, str], output_f
         check_run(options, env)
     except UserError as exc:
         if output_format != "text":
-            from covey.daemon.protocol import failure_result
+            from covey.client.ports import failure_result
 
             print(json.dumps(failure_result(str(exc))), flush=True)
         raise

@@ -18,7 +18,7 @@ import struct
 import time
 from typing import Any
 
-from covey.daemon import protocol
+from covey.client import ports as protocol
 from covey.errors import AgentUnavailable
 from covey.service.host import HostHandle
 from covey.service.journal import read_lines, read_meta

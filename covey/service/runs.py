@@ -17,8 +17,8 @@ from typing import Any, Callable
 
 from covey.errors import CoveyError
 from covey.events import ResultEvent
-from covey.render import describe
-from covey.daemon import protocol
+from covey.events.describe import describe
+from covey.client import ports as protocol
 from covey.observe.live import FINAL_TREE_TIMEOUT_S
 from covey.service.asker import ClientAsker
 from covey.service.session_options import session_for

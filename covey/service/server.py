@@ -22,14 +22,14 @@ from typing import Any, Awaitable, Callable
 
 import ray
 
-from covey import local_rays
-from covey.actors.shared_pool import SharedPoolHandle
-from covey.ray_runtime import ensure_ray
-from covey.service import own_ray
-from covey.daemon import protocol
-from covey.daemon.leftovers import INSTANCE_VAR
-from covey.daemon.lifecycle import same_ray
-from covey.daemon.paths import ServicePaths, write_private_json
+from covey.ray import local as local_rays
+from covey.pool.shared_pool import SharedPoolHandle
+from covey.ray.cluster import ensure_ray
+from covey.ray import own_ray
+from covey.client import ports as protocol
+from covey.client.leftovers import INSTANCE_VAR
+from covey.client.process import same_ray
+from covey.client.paths import ServicePaths, write_private_json
 from covey.service.hosting import Hosts, service_preload, session_dir, shared_pool
 from covey.service.relay import HostedRun, attach, detach_refusal, peer
 from covey.service.stats import process_figures
@@ -278,7 +278,7 @@ class Service:
             figures = self.pool_stats()
             status["pool"] = await figures if asyncio.iscoroutine(figures) else figures
         if ray.is_initialized():
-            from covey.actors.ratelimit import scheduler_states  # loads the model's scheduler: only here
+            from covey.ratelimit.actor import scheduler_states  # loads the model's scheduler: only here
 
             status["rate_limits"] = await scheduler_states()
         return status

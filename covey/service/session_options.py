@@ -1,7 +1,7 @@
 """A served run's ``SessionOptions``: the client's, validated, plus what the service sets itself.
 
 ``session_for`` is the one place a served Session is built. The client sends the run options
-by field name (``covey/cli_flags.py`` names each flag after its field); here they are
+by field name (``covey/cli/flags.py`` names each flag after its field); here they are
 validated by the model itself, so a new option needs nothing here, and a bad one (an unknown
 name, a wrong type, one the service owns) fails the run with an error naming the field.
 """
@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from covey.errors import UserError
-from covey.daemon.leftovers import INSTANCE_VAR
+from covey.client.leftovers import INSTANCE_VAR
 from covey.session import Session, SessionOptions
 from covey.session.options import SERVICE_OWNED
 

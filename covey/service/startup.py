@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from covey.errors import CoveyError
-from covey.resume_record import ResumeError
-from covey.settings_files import SandboxUnavailable
+from covey.transcripts.session_json import ResumeError
+from covey.settings.files import SandboxUnavailable
 
 
 def failure_fields(exc: CoveyError) -> dict[str, Any]:

@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Any, AsyncIterator, ClassVar, cast
 
-from covey.actors.handle import AgentHandle
-from covey.agents.spec import AgentSpec
+from covey.agent.handle import AgentHandle
+from covey.runtime.spec import AgentSpec
 from covey.errors import UserError
 from covey.loop.steps import pending_calls
 from covey.events import Event, SystemInit
@@ -23,14 +23,14 @@ from covey.ids import AgentId
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.observe.notebook import TreeDisplay, in_notebook
 from covey.permissions.modes import PermissionMode
-from covey.ray_address import check_run_address
-from covey.agents.runtime import SessionRuntime
+from covey.ray.address import check_run_address
+from covey.runtime.session_runtime import SessionRuntime
 from covey.session import ephemeral, kit, main_agent, teardown, turn
 from covey.session.debug_log import DebugLog, open_debug_log
 from covey.session.options import SessionOptions, check_mode
 from covey.session.result import RunResult
 from covey.session.setup import config_root, load, place, run_env, with_env_defaults
-from covey.settings_guard import check_mode as check_allowed_mode
+from covey.settings.guard import check_mode as check_allowed_mode
 from covey.teams.messages import UserMessage
 
 

@@ -4,10 +4,10 @@
 As Claude Code's, a file of timestamped lines (``2026-01-01T00:00:00.000Z [DEBUG] ...``). It holds
 what the session's own process logs (every ``covey`` logger, from DEBUG up: settings, plugins,
 hooks, MCP, the service's control requests) and the step line of each event the session streams
-(``covey.render.describe``: a reply, a tool call and its result, a sub-agent started, a result).
+(``covey.events.describe.describe``: a reply, a tool call and its result, a sub-agent started, a result).
 What the agents' actors log stays in Ray's logs. ``--debug`` writes ``<config>/debug/<session
 id>.txt`` and points ``<config>/debug/latest`` at it, as Claude Code does; ``--debug-to-stderr``
-is a file the ``covey`` command copies to its stderr (covey/cli_sdk_flags.py).
+is a file the ``covey`` command copies to its stderr (covey/cli/sdk_flags.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import AsyncIterator, ClassVar
 
 from covey.events import Event
-from covey.render import describe
+from covey.events.describe import describe
 
 log = logging.getLogger("covey.session")
 

@@ -15,14 +15,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
-from covey.daemon import detached
+from covey.client import detached
 from covey.errors import UserError
-from covey.ray_address import check_run_address
+from covey.ray.address import check_run_address
 from covey.session.core import Session
 from covey.session.options import SERVICE_OWNED, SessionOptions
 
 if TYPE_CHECKING:
-    from covey.daemon.detached import Attached, OnPermission
+    from covey.client.detached import Attached, OnPermission
     from covey.events import Event
     from covey.session.result import RunResult
 

@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from covey.agents.session_files import project_folder, transcript_path
-from covey.agents.transcript import copy_transcript, last_uuid
+from covey.transcripts.session_files import project_folder, transcript_path
+from covey.transcripts.transcript import copy_transcript, last_uuid
 from covey.session.options import SessionOptions
 
 PREFIX = "covey-session-"
@@ -29,7 +29,7 @@ def private_folder(options: SessionOptions) -> Path | None:
 def private_copy(point: Any, root: Path) -> Any:
     """The ``ResumePoint`` ``point`` continued in ``root``: its main transcript and record copied
     there under the same session id (uuids kept, so the conversation is the same chain)."""
-    from covey.resume import record_session
+    from covey.transcripts.resume import record_session
 
     record = point.record
     transcript = transcript_path(project_folder(root, record.cwd), record.session_id, record.main_agent_id, main=True)

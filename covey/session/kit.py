@@ -10,20 +10,20 @@ from typing import TYPE_CHECKING, Any, Callable
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from covey.actors.gateway import keyless
-from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
-from covey.actors.shared_pool import SharedPoolHandle, pool_name
-from covey.daemon.paths import service_dir
-from covey.actors.pool import default_pool_size
-from covey.actors.warmup import model_modules
-from covey.agents.context import project_context
-from covey.ray_runtime import NAMESPACE, ensure_ray
-from covey.actors.registry import RegistryHandle, registry_actor_class
-from covey.agents.runtime import SessionRuntime
+from covey.gateway.actor import keyless
+from covey.teams.mailbox_actor import MailboxHandle, mailbox_actor_class
+from covey.pool.shared_pool import SharedPoolHandle, pool_name
+from covey.client.paths import service_dir
+from covey.registry.warm_pool import default_pool_size
+from covey.agent.warmup import model_modules
+from covey.definitions.context import project_context
+from covey.ray.cluster import NAMESPACE, ensure_ray
+from covey.registry.actor import RegistryHandle, registry_actor_class
+from covey.runtime.session_runtime import SessionRuntime
 from covey.session.main_agent import setting_sources, tool_options
 from covey.session.setup import readable_paths
-from covey.subprocess_env import travelling_env
-from covey.agents.catalog import tool_names
+from covey.common.subprocess_env import travelling_env
+from covey.agent.catalog import tool_names
 
 if TYPE_CHECKING:
     from covey.session.core import Session
@@ -98,7 +98,7 @@ async def _borrowed(session: Session) -> tuple[RegistryHandle, MailboxHandle]:
     """The covey service's ready session kit: a registry that borrows agent actors from
     the service's shared pool, and a mailbox. The session takes the kit's id."""
     if not ray.is_initialized():
-        from covey.daemon.attach import join_service
+        from covey.client.join import join_service
 
         join_service(session.options.verbose)
     lender = session.kit.lender = SharedPoolHandle.named(pool_name(str(service_dir())))

@@ -1,7 +1,7 @@
 """``SessionOptions``: the one list of a session's run options.
 
 Every way into a run reads this model and nothing else: the ``covey`` command's flags
-name its fields (``covey/cli_flags.py``), the thin client sends them as JSON under
+name its fields (``covey/cli/flags.py``), the thin client sends them as JSON under
 those names, the covey service validates them with ``SessionOptions.model_validate``
 (``covey/service/session_options.py``), and ``Session`` takes the validated model. A new
 run option is one field here (and its flag, if it has one).
@@ -13,10 +13,10 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from covey.agents.definition import AgentDefinition
+from covey.definitions.definition import AgentDefinition
 from covey.errors import UserError
 from covey.permissions.modes import RUN_MODES
-from covey.limits import Limits
+from covey.runtime.limits import Limits
 
 
 class SessionOptions(BaseModel):
@@ -81,7 +81,7 @@ class SessionOptions(BaseModel):
     managed_settings: dict[str, Any] | None = None
     """Policy-tier settings from the program that starts covey (``--managed-settings``, the SDK's
     ``managedSettings``): only their restrictive keys apply, and only where the machine's managed
-    settings are absent or say ``parentSettingsBehavior: "merge"`` (covey/settings_managed.py)."""
+    settings are absent or say ``parentSettingsBehavior: "merge"`` (covey/settings/managed.py)."""
     permission_prompts: Literal["host", "none"] = "host"
     """Who answers permission prompts (``--permission-prompts``): ``host``, the session's asker;
     ``none``, nobody: what would be asked is denied at once, whatever asker was given."""

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from covey.agents.session_files import SessionRoots
+from covey.transcripts.session_files import SessionRoots
 from covey.ids import new_session_id
 from covey.permissions.modes import PermissionMode
 from covey.session.options import SessionOptions
@@ -22,7 +22,7 @@ def resume_point(options: SessionOptions, cwd: Path, roots: SessionRoots, into: 
     ``into``: a session that is not kept continues a private copy there (covey/session/ephemeral.py)."""
     if not (options.resume or options.continue_conversation):
         return None
-    from covey.resume import ResumeError, find_resume
+    from covey.transcripts.resume import ResumeError, find_resume
 
     if options.resume_session_at and not options.fork_session:
         raise ResumeError("--resume-session-at: covey cuts a conversation only into a new session, never the "
@@ -34,7 +34,7 @@ def resume_point(options: SessionOptions, cwd: Path, roots: SessionRoots, into: 
 
         point = private_copy(point, into)
     if options.fork_session:
-        from covey.resume import fork_point
+        from covey.transcripts.resume import fork_point
 
         point = fork_point(point, options.session_id or new_session_id(), at=options.resume_session_at,
                            drops_turn=options.resume_drops_turn)
@@ -47,7 +47,7 @@ def chosen_session_id(options: SessionOptions, resumed: Any, roots: SessionRoots
         return str(resumed.record.session_id)
     if options.session_id is None:
         return new_session_id()
-    from covey.resume import ResumeError, session_exists, validate_session_id
+    from covey.transcripts.resume import ResumeError, session_exists, validate_session_id
 
     chosen = validate_session_id(options.session_id)
     if session_exists(roots, chosen):
@@ -59,7 +59,7 @@ def record_session(roots: SessionRoots, *, session_id: str, main_agent_id: str, 
                    mode: PermissionMode) -> None:
     """The session's index entry beside its transcripts (what ``--resume`` / ``--continue``
     find): written at its first turn, then updated at each one (model, mode, time)."""
-    from covey.resume import ResumeError, SessionRecord, read_record, record_session as write_record
+    from covey.transcripts.resume import ResumeError, SessionRecord, read_record, record_session as write_record
 
     try:
         try:
@@ -79,6 +79,6 @@ def history(transcript: Path, turns: int, resumed: Any) -> list[dict[str, Any]] 
         return list(resumed.history)
     if turns == 0:
         return None
-    from covey.agents.transcript import rebuild_history
+    from covey.transcripts.transcript import rebuild_history
 
     return rebuild_history(transcript) if transcript.exists() else None

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from covey.events import AssistantEvent, Event, ResultEvent, TerminalReason, UserEvent
 from covey.model.usage import ModelUsage
-from covey.agents.records import FinalReport
+from covey.runtime.records import FinalReport
 
 INTERRUPTED = "[Request interrupted by user]"
 """An interrupted turn's result (Claude Code's words for it)."""

@@ -8,11 +8,11 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from covey.actors.handle import AgentHandle
+from covey.agent.handle import AgentHandle
 from covey.events import ResultEvent
 from covey.hooks.runner import HookRegistry
 from covey.hooks.session_end import fire_session_end
-from covey.ray_runtime import shutdown_if_started
+from covey.ray.cluster import shutdown_if_started
 from covey.session import ephemeral
 from covey.session.main_agent import transcript
 

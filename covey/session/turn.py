@@ -7,15 +7,15 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, AsyncIterator, TypeGuard
 
-from covey.actors.handle import AgentHandle
-from covey.agents.spec import AgentSpec
-from covey.agents.transcript import agent_transcript
+from covey.agent.handle import AgentHandle
+from covey.runtime.spec import AgentSpec
+from covey.transcripts.transcript import agent_transcript
 from covey.errors import UserError
 from covey.events import Event, PermissionPrompt, ResultEvent, TaskNotification, UserEvent
 from covey.hooks.callback import HookCallbackPrompt
 from covey.mcp.relay import McpMessagePrompt
-from covey.agents.records import FinalReport
-from covey.agents.runtime import SessionRuntime
+from covey.runtime.records import FinalReport
+from covey.runtime.session_runtime import SessionRuntime
 from covey.session.kit import start
 from covey.session.callbacks import ask, hook_callback, mcp_message, with_session_spend
 from covey.session.main_agent import ask_program_servers, init_event, main_spec

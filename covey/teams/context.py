@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from covey.teams.board import TaskBoard
-from covey.teams.protocols import BoardProtocol, MailboxProtocol, RosterProtocol
+from covey.teams.ports import BoardProtocol, MailboxProtocol, RosterProtocol
 from covey.teams.roster import TeamRoster
 
 

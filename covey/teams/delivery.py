@@ -9,8 +9,8 @@ run, a teammate's released tasks, a stopped run, a dead actor, an agent that mai
 about to resume). Whichever sends it, the mailbox queues one notice per key
 (``agent-id#run``), so a notice sent by both is read once.
 
-Plain functions over plain facts: the agent actor (``covey.actors.notice``), the
-inbox (``covey.agents.inbox``) and the registry's supervisor (``_notify``) ask here.
+Plain functions over plain facts: the agent actor (``covey.agent.notice``), the
+inbox (``covey.agent.inbox``) and the registry's supervisor (``_notify``) ask here.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ class NoticeUsage(BaseModel):
     duration_ms: int = 0
 
 
-class KeptWorktree(BaseModel):
+class NoticeWorktree(BaseModel):
     """A child's worktree kept because it holds changes."""
 
     path: str | None = None
@@ -59,7 +59,7 @@ class TaskNotice(_Mail):
     output_file: str | None = None
     result: str | None = None
     """The agent's final report as it wrote it (None: a shell, whose output is in its file)."""
-    worktree: KeptWorktree | None = None
+    worktree: NoticeWorktree | None = None
     usage: NoticeUsage | None = None
     released: list[ReleasedTask] = Field(default_factory=list)
     """An ended teammate's unfinished board tasks, for its lead to reassign."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 
-from covey.frames import INDENT, quoted_lines
+from covey.common.frames import INDENT, quoted_lines
 from covey.teams.messages import Mail, ReleasedTask, ShutdownRequest, TaskNotice, TeammateMessage, UserMessage
 
 class SentPrompt(str):

@@ -13,7 +13,7 @@ import re
 import time
 from typing import Any
 
-from covey.frames import quoted_lines
+from covey.common.frames import quoted_lines
 from covey.tools.base import ToolContext, ToolResult
 
 POLL_S = 0.1
@@ -65,5 +65,5 @@ def render_agent(record: Any, retrieval: str) -> str:
 
 def _quoted(text: str) -> str:
     """The agent's words are model output: indented, and this answer's tags in them escaped
-    (as a report's frame tags are, covey/frames.py), so a line of them cannot close or forge one."""
+    (as a report's frame tags are, covey/common/frames.py), so a line of them cannot close or forge one."""
     return "\n".join(quoted_lines(_OWN_TAG.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text)))

@@ -15,7 +15,7 @@ from typing import Any, Callable, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from covey.bounded import cut_text
+from covey.common.bounded import cut_text
 from covey.tools.processes import ProcessTracker
 
 MAX_RESULT_CHARS = 100_000
@@ -152,7 +152,7 @@ class Tool:
 
     # Traits: what the rest of covey knows of a tool by its name. The name sets that used to list
     # them (which tools a Read(...) rule covers, which need the working tree's node...) are derived
-    # from the built-in tools' classes (``covey.tools.catalog``). A tool that says nothing gets the
+    # from the built-in tools' classes (``covey.definitions.tool_catalog``). A tool that says nothing gets the
     # cautious answer: its own rules only, no memory or background use, kept beside the files.
     path_rules: ClassVar[Literal["Read", "Edit"] | None] = None
     """The permission-rule family whose ``Read(path)`` / ``Edit(path)`` rules cover the path this tool
@@ -218,4 +218,5 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
             out[key] = {n: clean(v) for n, v in value.items()} if is_props else clean(value)
         return out
 
-    return clean(schema)
+    cleaned: dict[str, Any] = clean(schema)
+    return cleaned

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 BACKGROUND_DISABLED_ENV = ("COVEY_DISABLE_BACKGROUND_TASKS", "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS")
-"""covey's name first: where both are set, it decides (covey/flags.py)."""
+"""covey's name first: where both are set, it decides (covey/common/flags.py)."""
 
 
 class ToolOptions(BaseModel):

@@ -19,7 +19,7 @@ from typing import IO, Annotated, Any, Iterator
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from covey.bounded import NotRegularFile, file_kind, open_regular
+from covey.common.bounded import NotRegularFile, file_kind, open_regular
 from covey.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.read_media import MediaError, image_block, load_notebook, media_kind, notebook_blocks, pdf_text
 

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from covey.bounded import NotRegularFile, open_regular
+from covey.common.bounded import NotRegularFile, open_regular
 
 MAX_IMAGE_BYTES = 3_750_000
 """The Messages API takes images up to 5 MB base64-encoded: about 3.75 MB of file."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from covey.errors import UserError
-from covey.private_dirs import open_private, private_dir
+from covey.common.private_dirs import open_private, private_dir
 
 ALL = "*"
 """An approval of every server a project's ``.mcp.json`` names."""

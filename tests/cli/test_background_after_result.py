@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from covey import cli
+from covey.cli import main as cli
 from tests.cli.claude_code_shapes import DATA
 from tests.fake_messages_api import FakeMessagesAPI, rules_replier
 

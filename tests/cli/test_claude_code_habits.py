@@ -17,11 +17,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from covey import cli, cli_argv
-from covey.daemon import protocol
+from covey.cli import main as cli
+from covey.cli import argv as cli_argv
+from covey.client import ports as protocol
 from covey.errors import CoveyError, UserError
-from covey.observe import inspect
-from covey.service.sessions_client import resolve_session
+from covey.cli import inspect
+from covey.cli.sessions import resolve_session
 from tests.fake_messages_api import FakeMessagesAPI
 from tests.inprocess_covey import covey_here
 from tests.service.conftest import client_env, service_root  # noqa: F401  (a fixture)
@@ -134,7 +135,7 @@ def test_version_is_printed_as_claude_code_prints_its_own():
 
 
 def test_help_lists_the_run_flags_and_the_commands_without_importing_the_runtime():
-    code = ("import sys\nfrom covey import cli\ntry:\n    cli.main(['--help'])\nexcept SystemExit as exc:\n"
+    code = ("import sys\nfrom covey.cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit as exc:\n"
             "    assert exc.code == 0\nheavy = [m for m in ('ray', 'pydantic') if m in sys.modules]\n"
             "assert not heavy, heavy\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -1,6 +1,6 @@
 """covey's ``-p --output-format stream-json --verbose`` against Claude Code 2.1.337's, scenario by scenario.
 
-Each scenario of tests/data/claude_code runs once through ``covey.cli.main`` (in this process,
+Each scenario of tests/data/claude_code runs once through ``covey.cli.main.main`` (in this process,
 on the test session's Ray, ``--no-service``, its session borrowing pooled actors and a recycled
 kit as a served run does: the events ``covey -p`` prints) against the fake
 Messages API answering by the scenario's ``rules.json``, as Claude Code's recorded run was.
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from covey import cli
+from covey.cli import main as cli
 from tests.cli.claude_code_shapes import DATA, best_match, key_names, kind, recorded, scenarios
 from tests.fake_messages_api import FakeMessagesAPI, rules_replier
 
@@ -30,7 +30,7 @@ SCENARIOS = ["read", "write", "subagent_sync", "subagent_bg", "max_turns"]
 ``--max-turns 1``. (``subagent`` is Claude Code's run without ``run_in_background``: Claude
 Code backgrounds such a child, covey runs it in the foreground; the two runs above cover both.)"""
 
-_ADAPTER = "covey's Anthropic adapter (covey/model/anthropic.py) keeps no stream timings"
+_ADAPTER = "covey's Anthropic adapter (covey/gateway/anthropic.py) keeps no stream timings"
 _SESSION = "the session (covey/session.py) would fill it from the registry's records"
 _THINKING = "covey does not count thinking tokens apart"
 GAPS: dict[str, dict[str, str]] = {
@@ -41,7 +41,7 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "user:tool_result": {
         "tool_result_meta": "the permission gate (covey/loop/gate.py) does not record each call's decision",
-        # A completed sync child's result (covey/agents/agent_tool.py): Claude Code's harness notes are its own.
+        # A completed sync child's result (covey/subagents/agent_tool.py): Claude Code's harness notes are its own.
         "tool_use_result.harnessNoteCount": "covey has no harness notes",
         "tool_use_result.harnessTailCount": "covey has no harness notes",
         "tool_use_result.harnessSectionHash": "covey has no harness notes",

@@ -192,7 +192,8 @@ class _NoisySession:
 
 @pytest.mark.parametrize("output_format", ["json", "stream-json", "text"])
 def test_stdout_carries_covey_output_only_and_rays_warnings_go_to_stderr(output_format, monkeypatch, capsys):
-    from covey import cli, session
+    from covey import session
+    from covey.cli import main as cli
 
     monkeypatch.setattr(session, "Session", _NoisySession)
     assert cli.main(["-p", "go", "--output-format", output_format, "--quiet"]) == 0

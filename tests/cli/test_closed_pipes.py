@@ -12,7 +12,7 @@ import sys
 import pytest
 import ray
 
-from covey.daemon import protocol
+from covey.client import ports as protocol
 from tests.service.conftest import client_env, service_root  # noqa: F401  (a fixture)
 from tests.service.fake_service import INIT, FakeService, result
 

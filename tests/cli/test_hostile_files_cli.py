@@ -12,9 +12,9 @@ import pytest
 import covey as covey_package
 from tests.cli.test_cli import covey
 from tests.inprocess_covey import covey_here
-from tests.test_safe_yaml import BOMB
+from tests.common.test_safe_yaml import BOMB
 
-OK = f"scripted:{Path(covey_package.__file__).parent / 'scenarios' / 'ok.yaml'}"
+OK = f"scripted:{Path(covey_package.__file__).parent / 'cli' / 'scenarios' / 'ok.yaml'}"
 
 
 def _hostile_project(tmp_path: Path) -> tuple[Path, Path]:

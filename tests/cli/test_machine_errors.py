@@ -29,7 +29,7 @@ def test_a_home_covey_cannot_write_is_one_line_for_every_command(tmp_path):
     service_dir = Path(tempfile.mkdtemp(prefix="cs-", dir="/tmp")) / "svc"
     env = {**os.environ, "HOME": str(blocker / "home"), "COVEY_SERVICE_DIR": str(service_dir)}
     env.pop("COVEY_NO_SERVICE", None)
-    for command in (["-p", "say ok", "--model", "scripted:covey/scenarios/ok.yaml"], ["status"], ["sessions"]):
+    for command in (["-p", "say ok", "--model", "scripted:covey/cli/scenarios/ok.yaml"], ["status"], ["sessions"]):
         done = subprocess.run([sys.executable, "-m", "covey", *command], cwd=REPO, env=env, capture_output=True,
                               text=True, stdin=subprocess.DEVNULL, timeout=60)
         lines = done.stderr.strip().splitlines()
@@ -54,8 +54,8 @@ def _processes_with(marker: str) -> list[int]:
 
 
 def test_a_start_that_wrote_no_log_on_a_full_disk_says_the_disk_is_full(tmp_path, monkeypatch):
-    from covey.daemon import failed_start
-    from covey.daemon.paths import ServicePaths
+    from covey.client import failed_start
+    from covey.client.paths import ServicePaths
 
     paths = ServicePaths(tmp_path)
     paths.log.write_text("")

@@ -77,7 +77,7 @@ def test_a_sub_agent_does_not_think(tmp_path):
 
 
 def test_text_output_prints_the_structured_answer_as_one_json_line(capsys):
-    from covey.service.client import print_result
+    from covey.cli.served import print_result
 
     assert print_result({"result": "Two files.", "structured_output": {"files": 2}, "is_error": False}, "text") == 0
     assert print_result({"result": "plain", "is_error": False}, "text") == 0

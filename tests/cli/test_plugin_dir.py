@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from covey import cli
+from covey.cli import main as cli
 from covey.service.session_options import session_for
 from tests.trusting import trust
 
@@ -21,7 +21,7 @@ def test_plugin_dir_is_repeatable_and_made_absolute(tmp_path, monkeypatch):
 
 def test_a_served_runs_session_gets_the_plugin_dirs(tmp_path):
     request = {"cwd": str(tmp_path), "env": {"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
-               "options": {"plugin_dirs": [str(KIT)], "model": "scripted:covey/scenarios/ok.yaml"}}
+               "options": {"plugin_dirs": [str(KIT)], "model": "scripted:covey/cli/scenarios/ok.yaml"}}
     session = session_for(request, service=False)
     assert session.options.plugin_dirs == [str(KIT)] and "review-kit:ship" in session.skills
 

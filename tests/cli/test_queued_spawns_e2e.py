@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from covey.agents.agent_launch import QUEUED_NOTE
+from covey.subagents.launch import QUEUED_NOTE
 from tests.inprocess_covey import covey_here
 
 REVIEWS, LIMIT = 20, 5

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from covey.cli import _parser
-from covey.cli_flags import session_options
-from covey.cli_sdk_flags import initialize_reads
+from covey.cli.main import _parser
+from covey.cli.flags import session_options
+from covey.cli.sdk_flags import initialize_reads
 from covey.errors import CoveyError
 from tests.sdk_ts.conftest import TS_SDK_VERSIONS
 
@@ -181,7 +181,7 @@ def test_every_flag_the_typescript_sdk_builds_is_known_to_covey(version, tmp_pat
     (["--project-config-root=/no/such/dir"], "not an existing directory that this user can list"),
 ])
 def test_what_covey_refuses_of_them_is_one_line_naming_the_flag(argv, says, capsys) -> None:
-    from covey import cli
+    from covey.cli import main as cli
 
     assert cli.main(["--input-format=stream-json", "--output-format=stream-json", *argv]) == 1
     said = capsys.readouterr().err.strip().splitlines()
@@ -189,7 +189,7 @@ def test_what_covey_refuses_of_them_is_one_line_naming_the_flag(argv, says, caps
 
 
 def test_replaying_user_messages_needs_stream_json_both_ways_as_in_claude_code(capsys) -> None:
-    from covey import cli
+    from covey.cli import main as cli
 
     assert cli.main(["-p", "hi", "--output-format=stream-json", "--verbose", "--replay-user-messages"]) == 1
     said = capsys.readouterr().err.strip().splitlines()

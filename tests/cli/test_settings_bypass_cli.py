@@ -40,7 +40,7 @@ def test_a_cloned_projects_bypass_setting_does_not_switch_off_permission_checks(
     assert str(settings.resolve()) in warning and "--permission-mode bypassPermissions" in warning
 
 
-OK = f"scripted:{Path(covey_package.__file__).parent / 'scenarios' / 'ok.yaml'}"
+OK = f"scripted:{Path(covey_package.__file__).parent / 'cli' / 'scenarios' / 'ok.yaml'}"
 
 
 def test_managed_disable_refuses_the_bypass_flag_before_anything_starts(tmp_path):

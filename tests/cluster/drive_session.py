@@ -20,10 +20,10 @@ import time
 
 import ray
 
-from covey.agents.definition import AgentDefinition
+from covey.definitions.definition import AgentDefinition
 from covey.events import ResultEvent, TaskNotification, TaskStarted
 from covey.model.scripted import ScriptedModel
-from covey.ray_runtime import ensure_ray
+from covey.ray.cluster import ensure_ray
 from covey.session import Session
 
 MARKER = "COVEY_RESULT "

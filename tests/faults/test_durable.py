@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from covey.daemon import protocol
+from covey.client import ports as protocol
 from tests.fake_messages_api import FakeMessagesAPI
 from tests.faults.scenario import COVEY, MAIN_MARK, Fanout, wait_for
 from tests.faults.test_kills import served_actor_pid, serves_on

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from covey.local_rays import NAMESPACE
-from covey.observe import inspect
+from covey.ray.local import NAMESPACE
+from covey.cli import inspect
 from covey.session import Session
 from tests.fake_messages_api import FakeMessagesAPI
 from tests.faults.scenario import (
@@ -106,7 +106,7 @@ def test_a_session_actor_killed_mid_run_ends_the_run_with_an_error_naming_it(tmp
 
 ACTOR_PID = """
 import os, sys, ray
-from covey.ray_runtime import join
+from covey.ray.cluster import join
 join(sys.argv[1], namespace=sys.argv[2], log_to_driver=False, logging_level="ERROR")  # sends the auth token
 session_id, role = sys.argv[3], sys.argv[4]
 for entry in ray.util.list_named_actors(all_namespaces=True):

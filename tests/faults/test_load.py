@@ -4,7 +4,7 @@ the real ``covey`` command, and the run gives every agent back to the service's 
 Both tests run on one service (the module's ``served``): the second reuses the actors
 the first made, as a user's next run does. The in-process path (``--no-service``, a
 private Ray and the session's own WarmPool) is not loaded here: the recycling race it
-had is a unit test (tests/actors/test_pool.py), and what is above the pool (registry,
+had is a unit test (tests/registry/test_pool.py), and what is above the pool (registry,
 mailbox, notifications) is the same code in both.
 """
 

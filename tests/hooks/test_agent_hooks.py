@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from covey.agents.definition import AgentDefinition
-from covey.agents.lifecycle import AgentServices, run_agent
-from covey.agents.progress import CountedModel, Progress
-from covey.agents.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
+from covey.agent.lifecycle import AgentServices, run_agent
+from covey.agent.progress import CountedModel, Progress
+from covey.runtime.spec import AgentSpec, RunSettings
 from covey.hooks import AgentHook, HookRegistry, read_hooks
-from covey.loop.verifier import MAX_TURNS, SYSTEM, verifier
+from covey.hooks.verifier import MAX_TURNS, SYSTEM, verifier
 from covey.model.pricing import PriceTable
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from covey.bounded import cut_text, read_bounded
+from covey.common.bounded import cut_text, read_bounded
 from covey.hooks import HookRegistry
 from covey.hooks.command import HOOK_OUTPUT_LIMIT_CHARS, HOOK_READ_LIMIT_CHARS, read_answer, run_command
 from covey.hooks.config import CommandHook

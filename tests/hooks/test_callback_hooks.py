@@ -7,7 +7,7 @@ from typing import Any
 
 from covey.hooks import HookRegistry
 from covey.hooks.callback import sdk_hook_settings
-from covey.settings import Settings
+from covey.settings.merged import Settings
 
 DENY = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                "permissionDecisionReason": "no writes"}}

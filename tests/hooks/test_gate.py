@@ -3,7 +3,7 @@ from pathlib import Path
 from anthropic.types import ToolUseBlock
 
 from covey.hooks import HookRegistry
-from covey.loop.hooks import hook_after, hook_gate
+from covey.hooks.tool_gate import hook_after, hook_gate
 from covey.loop.execute import ToolExecutor
 from covey.loop.gate import PermissionGate
 from covey.permissions.policy import PermissionPolicy
@@ -117,7 +117,7 @@ async def test_pre_tool_use_additional_context_comes_with_the_result(tmp_path):
 
 
 async def test_a_hooks_ask_goes_through_permission_request_hooks_first(tmp_path):
-    from covey.loop.hooks import permission_request_hook
+    from covey.hooks.tool_gate import permission_request_hook
 
     ask = answer(tmp_path, "ask", _specific(permissionDecision="ask"))
     allow = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}
@@ -132,7 +132,7 @@ async def test_a_hooks_ask_goes_through_permission_request_hooks_first(tmp_path)
 
 
 async def test_permission_request_allow_can_add_a_session_rule(tmp_path):
-    from covey.loop.hooks import permission_request_hook
+    from covey.hooks.tool_gate import permission_request_hook
 
     update = {"type": "addRules", "rules": [{"toolName": "Echo"}], "behavior": "allow", "destination": "session"}
     allow = {"hookSpecificOutput": {"hookEventName": "PermissionRequest",

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from covey.hooks import HookRegistry
-from covey.loop.hooks import permission_request_hook
+from covey.hooks.tool_gate import permission_request_hook
 from covey.loop.gate import PermissionGate
 from covey.permissions.policy import PermissionPolicy
 from covey.permissions.rules import parse_rule

@@ -8,7 +8,7 @@ from typing import Any
 
 from covey.hooks import HookRegistry
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
-from covey.loop.hooks import hook_after, hook_gate
+from covey.hooks.tool_gate import hook_after, hook_gate
 from covey.model.scripted import ScriptedModel
 from covey.tools.base import ToolContext
 from covey.tools.glob import Glob
@@ -74,9 +74,9 @@ async def test_without_such_a_hook_the_run_completes(tmp_path):
 
 async def test_a_user_prompt_submit_hook_that_says_stop_ends_the_turn_before_any_request(tmp_path):
     """Claude Code 2.1.332: a success that says "Operation stopped by hook: <reason>", no request."""
-    from covey.agents.definition import AgentDefinition
-    from covey.agents.lifecycle import AgentServices, run_agent
-    from covey.agents.spec import AgentSpec, RunSettings
+    from covey.definitions.definition import AgentDefinition
+    from covey.agent.lifecycle import AgentServices, run_agent
+    from covey.runtime.spec import AgentSpec, RunSettings
 
     hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": answer(tmp_path, "h", HALT)}]}]}
     spec = AgentSpec(session_id="s-1", agent_id="main-1", definition=AgentDefinition(name="main", description="main"),
@@ -92,7 +92,7 @@ async def test_a_user_prompt_submit_hook_that_says_stop_ends_the_turn_before_any
 async def test_a_stopped_prompt_is_recorded_with_the_hooks_words_and_a_cleared_sessions_opens_with_clear(tmp_path):
     """As Claude Code records them (and sends them with the next turn): the prompt the person
     typed, then the hook's words as meta; a session /clear started begins with the command."""
-    from covey.agents.opening import CLEARED, PromptStopped, opening
+    from covey.agent.opening import CLEARED, PromptStopped, opening
     from covey.hooks import HookRegistry as Registry
     from tests.registry.fakes import spec as make_spec
 

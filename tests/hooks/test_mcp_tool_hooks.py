@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from covey.agents.definition import AgentDefinition
-from covey.agents.lifecycle import AgentServices, run_agent
-from covey.agents.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
+from covey.agent.lifecycle import AgentServices, run_agent
+from covey.runtime.spec import AgentSpec, RunSettings
 from covey.hooks.mcp_tool import fill
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from covey.agents.definition import AgentDefinition
-from covey.agents.lifecycle import AgentServices, run_agent
-from covey.agents.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
+from covey.agent.lifecycle import AgentServices, run_agent
+from covey.runtime.spec import AgentSpec, RunSettings
 from covey.errors import ModelAPIError
 from covey.hooks.read import read_hooks
 from covey.hooks.runner import HookRegistry
@@ -89,7 +89,7 @@ async def test_post_tool_batch_fires_once_per_reply_and_its_context_reaches_the_
 
 
 async def test_instructions_loaded_fires_for_each_instructions_file_at_the_main_agents_start(tmp_path):
-    from covey.agents.context import project_context
+    from covey.definitions.context import project_context
 
     (tmp_path / "CLAUDE.md").write_text("Be brief.")
     (tmp_path / "AGENTS.md").write_text("Use tabs.")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from covey.agents.definition import AgentDefinition
-from covey.agents.lifecycle import AgentServices, run_agent
-from covey.agents.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
+from covey.agent.lifecycle import AgentServices, run_agent
+from covey.runtime.spec import AgentSpec, RunSettings
 from covey.hooks import HookConfigError, HookRegistry, read_hooks
 from covey.model.scripted import ScriptedModel
 

@@ -7,7 +7,7 @@ import pytest
 
 from covey.errors import UserError
 from covey.session import Session
-from covey.settings import Settings
+from covey.settings.merged import Settings
 
 
 def _settings_file(project, hooks):

@@ -11,7 +11,7 @@ from pathlib import Path
 from covey.errors import ModelAPIError
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.model.scripted import ScriptedModel
-from covey.service.client import print_result
+from covey.cli.served import print_result
 from covey.tools.base import ToolContext
 
 BODY = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}

@@ -7,12 +7,12 @@ from __future__ import annotations
 import hashlib
 import json
 
-from covey.actors.agent import AgentRunner
-from covey.agents.fork import fork_spec
+from covey.agent.actor import AgentRunner
+from covey.subagents.fork import fork_spec
 from covey.loop.wire import with_breakpoints
 from covey.model.scripted import ScriptedModel
-from covey.agents.agent_schema import agent_input_model
-from tests.agents.test_fork import _history, _params, _parent
+from covey.subagents.agent_schema import agent_input_model
+from tests.subagents.test_fork import _history, _params, _parent
 from covey.model.prompt_cache import PromptCache, breakpoints
 
 CACHE = {"type": "ephemeral"}

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from covey.agents.agent_tool import AgentTool
+from covey.subagents.agent_tool import AgentTool
 from covey.events import ToolProgress
 from covey.loop.execute import ToolExecutor
 from covey.loop.heartbeat import every_s

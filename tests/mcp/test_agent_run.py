@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from covey.agents.definition import AgentDefinition
-from covey.agents.lifecycle import AgentServices, run_agent
-from covey.agents.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
+from covey.agent.lifecycle import AgentServices, run_agent
+from covey.runtime.spec import AgentSpec, RunSettings
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
 from covey.permissions.rules import parse_rule

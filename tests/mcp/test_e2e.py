@@ -55,8 +55,8 @@ async def test_main_and_child_call_their_servers_and_the_inline_one_stops_with_t
     assert {"mcp__shared__add", "mcp__shared__getenv"} <= set(init.tools)
     pid = int(pidfile.read_text())
     assert not alive(pid)  # the child's inline server stopped with the child
-    from covey.agents.session_files import project_folder
-    from covey.agents.transcript import read_transcript, transcript_path
+    from covey.transcripts.session_files import project_folder
+    from covey.transcripts.transcript import read_transcript, transcript_path
 
     main = transcript_path(project_folder(tmp_path / "t", session.cwd), session.session_id, session.main_agent_id,
                            main=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from covey import cli
+from covey.cli import main as cli
 from covey.errors import UserError
 from covey.mcp.config import McpServerConfig
 from covey.mcp.permission_tool import McpPermissionTool

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from covey.agents.agent_tool import AgentTool
-from covey.agents.builtin import BUILTIN_AGENTS
-from covey.agents.definition import AgentDefinition
-from covey.agents.runtime import SessionRuntime
-from covey.agents.spec import AgentSpec, RunSettings
+from covey.subagents.agent_tool import AgentTool
+from covey.definitions.builtin import BUILTIN_AGENTS
+from covey.definitions.definition import AgentDefinition
+from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.spec import AgentSpec, RunSettings
 from covey.errors import CoveyError
-from covey.limits import Limits
+from covey.runtime.limits import Limits
 from covey.mcp.manager import MANAGER
 from covey.tools.base import ToolContext, ToolServices
 from tests.mcp.helpers import stdio

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import sys
 
-from covey import cli
+from covey.cli import main as cli
 from covey.model.scripted import ScriptedModel
-from covey.agents.runtime import SessionRuntime
+from covey.runtime.session_runtime import SessionRuntime
 from covey.session import Session
 from tests.mcp.helpers import SERVER
 from tests.trusting import trust

@@ -3,7 +3,7 @@ import pickle
 import pytest
 
 from covey.errors import ModelAPIError, UserError
-from covey.model.anthropic import AnthropicModel
+from covey.gateway.anthropic import AnthropicModel
 from covey.model.base import ModelRequest, TokenUsage
 from tests.fake_messages_api import FakeMessagesAPI, fake_api  # noqa: F401  (fixture)
 

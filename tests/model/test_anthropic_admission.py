@@ -11,11 +11,11 @@ import pickle
 import anthropic
 import pytest
 
-from covey.model.anthropic import AnthropicModel
+from covey.gateway.anthropic import AnthropicModel
 from covey.model.base import ModelRequest
-from covey.model.ratelimit_admission import LocalAdmission, wait_for_turn
-from covey.model.ratelimit_signals import RateLimitSettings, identity_for
-from covey.model.ratelimit_types import AdmitRequest, RateLimitRefused, Refused, Wait
+from covey.ratelimit.admission import LocalAdmission, wait_for_turn
+from covey.ratelimit.signals import RateLimitSettings, identity_for
+from covey.ratelimit.ports import AdmitRequest, RateLimitRefused, RateRefused, Wait
 from tests.fake_ratelimited_api import FakeRateLimitedAPI
 
 T0 = 1_800_000_000.0
@@ -38,8 +38,8 @@ class Clock:
 
 
 def paced(api: FakeRateLimitedAPI, clock: Clock, settings: RateLimitSettings | None = None,
-          ) -> tuple[AnthropicModel, LocalAdmission, list[Wait | Refused]]:
-    waits: list[Wait | Refused] = []
+          ) -> tuple[AnthropicModel, LocalAdmission, list[Wait | RateRefused]]:
+    waits: list[Wait | RateRefused] = []
     admission = LocalAdmission(settings, clock=clock, on_wait=waits.append)
     model = AnthropicModel(api_key=KEY, base_url=api.url, max_retries=4, retry_backoff_s=0.001)
     return model.with_admission(admission, clock=clock, sleep=clock.sleep), admission, waits
@@ -129,7 +129,7 @@ def test_past_its_patience_it_fails_naming_the_limit() -> None:
             asyncio.run(model.create(request()))
         assert refused.value.rate_limit == "requests"
         assert "requests per minute" in str(refused.value) and "patience of 30 s" in str(refused.value)
-        assert api.count(429) == 1 and isinstance(waits[-1], Refused)
+        assert api.count(429) == 1 and isinstance(waits[-1], RateRefused)
         assert clock.now - T0 < 30  # it did not sleep to find out
 
 

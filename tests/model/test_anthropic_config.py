@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from covey.errors import UserError
-from covey.model.anthropic import AnthropicModel
+from covey.gateway.anthropic import AnthropicModel
 from covey.model.anthropic_config import AnthropicConfig
 from covey.model.base import ModelRequest
 from tests.fake_messages_api import fake_api  # noqa: F401  (fixture)

@@ -47,9 +47,9 @@ def test_dicts_and_our_own_messages_are_accepted_as_they_are():
 def test_an_agent_actor_module_loads_without_the_anthropic_sdk():
     """The SDK costs ~1.2 s and ~50 MiB per process; only AnthropicModel needs it."""
     code = (
-        "import sys, covey.actors.agent, covey.model, covey.model.scripted, covey.actors.registry\n"
+        "import sys, covey.agent.actor, covey.model, covey.model.scripted, covey.registry.actor\n"
         "print(sorted(m for m in sys.modules if m == 'anthropic' or m.startswith('anthropic.')))\n"
-        "from covey.model import AnthropicModel\n"
+        "from covey.gateway.anthropic import AnthropicModel\n"
         "print('anthropic' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)

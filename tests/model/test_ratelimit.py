@@ -10,10 +10,10 @@ import pytest
 
 from covey.errors import LimitExceeded
 from covey.model.base import TokenUsage
-from covey.model.ratelimit import RateScheduler
-from covey.model.ratelimit_acquire import acquire
-from covey.model.ratelimit_signals import RateLimitSettings, identity_for
-from covey.model.ratelimit_types import AdmitRequest, Admitted, RateLimitRefused, Refused, Wait
+from covey.ratelimit.scheduler import RateScheduler
+from covey.ratelimit.acquire import acquire
+from covey.ratelimit.signals import RateLimitSettings, identity_for
+from covey.ratelimit.ports import AdmitRequest, Admitted, RateLimitRefused, RateRefused, Wait
 
 T0 = 1_800_000_000.0
 
@@ -53,7 +53,7 @@ def run_until_admitted(sched: RateScheduler, clock: Clock, requests: list[AdmitR
                 sched.record_reply(request.request_id, usage=TokenUsage(input_tokens=request.input_tokens,
                                                                         output_tokens=request.max_tokens))
                 pending.remove(request)
-            assert not isinstance(decision, Refused), decision
+            assert not isinstance(decision, RateRefused), decision
         first_pass = False
         clock.advance(step_s)
     assert not pending
@@ -218,7 +218,7 @@ def test_patience_exhausted_gives_the_typed_refusal_naming_the_limit() -> None:
     ok = sched.admit(req("soon", max_tokens=4000))
     assert isinstance(ok, Wait) and ok.limit == "output_tokens"
     decision = sched.admit(req("late", max_tokens=8000))  # needs the full bucket after "soon": > 60 s
-    assert isinstance(decision, Refused)
+    assert isinstance(decision, RateRefused)
     assert decision.limit == "output_tokens" and decision.limit_value == 8000 and decision.consumed == 8000
     error = decision.error(clock.now)
     assert isinstance(error, LimitExceeded) and isinstance(error, RateLimitRefused)
@@ -240,7 +240,7 @@ def test_patience_runs_out_while_waiting() -> None:
     assert isinstance(sched.admit(req("a")), Admitted)
     sched.record_refusal("a", 429, {"retry-after": "20"})
     decision = sched.admit(req("a"))  # 40 s since it first asked: past its 30 s
-    assert isinstance(decision, Refused) and decision.cause == "rate_limit_error" and decision.limit is None
+    assert isinstance(decision, RateRefused) and decision.cause == "rate_limit_error" and decision.limit is None
     assert decision.waited_s == pytest.approx(20) and decision.would_wait_s == pytest.approx(20)
     assert "(429)" in str(decision.error(clock.now))
 
@@ -311,7 +311,7 @@ def test_snapshot_shows_the_queue_buckets_and_waiters() -> None:
 def test_acquire_sleeps_until_its_turn_and_reports_each_wait_once() -> None:
     clock = Clock()
     sched = scheduler(clock, requests_per_minute=2)
-    seen: list[Wait | Refused] = []
+    seen: list[Wait | RateRefused] = []
 
     async def sleep(seconds: float) -> None:
         clock.advance(seconds)
@@ -328,11 +328,11 @@ def test_acquire_raises_the_refusal() -> None:
     clock = Clock()
     sched = scheduler(clock, requests_per_minute=1, patience_s=10)
     sched.admit(req("a"))
-    seen: list[Wait | Refused] = []
+    seen: list[Wait | RateRefused] = []
 
     async def sleep(seconds: float) -> None:
         clock.advance(seconds)
 
     with pytest.raises(RateLimitRefused, match="requests per minute"):
         asyncio.run(acquire(sched, req("b"), sleep=sleep, on_wait=seen.append))
-    assert isinstance(seen[-1], Refused)
+    assert isinstance(seen[-1], RateRefused)

@@ -1,4 +1,4 @@
-"""Leases (covey.model.ratelimit_lease): when the scheduler lends a slice of its buckets, what a
+"""Leases (covey.ratelimit.lease): when the scheduler lends a slice of its buckets, what a
 holder may admit under it, how its replies and its end come back, and when it is called back."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 
 from covey.model.base import TokenUsage
-from covey.model.ratelimit import RateScheduler
-from covey.model.ratelimit_lease import GRACE_S, LEASE_S, HeldLease, Lease, LeaseHolder, LeaseReport
-from covey.model.ratelimit_signals import RateLimitSettings, identity_for
-from covey.model.ratelimit_types import AdmitRequest, Admitted, Wait
+from covey.ratelimit.scheduler import RateScheduler
+from covey.ratelimit.lease import GRACE_S, LEASE_S, HeldLease, Lease, LeaseHolder, LeaseReport
+from covey.ratelimit.signals import RateLimitSettings, identity_for
+from covey.ratelimit.ports import AdmitRequest, Admitted, Wait
 
 IDENTITY = identity_for("https://api.anthropic.com", "sk-test", "claude-sonnet-4-6")
 

@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 import pytest
 
 from covey.errors import UserError
-from covey.model.ratelimit_signals import (BucketSignal, RateLimitSettings, counts_cache_reads, identity_for,
+from covey.ratelimit.signals import (BucketSignal, RateLimitSettings, counts_cache_reads, identity_for,
                                            model_class, parse_rate_headers, retry_after_s)
-from covey.model.ratelimit_types import Refused, Wait, rate_limit_event
+from covey.ratelimit.ports import RateRefused, Wait, rate_limit_event
 
 NOW = datetime(2027, 1, 15, 8, 0, tzinfo=timezone.utc).timestamp()
 
@@ -91,7 +91,7 @@ def test_rate_limit_event_for_a_wait_as_claude_agent_sdk_parses_it() -> None:
 
     after_429 = Wait("req-1", NOW + 20, None, "rate_limit_error", 0, 0.0)
     assert rate_limit_event(after_429, session_id="s", now=NOW)["rate_limit_info"]["status"] == "rejected"
-    refused = Refused("req-1", "requests", "queue", 600.0, 30.0, 600.0, consumed=60, limit_value=60,
+    refused = RateRefused("req-1", "requests", "queue", 600.0, 30.0, 600.0, consumed=60, limit_value=60,
                       resets_at=NOW + 60)
     refused_info = rate_limit_event(refused, session_id="s", now=NOW)["rate_limit_info"]
     assert refused_info["status"] == "rejected" and refused_info["refused"] is True

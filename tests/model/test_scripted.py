@@ -231,7 +231,7 @@ async def test_with_a_prompt_cache_directory_copies_in_other_actors_read_what_th
 
 
 def test_a_rule_file_with_an_alias_bomb_is_a_user_error_naming_the_file(tmp_path):
-    from tests.test_safe_yaml import BOMB
+    from tests.common.test_safe_yaml import BOMB
 
     path = tmp_path / "rules.yaml"
     path.write_text(BOMB)

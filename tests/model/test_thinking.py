@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from covey import cli_flags
+from covey.cli import flags as cli_flags
 from covey.errors import UserError
 from covey.model.base import ModelRequest
 from covey.model.effort import EFFORT_LEVELS

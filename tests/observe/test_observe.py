@@ -13,7 +13,7 @@ import pytest
 import ray
 
 from covey.events import TaskStarted
-from covey.observe import inspect
+from covey.cli import inspect
 from covey.observe.live import LiveView, tree_lines
 from covey.observe.trace import write_trace
 from covey.session import Session

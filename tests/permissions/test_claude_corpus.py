@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from covey.permissions.policy import PermissionPolicy
-from covey.settings import Settings
+from covey.settings.merged import Settings
 
 CORPUS = Path(__file__).parent.parent / "data" / "claude_files" / "settings"
 TABLE = json.loads((CORPUS / "decisions.json").read_text())

@@ -6,7 +6,7 @@ import pytest
 
 from covey.permissions import Allow, Ask, CallbackAsker, Deny, PermissionPolicy, PermissionRequest, parse_rule
 from covey.errors import UserError
-from covey.settings import Settings
+from covey.settings.merged import Settings
 
 PROJECT = Path("/proj")
 PROJECT_FILE = "projectSettings:/proj/.claude/settings.json"

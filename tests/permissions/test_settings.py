@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from covey.errors import UserError
-from covey.settings import Settings
+from covey.settings.merged import Settings
 
 
 def write(path: Path, data) -> Path:
@@ -167,7 +167,7 @@ def test_model_limits_merge_by_model_and_auto_compact_can_be_turned_off(dirs):
 
 
 def test_rate_limits_merge_by_key_and_a_wrong_key_names_the_file(dirs):
-    from covey.model.ratelimit_signals import RateLimitSettings
+    from covey.ratelimit.signals import RateLimitSettings
 
     home, project = dirs
     write(home / ".claude/settings.json", {"rateLimits": {"requestsPerMinute": 60, "patienceSeconds": 30}})

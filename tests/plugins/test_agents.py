@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from covey.agents.loader import load_definitions
+from covey.definitions.loader import load_definitions
 from covey.plugins import read_plugin
 
 CORPUS = Path(__file__).parents[1] / "data" / "claude_files" / "plugins"

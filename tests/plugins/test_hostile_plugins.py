@@ -104,8 +104,8 @@ def test_a_hostile_installed_plugins_registry_never_hangs_and_says_the_plugin_is
 
 
 def test_a_plugins_hostile_agent_files_are_one_line_each_and_its_other_agents_load(tmp_path):
-    from covey.agents.loader import load_definitions
-    from tests.test_safe_yaml import BOMB
+    from covey.definitions.loader import load_definitions
+    from tests.common.test_safe_yaml import BOMB
 
     plugin = _plugin(tmp_path, "kit", '{"name": "kit"}')
     agents = plugin / "agents"

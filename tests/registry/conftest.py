@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from covey.actors.agent import _AgentActor
-from covey.actors.base import TypedHandle
-from covey.actors.handle import AgentHandle
-from covey.actors.pool import WarmPool
-from covey.limits import Limits
+from covey.agent.actor import _AgentActor
+from covey.ray.handle import TypedHandle
+from covey.agent.handle import AgentHandle
+from covey.registry.warm_pool import WarmPool
+from covey.runtime.limits import Limits
 from covey.registry.supervisor import Supervisor
 from covey.teams.mailbox import Mailbox
 

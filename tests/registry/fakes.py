@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from covey.agents.definition import AgentDefinition
-from covey.agents.spec import AgentSpec
+from covey.definitions.definition import AgentDefinition
+from covey.runtime.spec import AgentSpec
 from covey.errors import AgentUnavailable
-from covey.registry.answers import Finished
-from covey.agents.records import FinalReport, LaunchRequest
-from covey.agents.runtime import SessionRuntime
+from covey.runtime.answers import Finished
+from covey.runtime.records import FinalReport, LaunchRequest
+from covey.runtime.session_runtime import SessionRuntime
 from covey.tools.options import ToolOptions
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from covey.agents.agent_launch import QUEUED_NOTES
-from covey.limits import ACTIVE_PER_CPU, Limits
-from covey.observe.inspect import session_lines
-from covey.registry.answers import Launched
+from covey.subagents.launch import QUEUED_NOTES
+from covey.runtime.limits import ACTIVE_PER_CPU, Limits
+from covey.cli.inspect import session_lines
+from covey.runtime.answers import Launched
 from covey.registry.core import Registry
 from covey.registry.queue import at_work
 from covey.registry.supervisor import Supervisor

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from covey.errors import AgentUnavailable, LimitExceeded, ModelBehaviorError
-from covey.actors.registry import RegistryHandle
-from covey.registry.answers import Finished, Refused
-from covey.agents.records import FinalReport
+from covey.registry.actor import RegistryHandle
+from covey.runtime.answers import Finished, Refused
+from covey.runtime.records import FinalReport
 from tests.registry.fakes import request, spec
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from covey.agents.definition import AgentDefinition
-from covey.agents.spec import AgentSpec
+from covey.definitions.definition import AgentDefinition
+from covey.runtime.spec import AgentSpec
 from covey.model.scripted import ScriptedModel
-from covey.registry.answers import Launched, Refused
-from covey.agents.records import FinalReport
+from covey.runtime.answers import Launched, Refused
+from covey.runtime.records import FinalReport
 from covey.teams.messages import TaskNotice
 from tests.registry.fakes import request
 

@@ -9,9 +9,9 @@ import stat
 
 import pytest
 
-from covey.agents.records import FinalReport
-from covey.limits import Limits
-from covey.registry.answers import Finished, Launched
+from covey.runtime.records import FinalReport
+from covey.runtime.limits import Limits
+from covey.runtime.answers import Finished, Launched
 from covey.registry.journal import RegistryJournal, restore_books
 from covey.registry.supervisor import Supervisor
 from covey.teams.mailbox import Mailbox

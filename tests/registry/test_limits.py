@@ -1,6 +1,6 @@
 """Limits: from this process's environment by default, or from a run's (``Limits.from_env``)."""
 
-from covey.limits import DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH, DEFAULT_STALL_MS, Limits
+from covey.runtime.limits import DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH, DEFAULT_STALL_MS, Limits
 
 NAMES = ("COVEY_MAX_SUBAGENT_SPAWN_DEPTH", "COVEY_MAX_CONCURRENT_AGENTS", "COVEY_BUDGET_USD",
          "COVEY_STALL_TIMEOUT_MS", "COVEY_AUTO_BACKGROUND_MS")

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from covey.agents.worktree import Worktree
-from covey.limits import Limits
-from covey.registry.answers import Launched, Refused
-from covey.registry.payloads import Launch
+from covey.runtime.worktree import Worktree
+from covey.runtime.limits import Limits
+from covey.runtime.answers import Launched, Refused
+from covey.runtime.payloads import LaunchCall
 from covey.registry.supervisor import Supervisor
 from covey.registry.core import Registry
-from covey.agents.records import FinalReport
-from covey.observe.inspect import session_lines
+from covey.runtime.records import FinalReport
+from covey.cli.inspect import session_lines
 from covey.model.scripted import ScriptedModel
 from covey.session import Session
 from covey.teams.mailbox import Mailbox
@@ -238,7 +238,7 @@ async def test_a_thousand_queued_with_a_limit_of_fifty_all_finish_each_notified_
     sup = _supervisor(max_concurrent=50)
     await sup.register_main("main", "m", "/tmp")
     names = [f"agent-{i:04d}" for i in range(1000)]
-    answers = [answer async for answer in sup.launch_many([Launch(request(n), spec(n)) for n in names])]
+    answers = [answer async for answer in sup.launch_many([LaunchCall(request(n), spec(n)) for n in names])]
     assert len(answers) == 1000 and all(isinstance(a, Launched) for _, a in answers)
     rng, most = random.Random(25), 0
     while running := [actor for actor in sup.pool.taken if not actor._end.done()]:

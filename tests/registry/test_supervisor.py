@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from covey.agents.worktree import Worktree
+from covey.runtime.worktree import Worktree
 from covey.errors import AgentUnavailable
-from covey.registry.answers import Launched, NeedRuntime, Refused
-from covey.limits import Limits
-from covey.registry.payloads import Launch
+from covey.runtime.answers import Launched, NeedRuntime, Refused
+from covey.runtime.limits import Limits
+from covey.runtime.payloads import LaunchCall
 from covey.registry.supervisor import Supervisor
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import TaskNotice
@@ -139,7 +139,7 @@ async def test_a_notice_the_agent_put_itself_is_not_sent_again(sup):
 async def test_launch_many_answers_each_launch_as_it_is_ready_with_checks_in_order(sup):
     sup.core.limits.max_concurrent = 2
     gate = sup.pool.gates["any"] = asyncio.Event()
-    launches = [Launch(request(name), spec(name), False, lane) for name, lane in (("slow", "any"), ("warm", "home"), ("over", "home"))]
+    launches = [LaunchCall(request(name), spec(name), False, lane) for name, lane in (("slow", "any"), ("warm", "home"), ("over", "home"))]
     answers = sup.launch_many(launches)
     first = await answers.__anext__()
     second = await answers.__anext__()

@@ -11,7 +11,7 @@ from mypy import api
 ROOT = Path(__file__).resolve().parents[2]
 
 WRONG = '''
-from covey.actors.registry_handle import RegistryHandle
+from covey.registry.handle import RegistryHandle
 
 
 async def stop(registry: RegistryHandle) -> bool:
@@ -23,7 +23,7 @@ async def stop_raw(registry: RegistryHandle) -> bool:
 '''
 
 RIGHT = '''
-from covey.actors.registry_handle import RegistryHandle
+from covey.registry.handle import RegistryHandle
 
 
 async def stop(registry: RegistryHandle) -> bool:

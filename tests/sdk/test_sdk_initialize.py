@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage, query
 
-from covey.versions import CLAUDE_CODE_VERSION
+from covey.common.versions import CLAUDE_CODE_VERSION
 from tests.sdk.conftest import REFERENCE_CLI
 from tests.sdk.test_sdk_compat import collect, with_subtype
 

@@ -126,7 +126,7 @@ def test_options_the_sdk_sends_in_initialize_and_its_own_flags(run_program, fake
     passes ``--await-initialize --initialize-fields=settings,disallowedTools --managed-settings-in-initialize``
     and ends the session unless the answer confirms each), with ``persistSession: false``, a
     ``debugFile``, a plugin without its MCP servers and a ``projectConfigRoot``."""
-    from covey.agents.session_files import project_name
+    from covey.transcripts.session_files import project_name
 
     root = tmp_path / "checkout"
     _write(root / ".claude/agents/from-root.md", "---\nname: from-root\ndescription: the checkout's\n---\nHi.\n")

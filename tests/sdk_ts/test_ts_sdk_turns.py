@@ -127,8 +127,8 @@ def test_a_long_agent_call_sends_heartbeats(run_program, fake_api, ts_sdk):
 def _transcript_alone(config: Path, cwd: Path, word: str) -> str:
     """A conversation that left only its transcript, ``projects/<project>/<id>.jsonl`` in Claude
     Code's format (as Claude Code or a session store leaves one): no covey record beside it."""
-    from covey.agents.session_files import project_folder
-    from covey.agents.transcript import TranscriptWriter
+    from covey.transcripts.session_files import project_folder
+    from covey.transcripts.transcript import TranscriptWriter
 
     session_id = str(uuid.uuid4())
     writer = TranscriptWriter(project_folder(config, cwd) / f"{session_id}.jsonl", session_id=session_id,

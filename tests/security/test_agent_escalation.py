@@ -7,11 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from covey.agents.escalation import launch_escalation
+from covey.subagents.escalation import launch_escalation
 from covey.errors import CoveyError
 from covey.permissions import Allow, Deny
-from covey.agents.agent_tool import AgentTool
-from covey.agents.agent_schema import agent_input_model
+from covey.subagents.agent_tool import AgentTool
+from covey.subagents.agent_schema import agent_input_model
 from covey.tools.base import ToolContext, ToolServices
 from tests.security._policies import policy, project
 
@@ -109,7 +109,7 @@ async def test_an_approved_escalation_goes_on_to_launch(place, tmp_path):
 
 def test_block_reads_outside_working_directories_comes_from_settings(tmp_path):
     from covey.permissions import PermissionPolicy
-    from covey.settings import Settings
+    from covey.settings.merged import Settings
 
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude/settings.json").write_text(json.dumps({"permissions": {"blockReadsOutsideWorkingDirectories": True}}))

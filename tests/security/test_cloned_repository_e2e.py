@@ -21,7 +21,7 @@ from tests.inprocess_covey import covey_here
 from tests.mcp.helpers import SERVER
 
 
-OK = Path(covey.__file__).parent / "scenarios" / "ok.yaml"
+OK = Path(covey.__file__).parent / "cli" / "scenarios" / "ok.yaml"
 
 
 class _Listener:

@@ -99,7 +99,7 @@ def test_a_worktree_child_reads_its_own_checkout(place, tmp_path):
 def test_covey_creating_a_worktree_runs_no_hook_of_the_repository(tmp_path, monkeypatch):
     import subprocess
 
-    from covey.agents import worktree as wt
+    from covey.runtime import worktree as wt
 
     repo = tmp_path / "repo"
     repo.mkdir()

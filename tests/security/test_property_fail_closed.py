@@ -78,7 +78,7 @@ def test_arbitrary_shell_text_is_allowed_only_when_read_only_and_never_raises(te
 
     from covey.permissions import PermissionPolicy
     from covey.permissions.readonly import not_read_only
-    from covey.permissions.shell import parse
+    from covey.shell.parse import parse
 
     p = PermissionPolicy(project_root=Path("/proj"), home=Path("/home/u"))
     decision = p.decide("Bash", False, text, {"command": text})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from covey.permissions.shell import parse
+from covey.shell.parse import parse
 
 
 @pytest.mark.parametrize("command, words", [

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from covey.daemon import protocol
+from covey.client import ports as protocol
 
 
 class Peer:
@@ -98,7 +98,7 @@ INIT = {"type": "system", "subtype": "init", "session_id": "s-1", "cwd": "/x", "
 def _serve_as_process() -> None:
     """A stand-in service process: the real lock, a ping that names this pid, ``covey_stop``."""
     from covey.service.__main__ import _take_lock
-    from covey.daemon.paths import service_paths
+    from covey.client.paths import service_paths
 
     paths = service_paths()
     if _take_lock(paths) is None:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from covey.daemon import protocol
-from covey.service import client
+from covey.client import ports as protocol
+from covey.cli import served as client
 from tests.observe.terminal import Screen
 from tests.service.conftest import client_env
 from tests.service.fake_service import INIT, FakeService, result
@@ -199,7 +199,7 @@ def test_without_a_terminal_a_prompt_is_denied_with_the_reason(service_root, tmp
 
 
 def test_the_client_path_imports_neither_ray_nor_pydantic_nor_covey_runtime(service_root, tmp_path):
-    code = ("import sys\nfrom covey.cli import main\nrc = main(['-p', 'go', '--output-format', 'json'])\n"
+    code = ("import sys\nfrom covey.cli.main import main\nrc = main(['-p', 'go', '--output-format', 'json'])\n"
             "heavy = ('ray', 'pydantic', 'covey.session', 'covey.events', 'anthropic', 'yaml', 'rich')\n"
             "print('IMPORTED', [m for m in heavy if m in sys.modules], file=sys.stderr)\nsys.exit(rc)\n")
     with FakeService(service_root, _answer(INIT, result("hello"), DONE)):

@@ -9,7 +9,7 @@ import asyncio
 import json
 import socket
 
-from covey.daemon import protocol
+from covey.client import ports as protocol
 from covey.service.conversation import ConversationRun, _End
 
 

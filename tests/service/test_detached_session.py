@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 import covey
-from covey.daemon import protocol
+from covey.client import ports as protocol
 from covey.errors import CoveyError, UserError
 from covey.session import DetachedSession, Session
 from tests.service.fake_service import FakeService, result
@@ -112,7 +112,7 @@ async def test_async_attach_yields_the_same_and_a_prompt_nobody_answers_stays_op
 def test_a_run_the_service_refused_and_hung_up_on_raises_its_words_not_a_broken_pipe(monkeypatch):
     """The service refuses a run as soon as it reads its request, then closes: the prompt's line
     finds the connection gone, and the refusal already sent is what the program sees."""
-    from covey.daemon import detached
+    from covey.client import detached
 
     refused = protocol.refusal("r", "a detached run ... cannot be run with --no-session-persistence")
 

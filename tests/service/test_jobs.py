@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from covey import cli
-from covey.daemon import lifecycle
-from covey.daemon.lifecycle import same_ray
+from covey.cli import main as cli
+from covey.client import process as lifecycle
+from covey.client.process import same_ray
 from tests.service.fake_service import INIT, FakeService, result
 
 JOB_GCS = "10.0.0.5:6379"
@@ -66,10 +66,10 @@ def test_a_jobs_driver_runs_in_process_when_the_service_serves_another_ray():
 @pytest.fixture
 def in_process(monkeypatch):
     """The in-process run, stubbed: what it was asked to run."""
-    import covey.cli_local
+    import covey.cli.local
 
     calls = []
-    monkeypatch.setattr(covey.cli_local, "execute", lambda prompt, options, *a, **k: calls.append(prompt) or 0)
+    monkeypatch.setattr(covey.cli.local, "execute", lambda prompt, options, *a, **k: calls.append(prompt) or 0)
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # a driver's stdin with nothing piped (not pytest's)
     return calls
 
@@ -115,7 +115,7 @@ def test_a_served_run_names_ray_address_for_the_service_to_compare(service_root,
 
 
 def test_the_service_refuses_a_run_that_names_another_ray_and_serves_one_that_names_its_own(tmp_path):
-    from covey.daemon.paths import ServicePaths
+    from covey.client.paths import ServicePaths
     from covey.service.server import Service
 
     service = Service(ServicePaths(tmp_path), address="auto", idle_timeout_s=60)

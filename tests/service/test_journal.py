@@ -7,7 +7,7 @@ import asyncio
 import json
 import stat
 
-from covey.daemon import protocol
+from covey.client import ports as protocol
 from covey.service.journal import Journal, all_meta, read_lines, read_meta
 
 SESSION = "0b9c9a40-0000-4000-8000-000000000001"

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from covey.daemon import leftovers
+from covey.client import leftovers
 from covey.service.session_options import _run_env
 
 

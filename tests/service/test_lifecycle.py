@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from covey.daemon import failed_start, lifecycle
-from covey.service import commands
-from covey.daemon.paths import service_paths
+from covey.client import failed_start
+from covey.client import process as lifecycle
+from covey.cli import service_commands as commands
+from covey.client.paths import service_paths
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE = [sys.executable, "-m", "tests.service.fake_service"]
@@ -145,7 +146,7 @@ def test_a_service_that_never_answers_times_out_with_a_clear_error_and_is_ended_
 
 
 def test_status_text_shows_the_pool_a_line_per_lane():
-    from covey.service.commands import status_text
+    from covey.cli.service_commands import status_text
 
     lane = {"ready": 2, "lent": 1, "starting": 0, "target": 3, "floor": 2, "demand": 3.0, "high_water": 3,
             "loans": 9}
@@ -160,7 +161,7 @@ def test_status_text_shows_the_pool_a_line_per_lane():
 
 
 def test_two_service_directories_name_two_shared_pools():
-    from covey.actors.shared_pool import pool_name
+    from covey.pool.shared_pool import pool_name
 
     assert pool_name("/home/a/.covey/service") != pool_name("/tmp/other-service")
     assert pool_name("/home/a/.covey/service") == pool_name("/home/a/.covey/service")

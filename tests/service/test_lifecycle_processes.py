@@ -12,8 +12,8 @@ from typing import Iterator
 
 import pytest
 
-from covey.daemon import lifecycle
-from covey.daemon.paths import service_paths
+from covey.client import process as lifecycle
+from covey.client.paths import service_paths
 
 ZOMBIE_PARENT = ("import os, sys, time\n"
                  "child = os.fork()\n"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from covey.daemon.paths import service_paths
+from covey.client.paths import service_paths
 from covey.errors import CoveyError
-from covey.service import own_ray
+from covey.ray import own_ray
 
 
 class _Exited:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from covey.service import own_ray
+from covey.ray import own_ray
 
 # The leader ignores SIGTERM (as `ray start --block` takes its time to drain); it starts two
 # children in its session, one in a process group of its own (as Ray's workers are).

@@ -10,7 +10,7 @@ import pytest
 from covey.errors import UserError
 from covey.service.preflight import MissingKey, check_run
 
-SCRIPTED = "scripted:covey/scenarios/ok.yaml"
+SCRIPTED = "scripted:covey/cli/scenarios/ok.yaml"
 
 
 def test_a_run_on_the_api_without_a_key_is_refused(tmp_path):
@@ -49,8 +49,8 @@ def test_a_settings_file_that_is_not_read_passes_unread(tmp_path):
 
 
 def test_the_cli_refuses_a_keyless_run_before_starting_a_service(service_root, tmp_path, monkeypatch, capsys):
-    from covey import cli
-    from covey.daemon import lifecycle
+    from covey.cli import main as cli
+    from covey.client import process as lifecycle
 
     monkeypatch.setattr(lifecycle, "spawn", lambda *a, **k: pytest.fail("a service was started"))
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from covey.daemon import protocol
+from covey.client import ports as protocol
 
 
 def test_a_message_is_one_line_and_comes_back_whole():

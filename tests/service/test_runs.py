@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from covey.daemon import protocol
+from covey.client import ports as protocol
 from covey.service.runs import ServedRun
 
 

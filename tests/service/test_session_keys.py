@@ -18,16 +18,16 @@ from typing import Any
 import pytest
 
 import covey
-from covey import cli
-from covey.cli_flags import OPTION, session_options
+from covey.cli import main as cli
+from covey.cli.flags import OPTION, session_options
 from covey.errors import UserError
-from covey.daemon import protocol
+from covey.client import ports as protocol
 from covey.service import session_options as served
-from covey.daemon.protocol import run_request
+from covey.client.ports import run_request
 from covey.service.session_options import SERVICE_OWNED, SESSION_KEYS, client_options, session_for
 from covey.session import Session, SessionOptions
 
-OK = Path(covey.__file__).parent / "scenarios" / "ok.yaml"
+OK = Path(covey.__file__).parent / "cli" / "scenarios" / "ok.yaml"
 
 
 def _sample(name: str) -> Any:

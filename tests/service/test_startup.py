@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from covey.errors import UserError
 from covey.events import ResultEvent
-from covey.resume_record import ResumeError
+from covey.transcripts.session_json import ResumeError
 from covey.service.startup import failure_fields
 
 

@@ -34,8 +34,8 @@ def scripted(*rules: dict[str, Any], latency_s: float = 0.0) -> ScriptedModel:
 def main_texts(session: Any, transcript_dir: Any) -> list[str]:
     """The text blocks the main agent was given over the run, from its transcript: the notices
     and messages it read (they are not printed on stdout, as Claude Code prints none)."""
-    from covey.agents.session_files import project_folder
-    from covey.agents.transcript import read_transcript, transcript_path
+    from covey.transcripts.session_files import project_folder
+    from covey.transcripts.transcript import read_transcript, transcript_path
 
     path = transcript_path(project_folder(transcript_dir, session.cwd), session.session_id, session.main_agent_id,
                            main=True)

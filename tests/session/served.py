@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from covey.model.anthropic import AnthropicModel
+from covey.gateway.anthropic import AnthropicModel
 from covey.model.base import ModelRequest
 from covey.model.scripted import ScriptedModel
 from tests.fake_messages_api import FakeMessagesAPI

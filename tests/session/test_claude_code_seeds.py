@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from covey.agents.definition import AgentDefinition
+from covey.definitions.definition import AgentDefinition
 from covey.events import UserEvent
 from covey.session import Session
 from tests.mcp.helpers import SERVER

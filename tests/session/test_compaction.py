@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from covey.agents.session_files import project_folder
-from covey.agents.transcript import read_transcript, transcript_path
+from covey.transcripts.session_files import project_folder
+from covey.transcripts.transcript import read_transcript, transcript_path
 from covey.events import CompactBoundary, ResultEvent
 from covey.session import Session
 from tests.session.scripts import MAIN, rule

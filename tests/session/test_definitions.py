@@ -10,7 +10,7 @@ from pathlib import Path
 import git
 import pytest
 
-from covey.agents.definition import AgentDefinition
+from covey.definitions.definition import AgentDefinition
 from covey.events import TaskNotification, UserEvent
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from covey.resume import ResumeError
+from covey.transcripts.resume import ResumeError
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 

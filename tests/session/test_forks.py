@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from covey.agents.fork import FORK_REFUSAL
+from covey.subagents.fork import FORK_REFUSAL
 from covey.events import TaskNotification
 from covey.session import Session
 from tests.session.scripts import rule

@@ -1,7 +1,7 @@
 """The covey-guide agent knows the user's own configuration (issue: definitions)."""
 
-from covey.agents.definition import AgentDefinition
-from covey.session.definitions import session_definitions
+from covey.definitions.definition import AgentDefinition
+from covey.definitions.load import session_definitions
 
 
 def test_the_guide_prompt_lists_the_projects_agents_skills_and_settings(tmp_path):

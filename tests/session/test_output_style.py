@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 
-from covey.agents.builtin import BUILTIN_AGENTS
-from covey.agents.children import child_spec
-from covey.agents.output_style import BUILT_IN_STYLES
-from covey.agents.runtime import SessionRuntime
-from covey.agents.system_prompt import MAIN_PROMPT
+from covey.definitions.builtin import BUILTIN_AGENTS
+from covey.subagents.children import child_spec
+from covey.definitions.output_style import BUILT_IN_STYLES
+from covey.runtime.session_runtime import SessionRuntime
+from covey.definitions.system_prompt import MAIN_PROMPT
 from covey.model.scripted import ScriptedModel
 from covey.session import Session
 from tests.session.scripts import write

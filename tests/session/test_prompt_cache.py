@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from covey.actors.agent import AgentRunner
-from covey.agents.definition import AgentDefinition
+from covey.agent.actor import AgentRunner
+from covey.definitions.definition import AgentDefinition
 from covey.model.scripted import ScriptedModel
 from covey.session import Session
 

@@ -13,7 +13,7 @@ import pytest
 
 from covey.model.scripted import ScriptedModel
 from covey.session import Session
-from covey.settings_files import SandboxUnavailable
+from covey.settings.files import SandboxUnavailable
 from covey.service.startup import failure_fields
 from tests.session.scripts import write
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import ray
 
-from covey.actors.team import BoardHandle
+from covey.teams.team_actors import BoardHandle
 from covey.events import TaskNotification
-from covey.ray_runtime import NAMESPACE
+from covey.ray.cluster import NAMESPACE
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, main_texts, rule, scripted
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from covey.actors.mailbox import MailboxHandle, mailbox_actor_class
-from covey.actors.team import BoardHandle, RosterHandle, board_actor_class, roster_actor_class
+from covey.teams.mailbox_actor import MailboxHandle, mailbox_actor_class
+from covey.teams.team_actors import BoardHandle, RosterHandle, board_actor_class, roster_actor_class
 from covey.teams.board import TaskBoard
 from covey.teams.mailbox import Mailbox
 from covey.teams.roster import TeamRoster

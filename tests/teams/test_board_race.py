@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from covey.actors.team import BoardHandle, board_actor_class
+from covey.teams.team_actors import BoardHandle, board_actor_class
 from covey.teams.tasks import Claimed
 
 pytestmark = pytest.mark.ray  # the Ray-backed board, on the shared Ray

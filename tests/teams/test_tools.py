@@ -16,7 +16,7 @@ from covey.teams.messages import ShutdownRequest, TaskNotice, TeammateMessage
 from covey.teams.render import render_mail, render_notice
 from covey.teams.roster import TeamRoster
 from covey.tools.base import ToolContext, ToolServices
-from covey.agents.team_tools import SendMessageInput, team_tools
+from covey.subagents.team_tools import SendMessageInput, team_tools
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "data" / "tool-schemas.json").read_text())
 TOOLS = {tool.name: tool for tool in team_tools()}

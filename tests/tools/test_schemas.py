@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from covey.tools import core_tools
-from covey.agents.catalog import tool_catalog
+from covey.agent.catalog import tool_catalog
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "data" / "tool-schemas.json").read_text())
 

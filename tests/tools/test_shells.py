@@ -101,7 +101,7 @@ async def test_the_agents_end_kills_running_background_shells(ctx):
 
 
 def test_killshell_is_the_old_name_of_taskstop():
-    from covey.tool_names import canonical_tool_name
+    from covey.common.tool_names import canonical_tool_name
 
     assert canonical_tool_name("KillShell") == "TaskStop"
 

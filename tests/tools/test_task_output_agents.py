@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from types import SimpleNamespace
 
-from covey.agents.records import FinalReport, RunRecord
+from covey.runtime.records import FinalReport, RunRecord
 from covey.tools.base import ToolContext, ToolServices
 from covey.tools.shells import TaskOutput, TaskOutputInput
 

@@ -1,9 +1,13 @@
 """A tool's traits are attributes of its class; the name sets the rest of covey uses are derived from them."""
 
-from covey.agents import agent_launch, builtin, memory, progress_reports, resolve
+from covey.subagents import launch as agent_launch
+from covey.definitions import builtin
+from covey.definitions import memory
+from covey.agent import progress_reports
+from covey.definitions import resolve
 from covey.permissions import tool_traits
 from covey.tools.base import Tool
-from covey.tools.catalog import BUILTIN_TOOLS, path_rule_tools, tool_names_where
+from covey.definitions.tool_catalog import BUILTIN_TOOLS, path_rule_tools, tool_names_where
 
 
 def test_the_permission_table_says_what_the_tool_classes_say():

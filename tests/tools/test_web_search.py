@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from covey.agents.catalog import tool_catalog
-from covey.model.anthropic import AnthropicModel
+from covey.agent.catalog import tool_catalog
+from covey.gateway.anthropic import AnthropicModel
 from covey.permissions.decisions import Allow, Ask, Deny
 from covey.permissions.policy import PermissionPolicy
 from covey.permissions.rules import parse_rule

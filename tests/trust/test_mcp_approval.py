@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from covey import cli
+from covey.cli import main as cli
 from covey.mcp.approval import CREDENTIALS, Approval, credential_named
 from covey.mcp.sources import session_servers
 from covey.trust import ALL, Trust, TrustStore

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from covey.agents.loader import load_definitions
-from covey.settings import Settings
-from covey.skills import discover_skills
+from covey.definitions.loader import load_definitions
+from covey.settings.merged import Settings
+from covey.definitions.skill_loader import discover_skills
 from covey.trust import SetAside, TrustStore, decide
 
 
@@ -223,7 +223,7 @@ def test_an_sdk_program_naming_its_setting_sources_has_chosen(home_and_project, 
 
 
 def test_covey_agents_shows_what_a_run_in_the_folder_would_get(tmp_path, untrusted_folder):
-    from covey.cli_agents import agents_report
+    from covey.cli.agents import agents_report
 
     home = tmp_path / "home"
     home.mkdir()

@@ -1,5 +1,0 @@
-"""Agent definitions, the built-in types, and the lifecycle every agent runs through."""
-
-from covey.agents.definition import AgentDefinition
-
-__all__ = ["AgentDefinition"]

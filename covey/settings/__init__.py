@@ -1,0 +1,1 @@
+"""covey/settings."""
