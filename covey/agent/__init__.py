@@ -1,1 +1,1 @@
-"""Ray actors and the handles that are the only code making Ray calls on them: agents, their pool, the mailbox, teams."""
+"""One agent's run inside its Ray actor: the actor, its handle, its lifecycle and what it is given."""

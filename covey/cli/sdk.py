@@ -7,7 +7,7 @@ requests) to stdout. The SDK's first line, ``initialize``, is read here before t
 is reached: what it carries (the SDK's agents, hook registrations, ...) goes to the service
 with the run, and the initialize itself follows as the run's first line, answered by the run
 once its session is open (with the session's output styles; the SDK waits 60 s at most).
-Standard library only, like ``client``.
+Standard library only, like ``served``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``covey attach ID``, ``covey sessions`` and ``covey kill SESSION``: the thin client's side
 of sessions that outlive their clients (docs/durability.md). Standard library only, like
-``client``.
+``served``.
 
 ``attach`` prints a session's run from its first line, exactly as the ``covey -p`` that
 started it would have (in that run's output format unless one is given); ``--after UUID``

@@ -1,7 +1,7 @@
 """What an agent actor's model is under Ray: ``GatewayModel``, which sends each request through
 its node's model gateway (``covey.gateway.actor``) and never imports the ``anthropic`` SDK.
 
-The gateway answers a request with a stream of ``GatewayItem`` values (``gateway_types``): the
+The gateway answers a request with a stream of ``GatewayItem`` values (``covey/gateway/ports.py``): the
 Messages API's raw stream events (when the request asked for them), the rate scheduler's waits
 (as the ``rate_limit_event`` they are), then the reply or the error. An error travels as a value,
 the same covey error the model raises in-process (``ModelAPIError``, ``RateLimitRefused``,

@@ -1,1 +1,1 @@
-"""Seeing what agents do: the live tree, the session trace, and inspecting a running session."""
+"""Seeing what agents do: the live tree, the notebook display and the session trace."""

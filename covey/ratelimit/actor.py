@@ -64,7 +64,7 @@ class _RateLimitsActor(RateSchedulers):
 
     async def ask_leasing(self, identity: Identity, settings: RateLimitSettings | None,
                           request: AdmitRequest) -> tuple[RateDecision, Lease | None]:
-        """``ask``, and once admitted a lease if the scheduler lends one (``ratelimit_lease``)."""
+        """``ask``, and once admitted a lease if the scheduler lends one (``covey/ratelimit/lease.py``)."""
         decision = await self.ask(identity, settings, request)
         return decision, self.of(identity).lease() if isinstance(decision, Admitted) else None
 

@@ -3,14 +3,14 @@
 A plain core (no Ray, no I/O, an injected clock). ``admit`` answers at once: ``Admitted`` (send
 now), ``Wait`` (ask again at ``until``) or ``RateRefused`` (the wait would outlast the request's
 patience). Rules (docs/rate-limits.md): three token buckets (requests, input and output tokens
-per minute), from limits set by hand (``ratelimit_holds``) and every reply's headers, a limit
+per minute), from limits set by hand (``covey/ratelimit/holds.py``) and every reply's headers, a limit
 nobody told us about holding nothing back; a request takes 1 request, its input estimate (cache
 reads left out where the API does) and its ``max_tokens``, corrected by the reply's usage;
 strict arrival order, except that a foreground request takes its session's earliest waiting
 background place; the head holds the rest back, so a request larger than a bucket is sent alone
 once it is full, never starved; a 429/529 pauses the identity for its ``retry-after``, the
 refused request keeping its place. While nobody waits, slices of the buckets are lent to the
-gateways (``ratelimit_lease``).
+gateways (``covey/ratelimit/lease.py``).
 """
 
 from __future__ import annotations

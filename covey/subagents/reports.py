@@ -1,4 +1,4 @@
-"""What a parent model reads about its children (docs/subagents.md#what-the-parent-gets-back and 10):
+"""What a parent model reads about its children (docs/subagents.md#what-the-parent-gets-back):
 a sync child's result and a launch's acknowledgement as text, a background child's end
 as a ``TaskNotice`` (its fields; ``covey.teams.render.render_notice`` writes its text).
 
