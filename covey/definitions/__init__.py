@@ -1,4 +1,4 @@
-"""Agent definitions, the built-in types, and the lifecycle every agent runs through."""
+"""What the user's files define: agent types, skills, output styles, memory, system prompts, the tool catalog."""
 
 from covey.definitions.definition import AgentDefinition
 

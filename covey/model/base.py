@@ -1,4 +1,4 @@
-"""The model behind one small interface: ``await model.create(request) -> anthropic.types.Message``."""
+"""The model behind one small interface: ``await model.create(request) -> Message`` (covey's own, shaped like the Messages API's)."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ class ModelRequest(BaseModel):
 
 @runtime_checkable
 class Model(Protocol):
-    """Anything that answers a ModelRequest with an ``anthropic.types.Message``."""
+    """Anything that answers a ModelRequest with a ``Message`` (``covey/model/messages.py``)."""
 
     async def create(self, request: ModelRequest) -> Message: ...
 
