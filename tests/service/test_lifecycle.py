@@ -106,6 +106,16 @@ def test_a_failed_start_names_the_cause_not_covey_s_wrapper(service_root):
     assert "stale" not in line and line.endswith(f"(its log: {paths.log})")
 
 
+def test_a_log_turned_over_as_the_service_started_is_read_from_its_start(service_root):
+    """The client noted the log's size before the start; the service turned the full log over."""
+    paths = service_paths()
+    paths.log.write_text("x" * 5_000 + "\n")
+    offset = paths.log.stat().st_size
+    paths.log.rename(paths.log.with_name("service.log.1"))
+    paths.log.write_text("Traceback (most recent call last):\nRuntimeError: no Ray for you\n")
+    assert failed_start.start_failure(paths, offset).startswith("RuntimeError: no Ray for you (its log:")
+
+
 def test_a_start_that_would_fail_its_check_starts_nothing(service_root, monkeypatch):
     monkeypatch.setattr(lifecycle, "spawn", lambda *a, **k: pytest.fail("a service was started"))
 
