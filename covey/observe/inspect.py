@@ -11,9 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sys
 import textwrap
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,20 +224,6 @@ async def transcript(registry: RegistryHandle, record: Any) -> Path:
     if not record.output_file or not Path(record.output_file).exists():
         raise UserError(f"{record.agent_id} has no transcript on this machine ({record.output_file})")
     return Path(record.output_file)
-
-
-def print_file(path: Path, follow: bool) -> None:
-    """Copy ``path`` to stdout; with ``follow``, keep copying what is appended (until Ctrl-C)."""
-    with open(path, encoding="utf-8") as handle:
-        while True:
-            line = handle.readline()
-            if line:
-                sys.stdout.write(line)
-                sys.stdout.flush()
-            elif not follow:
-                return
-            else:
-                time.sleep(0.3)
 
 
 async def team_text(prefix: str, registry: RegistryHandle) -> str:
