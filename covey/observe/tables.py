@@ -1,4 +1,4 @@
-"""The tables covey's commands print (``covey ps``, ``tree``, ``team``, ``sessions``, ``agents``),
+"""The tables covey's commands print (``covey ps``, ``tree``, ``team``, ``sessions``, ``status``, ``agents``),
 drawn with rich: on a terminal in colour and fitted to its width, the long columns wrapping;
 otherwise plain, one row a line without colour or trailing spaces, so a script (or a test) that
 reads the output line by line sees the same columns whatever the width. rich is imported only

@@ -169,6 +169,19 @@ def test_status_text_shows_the_pool_a_line_per_lane():
     assert "pool      session kits: 1 ready, 0 lent" in text and "7 created since the service started" in text
 
 
+def test_status_text_lists_the_running_sessions_in_aligned_columns():
+    from covey.service.commands import status_text
+
+    sessions = [{"session_id": "0b9c9a40-1", "cwd": "/p", "client_pid": 7, "running_s": 5},
+                {"session_id": "1f2e3d4c-22", "cwd": "/a/longer/project", "client_pid": 1234, "running_s": 125}]
+    status = {"pid": 42, "uptime_s": 75, "version": "0.1.0", "ray_address": "127.0.0.1:6379", "started_ray": True,
+              "sessions": sessions, "idle_s": 5, "idle_timeout_s": 600, "socket": "/s", "log": "/l"}
+    lines = status_text(status).splitlines()
+    at = lines.index("  sessions  2 running")
+    assert lines[at + 1:at + 3] == ["    0b9c9a40-1   /p                 client pid 7     5 s",
+                                    "    1f2e3d4c-22  /a/longer/project  client pid 1234  2 min 5 s"]
+
+
 def test_two_service_directories_name_two_shared_pools():
     from covey.actors.shared_pool import pool_name
 
