@@ -8,6 +8,7 @@ from typing import Any, Iterable, Mapping
 
 from covey.definitions.context import tools_summary
 from covey.definitions.loader import LoadResult
+from covey.observe.tables import table_lines
 
 
 def agents_report(cwd: str, agents_json: str | None, plugin_dirs: Iterable[str], env: Mapping[str, str]) -> str:
@@ -55,12 +56,9 @@ def list_agents_text(load_result: LoadResult) -> str:
     """One line per active type (name, source, model, tools), then one per load error, skipped
     file and skipped hook. A type without a model inherits its parent's."""
     definitions = sorted(load_result.definitions.values(), key=lambda d: (d.source != "built-in", d.name.lower()))
-    width = max((len(d.name) for d in definitions), default=0)
-    lines = [f"{len(definitions)} active agent type(s):"]
-    for d in definitions:
-        model = d.model or "inherit"
-        where = f"{d.source} ({d.path})" if d.path else d.source
-        lines.append(f"  {d.name.ljust(width)}  {where} · model: {model} · tools: {tools_summary(d)}")
+    rows = [[d.name, " · ".join((f"{d.source} ({d.path})" if d.path else d.source, f"model: {d.model or 'inherit'}",
+                                 f"tools: {tools_summary(d)}"))] for d in definitions]
+    lines = [f"{len(definitions)} active agent type(s):", *table_lines(rows, ("bold",))]
     if load_result.errors:
         lines.append("")
         lines.append(f"{len(load_result.errors)} definition error(s):")
@@ -78,15 +76,15 @@ def list_agents_text(load_result: LoadResult) -> str:
 
 def skills_text(skills: Mapping[str, Any], errors: Iterable[Any] = ()) -> str:
     """One line per skill: the name it is called by, its source and file, its label and grants."""
-    width = max((len(name) for name in skills), default=0)
-    lines = [f"{len(skills)} skill(s):"]
+    rows = []
     for name in sorted(skills):
         skill = skills[name]
         extras = [f"label: {skill.label}"] if skill.label and skill.label != name.split(":")[-1] else []
         extras += [f"allowed-tools: {' '.join(skill.allowed_tools)}"] if skill.allowed_tools else []
         extras += ["user-invoked only"] if not skill.model_invocable else []
         kind = "command" if skill.kind == "command" else "skill"
-        lines.append(f"  {name.ljust(width)}  {skill.source} {kind} ({skill.path})" + "".join(f" · {e}" for e in extras))
+        rows.append([name, " · ".join((f"{skill.source} {kind} ({skill.path})", *extras))])
+    lines = [f"{len(skills)} skill(s):", *table_lines(rows, ("bold",))]
     errors = list(errors)
     if errors:
         lines += ["", f"{len(errors)} skill error(s):", *(f"  {error}" for error in errors)]

@@ -11,9 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sys
 import textwrap
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +24,8 @@ from covey.pool.shared_pool import KIT_NAME_PREFIX
 from covey.teams.team_actors import BoardHandle, RosterHandle
 from covey.errors import AgentUnavailable, UserError
 from covey.ray.local import LocalRay
-from covey.observe.live import rate_wait_text, tree_lines
+from covey.observe.live import STATUS_STYLES, AgentTable, rate_wait_text, tree_lines
+from covey.observe.tables import drawn, on_terminal, table_lines
 from covey.ray.cluster import NAMESPACE, join
 from covey.registry.actor import RegistryHandle
 
@@ -173,11 +172,17 @@ def session_lines(prefix: str, records: list[Any]) -> list[str]:
     cost = sum(r.cost_usd for r in records)
     waiting = f", {queued} queued" if queued else ""
     lines = [f"session {prefix}: {len(records)} agents, {live} running{waiting}, ${cost:.4f}"]
-    return lines + [f"  {r.agent_id}  {r.agent_type:<16} {r.status:<9} {r.description}"
-                    + (f"  ⏸ {wait}" if (wait := rate_wait_text(r.rate_wait, r.status)) else "")
-                    + (f"  · {r.summary}" if r.summary and r.live else "")
-                    + (f"  ({QUEUED_FOR[why]})" if r.status == "queued" and (why := r.queued_for) else "")
-                    for r in records]
+    rows = [[r.agent_id, r.agent_type, r.status, r.description, _notes(r)] for r in records]
+    return lines + table_lines(rows, ("bold", "", STATUS_STYLES, "", "dim"), whole=3)
+
+
+def _notes(record: Any) -> str:
+    """What ``covey ps`` says after an agent's description: its rate-limit wait, its last summary,
+    why it is queued."""
+    notes = [f"⏸ {wait}" if (wait := rate_wait_text(record.rate_wait, record.status)) else "",
+             f"· {record.summary}" if record.summary and record.live else "",
+             f"({QUEUED_FOR[why]})" if record.status == "queued" and (why := record.queued_for) else ""]
+    return "  ".join(note for note in notes if note)
 
 
 QUEUED_FOR = {"concurrency": "waits: the concurrency limit", "active": "waits: the agents at work"}
@@ -185,7 +190,10 @@ QUEUED_FOR = {"concurrency": "waits: the concurrency limit", "active": "waits: t
 
 
 async def tree_text(prefix: str, registry: RegistryHandle) -> str:
-    return "\n".join(tree_lines(await registry.tree()))
+    """The session's agent tree: on a terminal the live view's table, fitted to its width; else
+    one plain line an agent."""
+    tree = await registry.tree()
+    return "\n".join(drawn(AgentTable(tree)) if tree and on_terminal() else tree_lines(tree))
 
 
 async def _find(agent_id: str) -> tuple[RegistryHandle, Any] | None:
@@ -228,20 +236,6 @@ async def transcript(registry: RegistryHandle, record: Any) -> Path:
     return Path(record.output_file)
 
 
-def print_file(path: Path, follow: bool) -> None:
-    """Copy ``path`` to stdout; with ``follow``, keep copying what is appended (until Ctrl-C)."""
-    with open(path, encoding="utf-8") as handle:
-        while True:
-            line = handle.readline()
-            if line:
-                sys.stdout.write(line)
-                sys.stdout.flush()
-            elif not follow:
-                return
-            else:
-                time.sleep(0.3)
-
-
 async def team_text(prefix: str, registry: RegistryHandle) -> str:
     lines = []
     for entry in ray.util.list_named_actors(all_namespaces=True):
@@ -256,15 +250,12 @@ async def team_text(prefix: str, registry: RegistryHandle) -> str:
 
 
 async def _team_lines(team: str, roster: Any, board: Any, mailbox: Any) -> list[str]:
-    lines = [f"team {team}", "  members:"]
-    for member in await roster.members():
-        pending = await mailbox.pending(member.agent_id)
-        lines.append(f"    {member.name:<12} {member.agent_id}  {member.agent_type}  {pending} unread message(s)")
-    lines.append("  tasks:")
-    for task in await board.list():
-        blocked = f" blocked by {', '.join(task.blocked_by)}" if task.blocked_by else ""
-        lines.append(f"    #{task.id} [{task.status}] {task.subject} (owner: {task.owner or 'none'}){blocked}")
-    return lines
+    members = [[member.name, member.agent_id, member.agent_type,
+                f"{await mailbox.pending(member.agent_id)} unread message(s)"] for member in await roster.members()]
+    tasks = [[f"#{task.id}", f"[{task.status}]", task.subject, f"(owner: {task.owner or 'none'})",
+              f"blocked by {', '.join(task.blocked_by)}" if task.blocked_by else ""] for task in await board.list()]
+    return [f"team {team}", "  members:", *table_lines(members, ("bold",), whole=4, indent=4),
+            "  tasks:", *table_lines(tasks, ("dim", "", "", "", "yellow"), whole=2, indent=4)]
 
 
 def run(coro: Any) -> Any:

@@ -287,5 +287,7 @@ def _inspect(args: argparse.Namespace) -> int:
             if kill_session(args.agent_id) is None:  # not a session of the service's: an agent
                 print(inspect.with_agent(args.address, args.agent_id, inspect.kill_agent))
         case "logs":
-            inspect.print_file(inspect.with_agent(args.address, args.agent_id, inspect.transcript), args.follow)
+            from covey.observe.follow import print_file
+
+            print_file(inspect.with_agent(args.address, args.agent_id, inspect.transcript), args.follow)
     return 0

@@ -12,6 +12,7 @@ from covey.ray import local as local_rays
 from covey.client import ports as protocol
 from covey.client.process import ask, ensure_service, same_ray, starting_line, stop
 from covey.client.paths import service_paths
+from covey.observe.tables import table_lines
 from covey.ray import own_ray
 
 
@@ -64,8 +65,8 @@ def status_text(status: dict[str, Any]) -> str:
         f"covey service: pid {status['pid']}, up {_duration(status['uptime_s'])}, covey {status.get('version')}",
         f"  Ray       {status.get('ray_address')} ({'started by the service' if status.get('started_ray') else 'joined'})",
         f"  sessions  {len(sessions)} running",
-        *(f"    {s['session_id']}  {s['cwd']}  client pid {s.get('client_pid')}  {_duration(s['running_s'])}"
-          for s in sessions),
+        *table_lines([[s["session_id"], s["cwd"], f"client pid {s.get('client_pid')}", _duration(s["running_s"])]
+                      for s in sessions], ("bold",), indent=4),
         f"  idle      {_duration(status['idle_s'])} (exits after {_duration(status['idle_timeout_s'])} idle)",
     ]
     if pool := status.get("pool"):

@@ -158,14 +158,19 @@ def sessions_command(as_json: bool = False) -> int:
         return 0
     if not sessions:
         print("covey: no session has been run through the covey service")
-    for entry in sessions:
-        print(session_line(entry))
+    from covey.observe.live import STATUS_STYLES
+    from covey.observe.tables import table_lines
+
+    rows = [session_cells(entry) for entry in sessions]
+    for line in table_lines(rows, ("bold", STATUS_STYLES), whole=3, indent=0):
+        print(line)
     return 0
 
 
-def session_line(entry: dict[str, Any]) -> str:
+def session_cells(entry: dict[str, Any]) -> list[str]:
+    """One session in ``covey sessions``: id, status, started, cwd, then what it does and spent, in one cell."""
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.get("started_at") or 0))
-    parts = [str(entry.get("session_id")), f"{entry.get('status', '?'):<11}", started, str(entry.get("cwd", ""))]
+    parts: list[str] = []
     if entry.get("status") == "running":
         parts.append(f"{entry.get('agents_running', '?')} agents running")
         if entry.get("questions"):
@@ -176,7 +181,8 @@ def session_line(entry: dict[str, Any]) -> str:
         parts.append(f"${entry['cost_usd']:.4f}")
     if entry.get("detached"):
         parts.append("detached")
-    return "  ".join(parts)
+    return [str(entry.get("session_id")), str(entry.get("status", "?")), started, str(entry.get("cwd", "")),
+            "  ".join(parts)]
 
 
 def resolve_session(given: str) -> str | None:

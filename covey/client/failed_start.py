@@ -5,6 +5,7 @@ thin client imports it."""
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 from pathlib import Path
@@ -49,7 +50,8 @@ def start_failure(paths: ServicePaths, offset: int = 0) -> str:
     message, or the one it wraps when that one only says to see the log), and where the log is."""
     try:
         with open(paths.log, "rb") as log:
-            log.seek(offset)
+            # A log shorter than the offset was turned over as the service started: all of it is new.
+            log.seek(offset if offset <= os.fstat(log.fileno()).st_size else 0)
             text = log.read().decode(errors="replace")
     except OSError:
         return f"it wrote no log at {paths.log}"

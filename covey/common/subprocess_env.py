@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 from contextlib import contextmanager
 from typing import Iterator, Mapping, MutableMapping
 
@@ -128,10 +129,17 @@ def forget_api_credentials_in_proc() -> int:
     """Zero the values of the API's credentials in this process's original environment block,
     which ``/proc/<pid>/environ`` shows to every process of the user (a command reading its
     ancestors' environments); how many were zeroed. Python's ``os.environ`` is a copy made at
-    start, so the process keeps them. Linux only (elsewhere, or when the block cannot be found,
-    nothing is done)."""
+    start, so the process keeps them.
+
+    Linux only, and a no-op elsewhere: Linux alone says where the block lies (``/proc/self/stat``'s
+    ``env_start`` and ``env_end``). macOS shows it too (``sysctl`` ``KERN_PROCARGS2``, psutil's
+    ``environ()``), but names no bounds, and the C ``environ`` array cannot stand in for them: a
+    ``setenv`` points its entry elsewhere, and the value shown would stay while covey said it was gone."""
+    if not sys.platform.startswith("linux"):
+        return 0
     try:
-        fields = open("/proc/self/stat", "rb").read().rsplit(b")", 1)[1].split()
+        with open("/proc/self/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
         start, end = int(fields[47]), int(fields[48])  # env_start and env_end: fields 50 and 51
         block = ctypes.string_at(start, end - start)
     except (OSError, ValueError, IndexError):

@@ -238,10 +238,20 @@ def _free_port(taken: set[int]) -> int:
                 return port
 
 
+IANA_EPHEMERAL = (49_152, 65_535)
+"""The ephemeral ports IANA sets aside, where the system names no range of its own."""
+
+
 def _ephemeral_range() -> tuple[int, int]:
-    """The kernel's range for ephemeral ports (Linux's file; elsewhere the IANA range)."""
+    """The kernel's range for ephemeral ports: Linux's ``/proc`` file, macOS's and the BSDs'
+    ``sysctl``, else IANA's range."""
     try:
-        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        if sys.platform.startswith("linux"):
+            text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text()
+        else:
+            text = subprocess.run(["sysctl", "-n", "net.inet.ip.portrange.first", "net.inet.ip.portrange.last"],
+                                  capture_output=True, text=True, timeout=5, check=True).stdout
+        low, high = text.split()
         return int(low), int(high)
-    except (OSError, ValueError):
-        return 49_152, 65_535
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return IANA_EPHEMERAL

@@ -11,14 +11,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import fcntl
-import logging
 import os
-import sys
 import time
 
 from covey.client import leftovers
 from covey.client.process import ping, read_info
 from covey.client.paths import ServicePaths, open_private, service_paths
+from covey.service import logfile
 from covey.ray import own_ray
 from covey.common.subprocess_env import forget_api_credentials_in_proc
 
@@ -37,8 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     if lock is None:
         print(f"covey service: another one runs (pid {_holder(paths)}); this one leaves", flush=True)
         return 0
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
+    logfile.log_to(paths.log)  # turned over by size, stdout and stderr along
     # The lock is ours, so the service that wrote service.json last is dead. If its own Ray still
     # runs, the sessions in it go on: this service joins it and keeps its mark. Else what it left
     # runs no more.

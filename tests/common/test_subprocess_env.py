@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,11 +142,23 @@ print(zeroed, b"%s" in shown, b"KEEP=kept" in shown, os.environ["ANTHROPIC_API_K
 """
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux alone says where the environment block lies")
 def test_a_process_zeroes_the_key_in_what_proc_shows_and_keeps_it_for_itself_and_its_children():
     import subprocess
-    import sys
 
     env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "KEEP": "kept"}
     code = FORGET % (KEY, KEY, KEY)
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["1", "False", "True", "True", "True"], done.stderr
+
+
+def test_elsewhere_than_linux_the_environment_block_is_left_alone(monkeypatch):
+    """macOS shows a process's environment too, but names no bounds for it: covey writes nowhere
+    and says it zeroed nothing; the process keeps its key."""
+    import covey.common.subprocess_env as subprocess_env
+
+    monkeypatch.setattr(subprocess_env.sys, "platform", "darwin")
+    monkeypatch.setattr(subprocess_env, "ctypes", None)  # reading or writing memory would raise
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    assert subprocess_env.forget_api_credentials_in_proc() == 0
+    assert os.environ["ANTHROPIC_API_KEY"] == KEY

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from covey.client import ports as protocol
-from covey.cli.sessions import session_line
+from covey.cli.sessions import session_cells
 from tests.service.conftest import client_env
 from tests.service.fake_service import FakeService, result
 
@@ -71,7 +71,7 @@ def test_sessions_names_the_prompt_a_running_session_waits_on():
     entry = {"session_id": SESSION, "status": "running", "started_at": 0, "cwd": "/p", "agents_running": 1,
              "questions": 1, "waiting": [{"request_id": "perm-1", "tool_name": "Bash", "message": "Allow Bash (touch x)?"}],
              "detached": True}
-    line = session_line(entry)
+    line = "  ".join(session_cells(entry))
     assert "1 question(s) waiting for a client (Allow Bash (touch x)?)" in line
     assert f"`covey attach {SESSION}` answers" in line
 

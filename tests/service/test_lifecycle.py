@@ -107,6 +107,16 @@ def test_a_failed_start_names_the_cause_not_covey_s_wrapper(service_root):
     assert "stale" not in line and line.endswith(f"(its log: {paths.log})")
 
 
+def test_a_log_turned_over_as_the_service_started_is_read_from_its_start(service_root):
+    """The client noted the log's size before the start; the service turned the full log over."""
+    paths = service_paths()
+    paths.log.write_text("x" * 5_000 + "\n")
+    offset = paths.log.stat().st_size
+    paths.log.rename(paths.log.with_name("service.log.1"))
+    paths.log.write_text("Traceback (most recent call last):\nRuntimeError: no Ray for you\n")
+    assert failed_start.start_failure(paths, offset).startswith("RuntimeError: no Ray for you (its log:")
+
+
 def test_a_start_that_would_fail_its_check_starts_nothing(service_root, monkeypatch):
     monkeypatch.setattr(lifecycle, "spawn", lambda *a, **k: pytest.fail("a service was started"))
 
@@ -158,6 +168,19 @@ def test_status_text_shows_the_pool_a_line_per_lane():
     text = status_text(status)
     assert "pool      agents: 2 ready, 1 lent, 0 starting; keeps 3 (floor 2, demand 3), high-water 3, lent 9 times" in text
     assert "pool      session kits: 1 ready, 0 lent" in text and "7 created since the service started" in text
+
+
+def test_status_text_lists_the_running_sessions_in_aligned_columns():
+    from covey.cli.service_commands import status_text
+
+    sessions = [{"session_id": "0b9c9a40-1", "cwd": "/p", "client_pid": 7, "running_s": 5},
+                {"session_id": "1f2e3d4c-22", "cwd": "/a/longer/project", "client_pid": 1234, "running_s": 125}]
+    status = {"pid": 42, "uptime_s": 75, "version": "0.1.0", "ray_address": "127.0.0.1:6379", "started_ray": True,
+              "sessions": sessions, "idle_s": 5, "idle_timeout_s": 600, "socket": "/s", "log": "/l"}
+    lines = status_text(status).splitlines()
+    at = lines.index("  sessions  2 running")
+    assert lines[at + 1:at + 3] == ["    0b9c9a40-1   /p                 client pid 7     5 s",
+                                    "    1f2e3d4c-22  /a/longer/project  client pid 1234  2 min 5 s"]
 
 
 def test_two_service_directories_name_two_shared_pools():

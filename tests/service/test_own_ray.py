@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -78,3 +79,34 @@ def test_a_crowded_range_falls_back_to_the_kernels_choice(monkeypatch):
     taken: set[int] = set()
     ports = [own_ray._free_port(taken) for _ in range(3)]
     assert all(0 < port < 65_536 for port in ports) and len(set(ports)) == 3
+
+
+def test_on_macos_the_ephemeral_range_is_the_one_sysctl_names(monkeypatch):
+    asked = []
+
+    def sysctl(command, **kwargs):
+        asked.append(command)
+        return subprocess.CompletedProcess(command, 0, stdout="49152\n65535\n", stderr="")
+
+    monkeypatch.setattr(own_ray.sys, "platform", "darwin")
+    monkeypatch.setattr(own_ray.subprocess, "run", sysctl)
+    assert own_ray._ephemeral_range() == (49_152, 65_535)
+    assert asked == [["sysctl", "-n", "net.inet.ip.portrange.first", "net.inet.ip.portrange.last"]]
+
+
+@pytest.mark.parametrize("failure", [FileNotFoundError("sysctl"), subprocess.CalledProcessError(1, "sysctl"),
+                                     subprocess.TimeoutExpired("sysctl", 5)])
+def test_a_system_that_names_no_range_gets_ianas(monkeypatch, failure):
+    def sysctl(command, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(own_ray.sys, "platform", "freebsd14")
+    monkeypatch.setattr(own_ray.subprocess, "run", sysctl)
+    assert own_ray._ephemeral_range() == own_ray.IANA_EPHEMERAL == (49_152, 65_535)
+
+
+def test_on_linux_the_ephemeral_range_is_the_kernels_own(monkeypatch):
+    if not sys.platform.startswith("linux"):
+        pytest.skip("Linux's /proc file")
+    low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+    assert own_ray._ephemeral_range() == (int(low), int(high))
