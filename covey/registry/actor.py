@@ -24,6 +24,7 @@ from covey.registry.warm_pool import BorrowedPool, WarmPool, session_floors
 from covey.runtime.ports import Lender, Pool
 from covey.registry.handle import RegistryHandle
 from covey.runtime.limits import Limits
+from covey.registry.events import Configured
 from covey.registry.journal import RegistryJournal, restore_books
 from covey.registry.supervisor import Supervisor
 
@@ -53,13 +54,14 @@ class _RegistryActor(Supervisor[AgentHandle]):
             for lane in pool_sizes or {}:
                 warm.fill(lane)
             pool = warm
-        super().__init__(limits, pool=pool, mailbox=mailbox, put=ray.put, node_alive=node_alive)
-        self.core.cpus = cluster_cpus()
+        context = ray.get_runtime_context()
+        self.journal = None if lender is None else RegistryJournal.for_actor(context.get_actor_name() or session_id)
+        """A kit's journal (its agents outlive it, so Ray restarts it); None: a session's own registry."""
+        super().__init__(limits, pool=pool, mailbox=mailbox, put=ray.put, node_alive=node_alive, journal=self.journal)
+        self.books.core.cpus = cluster_cpus()
         self._pending: tuple[list[tuple[str, Any, str | None]], list[str]] = ([], [])
         """A restarted registry's agents to watch again and notices maybe owed, taken up at its first call."""
-        if lender is not None:  # a kit's: its agents outlive it, so Ray restarts it and it reads its journal
-            context = ray.get_runtime_context()
-            self.journal = RegistryJournal.for_actor(context.get_actor_name() or session_id)
+        if lender is not None and self.journal is not None:  # a kit's: Ray restarts it, and it reads its journal
             if context.was_current_actor_reconstructed:
                 self._restore(lender)
             else:
@@ -69,7 +71,7 @@ class _RegistryActor(Supervisor[AgentHandle]):
         assert self.journal is not None
         restored = self.journal.read()
         self.session_id = restored.session_id or self.session_id
-        self.pool = BorrowedPool(lender, self.session_id)
+        self.books.pool = BorrowedPool(lender, self.session_id)
         self.journal.reopen()  # restoring may write: a queued launch that cannot come back ends failed
         self._pending = restore_books(self, restored)
         log.warning("registry of session %s restarted: %d agents to watch again, %d notices to check",
@@ -80,21 +82,20 @@ class _RegistryActor(Supervisor[AgentHandle]):
         rewatch, owed = self._pending
         self._pending = ([], [])
         for agent_id, actor, output_file in rewatch:
-            await self.track(agent_id, actor, output_file, actor.node, run=actor.report_for(agent_id))
+            await self.watcher.track(agent_id, actor, output_file, actor.node, run=actor.report_for(agent_id))
         for agent_id in owed:
-            if (record := self.core.records.get(agent_id)) is not None and record.report is not None:
-                self._spawn(self._ended(agent_id, record.report))
-        if rewatch or owed or len(self.core.queue):
-            self.resume_queue()  # slots its agents freed while it was down
-            self._start_watchdog()
+            if (record := self.books.core.records.get(agent_id)) is not None and record.report is not None:
+                self.books.spawn(self.watcher.ended(agent_id, record.report))
+        if rewatch or owed or len(self.books.core.queue):
+            self.launcher.resume_queue()  # slots its agents freed while it was down
+            self.stopper.start_watchdog()
         return True
 
     async def configure(self, limits: Limits) -> None:
         """A ready-made registry (a service's session kit) takes its session's limits, and
         counts the cluster's CPUs afresh (nodes may have joined since)."""
-        self.core.limits, self.core.cpus = limits, cluster_cpus()
-        if self.journal is not None:
-            self.journal.write("limits", payload=limits)
+        self.books.core.limits, self.books.core.cpus = limits, cluster_cpus()
+        self.books.journal.record(Configured(limits))
 
     async def recycle(self, session_id: str) -> None:
         """Serve another session (a covey service's kit, once its session ended and every
@@ -102,14 +103,12 @@ class _RegistryActor(Supervisor[AgentHandle]):
         if self.lender is None:
             raise RuntimeError("only a registry that borrows its agents (a service's kit) serves another session")
         await self.close()
-        journal = self.journal
         Supervisor.__init__(self, Limits(), pool=BorrowedPool(self.lender, session_id), mailbox=self.mailbox_handle,
-                            put=ray.put, node_alive=node_alive)
-        self.core.cpus = cluster_cpus()
+                            put=ray.put, node_alive=node_alive, journal=self.journal)
+        self.books.core.cpus = cluster_cpus()
         self.session_id = session_id
-        if journal is not None:
-            self.journal = journal
-            journal.begin(session_id)
+        if self.journal is not None:
+            self.journal.begin(session_id)
 
     async def session(self) -> tuple[str, MailboxHandle]:
         """The session this registry serves now, and its mailbox (``covey ps``, ``covey team``)."""
@@ -117,7 +116,7 @@ class _RegistryActor(Supervisor[AgentHandle]):
 
     async def release(self, actor: AgentHandle) -> bool:
         """Give ``actor`` back to the pool once its run is over (a served session's main agent)."""
-        return await self.pool.give_back(actor)
+        return await self.books.pool.give_back(actor)
 
     async def sentinel(self) -> None:
         """Never answers: the session learns of this actor's death by the call failing."""

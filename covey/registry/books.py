@@ -1,25 +1,63 @@
-"""The supervisor's questions and small updates: the pool's figures and the core's books,
-asked across the actor boundary (each is one synchronous step of the core)."""
+"""The supervisor's one shared state: the plain ``Registry`` core, the agents' actors,
+specs and watches, the session runtimes, the pool, the tasks it started, and the journal.
+Its questions and small updates are asked across the actor boundary (each is one
+synchronous step of the core). Each job (``Launcher``, ``Watcher``, ``Stopper``) holds it."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Unpack
+import time
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generic, Unpack
 
 from covey.runtime.payloads import PoolStats
-from covey.runtime.ports import H
+from covey.runtime.ports import H, Pool
 from covey.runtime.payloads import Held, ProgressFields, SessionUsage
 from covey.runtime.records import FinalReport, RunRecord
 from covey.ids import known_agent_id
 from covey.registry.checks import budget_spent
+from covey.registry.core import Registry
+from covey.registry.events import Journal, NoJournal, Spent
 from covey.registry.journal import SPEND
-from covey.registry.state import SupervisorState
+from covey.runtime.limits import Limits
+from covey.registry.runtimes import Runtimes
 from covey.registry.tree import AgentTree
+
+if TYPE_CHECKING:
+    from covey.runtime.spec import AgentSpec
+    from covey.registry.runtimes import Put
 
 REPORT_WAIT_S = 30.0
 
 
-class Books(SupervisorState[H]):
+class Books(Generic[H]):
+    """What the supervisor's jobs share: one of each, held here and nowhere else."""
+
+    def __init__(self, limits: Limits, *, pool: Pool[H], clock: Callable[[], float] = time.monotonic,
+                 put: Put | None = None, journal: Journal | None = None) -> None:
+        self.core = Registry(limits, clock)
+        self.pool = pool
+        self.runtimes = Runtimes(put)
+        self.actors: dict[str, H] = {}
+        self.specs: dict[str, AgentSpec] = {}
+        """Launched agents' specs without their runtime, kept while the agent may be resumed
+        (to the end of the session with teams or in coordinator mode, where SendMessage reaches finished agents)."""
+        self.watches: dict[str, asyncio.Task[None]] = {}
+        self.journal: Journal = journal or NoJournal()
+        """Where launches, ends and notices are written before they take effect (a kit's registry,
+        which Ray restarts: ``covey.registry.journal``); ``NoJournal``: nothing outlives this actor."""
+        # asyncio keeps only weak references to tasks: hold ours until they finish.
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, coro: Coroutine[Any, Any, object]) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def close(self) -> None:
+        """Cancel the tasks in flight (the give-backs, the stops, the queued starts)."""
+        for task in list(self._tasks):
+            task.cancel()
+
     async def take(self, lane: str = "home") -> H:
         """A warm agent actor for an agent the registry does not launch (the main agent)."""
         return await self.pool.take(lane)
@@ -47,8 +85,8 @@ class Books(SupervisorState[H]):
         """The agent's figures, recorded; why the session's budget is spent, if it is."""
         self.core.progress(agent_id, **fields)
         given: dict[str, object] = dict(fields)
-        if self.journal is not None and (spent := {name: given[name] for name in SPEND if name in given}):
-            self.journal.write("spent", agent_id=agent_id, payload=spent)  # a restarted registry counts it
+        if spent := {name: given[name] for name in SPEND if name in given}:
+            self.journal.record(Spent(agent_id, spent))  # a restarted registry counts it
         return budget_spent(self.core)
 
     async def set_parked(self, agent_id: str, parked: bool, seq: int | None = None) -> None:

@@ -40,7 +40,7 @@ class Registry:
         self.cpus = os.cpu_count() or 1
         """The cluster's CPUs (``Limits.active_limit``): this machine's, or what the actor reads of Ray."""
         self.on_dequeue: Callable[[RunRecord], None] | None = None
-        """Told of each queued record whose turn came, the moment a slot frees (``Supervisor._dequeued``)."""
+        """Told of each queued record whose turn came, the moment a slot frees (``Launcher._dequeued``)."""
 
     def register_main(self, agent_id: str, *, model: str, cwd: str, prompt: str = "") -> RunRecord:
         """The main agent's record for its run: its first turn, or the next turn of a conversation

@@ -27,10 +27,14 @@ import pickle
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from covey.runtime.records import FinalReport
 from covey.common.private_dirs import open_private, private_dir
+from covey.registry.events import Configured, Ended, Event, Launched, MainRegistered, Notified, Queued, Spent
+
+if TYPE_CHECKING:
+    from covey.registry.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +107,27 @@ class RegistryJournal:
         self._file.flush()
         return True
 
-    def runtime(self, runtime: Any) -> str | None:
+    def record(self, event: Event) -> None:
+        """Write one of the supervisor's events, as the entry ``read`` reads back."""
+        match event:
+            case MainRegistered(record=record):
+                self.write("main", payload=record)
+            case Launched(record=record, spec=spec, actor=actor, runtime=runtime, output_file=output_file):
+                self._runtime(runtime)
+                self.write("launched", agent_id=record.agent_id, output_file=output_file, payload=(record, spec, actor))
+            case Queued(record=record, spec=spec, runtime=runtime, lane=lane, output_file=output_file):
+                self.write("queued", agent_id=record.agent_id, runtime_key=self._runtime(runtime), lane=lane,
+                           output_file=output_file, payload=(record, spec))
+            case Ended(agent_id=agent_id, report=report):
+                self.write("ended", agent_id=agent_id, payload=report)
+            case Notified(agent_id=agent_id):
+                self.write("notified", agent_id=agent_id)
+            case Spent(agent_id=agent_id, figures=figures):
+                self.write("spent", agent_id=agent_id, payload=figures)
+            case Configured(limits=limits):
+                self.write("limits", payload=limits)
+
+    def _runtime(self, runtime: Any) -> str | None:
         """The session runtime a launch starts with, written once per key (a restarted registry
         starts, revives and resumes agents with it); its key."""
         key = getattr(runtime, "key", None)
@@ -111,12 +135,6 @@ class RegistryJournal:
             self._runtimes.add(key)  # tried once: one that does not pickle is not tried at every launch
             self.write("runtime", key=key, payload=runtime)
         return key
-
-    def queued(self, record: Any, spec: Any, runtime: Any, lane: str, output_file: str | None) -> None:
-        """A launch that waits in the queue: its record and spec, and its runtime (once per key)."""
-        key = self.runtime(runtime)
-        self.write("queued", agent_id=record.agent_id, runtime_key=key, lane=lane, output_file=output_file,
-                   payload=(record, spec))
 
     def close(self) -> None:
         if self._file is not None:
@@ -170,16 +188,18 @@ def _apply(restored: Restored, entry: dict[str, Any], payload: Any) -> None:
             restored.spent[entry["agent_id"]] = {**restored.spent.get(entry["agent_id"], {}), **payload}
 
 
-def restore_books(supervisor: Any, restored: Restored) -> tuple[list[tuple[str, Any, str | None]], list[str]]:
+def restore_books(supervisor: Supervisor[Any], restored: Restored,
+                  ) -> tuple[list[tuple[str, Any, str | None]], list[str]]:
     """Put what the journal says in a fresh supervisor's books. Returns the agents to watch
     again (id, actor, output file) and the ended agents whose notice may still be owed. The
     launches that waited in the queue wait there again (``resume_queue`` starts those whose
     turn has come)."""
-    core = supervisor.core
+    books = supervisor.books
+    core = books.core
     if restored.limits is not None:
         core.limits = restored.limits
     for runtime in restored.runtimes.values():  # in the order written: the last is the newest
-        supervisor.runtimes.keep(runtime)
+        books.runtimes.keep(runtime)
     if restored.main is not None:
         core.records[restored.main.agent_id] = restored.main
         core.main_agent_id = restored.main.agent_id
@@ -190,7 +210,7 @@ def restore_books(supervisor: Any, restored: Restored) -> tuple[list[tuple[str, 
         core.records[agent_id] = record
         core.settle(record)
         if spec is not None:
-            supervisor.specs[agent_id] = spec
+            books.specs[agent_id] = spec
         if agent_id not in restored.ended:
             for name, value in restored.spent.get(agent_id, {}).items():
                 setattr(record, name, value)  # what it had spent when the registry went
@@ -207,22 +227,21 @@ def restore_books(supervisor: Any, restored: Restored) -> tuple[list[tuple[str, 
     return rewatch, owed
 
 
-def _restore_queued(supervisor: Any, restored: Restored, agent_id: str,
+def _restore_queued(supervisor: Supervisor[Any], restored: Restored, agent_id: str,
                     queued: tuple[Any, Any, str | None, str, str | None]) -> bool:
     """A launch that waited in the queue: back in the queue with what starts it, or ended (it
     was dropped, or its runtime cannot be read back: failed, written so). True if its notice
     may be owed."""
     record, spec, key, lane, output_file = queued
-    core, runtime = supervisor.core, restored.runtimes.get(key) if key else None
+    core, runtime = supervisor.books.core, restored.runtimes.get(key) if key else None
     record.output_file = output_file
     core.records[agent_id] = record
     report = restored.ended.get(agent_id)
     if report is None and (spec is None or (key is not None and runtime is None)):
         report = FinalReport(status="failed", text=LOST_IN_QUEUE)
-        if supervisor.journal is not None:
-            supervisor.journal.write("ended", agent_id=agent_id, payload=report)
+        supervisor.books.journal.record(Ended(agent_id, report))
     if report is None:
-        supervisor.requeue(record, spec, runtime, lane, output_file)
+        supervisor.launcher.requeue(record, spec, runtime, lane, output_file)
         return False
     record.status, record.report, record.ended_at = report.status, report, record.ended_at or time.time()
     record.queued_for = None

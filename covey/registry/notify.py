@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from covey.subagents.reports import record_notice
 from covey.registry.core import Registry
 from covey.runtime.records import FinalReport
-from covey.registry.state import Notices
 from covey.teams.delivery import registry_delivers
 from covey.teams.tasks import Task
+
+if TYPE_CHECKING:
+    from covey.registry.watcher import Notices
 
 
 async def notify(core: Registry, mailbox: Notices, agent_id: str, released: list[Task], report: FinalReport) -> None:

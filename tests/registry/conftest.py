@@ -91,7 +91,7 @@ async def backend(request):
             return LocalAgentHandle(_InProcess(), "local", node="local")
 
         supervisor = Supervisor(LIMITS, pool=WarmPool(create, {}), mailbox=Mailbox())
-        yield Backend(supervisor, supervisor.mailbox)
+        yield Backend(supervisor, supervisor.watcher.mailbox)
         await supervisor.close()
         return
     # A session kit of the shared pool (tests/conftest.py ``kit_pool``): the registry and mailbox

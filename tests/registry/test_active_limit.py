@@ -49,7 +49,7 @@ async def test_an_agent_parked_for_its_own_children_frees_its_place():
     await _turns()
     assert _started(sup) == ["a", "b", "c"]
     await sup.set_parked("a", False)  # back at work: over the share for a while, nothing stops
-    assert at_work(sup.core) == 3
+    assert at_work(sup.books.core) == 3
 
 
 async def test_a_sync_child_and_a_teammate_start_at_once_and_a_new_launch_waits_behind_the_queue():

@@ -21,10 +21,8 @@ LIMITS = Limits(max_depth=2, max_concurrent=8)
 
 
 def _supervisor(journal: RegistryJournal | None = None) -> Supervisor:
-    supervisor = Supervisor(LIMITS, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(),
-                            put=lambda value: "ref")
-    supervisor.journal = journal
-    return supervisor
+    return Supervisor(LIMITS, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref",
+                      journal=journal)
 
 
 @pytest.fixture
@@ -37,7 +35,7 @@ async def journaled(tmp_path):
     for agent_id in ("a", "b", "c"):
         answer = await first.launch(request(agent_id), spec(agent_id, runtime=shared), output_file=f"/t/{agent_id}")
         assert isinstance(answer, Launched)
-    first.actors["a"]._end.set_result(Finished(report=FinalReport(status="completed", text="A done")))
+    first.books.actors["a"]._end.set_result(Finished(report=FinalReport(status="completed", text="A done")))
     await settle()
     yield first, journal
     await first.close()
@@ -50,15 +48,15 @@ async def test_a_restored_supervisor_has_the_books_and_watches_again_only_what_r
     assert restored.session_id == "s" and restored.limits.max_concurrent == 5
     second = _supervisor()
     rewatch, owed = restore_books(second, restored)
-    assert second.core.main_agent_id == "main" and second.core.limits.max_concurrent == 5
-    assert {agent_id: r.status for agent_id, r in second.core.records.items()} == {
+    assert second.books.core.main_agent_id == "main" and second.books.core.limits.max_concurrent == 5
+    assert {agent_id: r.status for agent_id, r in second.books.core.records.items()} == {
         "main": "running", "a": "completed", "b": "running", "c": "running"}
-    assert second.core.records["a"].notified and not second.core.records["a"].delivering
+    assert second.books.core.records["a"].notified and not second.books.core.records["a"].delivering
     assert [(agent_id, actor.name, output) for agent_id, actor, output in rewatch] == [
         ("b", "actor-2", "/t/b"), ("c", "actor-3", "/t/c")]
     assert owed == []
-    assert set(second.specs) == {"a", "b", "c"}
-    assert second.core.live_subagents() == 2  # the limits count what still runs
+    assert set(second.books.specs) == {"a", "b", "c"}
+    assert second.books.core.live_subagents() == 2  # the limits count what still runs
 
 
 async def test_an_end_journaled_before_its_notice_was_delivered_is_owed_once(journaled):
@@ -67,7 +65,7 @@ async def test_an_end_journaled_before_its_notice_was_delivered_is_owed_once(jou
     second = _supervisor()
     rewatch, owed = restore_books(second, journal.read())
     assert [agent_id for agent_id, _, _ in rewatch] == ["c"] and owed == ["b"]
-    record = second.core.records["b"]
+    record = second.books.core.records["b"]
     assert record.status == "completed" and not record.notified
 
 
@@ -77,7 +75,7 @@ async def test_a_launch_sent_again_after_a_restart_is_answered_from_the_books_no
     restore_books(second, journal.read())
     answer = await second.launch(request("c"), spec("c", runtime=runtime()), output_file="/t/c")
     assert isinstance(answer, Launched) and answer.record.agent_id == "c"
-    assert second.pool.taken == []  # nothing started twice
+    assert second.books.pool.taken == []  # nothing started twice
 
 
 def test_a_line_cut_short_by_a_crash_is_skipped_and_what_came_before_stands(tmp_path):
@@ -101,24 +99,24 @@ async def test_a_background_agent_lost_with_its_node_goes_on_from_its_transcript
     await supervisor.register_main("main", "m", "/tmp")
     await supervisor.launch(request("a"), spec("a", runtime=runtime()), output_file="/t/a")
     await supervisor.launch(request("b"), spec("b", runtime=runtime()), output_file="/t/b")
-    first_a, first_b = supervisor.actors["a"], supervisor.actors["b"]
+    first_a, first_b = supervisor.books.actors["a"], supervisor.books.actors["b"]
     lost_nodes.add("node-1")  # both ran there; "a" is lost with it
     gone = AgentUnavailable("actor 'a' is gone: The actor is unavailable: Socket closed")
     gone.restarting = True
     first_a.die(gone)
     await settle()
-    revived = supervisor.actors["a"]
+    revived = supervisor.books.actors["a"]
     assert revived is not first_a and first_a.killed
     started_spec, _how = revived.started[0]
     assert started_spec.history == [{"role": "user", "content": "go on"}] and started_spec.background
-    assert supervisor.core.records["a"].status == "running"
+    assert supervisor.books.core.records["a"].status == "running"
     revived.end("A done")
     await settle()
-    assert supervisor.core.records["a"].status == "completed"
+    assert supervisor.books.core.records["a"].status == "completed"
     lost_nodes.clear()  # "b"'s actor crashes on a live node: not revived, failed once
     first_b.die()
     await settle()
-    assert supervisor.core.records["b"].status == "failed" and supervisor.actors.get("b") is None
+    assert supervisor.books.core.records["b"].status == "failed" and supervisor.books.actors.get("b") is None
     await supervisor.close()
 
 
@@ -129,23 +127,23 @@ async def _queued_behind_one(tmp_path):
     """A journaled supervisor with one slot: "a" runs, "b" waits in the queue."""
     journal = RegistryJournal(tmp_path / "registry" / "kit.jsonl")
     journal.begin("s", QUEUEING)
-    first = Supervisor(QUEUEING, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref")
-    first.journal = journal
+    first = Supervisor(QUEUEING, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref",
+                       journal=journal)
     await first.register_main("main", "m", "/tmp")
     shared = runtime()
     for agent_id in ("a", "b"):
         answer = await first.launch(request(agent_id), spec(agent_id, runtime=shared), output_file=f"/t/{agent_id}")
         assert isinstance(answer, Launched)
-    assert first.core.records["b"].status == "queued" and len(first.pool.taken) == 1
+    assert first.books.core.records["b"].status == "queued" and len(first.books.pool.taken) == 1
     return first, journal, shared
 
 
 def _restarted(journal: RegistryJournal) -> tuple[Supervisor, list, list]:
     """A registry made again from the journal, as the Ray actor's ``_restore`` makes it."""
-    second = Supervisor(QUEUEING, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref")
     restored = journal.read()
     journal.reopen()
-    second.journal = journal
+    second = Supervisor(QUEUEING, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref",
+                        journal=journal)
     rewatch, owed = restore_books(second, restored)
     return second, rewatch, owed
 
@@ -155,19 +153,19 @@ async def test_a_queued_launch_comes_back_in_the_queue_and_starts_with_its_runti
     await first.close()
     journal.close()  # the registry's process is killed
     second, rewatch, owed = _restarted(journal)
-    assert second.core.queue.ids() == ["b"] and second.core.records["b"].status == "queued" and owed == []
+    assert second.books.core.queue.ids() == ["b"] and second.books.core.records["b"].status == "queued" and owed == []
     assert [agent_id for agent_id, _, _ in rewatch] == ["a"]
     (agent_id, actor, output_file), = rewatch
     actor._end = asyncio.get_running_loop().create_future()  # the agent actor still runs "a"
-    await second.track(agent_id, actor, output_file, run=actor.report_for(agent_id))
-    second.resume_queue()
-    assert second.pool.taken == []  # no slot yet: "a" runs
+    await second.watcher.track(agent_id, actor, output_file, run=actor.report_for(agent_id))
+    second.launcher.resume_queue()
+    assert second.books.pool.taken == []  # no slot yet: "a" runs
     actor.end("A done")
     await settle()
-    (started,) = second.pool.taken
+    (started,) = second.books.pool.taken
     started_spec, how = started.started[0]
     assert started_spec.agent_id == "b" and how["runtime"].key == shared.key  # its runtime, read back
-    assert second.core.records["b"].status == "running"
+    assert second.books.core.records["b"].status == "running"
     third = journal.read()  # restarted again: "b" is running now, not queued
     assert "b" in third.launched and "b" not in third.queued
     await second.close()
@@ -179,9 +177,9 @@ async def test_a_queued_launch_whose_slot_freed_while_the_registry_was_down_star
     journal.write("ended", agent_id="a", payload=FinalReport(status="completed", text="A done"))
     second, rewatch, owed = _restarted(journal)
     assert rewatch == [] and owed == ["a"]
-    second.resume_queue()  # the actor's ping does this after watching its agents again
+    second.launcher.resume_queue()  # the actor's ping does this after watching its agents again
     await settle()
-    assert [s.agent_id for actor in second.pool.taken for s, _ in actor.started] == ["b"]
+    assert [s.agent_id for actor in second.books.pool.taken for s, _ in actor.started] == ["b"]
     await second.close()
 
 
@@ -192,11 +190,11 @@ async def test_a_queued_launch_that_cannot_be_read_back_fails_and_its_parent_is_
     lines = [line for line in journal.path.read_bytes().splitlines(keepends=True) if b'"op": "runtime"' not in line]
     journal.path.write_bytes(b"".join(lines))  # its runtime's entry is lost
     second, _rewatch, owed = _restarted(journal)
-    record = second.core.records["b"]
+    record = second.books.core.records["b"]
     assert owed == ["b"] and record.status == "failed" and "registry restarted" in record.report.text
-    assert second.core.queue.ids() == [] and "b" not in second.waiting
-    await second._ended("b", record.report)  # the actor's first call delivers the owed notices
-    assert await second.mailbox.pending("main") == 1
+    assert second.books.core.queue.ids() == [] and "b" not in second.launcher.waiting
+    await second.watcher.ended("b", record.report)  # the actor's first call delivers the owed notices
+    assert await second.watcher.mailbox.pending("main") == 1
     again = journal.read()  # written: a second restart does not fail it anew
     assert again.ended["b"].status == "failed"
     await second.close()
@@ -208,9 +206,9 @@ async def test_a_launch_killed_while_queued_is_not_started_after_a_restart(tmp_p
     await settle()
     await first.close()
     second, _rewatch, owed = _restarted(journal)
-    assert second.core.records["b"].status == "killed" and second.core.queue.ids() == [] and owed == []
-    second.resume_queue()
-    assert second.pool.taken == []
+    assert second.books.core.records["b"].status == "killed" and second.books.core.queue.ids() == [] and owed == []
+    second.launcher.resume_queue()
+    assert second.books.pool.taken == []
     await second.close()
 
 
@@ -218,18 +216,18 @@ async def test_a_restarted_registry_has_the_sessions_runtime_for_later_launches_
     """Every launch's runtime is journaled (once per key): the restarted registry starts a launch
     that names only its runtime's key, and resumes a finished agent, with it."""
     first, journal = journaled
-    key = first.runtimes.newest.key
+    key = first.books.runtimes.newest.key
     second = Supervisor(LIMITS, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref",
                         load_history=lambda path: [{"role": "user", "content": "go on"}])
     restore_books(second, journal.read())
-    assert second.runtimes.newest is not None and second.runtimes.newest.key == key
+    assert second.books.runtimes.newest is not None and second.books.runtimes.newest.key == key
     assert journal.path.read_text().count('"op": "runtime"') == 1  # three launches, one runtime
 
     answer = await second.launch(request("d"), spec("d"), output_file="/t/d", runtime_key=key)
     assert isinstance(answer, Launched)
-    assert second.actors["d"].started[0][1]["runtime"].key == key
+    assert second.books.actors["d"].started[0][1]["runtime"].key == key
     assert await second.resume("a") is not None  # "a" had finished: woken with the session's runtime
-    assert second.actors["a"].started[0][1]["runtime"].key == key
+    assert second.books.actors["a"].started[0][1]["runtime"].key == key
     await second.close()
 
 
@@ -241,12 +239,12 @@ async def test_a_queued_launch_killed_is_journaled_ended_before_its_worktree_is_
     async def slow_worktree(agent_id):
         await cleaning.wait()
 
-    first._dead_agents_worktree = slow_worktree
+    first.watcher.dead_agents_worktree = slow_worktree
     killing = asyncio.create_task(first.kill_agent("b"))
     await settle()
     assert not killing.done()  # still seeing to the worktree
     second, _rewatch, _owed = _restarted(journal)
-    assert second.core.records["b"].status == "killed" and second.core.queue.ids() == []
+    assert second.books.core.records["b"].status == "killed" and second.books.core.queue.ids() == []
     cleaning.set()
     await killing
     await first.close()
@@ -264,9 +262,9 @@ async def test_what_a_running_agent_spent_is_journaled_so_a_restarted_registry_c
     await first.progress("c", tools_in_flight=["Bash"], seq=1)  # no spend: nothing journaled for it
     second = _supervisor()
     restore_books(second, journal.read())
-    b = second.core.records["b"]
+    b = second.books.core.records["b"]
     assert (b.cost_usd, b.turns, b.tool_uses, b.usage.total) == (0.61, 4, 5, 1000)
-    assert second.core.records["c"].cost_usd == 0
-    assert second.core.session_usage().cost_usd >= 0.61  # what `covey ps` and the budget read
-    second.core.limits = second.core.limits.model_copy(update={"budget_usd": 0.5})
-    assert budget_spent(second.core)  # the budget check counts it after the restart
+    assert second.books.core.records["c"].cost_usd == 0
+    assert second.books.core.session_usage().cost_usd >= 0.61  # what `covey ps` and the budget read
+    second.books.core.limits = second.books.core.limits.model_copy(update={"budget_usd": 0.5})
+    assert budget_spent(second.books.core)  # the budget check counts it after the restart

@@ -53,15 +53,15 @@ async def _launch(sup: Supervisor, agent_id: str, background: bool = True, **req
 
 def _started(sup: Supervisor) -> list[str]:
     """The agents started, in the order their actors were given them."""
-    return [started.agent_id for actor in sup.pool.taken for started, _ in actor.started]
+    return [started.agent_id for actor in sup.books.pool.taken for started, _ in actor.started]
 
 
 def _actor(sup: Supervisor, agent_id: str) -> FakeActor:
-    return next(actor for actor in sup.pool.taken if actor.started[0][0].agent_id == agent_id)
+    return next(actor for actor in sup.books.pool.taken if actor.started[0][0].agent_id == agent_id)
 
 
 def _notices(sup: Supervisor, recipient: str = "main") -> list[TaskNotice]:
-    return [m for m in sup.mailbox.unread.get(recipient, []) if isinstance(m, TaskNotice)]
+    return [m for m in sup.watcher.mailbox.unread.get(recipient, []) if isinstance(m, TaskNotice)]
 
 
 async def _turns(n: int = 30) -> None:
@@ -75,7 +75,7 @@ async def test_past_the_limit_a_background_launch_is_queued_and_answered_at_once
         answer = await _launch(sup, name)
         assert isinstance(answer, Launched) and answer.actor is None
     assert [r.status for r in await sup.records()] == ["running", "running", "running", "queued", "queued"]
-    assert _started(sup) == ["a", "b"] and sup.core.queue.ids() == ["c", "d"]
+    assert _started(sup) == ["a", "b"] and sup.books.core.queue.ids() == ["c", "d"]
     assert (await sup.record("c")).output_file == "/t/c.jsonl"
     # The owner waits for the queued ones' notices too: they will come.
     assert await sup.outstanding("main") == ["a#0", "b#0", "c#0", "d#0"]
@@ -100,20 +100,20 @@ async def test_a_freed_slot_starts_the_oldest_queued_launch(sup):
         await _launch(sup, name)
     _actor(sup, "b").end("b done")
     await _turns()
-    assert _started(sup) == ["a", "b", "c"] and sup.core.queue.ids() == ["d", "e"]
-    assert (await sup.record("c")).live and sup.core.live_subagents() == 2
+    assert _started(sup) == ["a", "b", "c"] and sup.books.core.queue.ids() == ["d", "e"]
+    assert (await sup.record("c")).live and sup.books.core.live_subagents() == 2
     _actor(sup, "a").end()
     _actor(sup, "c").end()
     await _turns()
-    assert _started(sup) == ["a", "b", "c", "d", "e"] and sup.core.queue.ids() == []
+    assert _started(sup) == ["a", "b", "c", "d", "e"] and sup.books.core.queue.ids() == []
 
 
 async def test_a_new_launch_queues_behind_the_waiting_ones_even_when_a_slot_is_free(sup):
     for name in ("a", "b", "c"):
         await _launch(sup, name)
-    sup.core.limits.max_concurrent = 3  # a slot frees without an end (the limit was raised)
+    sup.books.core.limits.max_concurrent = 3  # a slot frees without an end (the limit was raised)
     assert (await _launch(sup, "d")).record.queued  # not ahead of c
-    assert sup.core.queue.ids() == ["c", "d"]
+    assert sup.books.core.queue.ids() == ["c", "d"]
 
 
 def test_the_freed_slot_passes_to_the_queue_in_the_same_step_as_the_end():
@@ -130,12 +130,12 @@ def test_the_freed_slot_passes_to_the_queue_in_the_same_step_as_the_end():
 
 
 async def test_queueing_off_keeps_the_refusal(sup):
-    sup.core.limits.queue_spawns = False
+    sup.books.core.limits.queue_spawns = False
     await _launch(sup, "a")
     await _launch(sup, "b")
     refused = await _launch(sup, "c")
     assert isinstance(refused, Refused) and refused.kind == "concurrency" and "Do not retry" in refused.text
-    assert await sup.record("c") is None and sup.core.queue.ids() == []
+    assert await sup.record("c") is None and sup.books.core.queue.ids() == []
 
 
 async def test_a_sync_child_past_the_limit_is_still_refused(sup):
@@ -152,19 +152,19 @@ async def test_the_other_checks_still_refuse_at_once_past_the_limit(sup, fields,
     await _launch(sup, "a")
     await _launch(sup, "b")
     refused = await _launch(sup, "c", **fields)
-    assert isinstance(refused, Refused) and refused.kind == kind and sup.core.queue.ids() == []
+    assert isinstance(refused, Refused) and refused.kind == kind and sup.books.core.queue.ids() == []
 
 
 async def test_a_spent_budget_refuses_at_once_rather_than_queueing(sup):
     await _launch(sup, "a")
     await _launch(sup, "b")
-    sup.core.limits.budget_usd = 0.0
+    sup.books.core.limits.budget_usd = 0.0
     refused = await _launch(sup, "c")
     assert isinstance(refused, Refused) and refused.kind == "budget"
 
 
 async def test_a_queued_agent_whose_turn_comes_after_the_budget_is_spent_fails_naming_it(sup):
-    sup.core.limits.budget_usd = 1.0
+    sup.books.core.limits.budget_usd = 1.0
     for name in ("a", "b", "c"):
         await _launch(sup, name)
     _actor(sup, "a").end("a done", cost_usd=1.5)
@@ -182,7 +182,7 @@ async def test_killing_a_queued_agent_takes_it_out_of_the_queue_with_one_killed_
     assert await sup.kill_agent("c", "killed", "stopped by TaskStop") is True
     record = await sup.record("c")
     assert record.status == "killed" and "stopped by TaskStop" in record.report.text
-    assert sup.core.queue.ids() == ["d"] and "c" not in sup.waiting
+    assert sup.books.core.queue.ids() == ["d"] and "c" not in sup.launcher.waiting
     await _turns()
     [notice] = _notices(sup)
     assert (notice.task_id, notice.status) == ("c", "killed")
@@ -208,13 +208,13 @@ async def test_the_sessions_end_cancels_its_queued_agents_without_starting_them(
 async def test_a_queued_agent_that_cannot_be_started_fails_with_a_notice_and_the_next_one_starts(sup):
     for name in ("a", "b", "c", "d"):
         await _launch(sup, name)
-    take = sup.pool.take
+    take = sup.books.pool.take
 
     async def take_once_failing(lane: str = "home") -> FakeActor:
-        sup.pool.take = take
+        sup.books.pool.take = take
         raise RuntimeError("no node can host it")
 
-    sup.pool.take = take_once_failing
+    sup.books.pool.take = take_once_failing
     _actor(sup, "a").end()
     await _turns()
     record = await sup.record("c")
@@ -241,15 +241,15 @@ async def test_a_thousand_queued_with_a_limit_of_fifty_all_finish_each_notified_
     answers = [answer async for answer in sup.launch_many([LaunchCall(request(n), spec(n)) for n in names])]
     assert len(answers) == 1000 and all(isinstance(a, Launched) for _, a in answers)
     rng, most = random.Random(25), 0
-    while running := [actor for actor in sup.pool.taken if not actor._end.done()]:
-        most = max(most, len(running), sup.core.live_subagents())
+    while running := [actor for actor in sup.books.pool.taken if not actor._end.done()]:
+        most = max(most, len(running), sup.books.core.live_subagents())
         for actor in rng.sample(running, min(len(running), rng.randint(1, 20))):
             actor.end()
         await _turns(40)
     assert most == 50 and _started(sup) == names  # launch order, never more than the limit
     assert all(r.status == "completed" for r in await sup.records() if r.agent_id != "main")
     assert Counter(n.task_id for n in _notices(sup)) == Counter(names)
-    assert await sup.outstanding("main") == [] and sup.core.queue.ids() == [] and sup.waiting == {}
+    assert await sup.outstanding("main") == [] and sup.books.core.queue.ids() == [] and sup.launcher.waiting == {}
     await sup.close()
 
 

@@ -11,17 +11,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Awaitable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generic, Protocol
 
 from covey.runtime.ports import H
+from covey.runtime.worktree import Worktree
 from covey.errors import AgentUnavailable, first_line
 from covey.runtime.answers import Finished
 from covey.registry.books import Books
+from covey.registry.events import Ended, Notified
 from covey.registry.notify import notify
 from covey.runtime.records import FinalReport, RunRecord
-from covey.registry.state import History
 from covey.teams.delivery import Ending, mail_may_resume
+from covey.teams.messages import Mail
 from covey.teams.tasks import Task
+
+if TYPE_CHECKING:
+    from covey.runtime.spec import AgentSpec
 
 log = logging.getLogger(__name__)
 
@@ -31,18 +36,49 @@ NODE_DEATH_WAIT_S = 60.0
 """How long a lost actor's cause is waited for (Ray's health checks take ~15 s to count a node dead)."""
 
 
-class Watching(Books[H]):
+History = list[dict[str, Any]]
+"""A transcript rebuilt as model messages (``rebuild_history``)."""
+
+
+class Notices(Protocol):
+    """The mailbox, as the supervisor uses it (``Mailbox``, or the mailbox actor's handle)."""
+
+    async def put(self, recipient: str, mail: Mail) -> str: ...
+    async def pending(self, recipient: str) -> int: ...
+    async def close(self, recipient: str, forward_to: str) -> None: ...
+    async def reopen(self, recipient: str) -> None: ...
+
+
+class Watcher(Generic[H]):
+    """Each started agent watched to its end; the end's consequences; a finished agent resumed."""
+
+    def __init__(
+        self, books: Books[H], mailbox: Notices, *, load_history: Callable[[str], History],
+        finish_worktree: Callable[[Worktree], Awaitable[dict[str, Any] | None]],
+        place_problem: Callable[[AgentSpec], str | None], node_alive: Callable[[str | None], bool],
+    ) -> None:
+        self.books, self.mailbox = books, mailbox
+        self.load_history, self.finish_worktree = load_history, finish_worktree
+        self.place_problem = place_problem
+        """Why a finished agent's directory or worktree can no longer be trusted (a resume is refused)."""
+        self.node_alive = node_alive
+        """Whether a Ray node still lives (a lost agent whose node is gone is revived: ``_revived``)."""
+        self._revivals: dict[str, int] = {}
+        self._resuming: set[str] = set()
+        self._forwarded: set[str] = set()
+        """Agents whose children's notices the mailbox forwards to the main agent."""
+
     async def track(self, agent_id: str, actor: H, output_file: str | None = None, node_id: str | None = None,
                     run: Awaitable[Finished] | None = None) -> None:
         """Watch a started agent's actor until its run ends or the actor dies; ``run``: the
         call that starts it and answers at its end (default: ``finish`` on a started run)."""
-        record = self.core.records.get(agent_id)
+        record = self.books.core.records.get(agent_id)
         if record is not None:
             record.output_file, record.node_id = output_file, node_id
-            record.last_activity = self.core.clock()  # the stall clock starts when the agent does
+            record.last_activity = self.books.core.clock()  # the stall clock starts when the agent does
             record.started_at = time.time()
-        self.actors[agent_id] = actor
-        self.watches[agent_id] = asyncio.create_task(self._watch(agent_id, actor, run))
+        self.books.actors[agent_id] = actor
+        self.books.watches[agent_id] = asyncio.create_task(self._watch(agent_id, actor, run))
 
     async def _watch(self, agent_id: str, actor: H, run: Awaitable[Finished] | None) -> None:
         report, clean, reusable = await self._outcome(agent_id, actor, run)
@@ -54,10 +90,10 @@ class Watching(Books[H]):
         except Exception:
             log.exception("completing %s failed", agent_id)
         finally:
-            self.actors.pop(agent_id, None)
-            self.watches.pop(agent_id, None)
+            self.books.actors.pop(agent_id, None)
+            self.books.watches.pop(agent_id, None)
             if reusable:
-                self._spawn(self.pool.give_back(actor, clean))
+                self.books.spawn(self.books.pool.give_back(actor, clean))
             else:
                 actor.kill()
 
@@ -69,7 +105,7 @@ class Watching(Books[H]):
             return finished.report, finished.clean, True
         except AgentUnavailable as exc:
             report = FinalReport(status="failed", text=f"The agent's actor died: {first_line(exc)}",
-                                 worktree=await self._dead_agents_worktree(agent_id))
+                                 worktree=await self.dead_agents_worktree(agent_id))
         except Exception as exc:  # a watch never takes the registry down with it
             doing = "started" if run is not None else "watched"
             report = FinalReport(status="failed", text=f"The agent could not be {doing}: {first_line(exc)}")
@@ -79,7 +115,7 @@ class Watching(Books[H]):
         """A background agent whose actor was lost with its node goes on from its transcript on
         another actor, up to ``REVIVALS`` times; an actor that died on a live node (a
         crash, a kill) is not revived: its record fails, as before."""
-        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
+        record, spec = self.books.core.records.get(agent_id), self.books.specs.get(agent_id)
         if record is None or spec is None or not record.live or not record.background or not record.output_file \
                 or self._revivals.get(agent_id, 0) >= REVIVALS or not await self._node_lost(actor, why):
             return False
@@ -88,11 +124,11 @@ class Watching(Books[H]):
             return False
         self._revivals[agent_id] = self._revivals.get(agent_id, 0) + 1
         record.lost_on.append(actor.node or "unknown")
-        runtime = self.runtimes.newest
+        runtime = self.books.runtimes.newest
         try:
-            revived = await self.pool.take("home")
+            revived = await self.books.pool.take("home")
             run = revived.run_detached(spec.model_copy(update={"history": history, "background": True}),
-                                       runtime=runtime, runtime_ref=self.runtimes.ref(runtime))
+                                       runtime=runtime, runtime_ref=self.books.runtimes.ref(runtime))
         except Exception:
             log.exception("reviving %s failed", agent_id)
             return False
@@ -122,10 +158,10 @@ class Watching(Books[H]):
             await asyncio.sleep(1.0)
         return False
 
-    async def _dead_agents_worktree(self, agent_id: str) -> dict[str, Any] | None:
+    async def dead_agents_worktree(self, agent_id: str) -> dict[str, Any] | None:
         """An agent whose actor died ran no cleanup: its worktree is removed here if
         unchanged, else kept and reported (the registry runs where the files are)."""
-        spec = self.specs.get(agent_id)
+        spec = self.books.specs.get(agent_id)
         if spec is None or not spec.worktree:
             return None
         try:
@@ -137,57 +173,55 @@ class Watching(Books[H]):
     # -- the end of a run ---------------------------------------------------------
 
     async def _complete(self, agent_id: str, report: FinalReport) -> None:
-        if self.journal is not None:
-            self.journal.write("ended", agent_id=agent_id, payload=report)
-        self.core.finish(agent_id, report)
-        await self._ended(agent_id, report)
-        if self.journal is not None:
-            self.journal.write("notified", agent_id=agent_id)
+        self.books.journal.record(Ended(agent_id, report))
+        self.books.core.finish(agent_id, report)
+        await self.ended(agent_id, report)
+        self.books.journal.record(Notified(agent_id))
 
-    async def _ended_journaled(self, agent_id: str, report: FinalReport) -> None:
-        """``_ended`` for an end the books have already (a queued launch that never ran), written
-        to the journal as ``_complete`` writes a run's end."""
-        if self.journal is not None:
-            self.journal.write("ended", agent_id=agent_id, payload=report)
-        await self._ended(agent_id, report)
-        if self.journal is not None:
-            self.journal.write("notified", agent_id=agent_id)
+    async def end_queued(self, agent_id: str, report: FinalReport) -> None:
+        """``ended`` for the end of a queued launch that never ran (the books have it already),
+        journaled as ``_complete`` journals a run's end."""
+        self.books.journal.record(Ended(agent_id, report))
+        await self.ended(agent_id, report)
+        self.books.journal.record(Notified(agent_id))
 
-    async def _ended(self, agent_id: str, report: FinalReport) -> None:
+    async def ended(self, agent_id: str, report: FinalReport) -> None:
         """The consequences of an end already in the books (a run's, or a queued launch's that never ran)."""
         await self._forward_orphans(agent_id)
         released = await self._release_team_tasks(agent_id)
-        await notify(self.core, self.mailbox, agent_id, released, report)
+        await notify(self.books.core, self.mailbox, agent_id, released, report)
         await self._resume_if_mail_waits(agent_id)
-        record = self.core.records.get(agent_id)
-        if not self.runtimes.messaging and (record is None or not record.live):
-            self.specs.pop(agent_id, None)  # nothing can resume it: only SendMessage does (teams, coordinator mode)
+        record = self.books.core.records.get(agent_id)
+        if not self.books.runtimes.messaging and (record is None or not record.live):
+            # Nothing can resume it: only SendMessage does (teams, coordinator mode).
+            self.books.specs.pop(agent_id, None)
 
     async def _forward_orphans(self, agent_id: str) -> None:
         """An agent ended while background children it owns still run, or was killed with
         their notices unread: the mailbox sends those, queued and to come, on to the main
         agent (docs/subagents.md#what-the-parent-gets-back)."""
-        if self.core.notices_go_to_main(agent_id) and self.core.main_agent_id is not None:
+        if self.books.core.notices_go_to_main(agent_id) and self.books.core.main_agent_id is not None:
             self._forwarded.add(agent_id)
-            await self.mailbox.close(agent_id, self.core.main_agent_id)
+            await self.mailbox.close(agent_id, self.books.core.main_agent_id)
 
     async def _resume_if_mail_waits(self, agent_id: str) -> None:
         """A leaf agent ends without a last look at its mailbox (that would cost every
         child a round trip): mail that came during its last turn resumes it, as mail to a
         finished agent does (docs/teams.md). Teammates drain before they end; killed or failed
         agents stay ended."""
-        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
+        record, spec = self.books.core.records.get(agent_id), self.books.specs.get(agent_id)
         if record is None or spec is None:
             return
+        core = self.books.core
         ending = Ending(status=record.status, background=record.background, has_owner=record.parent_agent_id is not None,
-                        teammate=bool(spec.team), messaging=self.runtimes.messaging,
-                        launched_background=any(child.background for child in self.core.children(agent_id)))
+                        teammate=bool(spec.team), messaging=self.books.runtimes.messaging,
+                        launched_background=any(child.background for child in core.children(agent_id)))
         if mail_may_resume(ending) and await self.mailbox.pending(agent_id) > 0:
             await self.resume(agent_id)
 
     async def _release_team_tasks(self, agent_id: str) -> list[Task]:
         """A teammate that ended gives back its unfinished tasks (docs/teams.md) and leaves the roster."""
-        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
+        record, spec = self.books.core.records.get(agent_id), self.books.specs.get(agent_id)
         team = spec.team if spec is not None else None
         if record is None or not team:
             return []
@@ -207,8 +241,9 @@ class Watching(Books[H]):
         Returns a note for the sender, or None when the agent is running or queued (it reads
         the message between turns) or cannot be resumed.
         """
-        record, spec = self.core.records.get(agent_id), self.specs.get(agent_id)
-        if record is None or record.live or record.queued or spec is None or not record.output_file or agent_id in self._resuming:
+        record, spec = self.books.core.records.get(agent_id), self.books.specs.get(agent_id)
+        if record is None or record.live or record.queued or spec is None or not record.output_file \
+                or agent_id in self._resuming:
             return None
         self._resuming.add(agent_id)  # a sender and the end-of-run check may both ask at once
         try:
@@ -222,18 +257,18 @@ class Watching(Books[H]):
             self._resuming.discard(agent_id)
 
     async def _rerun(self, agent_id: str, record: RunRecord, history: History) -> str:
-        spec = self.specs[agent_id]
-        self.core.reopen(agent_id)
+        spec = self.books.specs[agent_id]
+        self.books.core.reopen(agent_id)
         if agent_id in self._forwarded:
             self._forwarded.discard(agent_id)
             await self.mailbox.reopen(agent_id)
-        runtime = self.runtimes.newest
+        runtime = self.books.runtimes.newest
         try:
-            actor = await self.pool.take("home")
+            actor = await self.books.pool.take("home")
             run = actor.run_detached(spec.model_copy(update={"history": history, "background": True}),
-                                     runtime=runtime, runtime_ref=self.runtimes.ref(runtime))
+                                     runtime=runtime, runtime_ref=self.books.runtimes.ref(runtime))
         except Exception as exc:
-            self.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
+            self.books.core.finish(agent_id, FinalReport(status="failed", text=f"could not be resumed: {exc}"))
             return f"{agent_id} could not be resumed: {exc}"
         await self.track(agent_id, actor, record.output_file, actor.node, run=run)
         return f"{agent_id} had finished; it was resumed from its transcript to read the message."
