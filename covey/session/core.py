@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from typing import TYPE_CHECKING, Any, AsyncIterator, cast
+from typing import Any, AsyncIterator, cast
 
 from covey.agents.spec import AgentSpec
 from covey.errors import UserError
@@ -32,9 +32,6 @@ from covey.session.views import SessionViews
 from covey.settings_guard import check_mode as check_allowed_mode
 from covey.teams.messages import UserMessage
 
-if TYPE_CHECKING:
-    from covey.session.detached import DetachedSession
-
 
 class Session(SessionViews):
     """One covey session: ``await Session(...).run(prompt)`` or ``async for e in session.stream(prompt)``.
@@ -45,7 +42,7 @@ class Session(SessionViews):
     turn) and ``kit`` (what it started); each public call is a line over them."""
 
     def __new__(cls, options: SessionOptions | None = None, /, *, detach: bool = False,
-                **fields: Any) -> Any:  # Session | DetachedSession
+                **fields: Any) -> Any:  # a Session, or a DetachedSession (not a Session: __init__ is not run again)
         if detach:
             from covey.session.detached import DetachedSession
 
