@@ -4,6 +4,7 @@ config, and ``Session``'s calls that change only the slot."""
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
 import pytest
 
@@ -89,6 +90,9 @@ def test_the_config_is_frozen_and_the_mode_and_model_change_only_the_slot(tmp_pa
     assert session.policy.mode == "acceptEdits" and session.init_event().permissionMode == "acceptEdits"
     assert session.model_id == session.slot.model_id != session.config.model_id
     assert session.init_event().model == session.slot.model_id
+    spec = session.main_spec("hi", SimpleNamespace(project_context={str(session.cwd): []}))  # type: ignore[arg-type]
+    assert (spec.permissions.mode, spec.model_id) == ("acceptEdits", session.slot.model_id)
+    assert spec.permissions is not session.config.policy and session.config.policy.mode == "default"
     session.close()
 
 
