@@ -31,8 +31,8 @@ def context_usage(session: Session) -> dict[str, Any]:
     window, raw = table.window(model), table.of(model).context_window
     threshold = compact_limits(model, table, session.env,
                                enabled=session.settings.auto_compact_enabled is not False).threshold
-    system, tools = _estimate(main_agent.main_prompt(session)), _tools_tokens(session)
-    usage = last_usage(Path(main_agent.transcript(session)))
+    system, tools = _estimate(main_agent.main_prompt(session.config)), _tools_tokens(session)
+    usage = last_usage(Path(session.transcript()))
     counted = sum(usage.values()) if usage else 0
     messages = max(0, counted - system - tools)
     total = system + tools + messages
@@ -75,8 +75,8 @@ def last_usage(transcript: Path) -> dict[str, int] | None:
 
 
 def _tools_tokens(session: Session) -> int:
-    names = set(main_agent.tool_names(session))
-    tools = [tool.schema() for tool in tool_catalog(main_agent.tool_options(session)) if tool.name in names]
+    names = set(session.tool_names())
+    tools = [tool.schema() for tool in tool_catalog(main_agent.tool_options(session.config)) if tool.name in names]
     return _estimate(json.dumps(tools)) if tools else 0
 
 

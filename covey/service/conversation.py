@@ -102,7 +102,7 @@ class ConversationRun(ServedRun):
         if session is None:
             return
         try:
-            session.conversation = True
+            session.slot.hold()
             while not isinstance(prompt := await self._next_turn(session), _End):
                 await self.states.running(session)
                 if prompt is not None and prompt.strip() == CLEAR:
@@ -142,7 +142,7 @@ class ConversationRun(ServedRun):
         new = self.session = await asyncio.to_thread(session_for, request, self.asker, service=self.service,
                                                      on_hook_callback=self.hooks, on_mcp_message=self.mcp,
                                                      start_source="clear")
-        new.conversation = True
+        new.slot.hold()
         # Claude Code's new_conversation_id is opaque, not the next session id (its messages carry that).
         await self.send(ConversationReset(session_id=old.session_id, new_conversation_id=str(uuid.uuid4())).wire())
         await self._echo(new.session_id, CLEARED_ECHO)
@@ -181,7 +181,7 @@ class ConversationRun(ServedRun):
     def _started(self, item: tuple[str, dict[str, Any]] | _End) -> str:
         prompt, message = item if isinstance(item, tuple) else ("", {})
         if self.session is not None:  # claude-agent-sdk's verbatim_prompts: no @file is read
-            self.session.verbatim_prompt = bool(message.get("client_composed"))
+            self.session.slot.as_written(bool(message.get("client_composed")))
         self.stamps.took(message)
         if self.replay and message:
             self.echoes.append(message)
@@ -199,7 +199,7 @@ class ConversationRun(ServedRun):
             prompt = prompt_of(message)
             # A command waits for the turn to end; a message goes to the running main agent.
             command = prompt.strip() == CLEAR or compact_command(prompt) is not None
-            if not command and self.session is not None and self.session.current_main is not None:
+            if not command and self.session is not None and self.session.slot.running:
                 self.stamps.took(message)
                 if self.replay:
                     await self.send(replayed(message, self.session.session_id))

@@ -3,18 +3,15 @@
 The driver side of covey: it joins or starts Ray, starts the session's registry (with its
 warm pool) and mailbox actors, runs the main agent in an ``AgentActor``, answers permission
 prompts that come up from any agent, and removes everything it started when it closes. Each
-job is a module of this package; ``Session`` holds the session's state and its public calls.
+job is a module of this package; ``Session`` holds the session's three state owners and its public calls.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import os
-from pathlib import Path
-from typing import Any, AsyncIterator, ClassVar, cast
+from typing import Any, AsyncIterator, cast
 
-from covey.agent.handle import AgentHandle
 from covey.runtime.spec import AgentSpec
 from covey.errors import UserError
 from covey.loop.steps import pending_calls
@@ -23,95 +20,66 @@ from covey.ids import AgentId
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.observe.notebook import TreeDisplay, in_notebook
 from covey.permissions.modes import PermissionMode
-from covey.ray.address import check_run_address
 from covey.runtime.session_runtime import SessionRuntime
-from covey.session import ephemeral, kit, main_agent, teardown, turn
-from covey.session.debug_log import DebugLog, open_debug_log
+from covey.session import main_agent
+from covey.session.config import configure
+from covey.session.kit import STOP_GRACE_S, Kit
+from covey.session.main_slot import MainAgentSlot
 from covey.session.options import SessionOptions, check_mode
 from covey.session.result import RunResult
-from covey.session.setup import config_root, load, place, run_env, with_env_defaults
+from covey.session.turn import Turn
+from covey.session.views import SessionViews
 from covey.settings.guard import check_mode as check_allowed_mode
 from covey.teams.messages import UserMessage
 
 
-class Session:
+class Session(SessionViews):
     """One covey session: ``await Session(...).run(prompt)`` or ``async for e in session.stream(prompt)``.
 
     Takes a ``SessionOptions`` or its fields as keywords (``Session(cwd=..., model=...)``);
-    ``Session(detach=True)`` makes a ``DetachedSession``, whose run lives in the covey service."""
+    ``Session(detach=True)`` makes a ``DetachedSession``, whose run lives in the covey service.
+    Its state has three owners: ``config`` (what it loaded), ``slot`` (its main agent, turn to
+    turn) and ``kit`` (what it started); each public call is a line over them."""
 
-    detached_kind: ClassVar[type[Session] | None] = None  # Session(detach=True) is one: covey.session.detached
-    def __new__(cls, options: SessionOptions | None = None, /, *, detach: bool = False, **fields: Any) -> Session:
-        return super().__new__((Session.detached_kind if detach and cls is Session else None) or cls)
+    def __new__(cls, options: SessionOptions | None = None, /, *, detach: bool = False,
+                **fields: Any) -> Any:  # a Session, or a DetachedSession (not a Session: __init__ is not run again)
+        if detach:
+            from covey.session.detached import DetachedSession
+
+            return DetachedSession(options, **fields)
+        return super().__new__(cls)
 
     def __init__(self, options: SessionOptions | None = None, /, *, detach: bool = False, **fields: Any) -> None:
         if options is not None and fields:
             raise UserError(f"Session takes SessionOptions or keywords, not both (got {sorted(fields)})")
-        given = options if options is not None else SessionOptions(**fields)
-        check_run_address(given.address, os.environ, "address=")  # before any file or Ray is made
-        self.env, self.home = run_env(given)
-        self.options = with_env_defaults(given, self.env, self.home)
-        self.cwd = Path(self.options.cwd).resolve()
-        self.config_root = config_root(self.options, self.cwd)
-        """Where the project's settings and definitions are read: ``project_config_root``, else ``cwd``."""
-        self.private = ephemeral.private_folder(self.options)
-        """A session that is not kept: the private folder its files go to, removed at its close."""
-        self.debug: DebugLog | None = None
-        try:
-            placed = place(self.options, self.cwd, self.env, self.home, self.private)
-            self.options, self.kept, self.roots, self.resumed = placed.options, placed.kept, placed.roots, placed.resumed
-            self.session_id, self.transcript_folder = placed.session_id, placed.transcript_folder
-            self.debug = open_debug_log(self.options.debug, self.kept.root, self.session_id, self.cwd)
-            loaded = load(self.options, self.cwd, self.env, self.home, self.resumed, self.session_id)
-        except BaseException:
-            teardown.discard(self)
-            raise
-        self.settings, self.plugins, self.model_id = loaded.settings, loaded.plugins, loaded.model_id
-        self.policy, self.asker, self.limits = loaded.policy, loaded.asker, loaded.limits
-        self.definitions, self.definition_errors = loaded.definitions, loaded.definition_errors
-        self.skills, self.skill_errors, self.mcp = loaded.skills, loaded.skill_errors, loaded.mcp
-        self.output_style = loaded.output_style
-        self.warnings = loaded.warnings
-        """What was skipped while loading (hooks, plugins, definition and skill files): said once, up front."""
-        self.kit = kit.Kit()
-        self.main_agent_id: str = self.resumed.record.main_agent_id if self.resumed else AgentId.new()
-        """The main agent: one id over every turn of the conversation (its transcript continues)."""
-        self.turns = 0
-        """Turns this Session has run; after the first (or on resume) a turn continues the conversation."""
-        self.current_main: AgentHandle | None = None
-        """The main agent's actor while a turn runs."""
-        self.interrupting, self.conversation = False, False
-        """A conversation (stream-json input): the main actor is kept between turns (``release_main``
-        gives it back); a held result is shown once the notice that wakes the run is taken."""
-        self.held_main: AgentHandle | None = None
-        self.verbatim_prompt = False  # the next turn's prompt as written, no @file read (the SDK's verbatim_prompts)
-        self.kept_worktrees: list[dict[str, Any]] = []
-        """Worktrees that agents stopped by ``stop`` kept (they had changes): path and branch."""
-        self.ended = False
-        """SessionEnd hooks ran (``close`` may be called more than once)."""
-
-    @property
-    def runtime(self) -> SessionRuntime | None:
-        """What every agent of the session shares, once ``start`` has run (None after ``close``)."""
-        return self.kit.runtime
+        self.config, session_id, debug = configure(options if options is not None else SessionOptions(**fields))
+        self.kit = Kit(self.config, session_id, debug)
+        resumed = self.config.resumed
+        self.slot = MainAgentSlot(resumed.record.main_agent_id if resumed else AgentId.new(), self.config.model_id,
+                                  self.config.policy.mode)
 
     # -- the main agent ---------------------------------------------------------------
 
     def tool_names(self) -> list[str]:
         """Every tool minus those removed whole by a bare ``--disallowed-tools`` name."""
-        return main_agent.tool_names(self)
+        return main_agent.tool_names(self.config)
 
     def _main_prompt(self) -> str:
-        return main_agent.main_prompt(self)
+        return main_agent.main_prompt(self.config)
 
     def _main_prelude(self, runtime: SessionRuntime | None) -> list[dict[str, Any]]:
-        return main_agent.main_prelude(self, runtime)
+        return main_agent.main_prelude(self.config, runtime)
 
     def main_spec(self, prompt: str | None, runtime: SessionRuntime) -> AgentSpec:
-        return main_agent.main_spec(self, prompt, runtime)
+        return main_agent.main_spec(self.config, self.slot, prompt, runtime, session_id=self.kit.session_id,
+                                    model=self.kit.model)
 
     def init_event(self) -> SystemInit:
-        return main_agent.init_event(self)
+        return main_agent.init_event(self.config, self.slot, self.kit.session_id)
+
+    def transcript(self) -> str:
+        """The main agent's transcript: what every hook payload calls ``transcript_path``."""
+        return main_agent.transcript(self.config, self.kit.session_id, self.slot.agent_id)
 
     async def mcp_status(self) -> list[dict[str, Any]]:
         """The SDK's ``mcp_status``: each configured server connected now, its tools listed, then
@@ -131,8 +99,8 @@ class Session:
         first) continues the main agent's conversation from its transcript. ``None``: a turn on
         what waits in the main agent's mailbox (``mail_waiting``): a notice that came between
         turns, messages ``send`` queued."""
-        events = turn.stream(self, prompt)
-        return events if self.debug is None else self.debug.follow(events)
+        events = Turn(self.config, self.slot, self.kit).stream(prompt)
+        return events if self.kit.debug is None else self.kit.debug.follow(events)
 
     async def run(self, prompt: str, *, live: bool | None = None) -> RunResult:
         """Run ``prompt`` to its end. ``live``: show the agent tree updating under the running
@@ -146,38 +114,35 @@ class Session:
 
     async def release_main(self) -> None:
         """Give the actor held between a conversation's turns back to the pool."""
-        main, self.held_main = self.held_main, None
-        if main is not None and self.runtime is not None:
-            self.kit.owned.remove(main)
-            await self.runtime.registry.release(main)
+        if (main := self.slot.release()) is not None:
+            await self.kit.give_back(main)
 
     async def send(self, prompt: str) -> None:
         """A user message while a turn runs: the main agent reads it at its next step (or the
         next turn reads it, ``mail_waiting``), as Claude Code takes a message typed while it works."""
         if self.runtime is None:
             raise UserError("the session has not started: send the first prompt with stream()")
-        await self.runtime.mailbox.put(self.main_agent_id, UserMessage(text=prompt))
+        await self.runtime.mailbox.put(self.slot.agent_id, UserMessage(text=prompt))
 
     async def mail_waiting(self) -> bool:
         """Whether mail (a notice, a message) or a resumed session's deferred call waits for the main agent."""
-        if self.runtime is None or self.current_main is not None:
+        if self.runtime is None or self.slot.running:
             return False
-        deferred = self.turns == 0 and self.resumed is not None and bool(pending_calls(self.resumed.history))
-        return deferred or bool(await self.runtime.mailbox.pending(self.main_agent_id) > 0)
+        resumed = self.config.resumed
+        deferred = self.slot.turns == 0 and resumed is not None and bool(pending_calls(resumed.history))
+        return deferred or bool(await self.runtime.mailbox.pending(self.slot.agent_id) > 0)
 
     async def background_running(self) -> bool:
         """Whether agents the main agent owns may still notify it."""
-        return self.runtime is not None and bool(await self.runtime.registry.outstanding(self.main_agent_id))
+        return self.runtime is not None and bool(await self.runtime.registry.outstanding(self.slot.agent_id))
 
     # -- control requests (the SDK's, and the notebook's) ------------------------------
 
     async def interrupt(self, reason: str = "interrupted by the user") -> bool:
         """Stop the current turn (Claude Code's interrupt): the main agent's run and its sync
         children end, background agents keep running; the turn's result says so. False if no turn runs."""
-        if self.current_main is None:
-            return False
-        self.interrupting = True
-        return await teardown.interrupt(self, self.current_main, reason)  # with the Interrupt hooks
+        main = self.slot.interrupt()
+        return main is not None and await self.kit.interrupt(main, self.slot, reason)  # with the Interrupt hooks
 
     async def stop_task(self, task_id: str) -> bool:
         """Kill one agent of this session by id (``stop_task``); its owner is notified."""
@@ -189,26 +154,26 @@ class Session:
         """The main agent's permission mode from the next turn on (``set_permission_mode``)."""
         check_mode(mode)
         check_allowed_mode(mode, self.settings, "set_permission_mode")
-        self.policy.mode = cast(PermissionMode, mode)  # check_mode refused any other
+        self.slot.mode = cast(PermissionMode, mode)  # check_mode refused any other
 
     def set_model(self, model: str | None) -> None:
         """The main agent's model from the next turn on (``set_model``; None: the default)."""
-        self.model_id = resolve_model(model or self.settings.model or DEFAULT_MODEL, env=self.env)
+        self.slot.model_id = resolve_model(model or self.settings.model or DEFAULT_MODEL, env=self.env)
 
     # -- the session's actors -----------------------------------------------------------
 
     async def start(self) -> SessionRuntime:
         """Join or start Ray and start the session's actors (idempotent); a served session
         borrows ready ones from the covey service instead."""
-        return await kit.start(self)
+        return await self.kit.start()
 
-    async def stop(self, reason: str, grace_s: float = teardown.STOP_GRACE_S) -> list[dict[str, Any]]:
+    async def stop(self, reason: str, grace_s: float = STOP_GRACE_S) -> list[dict[str, Any]]:
         """Stop every agent of this session, each with its cleanup (kept worktrees are returned)."""
-        return await teardown.stop(self, reason, grace_s)
+        return await self.kit.stop(reason, grace_s)
 
     def close(self, reason: str = "other") -> None:
         """Run the SessionEnd hooks, then end every actor this session started (and Ray if covey started it)."""
-        teardown.close(self, reason)
+        self.kit.close(self.slot, reason)
 
     def live_tree(self, interval_s: float = 0.5) -> TreeDisplay:
         """A notebook display of the agent tree that updates while the block inside runs::

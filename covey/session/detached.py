@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 from covey.client import detached
 from covey.errors import UserError
 from covey.ray.address import check_run_address
-from covey.session.core import Session
 from covey.session.options import SERVICE_OWNED, SessionOptions
 
 if TYPE_CHECKING:
@@ -30,10 +29,11 @@ _NOT_HERE = ("a detached session's run is not in this process: `await session.su
              "covey service and returns its session id; `covey.attach(session_id)` follows it")
 
 
-class DetachedSession(Session):
+class DetachedSession:
     """``Session(detach=True, **options)``: the options of a run started on the covey service
     (``submit``), and its session id once started. ``close`` (and leaving ``with``) leaves the
-    run going; ``stop`` stops it, as ``covey kill ID`` does."""
+    run going; ``stop`` stops it, as ``covey kill ID`` does. It has ``Session``'s calls, but
+    none of its state: the run's is in the service."""
 
     def __init__(self, options: SessionOptions | None = None, /, *, detach: bool = True, **fields: Any) -> None:
         if options is not None and fields:
@@ -77,6 +77,18 @@ class DetachedSession(Session):
     async def start(self) -> Any:
         raise UserError(_NOT_HERE)
 
+    def __enter__(self) -> DetachedSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> DetachedSession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
     def _started(self) -> str:
         if not self.session_id:
             raise UserError("this detached session has not been started: `await session.submit(prompt)` first")
@@ -97,6 +109,3 @@ def travelling_options(options: SessionOptions) -> dict[str, Any]:
         return options.model_dump(mode="json", include=given, exclude_unset=True)
     except Exception as exc:  # an object pydantic cannot write as JSON
         raise UserError(f"a detached run's options travel as JSON, and one cannot: {exc}") from None
-
-
-Session.detached_kind = DetachedSession

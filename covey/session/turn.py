@@ -5,7 +5,7 @@ back or held for the next turn."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, AsyncIterator, TypeGuard
+from typing import Any, AsyncIterator, TypeGuard
 
 from covey.agent.handle import AgentHandle
 from covey.runtime.spec import AgentSpec
@@ -16,104 +16,107 @@ from covey.hooks.callback import HookCallbackPrompt
 from covey.mcp.relay import McpMessagePrompt
 from covey.runtime.records import FinalReport
 from covey.runtime.session_runtime import SessionRuntime
-from covey.session.kit import start
 from covey.session.callbacks import ask, hook_callback, mcp_message, with_session_spend
+from covey.session.config import SessionConfig
+from covey.session.kit import Kit
 from covey.session.main_agent import ask_program_servers, init_event, main_spec
+from covey.session.main_slot import MainAgentSlot
 from covey.session.record import record_session
 from covey.session.result import INTERRUPTED, failure, interrupted_reason, note_calls
-from covey.session.teardown import broken, stop
 from covey.session.watch import SessionBroken, watched
 
-if TYPE_CHECKING:
-    from covey.session.core import Session
 
+class Turn:
+    """One turn of the conversation over the session's three owners: what it read (``config``),
+    its main agent (``slot``) and what it started (``kit``)."""
 
-async def stream(session: Session, prompt: str | None) -> AsyncIterator[Event]:
-    """The turn's events (``Session.stream``): ``system/init`` first, the result last."""
-    if prompt is None and session.turns == 0 and session.resumed is None:
-        raise UserError("a conversation's first turn needs a prompt")
-    runtime = await start(session)
-    await ask_program_servers(session)
-    yield init_event(session)
-    main, spec = await _begin(session, runtime, prompt)
-    turn = _Turn(session, main, spec)
-    try:
+    def __init__(self, config: SessionConfig, slot: MainAgentSlot, kit: Kit) -> None:
+        self.config, self.slot, self.kit = config, slot, kit
+
+    async def stream(self, prompt: str | None) -> AsyncIterator[Event]:
+        """The turn's events (``Session.stream``): ``system/init`` first, the result last."""
+        slot, kit = self.slot, self.kit
+        if prompt is None and slot.turns == 0 and self.config.resumed is None:
+            raise UserError("a conversation's first turn needs a prompt")
+        runtime = await kit.start()
+        await ask_program_servers(self.config)
+        yield init_event(self.config, slot, kit.session_id)
+        main, spec = await self._begin(runtime, prompt)
+        shown = _Shown(self, main, spec)
         try:
-            async for event in turn.events(runtime):
-                yield event
-        except SessionBroken as exc:
-            yield await broken(session, exc, spec.agent_id)
-            return
-        except asyncio.CancelledError:
-            # Interrupted (Ctrl-C, SIGTERM, a cancelled cell): every agent is stopped
-            # and its cleanup runs before the session's actors go.
-            await asyncio.shield(stop(session, "the run was interrupted"))
-            raise
-        report = main.last_report or await main.wait()
-        await _finish(session, runtime, main, spec, report)
-        if not turn.ended:
-            # Interrupted, or the agent failed before its loop could report (a bad hook, a
-            # blocked prompt, a crash): the cause travelled in its report, so the turn ends on it.
-            text = INTERRUPTED if session.interrupting else report.text
-            ended = failure(report.model_copy(update={"text": text}), session.session_id, spec.agent_id)
-            if session.interrupting:  # as Claude Code's interrupted turn ends: a user message, then its result
-                ended.terminal_reason = interrupted_reason(turn.calls)
-                yield UserEvent(session_id=session.session_id, message={"role": "user", "content": [
-                    {"type": "text", "text": INTERRUPTED}]})
-            yield ended
-    finally:
-        # Otherwise the main actor stays until close(): teams it created live on it, and
-        # an interrupted run must first cancel its sync children from inside it.
-        session.current_main = None
-        session.interrupting = False
-        runtime.set_root(None)
+            try:
+                async for event in shown.events(runtime):
+                    yield event
+            except SessionBroken as exc:
+                yield await kit.broken(exc, spec.agent_id)
+                return
+            except asyncio.CancelledError:
+                # Interrupted (Ctrl-C, SIGTERM, a cancelled cell): every agent is stopped
+                # and its cleanup runs before the session's actors go.
+                await asyncio.shield(kit.stop("the run was interrupted"))
+                raise
+            report = main.last_report or await main.wait()
+            await self._finish(runtime, main, spec, report)
+            if not shown.ended:
+                for event in self._unended(report, spec.agent_id, shown.calls):
+                    yield event
+        finally:
+            # Otherwise the main actor stays until close(): teams it created live on it, and
+            # an interrupted run must first cancel its sync children from inside it.
+            slot.end()
+            runtime.set_root(None)
 
+    def _unended(self, report: FinalReport, agent_id: str, calls: set[str]) -> list[Event]:
+        """Interrupted, or the agent failed before its loop could report (a bad hook, a blocked
+        prompt, a crash): the cause travelled in its report, so the turn ends on it."""
+        session_id, interrupting = self.kit.session_id, self.slot.interrupting
+        ended = failure(report.model_copy(update={"text": INTERRUPTED if interrupting else report.text}),
+                        session_id, agent_id)
+        if not interrupting:
+            return [ended]
+        # As Claude Code's interrupted turn ends: a user message, then its result.
+        ended.terminal_reason = interrupted_reason(calls)
+        return [UserEvent(session_id=session_id, message={"role": "user", "content": [
+            {"type": "text", "text": INTERRUPTED}]}), ended]
 
-async def _begin(session: Session, runtime: SessionRuntime, prompt: str | None) -> tuple[AgentHandle, AgentSpec]:
-    """The main agent's actor (held from the last turn, or a warm one from the pool), registered."""
-    main, session.held_main = session.held_main, None
-    if main is None:
-        main = await runtime.registry.take("home")
-        session.kit.owned.append(main)
-    session.current_main = main
-    runtime.set_root(main, session.options.model)
-    spec = main_spec(session, prompt, runtime)
-    output_file = str(agent_transcript(spec))
-    await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt or "", output_file, main.node)
-    record_session(session.roots, session_id=session.session_id,
-                   main_agent_id=session.main_agent_id, cwd=session.cwd, model_id=session.model_id,
-                   mode=session.policy.mode)
-    return main, spec
+    async def _begin(self, runtime: SessionRuntime, prompt: str | None) -> tuple[AgentHandle, AgentSpec]:
+        """The main agent's actor (held from the last turn, or a warm one from the pool), registered."""
+        config, slot, kit = self.config, self.slot, self.kit
+        main = slot.take()
+        if main is None:
+            main = await kit.take_main(runtime)
+        slot.begin(main)
+        runtime.set_root(main, kit.model)
+        spec = main_spec(config, slot, prompt, runtime, session_id=kit.session_id, model=kit.model)
+        output_file = str(agent_transcript(spec))
+        await runtime.registry.register_main(spec.agent_id, spec.model_id, spec.cwd, prompt or "", output_file, main.node)
+        record_session(config.roots, session_id=kit.session_id, main_agent_id=slot.agent_id, cwd=config.cwd,
+                       model_id=slot.model_id, mode=slot.mode)
+        return main, spec
 
+    async def _finish(self, runtime: SessionRuntime, main: AgentHandle, spec: AgentSpec, report: FinalReport) -> None:
+        finishing = runtime.registry.finish_main(spec.agent_id, report)
+        # With teams the actor stays: they live on it. A conversation's next turn runs on the same
+        # actor (no trip to the pool and back).
+        if self.slot.done(main, reusable=not runtime.teams and report.status != "failed") or runtime.teams:
+            await finishing
+        else:
+            # Its run is over and nothing lives on it: it goes back to the pool (the session's,
+            # or the covey service's), warm for the next turn or run, which takes one from there
+            # (the conversation is in the transcript). The pool keeps a bounded few and kills the
+            # rest, and one whose reset finds leftovers: a notebook's hundredth run holds no
+            # hundred idle processes.
+            await asyncio.gather(finishing, self.kit.give_back(main))
 
-async def _finish(session: Session, runtime: SessionRuntime, main: AgentHandle, spec: AgentSpec,
-                  report: FinalReport) -> None:
-    finishing = runtime.registry.finish_main(spec.agent_id, report)
-    session.turns += 1
-    if runtime.teams:
-        await finishing
-    elif session.conversation and report.status != "failed":
-        # A conversation's next turn runs on the same actor (no trip to the pool and back).
-        session.held_main = main
-        await finishing
-    else:
-        # Its run is over and nothing lives on it: it goes back to the pool (the session's,
-        # or the covey service's), warm for the next turn or run, which takes one from there
-        # (the conversation is in the transcript). The pool keeps a bounded few and kills the
-        # rest, and one whose reset finds leftovers: a notebook's hundredth run holds no
-        # hundred idle processes.
-        session.kit.owned.remove(main)
-        await asyncio.gather(finishing, runtime.registry.release(main))
-
-
-class _Turn:
+class _Shown:
     """The main agent's events as the person sees them: prompts answered, not shown; a notice
     or queued message that starts its next turn announced by ``system/init``; a background
     child's messages as they come, also between the main agent's turns; a result that is not
     the run's last held until the next."""
 
-    def __init__(self, session: Session, main: AgentHandle, spec: AgentSpec) -> None:
-        self.session, self.main, self.spec = session, main, spec
+    def __init__(self, turn: Turn, main: AgentHandle, spec: AgentSpec) -> None:
+        self.config, self.slot, self.kit = turn.config, turn.slot, turn.kit
+        self.main, self.spec = main, spec
         self.ended, self.in_turn = False, True
         self.noticed: str | None = None
         """The run id of the last background task that notified the main agent."""
@@ -125,15 +128,15 @@ class _Turn:
         """The main agent's tool calls not yet answered (an interrupt then stops tools)."""
 
     async def _relay(self, prompt: McpMessagePrompt) -> None:
-        await self.main.answer(prompt.request_id, await mcp_message(self.session.options.on_mcp_message, prompt))
+        await self.main.answer(prompt.request_id, await mcp_message(self.config.options.on_mcp_message, prompt))
 
     async def events(self, runtime: SessionRuntime) -> AsyncIterator[Event]:
-        session = self.session
+        config = self.config
         async for event in watched(runtime, self.main.events(self.spec)):
             if isinstance(event, PermissionPrompt):
-                await self.main.answer(event.request_id, await ask(session.asker, event, session.main_agent_id))
+                await self.main.answer(event.request_id, await ask(config.asker, event, self.slot.agent_id))
             elif isinstance(event, HookCallbackPrompt):
-                await self.main.answer(event.request_id, await hook_callback(session.options.on_hook_callback, event))
+                await self.main.answer(event.request_id, await hook_callback(config.options.on_hook_callback, event))
             elif isinstance(event, McpMessagePrompt):  # answered aside: an MCP call may take a while
                 self.relaying.add(task := asyncio.create_task(self._relay(event)))
                 task.add_done_callback(self.relaying.discard)
@@ -167,8 +170,8 @@ class _Turn:
             self.in_turn = True
             if self.noticed and "<task-notification>" in str(event.message.get("content")):
                 self.origin = {"kind": "task-notification", "producer": "session-task", "runId": self.noticed}
-            shown_now, self.held = (self.held, []) if self.session.conversation else ([], self.held)
-            return [*shown_now, init_event(self.session)]
+            shown_now, self.held = (self.held, []) if self.slot.holds else ([], self.held)
+            return [*shown_now, init_event(self.config, self.slot, self.kit.session_id)]
         return [event]
 
 

@@ -129,7 +129,8 @@ async def test_a_sessions_interrupt_fires_its_interrupt_hooks_while_the_turn_sto
             self.reason = reason
             return True
 
-    main = session.current_main = _Main()  # type: ignore[assignment]
+    main = _Main()
+    session.slot.begin(main)  # type: ignore[arg-type]
     assert await session.interrupt() and main.reason == "interrupted by the user"
     [payload] = _payloads(out)
     assert (payload["hook_event_name"], payload["source"], payload["reason"], payload["via"]) == (

@@ -1,9 +1,10 @@
 """A Session's hooks (no Ray): SessionEnd when it closes, SessionStart's source and the transcript path it hands its agents."""
 
 import json
+from dataclasses import replace
 from types import SimpleNamespace
 
-from covey.session import Session
+from covey.session import Session, main_agent
 
 
 def _session(tmp_path, hooks=None, **options) -> Session:
@@ -22,7 +23,7 @@ def _end_hook(out) -> dict:
 def test_session_end_fires_once_when_a_session_that_ran_closes(tmp_path):
     out = tmp_path / "end.jsonl"
     session = _session(tmp_path, _end_hook(out))
-    session.turns = 1  # a turn ran (driving one needs Ray; the CLI test does)
+    session.slot.turns = 1  # a turn ran (driving one needs Ray; the CLI test does)
     session.close()
     session.close()
     (line,) = out.read_text().splitlines()
@@ -41,7 +42,7 @@ def test_a_session_that_never_ran_ends_without_session_end(tmp_path):
 def test_a_session_end_reason_is_matched(tmp_path):
     out = tmp_path / "end.jsonl"
     session = _session(tmp_path, _end_hook(out))
-    session.turns = 1
+    session.slot.turns = 1
     session.close(reason="logout")  # the matcher wants "other"
     assert not out.exists()
 
@@ -52,10 +53,14 @@ def test_the_main_spec_says_how_the_session_started_and_names_its_transcript(tmp
     fresh = session.main_spec("hi", runtime)
     assert fresh.session_source is None and fresh.history is None  # run_agent fires SessionStart as "startup"
     assert fresh.settings.session_transcript == str(session.transcript_folder / f"{session.session_id}.jsonl")
-    session.resumed = SimpleNamespace(history=[{"role": "user", "content": "before"}])
-    assert session.main_spec("again", runtime).session_source == "resume"
-    session.options = session.options.model_copy(update={"fork_session": True})
-    assert session.main_spec("again", runtime).session_source == "fork"
-    session.turns = 1  # a later turn of the conversation: no SessionStart
-    session.resumed = None
+    resumed = replace(session.config, resumed=SimpleNamespace(history=[{"role": "user", "content": "before"}]))
+    assert _spec(session, resumed, "again", runtime).session_source == "resume"
+    forked = replace(resumed, options=session.options.model_copy(update={"fork_session": True}))
+    assert _spec(session, forked, "again", runtime).session_source == "fork"
+    session.slot.turns = 1  # a later turn of the conversation: no SessionStart
     assert session.main_spec("more", runtime).session_source is None
+
+
+def _spec(session, config, prompt, runtime):
+    """The main spec of ``session`` had it loaded ``config``."""
+    return main_agent.main_spec(config, session.slot, prompt, runtime, session_id=session.session_id, model=None)

@@ -39,16 +39,17 @@ def _model():
     )
 
 
-async def _served_run(tmp_path: Path) -> tuple[Session, list]:
+async def _served_run(tmp_path: Path) -> tuple[Session, list, str]:
+    """A served session's run: the session, its events and its registry actor's id."""
     (tmp_path / "proj").mkdir(exist_ok=True)
     session = Session(cwd=str(tmp_path / "proj"), model=_model(), service=True, max_turns=6,
                       transcript_dir=str(tmp_path / "transcripts"))
     try:
         events = [e async for e in session.stream("go")]
-        session.runtime_registry_id = session.runtime.registry.actor._actor_id.hex()
+        registry_id = session.runtime.registry.actor._actor_id.hex()
     finally:
         session.close()
-    return session, events
+    return session, events, registry_id
 
 
 async def _settled(pool) -> dict:
@@ -63,17 +64,16 @@ async def _settled(pool) -> dict:
 
 async def test_served_sessions_borrow_ready_actors_and_give_them_back(pool, tmp_path):
     before = await pool.stats()
-    first, events = await _served_run(tmp_path)
+    first, events, first_registry = await _served_run(tmp_path)
     assert events[-1].result == "MAIN_DONE"
     assert sum(isinstance(e, TaskNotification) for e in events) == 1
     assert first.session_id == events[0].session_id  # the session took its kit's id
-    first_registry = first.runtime_registry_id
 
     await _settled(pool)
-    second, events = await _served_run(tmp_path)
+    second, events, second_registry = await _served_run(tmp_path)
     assert events[-1].result == "MAIN_DONE" and second.session_id != first.session_id
     # The second session ran on the first one's kit, emptied for it: nothing was created.
-    assert second.runtime_registry_id == first_registry
+    assert second_registry == first_registry
     assert [e.task_id for e in events if isinstance(e, TaskNotification)] != []
     stats = await _settled(pool)
     # Both runs ran on the floor's two agent actors, given back after each run.

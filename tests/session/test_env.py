@@ -61,7 +61,7 @@ def test_limits_switches_and_pool_come_from_the_env(tmp_path, client_home):
     session = _session(tmp_path, env=_client_env(client_home))
     assert session.limits.max_concurrent == 3
     assert session.options.teams is True and session.options.shared_fs is True
-    assert "TeamCreate" in session.tool_names() and main_agent.tool_options(session).background_disabled
+    assert "TeamCreate" in session.tool_names() and main_agent.tool_options(session.config).background_disabled
     assert session.options.pool_size == 2
 
 
@@ -128,4 +128,4 @@ def test_without_an_env_the_session_reads_this_process(tmp_path, monkeypatch):
 ])
 def test_claude_codes_background_switch_is_read_and_coveys_wins(tmp_path, client_home, env, disabled):
     session = _session(tmp_path, env={"HOME": str(client_home), **env})
-    assert main_agent.tool_options(session).background_disabled is disabled
+    assert main_agent.tool_options(session.config).background_disabled is disabled

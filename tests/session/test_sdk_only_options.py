@@ -134,7 +134,7 @@ def test_the_project_config_root_is_where_the_projects_settings_and_definitions_
     assert "root-agent" in session.definitions and "branch-agent" not in session.definitions
     assert session.output_style.name == "Root style" and "root-server" in session.mcp.servers
     assert [rule.tool for rule in session.settings.permissions.deny] == ["Bash"]
-    assert main_agent._run_settings(session).project_dir == str(root.resolve())  # hooks' CLAUDE_PROJECT_DIR
+    assert main_agent._run_settings(session.config, session.transcript()).project_dir == str(root.resolve())  # hooks' CLAUDE_PROJECT_DIR
     plain = offline_session(tmp_path, cwd=str(worktree))
     assert "branch-agent" in plain.definitions and plain.output_style.name == "Concise"
     for each in (session, plain):
@@ -181,11 +181,9 @@ def test_initialize_is_answered_with_the_sessions_output_style_and_the_styles_it
 
 def test_a_session_that_takes_its_kits_id_moves_what_is_named_after_its_id(tmp_path):
     """A served session takes its kit's id: the files its agents may read, and ``--debug``'s file, follow."""
-    from covey.session.kit import renamed
-
     session = offline_session(tmp_path, debug="")
     old = session.debug.path
-    renamed(session, "11111111-2222-4333-8444-555555555555")
+    session.kit.renamed("11111111-2222-4333-8444-555555555555")
     assert session.transcript_folder / "11111111-2222-4333-8444-555555555555" in session.policy.readable
     assert all(session.session_id in str(path) or "covey-" in path.name for path in session.policy.readable)
     assert not old.exists() and session.debug.path.name == "11111111-2222-4333-8444-555555555555.txt"

@@ -83,7 +83,7 @@ def test_the_fork_subagent_setting_is_read_from_a_settings_file(tmp_path):
     (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"forkSubagent": True}))
     assert Settings.load(tmp_path, home=tmp_path / "home").fork_subagent is True
     session = Session(cwd=str(tmp_path), model=ScriptedModel(), env={"HOME": str(tmp_path / "home")})
-    assert main_agent.tool_options(session).fork
+    assert main_agent.tool_options(session.config).fork
 
 
 def test_with_forking_on_the_schema_has_no_run_in_background_and_the_prompt_says_when_to_fork():
