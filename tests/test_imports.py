@@ -82,12 +82,13 @@ def _ancestors(module: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(2, len(parts))]
 
 
-def _imports(path: Path) -> set[str]:
-    """The covey modules importing this file runs, each with the package ``__init__`` files on its way."""
+def _imports(path: Path, *, typed: bool = False) -> set[str]:
+    """The covey modules importing this file runs, each with the package ``__init__`` files on its way;
+    ``typed``: those it names under ``if TYPE_CHECKING:`` too (what the type checker reads)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = {id(node) for block in ast.walk(tree)
-               if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
-               for node in ast.walk(block)}
+    skipped = set() if typed else {
+        id(node) for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test) for node in ast.walk(block)}
     names = []
     for node in ast.walk(tree):
         if id(node) in skipped:
@@ -111,6 +112,47 @@ def graph() -> dict[str, set[str]]:
     each package on their way. (The root ``covey/__init__.py`` runs before every module and
     imports only ``covey.lazy``; it loads its public names on first use.)"""
     return {name: _imports(path) - _own(name) - {name} for name, path in MODULES.items()}
+
+
+@functools.cache
+def typed_graph() -> dict[str, set[str]]:
+    """``graph`` with the imports under ``if TYPE_CHECKING:``: what a reader or the type checker follows."""
+    return {name: _imports(path, typed=True) - _own(name) - {name} for name, path in MODULES.items()}
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The circles of ``edges``: each set of two or more nodes that all reach one another (a strongly
+    connected component, Tarjan's algorithm, iterative), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, nexts = work[-1]
+            nxt = next(nexts, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    work.append((nxt, iter(sorted(edges.get(nxt, ())))))
+                elif nxt in stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                members = stack[stack.index(node):]
+                del stack[stack.index(node):]
+                if len(members) > 1:
+                    found.append(sorted(members))
+    return sorted(found)
 
 
 def layer_of_unit(unit: str) -> int:
@@ -215,10 +257,12 @@ def test_what_an_import_loads_in_a_fresh_interpreter_stays_in_its_layers():
     assert upward == []
 
 
-def test_the_runtime_is_a_leaf_of_the_agents_layer():
-    """``covey.agents.runtime`` travels in every spec: it may name definitions, limits and tool
-    options (and read project context), never an actor, a handle or the registry at run time."""
-    assert {unit_of(m) for m in graph()["covey.agents.runtime"]} <= {"agents/", "limits", "tools/", "lazy"}
+def test_the_ports_load_no_actor_handle_or_registry_rule():
+    """``covey.registry.protocols`` (its ``SessionRuntime``) travels in every spec: it may name
+    definitions, limits and tool options (and read project context), never an actor, a handle or
+    the registry's rules at run time; its former module loads nothing but ``covey.lazy``."""
+    assert {unit_of(m) for m in graph()["covey.registry.protocols"]} <= {"agents/", "limits", "tools/"}
+    assert graph()["covey.agents.runtime"] == {"covey.lazy"}
 
 
 @pytest.mark.parametrize("edges, expected", [
@@ -243,3 +287,34 @@ def test_importing_a_module_of_a_folder_counts_the_folders_init():
 def test_the_table_is_read_from_the_architecture_page():
     text = "x\n## Layers\n\n| layer | units | what |\n|---|---|---|\n| 1 | `errors`, `model/` | words |\n## Next\n"
     assert read_layers(text) == [("words", ("errors", "model/"))]
+
+
+LEFT_FOR_THE_SESSION = [
+    ["covey.actors.registry", "covey.actors.registry_handle"],
+    ["covey.session.core", "covey.session.kit", "covey.session.main_agent", "covey.session.teardown",
+     "covey.session.turn"],
+]
+"""The circles the session's own rewrite ends: ``covey.actors.registry`` re-exports ``RegistryHandle``
+(whose handle names the actor class) only for ``covey/session/{kit,callbacks}.py``; the session
+modules take the ``Session`` (type-only) until they take the owner they need."""
+
+
+def test_no_circle_of_files_even_through_imports_only_the_type_checker_reads():
+    """A circle of type-only imports runs nothing, but a reader and the type checker go round it: the
+    ports (``covey.registry.protocols``) name no concrete class, and a plain core reads what it is given."""
+    assert [circle for circle in circles(typed_graph()) if circle not in LEFT_FOR_THE_SESSION] == []
+
+
+@pytest.mark.parametrize("edges, expected", [
+    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+    ({"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"c", "e"}, "e": set()}, [["a", "b"], ["c", "d"]]),
+    ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+])
+def test_circles_are_the_strongly_connected_parts(edges, expected):
+    assert circles(edges) == expected
+
+
+def test_an_import_under_type_checking_counts_for_the_circles(tmp_path):
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from covey.cli import main\n"
+    (tmp_path / "m.py").write_text(source)
+    assert _imports(tmp_path / "m.py", typed=True) == {"covey.cli"}

@@ -38,7 +38,7 @@ class _RegistryActor(Supervisor[AgentHandle]):
 
     def __init__(
         self, limits: Limits, mailbox: MailboxHandle, session_id: str = "", pool_sizes: dict[str, int] | None = None,
-        home_node_id: str | None = None, preload: tuple[str, ...] = (), lender: Lender | None = None,
+        home_node_id: str | None = None, preload: tuple[str, ...] = (), lender: Lender[AgentHandle] | None = None,
     ) -> None:
         """``lender``: the covey service's shared pool, which this session borrows agent
         actors from (None: the session owns a warm pool of its own)."""
@@ -65,7 +65,7 @@ class _RegistryActor(Supervisor[AgentHandle]):
             else:
                 self.journal.begin(session_id)
 
-    def _restore(self, lender: Lender) -> None:
+    def _restore(self, lender: Lender[AgentHandle]) -> None:
         assert self.journal is not None
         restored = self.journal.read()
         self.session_id = restored.session_id or self.session_id

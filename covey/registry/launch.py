@@ -19,7 +19,7 @@ from covey.registry.stop import Stopping
 
 if TYPE_CHECKING:
     from covey.agents.spec import AgentSpec
-    from covey.agents.runtime import SessionRuntime
+    from covey.registry.protocols import SessionRuntime
 
 
 class Launching(Stopping[H]):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 if TYPE_CHECKING:
     from ray import ObjectRef
 
-    from covey.agents.runtime import SessionRuntime
+    from covey.registry.protocols import SessionRuntime
 
     Put = Callable[[SessionRuntime], ObjectRef[SessionRuntime]]
 

@@ -21,7 +21,7 @@ from covey.registry.runtimes import Runtimes
 from covey.teams.messages import Mail
 
 if TYPE_CHECKING:
-    from covey.agents.runtime import SessionRuntime
+    from covey.registry.protocols import SessionRuntime
     from covey.agents.spec import AgentSpec
     from covey.registry.runtimes import Put
 

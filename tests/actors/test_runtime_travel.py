@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from covey.actors.agent import _AgentActor
+from covey.actors.agent import AgentRunner, _AgentActor
 from covey.actors.handle import AgentHandle
 from covey.agents.definition import AgentDefinition
 from covey.agents.spec import AgentSpec
-from covey.actors.registry import RegistryHandle
+from covey.actors.registry_handle import RegistryHandle
 from covey.errors import AgentUnavailable, LimitExceeded
 from covey.registry.answers import Launched, NeedRuntime, Refused
 from covey.registry.core import Registry
@@ -93,15 +93,15 @@ async def test_an_agent_actor_is_sent_the_runtime_once_per_key():
     assert sent[1][2] == sent[0][2] != sent[2][2] == runtime.key
 
 
-async def test_the_agent_actor_restores_the_runtime_it_holds_and_refuses_a_key_it_does_not():
-    actor = _AgentActor()
+async def test_the_agent_actor_restores_the_runtime_it_holds_and_refuses_a_key_it_does_not(monkeypatch):
     started: list[AgentSpec] = []
 
-    async def record(spec: AgentSpec, follow: bool = False) -> str:
+    async def record(self: AgentRunner, spec: AgentSpec, *, follow: bool = False) -> str:
         started.append(spec)
         return spec.agent_id
 
-    actor.runner.start = record
+    monkeypatch.setattr(AgentRunner, "start", record)  # the runner's own start, under the actor's
+    actor = _AgentActor()
     runtime = _runtime()
     await actor.start(_spec(None, "agent-1"), False, runtime, runtime.key)
     await actor.start(_spec(None, "agent-2"), False, None, runtime.key)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from covey.errors import AgentUnavailable, LimitExceeded, ModelBehaviorError
-from covey.actors.registry import RegistryHandle
+from covey.actors.registry_handle import RegistryHandle
 from covey.registry.answers import Finished, Refused
 from covey.agents.records import FinalReport
 from tests.registry.fakes import request, spec

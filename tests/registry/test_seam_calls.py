@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from covey.actors.registry import RegistryHandle
+from covey.actors.registry_handle import RegistryHandle
 from covey.session import Session
 from covey.tools.base import ToolContext, ToolServices
 from covey.tools.shells import TaskStop
