@@ -88,7 +88,7 @@ def summary_request(loop: CompactingLoop, compactor: Compactor, instructions: st
     )
 
 
-async def compact_now(loop: CompactingLoop, messages: list[dict], instructions: str) -> AsyncIterator[Event]:
+async def compact_now(loop: CompactingLoop, messages: list[dict[str, Any]], instructions: str) -> AsyncIterator[Event]:
     """``/compact``: the conversation summarised now (trigger ``manual``), its boundary, then the
     turn's result; no other request is made."""
     loop.messages.extend(messages)

@@ -220,3 +220,10 @@ class SessionRuntime(Generic[Registry_co, Mailbox_co, Agent_co]):
         # another directory: a worktree, a cwd
         return await asyncio.to_thread(project_context, cwd, omit=False, sources=self.setting_sources)
 
+
+if TYPE_CHECKING:
+    from covey.tools.base import ToolRuntime
+
+    def _reaches_tools(runtime: SessionRuntime) -> ToolRuntime:
+        """Never called: the type checker holds the runtime to what the plain tools read of it."""
+        return runtime

@@ -21,7 +21,7 @@ from pathlib import Path
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 
 
-def write_text(path: str | os.PathLike, text: str) -> Path:
+def write_text(path: str | os.PathLike[str], text: str) -> Path:
     """Put ``text`` (UTF-8, newlines as given) in ``path``, atomically where it can be;
     the file written (a symlink's target). Raises ``OSError``: the file is then unchanged,
     unless it is a ``PartialWrite`` (a write in place that failed midway)."""
@@ -83,7 +83,7 @@ class PartialWrite(OSError):
     """A write in place failed after the file was truncated: it may now be cut short."""
 
 
-def failure(path: str | os.PathLike, error: OSError) -> str:
+def failure(path: str | os.PathLike[str], error: OSError) -> str:
     """What a tool tells the model when ``write_text`` failed: what happened to the file."""
     reason = error.strerror or str(error)
     if isinstance(error, PartialWrite):

@@ -193,7 +193,7 @@ def _glob_match(rel: str, name: str, globs: list[str]) -> bool:
     return any(fnmatch.fnmatch(rel if "/" in g else name, g.lstrip("/")) for g in globs)
 
 
-def _search_files(files: list[str], regex: re.Pattern, input: GrepInput) -> list[str]:
+def _search_files(files: list[str], regex: re.Pattern[str], input: GrepInput) -> list[str]:
     out: list[str] = []
     for path in files:
         text = _read_text(path)
@@ -224,7 +224,7 @@ def _lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def _hits(text: str, regex: re.Pattern, multiline: bool) -> dict[int, list[str]]:
+def _hits(text: str, regex: re.Pattern[str], multiline: bool) -> dict[int, list[str]]:
     """Line index -> matched texts on it (a multiline match marks every line it spans)."""
     hits: dict[int, list[str]] = {}
     if not multiline:

@@ -29,7 +29,8 @@ def read_denied(ctx: ToolContext) -> Denied | None:
     policy = getattr(spec, "permissions", None) if spec is not None else None
     if policy is None or not policy.has_read_denials():
         return None
-    return policy.read_denied
+    denied: Denied = policy.read_denied
+    return denied
 
 
 def denied_below(root: Path, denied: Denied, skip: Iterable[str] = ()) -> list[str]:
