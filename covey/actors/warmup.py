@@ -18,7 +18,7 @@ from covey.tools.options import ToolOptions
 log = logging.getLogger(__name__)
 
 AGENT_RUN_MODULES = (
-    "covey.agents.runtime",
+    "covey.registry.protocols",  # the session runtime and its ports
     "covey.actors.registry",
     "covey.actors.mailbox",
     "covey.actors.handle",
