@@ -20,7 +20,7 @@ from covey.agents.spawn_types import spawnable_types
 from covey.agents.spec import AgentSpec
 from covey.agents.worktree import Worktree
 from covey.flags import truthy
-from covey.tools.base import CacheSafe
+from covey.tools.services import CacheSafe
 
 FORK_TYPE = "fork"
 FORK_QUERY_SOURCE = "agent:builtin:fork"

@@ -222,7 +222,7 @@ class SessionRuntime(Generic[Registry_co, Mailbox_co, Agent_co]):
 
 
 if TYPE_CHECKING:
-    from covey.tools.base import ToolRuntime
+    from covey.tools.services import ToolRuntime
 
     def _reaches_tools(runtime: SessionRuntime) -> ToolRuntime:
         """Never called: the type checker holds the runtime to what the plain tools read of it."""

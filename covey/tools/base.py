@@ -11,18 +11,18 @@ import asyncio
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from covey.bounded import cut_text
 from covey.tools.processes import ProcessTracker
+from covey.tools.services import CacheSafe, LaunchNotes, OwnSpec, ToolRuntime
 
 if TYPE_CHECKING:
     from covey.hooks.runner import HookRegistry
     from covey.model.base import Model
     from covey.permissions.decisions import Ask, Decision
-    from covey.permissions.policy import PermissionPolicy
     from covey.skills.skill import Skill
     from covey.teams.context import TeamContext
 
@@ -60,62 +60,6 @@ class ToolResult(BaseModel):
         if len(self.content) <= limit:
             return self
         return self.model_copy(update={"content": cut_text(self.content, limit, what="tool output", hint=hint)})
-
-
-class TaskRecord(Protocol):
-    """What TaskOutput and TaskStop read of an agent's run record (``RunRecord``)."""
-
-    @property
-    def agent_id(self) -> str: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def output_file(self) -> str | None: ...
-
-
-class AgentStops(Protocol):
-    """The registry as TaskOutput and TaskStop reach it (``RegistryPort``)."""
-
-    async def kill_agent(self, agent_id: str, reason: str = "killed on request") -> bool: ...
-    async def record(self, agent_id: str) -> TaskRecord | None: ...
-
-
-class ToolRuntime(Protocol):
-    """The session's runtime as a plain tool reaches it (``SessionRuntime``); the tools that launch and
-    coordinate agents read more of it (``covey.registry.protocols``)."""
-
-    @property
-    def registry(self) -> AgentStops: ...
-
-
-class OwnSpec(Protocol):
-    """What a plain tool reads of the running agent's own spec (``AgentSpec``): its permission policy."""
-
-    @property
-    def permissions(self) -> PermissionPolicy | None: ...
-
-
-class CacheSafe(Protocol):
-    """An agent's last request as sent, and its read-file cache (``CacheSafeParams``): what a fork copies."""
-
-    @property
-    def system(self) -> list[dict[str, Any]]: ...
-    @property
-    def tools(self) -> list[dict[str, Any]]: ...
-    @property
-    def messages(self) -> list[dict[str, Any]]: ...
-    @property
-    def thinking(self) -> dict[str, Any] | None: ...
-    @property
-    def read_files(self) -> dict[str, float]: ...
-
-
-class LaunchNotes(Protocol):
-    """This agent's inbox as the Agent tool tells it of a background launch (``RuntimeInbox``)."""
-
-    def note_launch(self, task: Any = None, *, tool_use_id: str | None = None) -> None: ...
 
 
 Confirm = Callable[["Tool", Any, "ToolContext", "Ask"], Awaitable["Decision"]]
