@@ -318,3 +318,11 @@ def test_an_import_under_type_checking_counts_for_the_circles(tmp_path):
     source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from covey.cli import main\n"
     (tmp_path / "m.py").write_text(source)
     assert _imports(tmp_path / "m.py", typed=True) == {"covey.cli"}
+
+
+def test_the_ports_name_no_concrete_class():
+    """The ports sit below both sides: neither they nor the tools' narrow protocols name an actor, a
+    handle or a session, even for the type checker (each concrete class checks its own conformance)."""
+    for ports in ("covey.registry.protocols", "covey.tools.services"):
+        named = {unit_of(m) for m in typed_graph()[ports]}
+        assert not named & {"actors/", "session/", "service/"}, (ports, named)
