@@ -82,12 +82,13 @@ def _ancestors(module: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(2, len(parts))]
 
 
-def _imports(path: Path) -> set[str]:
-    """The covey modules importing this file runs, each with the package ``__init__`` files on its way."""
+def _imports(path: Path, *, typed: bool = False) -> set[str]:
+    """The covey modules importing this file runs, each with the package ``__init__`` files on its way;
+    ``typed``: those it names under ``if TYPE_CHECKING:`` too (what the type checker reads)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = {id(node) for block in ast.walk(tree)
-               if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
-               for node in ast.walk(block)}
+    skipped = set() if typed else {
+        id(node) for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test) for node in ast.walk(block)}
     names = []
     for node in ast.walk(tree):
         if id(node) in skipped:
@@ -111,6 +112,47 @@ def graph() -> dict[str, set[str]]:
     each package on their way. (The root ``covey/__init__.py`` runs before every module and
     imports only ``covey.common.lazy``; it loads its public names on first use.)"""
     return {name: _imports(path) - _own(name) - {name} for name, path in MODULES.items()}
+
+
+@functools.cache
+def typed_graph() -> dict[str, set[str]]:
+    """``graph`` with the imports under ``if TYPE_CHECKING:``: what a reader or the type checker follows."""
+    return {name: _imports(path, typed=True) - _own(name) - {name} for name, path in MODULES.items()}
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The circles of ``edges``: each set of two or more nodes that all reach one another (a strongly
+    connected component, Tarjan's algorithm, iterative), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, nexts = work[-1]
+            nxt = next(nexts, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    work.append((nxt, iter(sorted(edges.get(nxt, ())))))
+                elif nxt in stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                members = stack[stack.index(node):]
+                del stack[stack.index(node):]
+                if len(members) > 1:
+                    found.append(sorted(members))
+    return sorted(found)
 
 
 def layer_of_unit(unit: str) -> int:
@@ -216,10 +258,11 @@ def test_what_an_import_loads_in_a_fresh_interpreter_stays_in_its_layers():
     assert upward == []
 
 
-def test_the_session_runtime_names_no_actor_at_run_time():
-    """``covey.runtime.session_runtime`` travels in every spec: it may name definitions, limits and tool
-    options (and read project context), never an actor, a handle or the registry at run time."""
-    assert {unit_of(m) for m in graph()["covey.runtime.session_runtime"]} <= {"definitions/", "runtime/", "tools/", "common/"}
+def test_the_ports_load_no_actor_handle_or_registry_rule():
+    """``covey.runtime.ports`` (its ``SessionRuntime``) travels in every spec: it may name
+    definitions, limits and tool options (and read project context), never an actor, a handle or
+    the registry's rules at run time."""
+    assert {unit_of(m) for m in graph()["covey.runtime.ports"]} <= {"definitions/", "runtime/", "tools/", "common/"}
 
 
 def test_covey_has_few_modules_at_its_top():
@@ -257,3 +300,34 @@ def test_importing_a_module_of_a_folder_counts_the_folders_init():
 def test_the_table_is_read_from_the_architecture_page():
     text = "x\n## Layers\n\n| layer | units | what |\n|---|---|---|\n| 1 | `errors`, `model/` | words |\n## Next\n"
     assert read_layers(text) == [("words", ("errors", "model/"))]
+
+
+
+
+def test_no_circle_of_files_even_through_imports_only_the_type_checker_reads():
+    """A circle of type-only imports runs nothing, but a reader and the type checker go round it: the
+    ports (``covey.runtime.ports``) name no concrete class, and a plain core reads what it is given."""
+    assert circles(typed_graph()) == []
+
+
+@pytest.mark.parametrize("edges, expected", [
+    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+    ({"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"c", "e"}, "e": set()}, [["a", "b"], ["c", "d"]]),
+    ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+])
+def test_circles_are_the_strongly_connected_parts(edges, expected):
+    assert circles(edges) == expected
+
+
+def test_an_import_under_type_checking_counts_for_the_circles(tmp_path):
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from covey.cli.main import main\n"
+    (tmp_path / "m.py").write_text(source)
+    assert _imports(tmp_path / "m.py", typed=True) == {"covey.cli", "covey.cli.main"}
+
+
+def test_the_ports_name_no_concrete_class():
+    """The ports sit below both sides: neither they nor the tools' narrow protocols name an actor, a
+    handle or a session, even for the type checker (each concrete class checks its own conformance)."""
+    for ports in ("covey.runtime.ports", "covey.tools.services"):
+        named = {unit_of(m) for m in typed_graph()[ports]}
+        assert not named & {"actors/", "session/", "service/"}, (ports, named)

@@ -8,7 +8,7 @@ import ray
 from ray.exceptions import RayActorError
 
 from covey.ray.handle import RayActor, TypedHandle
-from covey.runtime.ports import AgentActor
+from covey.runtime.ports import AgentPort
 from covey.runtime.spec import AgentSpec
 from covey.errors import AgentUnavailable
 from covey.runtime.answers import Finished
@@ -19,10 +19,11 @@ from covey.runtime.travel import travelling
 if TYPE_CHECKING:
     from ray import ObjectRef
 
-    from covey.runtime.session_runtime import SessionRuntime
+    from covey.agent.actor import _AgentActor
+    from covey.runtime.ports import Question, Reply, SessionRuntime
 
 
-class AgentHandle(TypedHandle[AgentActor]):
+class AgentHandle(TypedHandle["_AgentActor"]):
     def __init__(self, actor: RayActor, name: str = "", node: str | None = None) -> None:
         super().__init__(actor, name)
         self.node = node
@@ -84,7 +85,7 @@ class AgentHandle(TypedHandle[AgentActor]):
         """``agent_id``'s run's events as they happen (a streaming generator call), then its
         report; the actor hears at once that the report arrived, so that it is neither
         recycled nor killed while the report is still on its way here."""
-        async for batch in self._stream(self.remote.follow):  # what was ready together (follow_batches)
+        async for batch in self._stream(self.remote.follow_batches):  # what was ready together
             for item in batch:
                 if isinstance(item, FinalReport):
                     self._tell(self.remote.received, agent_id)
@@ -127,9 +128,9 @@ class AgentHandle(TypedHandle[AgentActor]):
         """Stop the run; with ``agent_id``, also one whose ``run_detached`` has not arrived yet."""
         return await self._call(self.remote.cancel, status, reason, agent_id)
 
-    async def ask(self, request: object) -> object:
-        """Put a permission prompt or hook call (``request``) to the person this agent's
-        run streams to; the answer, or False (denied) if the actor is gone."""
+    async def ask(self, request: Question) -> Reply:
+        """Put a permission prompt, hook call or MCP message (``request``) to whoever reads this
+        agent's run; the answer, or False (denied) if the actor is gone."""
         try:
             return await self._call(self.remote.ask, request)
         except AgentUnavailable:
@@ -139,7 +140,7 @@ class AgentHandle(TypedHandle[AgentActor]):
         """Show ``event`` in the stream of this agent's run, without waiting (dropped if nobody follows)."""
         self._tell(self.remote.relay, event)
 
-    async def answer(self, request_id: str, answer: object) -> bool:
+    async def answer(self, request_id: str, answer: Reply) -> bool:
         """Answer the run's permission prompt or hook call; False if the actor is gone."""
         try:
             return await self._call(self.remote.answer, request_id, answer)
@@ -200,6 +201,10 @@ class NamedAgentHandle(AgentHandle):
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (NamedAgentHandle, (self.name, self.node))
+
+
+if TYPE_CHECKING:
+    _: type[AgentPort] = AgentHandle  # the type checker holds the handle to the port here
 
 
 def by_name(handle: AgentHandle | None) -> AgentHandle | None:

@@ -14,7 +14,7 @@ import asyncio
 import uuid
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncGenerator, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator
 
 from covey.agent.services import run_services, safe_report
 from covey.agent.follow_batches import batches
@@ -31,6 +31,9 @@ from covey.runtime.answers import Finished
 from covey.runtime.records import FinalReport, Status
 from covey.errors import AgentUnavailable
 
+if TYPE_CHECKING:
+    from covey.runtime.ports import AgentPort, Question, Reply
+
 FOLLOWER_GRACE_S = 30.0
 """How long a finished run waits for its follower to say it has the report (under load, over 5 s was seen)."""
 
@@ -45,12 +48,12 @@ class _Run:
     task: asyncio.Task[None] | None = None
     cancel_status: Status = "killed"
     cancel_reason: str = ""
-    answers: dict[str, asyncio.Future[Any]] = field(default_factory=dict)
+    answers: dict[str, asyncio.Future[Reply]] = field(default_factory=dict)
     followed: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once nobody follows the run's events (the follower has the report, left, moved the run
     to the background, or never was): until then the actor is not recycled or killed (``reset``)."""
     relays: bool = True  # its events go to its follower (a sub-agent's not, without ``child_events``)
-    root: Any = None  # a background child's session root: its messages go there, as Claude Code prints them
+    root: AgentPort | None = None  # a background child's session root: its messages go there, as Claude Code prints them
 
     def emit(self, event: Event) -> None:
         if self.queue is not None and self.relays:
@@ -193,7 +196,7 @@ class AgentRunner:
 
     # -- permission prompts, and what a background child shows the person ----
 
-    def relay(self, event: Event) -> bool:
+    async def relay(self, event: Event) -> bool:
         """Put a background child's event (a rate-limit wait) into this run's stream, if someone
         follows it; False if nobody does (the turn ended): the event is not kept for later."""
         run = self._run
@@ -202,13 +205,13 @@ class AgentRunner:
         run.queue.put_nowait(event)
         return True
 
-    async def ask(self, request: Any) -> Any:
-        """Show a prompt to the person at the root of this run's event stream (bubbling)."""
+    async def ask(self, request: Question) -> Reply:
+        """Put ``request`` to whoever reads this run's events (the session, bubbling up): its answer."""
         run = self._run
         if run is None or run.queue is None or run.report.done():
             return False
         request_id = uuid.uuid4().hex
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         run.answers[request_id] = future
         if (kind := SDK_PROMPTS.get(type(request))) is not None:  # an SDK hook callback or MCP message
             prompt: Event = kind(request_id=request_id, session_id=run.spec.session_id, agent_id=run.spec.agent_id,
@@ -218,7 +221,7 @@ class AgentRunner:
         await run.queue.put(prompt)
         return await future
 
-    async def answer(self, request_id: str, answer: Any) -> bool:
+    async def answer(self, request_id: str, answer: Reply) -> bool:
         run = self._run
         future = run.answers.pop(request_id, None) if run else None
         if future is None or future.done():
@@ -287,14 +290,7 @@ def _end_unstarted(run: _Run, status: Status, reason: str) -> None:
     run.end(FinalReport(status=status, text=f"The agent {status}: {reason or 'cancelled'}"))
 
 
-def _prompt_fields(request: Any, spec: AgentSpec) -> dict[str, Any]:
-    return {
-        "tool_name": request.tool_name,
-        "subject": request.subject,
-        "input": request.input,
-        "message": request.message,
-        "reason": request.reason,
-        "tool_use_id": getattr(request, "tool_use_id", None),
-        "session_id": spec.session_id,
-        "agent_id": getattr(request, "agent_id", None) or spec.agent_id,
-    }
+def _prompt_fields(request: Question, spec: AgentSpec) -> dict[str, Any]:
+    """A permission request as its ``PermissionPrompt`` shows it, with the run's ids."""
+    fields = request.model_dump(include={"tool_name", "subject", "input", "message", "reason", "tool_use_id"})
+    return {**fields, "session_id": spec.session_id, "agent_id": getattr(request, "agent_id", None) or spec.agent_id}

@@ -18,7 +18,7 @@ from covey.tools.options import ToolOptions
 log = logging.getLogger(__name__)
 
 AGENT_RUN_MODULES = (
-    "covey.runtime.session_runtime",
+    "covey.runtime.ports",  # the session runtime and its ports
     "covey.registry.actor",
     "covey.teams.mailbox_actor",
     "covey.agent.handle",

@@ -27,7 +27,7 @@ from covey.ray.local import LocalRay
 from covey.observe.live import STATUS_STYLES, AgentTable, rate_wait_text, tree_lines
 from covey.observe.tables import drawn, on_terminal, table_lines
 from covey.ray.cluster import NAMESPACE, join
-from covey.registry.actor import RegistryHandle
+from covey.registry.handle import RegistryHandle
 
 
 @dataclass(frozen=True)

@@ -3,24 +3,42 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable, Protocol, TypeVar
 
 from covey.errors import ModelAPIError
-from covey.events import CompactBoundary, Event
+from covey.events import CompactBoundary, Event, ResultEvent
 from covey.loop.compact import Compactor, estimate_tokens
-from covey.loop.stats import Ending
+from covey.loop.config import LoopConfig
+from covey.loop.stats import Ending, LoopStats
 from covey.loop.steps import text_of
 from covey.loop.wire import with_breakpoint, with_breakpoints
-from covey.model.base import ModelRequest, TokenUsage
+from covey.model.base import Model, ModelRequest, TokenUsage
 from covey.model.messages import Message
 
-if TYPE_CHECKING:
-    from covey.loop.run import AgentLoop
+E = TypeVar("E", bound=Event)
 
 COMPACT = "/compact"
 """Claude Code's command: summarise the conversation now (what follows it: instructions for the summary)."""
 NOTHING = "There is no conversation to compact yet."
 FAILED = "The conversation could not be compacted: the summary request failed or a PreCompact hook blocked it."
+
+
+class CompactingLoop(Protocol):
+    """What a compaction reads and changes of the loop that runs it (``AgentLoop``, which passes itself)."""
+
+    model: Model
+    config: LoopConfig
+    stats: LoopStats
+    messages: list[dict[str, Any]]
+    compactor: Compactor | None
+    context_tokens: int
+    counted: int
+    agent_id: str | None
+    cost_of: Callable[[str, TokenUsage], float]
+
+    def cache_safe_params(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]: ...
+    def event(self, cls: type[E], **fields: Any) -> E: ...
+    def result(self, ending: Ending) -> ResultEvent: ...
 
 
 def compact_command(prompt: str | None) -> str | None:
@@ -31,7 +49,7 @@ def compact_command(prompt: str | None) -> str | None:
     return words[len(COMPACT):].strip()
 
 
-async def compacted(loop: AgentLoop, trigger: str, tokens: int, asked: str | None = None) -> CompactBoundary | None:
+async def compacted(loop: CompactingLoop, trigger: str, tokens: int, asked: str | None = None) -> CompactBoundary | None:
     """Summarise ``loop``'s conversation and carry on from the summary; None if a PreCompact hook
     blocked it or the summary failed (the conversation stays as it was)."""
     compactor = loop.compactor
@@ -53,33 +71,33 @@ async def compacted(loop: AgentLoop, trigger: str, tokens: int, asked: str | Non
     loop.messages = done.messages
     loop.config.inherited = 0  # a fork's inherited prefix is gone with the rest
     loop.context_tokens, loop.counted = 0, 0
-    return loop._event(CompactBoundary, compact_metadata={"trigger": trigger, "pre_tokens": tokens},
+    return loop.event(CompactBoundary, compact_metadata={"trigger": trigger, "pre_tokens": tokens},
                        context=done.context, summary=done.summary, attachments=done.attachments,
                        usage=usage.model_dump(), model=reply.model or loop.config.model_id)
 
 
-def summary_request(loop: AgentLoop, compactor: Compactor, instructions: str | None) -> ModelRequest:
+def summary_request(loop: CompactingLoop, compactor: Compactor, instructions: str | None) -> ModelRequest:
     """The summary request: this agent's system prompt, tools and conversation as its last request
     sent them (the prompt cache serves that prefix), the summary prompt appended. No thinking:
     the reserve may be below a thinking budget."""
     return ModelRequest(
         model=loop.config.model_id, system=with_breakpoint(loop.config.system),
         messages=with_breakpoints(compactor.request_messages(loop.messages, instructions)),
-        tools=with_breakpoint(loop.sent_tools if loop.sent_tools is not None else loop._tools()),
+        tools=with_breakpoint(loop.cache_safe_params()[1]),
         max_tokens=compactor.limits.reserve, betas=loop.config.betas, agent_id=loop.agent_id,
     )
 
 
-async def compact_now(loop: AgentLoop, messages: list[dict[str, Any]], instructions: str) -> AsyncIterator[Event]:
+async def compact_now(loop: CompactingLoop, messages: list[dict[str, Any]], instructions: str) -> AsyncIterator[Event]:
     """``/compact``: the conversation summarised now (trigger ``manual``), its boundary, then the
     turn's result; no other request is made."""
     loop.messages.extend(messages)
     if loop.compactor is None or not loop.messages:
-        yield loop._result(Ending("error_during_execution", NOTHING, "completed"))
+        yield loop.result(Ending("error_during_execution", NOTHING, "completed"))
         return
     boundary = await compacted(loop, "manual", estimate_tokens(loop.messages), instructions or None)
     if boundary is None:
-        yield loop._result(Ending("error_during_execution", FAILED, "model_error"))
+        yield loop.result(Ending("error_during_execution", FAILED, "model_error"))
         return
     yield boundary
-    yield loop._result(Ending("success", "", "completed"))
+    yield loop.result(Ending("success", "", "completed"))

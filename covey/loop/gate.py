@@ -8,14 +8,20 @@ becomes an error result the model reads, and is recorded for the run's
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from covey.permissions.decisions import Ask, Deny
+from covey.permissions.decisions import Ask, Decision, Deny
 from covey.tools.base import Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from covey.hooks.tool_gate import OnRequest
+    from covey.permissions.askers import Asker
+    from covey.permissions.policy import PermissionPolicy
 
 
 class PermissionGate:
-    def __init__(self, policy: Any, asker: Any = None, on_request: Any = None, *, bypass_disabled: bool = False) -> None:
+    def __init__(self, policy: PermissionPolicy, asker: Asker | None = None, on_request: OnRequest | None = None, *,
+                 bypass_disabled: bool = False) -> None:
         self.policy = policy
         self.bypass_disabled = bypass_disabled
         """Settings disable bypassPermissions: whatever put the policy in it (an answer's ``setMode``),
@@ -41,10 +47,10 @@ class PermissionGate:
             return ToolResult.error(decision.message)
         return input
 
-    async def confirm(self, tool: Tool, input: Any, ctx: ToolContext, ask: Ask) -> Any:
+    async def confirm(self, tool: Tool, input: Any, ctx: ToolContext, ask: Ask) -> Decision:
         """An approval a tool asks for itself (an Agent call that would start a more permissive child):
         PermissionRequest hooks first, then the person; no one to ask means denied."""
-        decision: Any = ask
+        decision: Decision = ask
         if self.on_request is not None and (answered := await self.on_request(tool, input, ctx, ask)):
             decision, _ = answered
         decision = await self.policy.resolve(decision, agent_id=ctx.agent_id, tool_use_id=ctx.tool_use_id, asker=self.asker)

@@ -98,7 +98,7 @@ class AgentLoop:
                 yield self._take_notifications(texts)
             first = False
             if self.stats.num_turns >= self.config.max_turns:
-                yield self._result(Ending("error_max_turns", f"Reached maximum number of turns ({self.config.max_turns})", "max_turns"))
+                yield self.result(Ending("error_max_turns", f"Reached maximum number of turns ({self.config.max_turns})", "max_turns"))
                 return
             message = None
             async for item in self._reply():
@@ -151,18 +151,18 @@ class AgentLoop:
                     if isinstance(item, Message):
                         message = item
                     else:
-                        yield self._event(StreamEvent, event=item)
+                        yield self.event(StreamEvent, event=item)
             else:
                 message = await self._request()
         except ModelAPIError as exc:
             # Claude Code's shape: the loop completed, the turn is an error ("API Error: ..." and the body).
-            yield self._result(Ending("success", exc.api_error_text(), "api_error", why=str(exc),
+            yield self.result(Ending("success", exc.api_error_text(), "api_error", why=str(exc),
                                       api_error_status=exc.status_code, error=True))
             return
         for event in self._assistant_events(message):
             yield event
         if (spent := self.spent()) is not None:  # the reply was counted (its event told): no step after it
-            yield self._result(Ending("error_max_budget_usd", f"Stopped: {spent}", "max_budget_usd"))
+            yield self.result(Ending("error_max_budget_usd", f"Stopped: {spent}", "max_budget_usd"))
             return
         yield message
 
@@ -173,7 +173,7 @@ class AgentLoop:
         blocks = [[block] for block in whole["content"]] or [[]]
         pending = {"stop_reason": None, "stop_sequence": None}
         last = len(blocks) - 1
-        return [self._event(AssistantEvent, message={**whole, "content": content, **({} if index == last else pending)},
+        return [self.event(AssistantEvent, message={**whole, "content": content, **({} if index == last else pending)},
                             request_id=message.request_id, ends_reply=index == last)
                 for index, content in enumerate(blocks)]
 
@@ -184,7 +184,7 @@ class AgentLoop:
 
     def _user_message(self, content: str | list[dict[str, Any]]) -> UserEvent:
         self.messages.append({"role": "user", "content": content})
-        return self._event(UserEvent, message=self.messages[-1])
+        return self.event(UserEvent, message=self.messages[-1])
 
     async def _compact_if_due(self) -> CompactBoundary | None:
         """Summarise the conversation when it nears the window (docs/compaction.md); None if not
@@ -225,7 +225,7 @@ class AgentLoop:
             self.deferral = deferral
             return []
         events: list[Event] = self._denied_events(self.denials[denied:])
-        return [*events, self._event(UserEvent, message=self.messages[-1], tool_use_result=self._tool_use_result())]
+        return [*events, self.event(UserEvent, message=self.messages[-1], tool_use_result=self._tool_use_result())]
 
     async def _run_tools(self, calls: tuple[ToolUseBlock, ...]) -> list[dict[str, Any]]:
         results: dict[str, dict[str, Any]] = {}
@@ -253,7 +253,7 @@ class AgentLoop:
     async def _turn_result(self, ending: Ending) -> ResultEvent:
         """The turn's result; ``goes_on`` while background work this run owns may still wake it."""
         inbox = self.inbox if ending.subtype == "success" and not ending.deferred and self._waits() else None
-        return self._result(ending).model_copy(update={"goes_on": inbox is not None and await inbox.outstanding()})
+        return self.result(ending).model_copy(update={"goes_on": inbox is not None and await inbox.outstanding()})
 
     def _waits(self) -> bool:
         """Whether this run waits on after a final answer for background work it owns."""
@@ -278,7 +278,7 @@ class AgentLoop:
             if len(texts) == 1 and isinstance(texts[0], SentPrompt):
                 blocks = str(texts[0])
             self.messages.append({"role": "user", "content": blocks})
-        return self._event(UserEvent, message={"role": "user", "content": blocks}, taken_mail=True)
+        return self.event(UserEvent, message={"role": "user", "content": blocks}, taken_mail=True)
 
     def _tool_use_result(self) -> Any:
         """The structured result of the turn's call, when it made one call that has one (Claude Code
@@ -292,9 +292,9 @@ class AgentLoop:
                                  tool_use_id=denial["tool_use_id"], message=str(texts.get(denial["tool_use_id"], "")))
                 for denial in denials]
 
-    def _event(self, cls: type[E], **fields: Any) -> E:
+    def event(self, cls: type[E], **fields: Any) -> E:
         return cls(session_id=self.session_id, agent_id=self.agent_id, parent_tool_use_id=self.parent_tool_use_id, **fields)
 
-    def _result(self, ending: Ending) -> ResultEvent:
+    def result(self, ending: Ending) -> ResultEvent:
         return result_event(self.stats, ending, session_id=self.session_id, agent_id=self.agent_id,
                             stop_reason=self.last_stop_reason, denials=self.denials)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from covey.permissions.askers import Answer, Asker
 from covey.permissions.decisions import (
@@ -26,9 +26,6 @@ from covey.permissions.rules import PathContext, Rule, parse_rule, suggest_rule
 from covey.permissions.tool_traits import ASKED_IN_PLAN_MODE, EDIT_TOOLS, READ_TOOLS
 from covey.shell.parse import parse
 from covey.common.tool_names import canonical_tool_name
-
-if TYPE_CHECKING:
-    from covey.settings.merged import Settings
 
 
 class LoggedDecision(NamedTuple):
@@ -61,20 +58,6 @@ class PermissionPolicy(FileChecks, BashChecks):
         self.decisions: deque[LoggedDecision] = deque(maxlen=log_size)
         self.leaving_plan = False
         """An ExitPlanMode call was decided in plan mode (its approval ends plan mode)."""
-
-    @classmethod
-    def from_settings(
-        cls, settings: Settings, *, mode: PermissionMode | None = None, cli_allow: Iterable[str] = (),
-        cli_deny: Iterable[str] = (), cli_ask: Iterable[str] = (), **kwargs: Any,
-    ) -> PermissionPolicy:
-        """Settings rules plus ``--allowed-tools`` / ``--disallowed-tools`` (source ``cliArg``)."""
-        perms = settings.permissions
-        kwargs.setdefault("block_outside_reads", bool(getattr(perms, "block_reads_outside_working_directories", False)))
-        return cls(
-            mode=mode or perms.default_mode or "default",
-            allow=[*perms.allow, *_cli_rules(cli_allow, "allow")], deny=[*perms.deny, *_cli_rules(cli_deny, "deny")],
-            ask=[*perms.ask, *_cli_rules(cli_ask, "ask")], **kwargs,
-        )
 
     def add_rule(self, behavior: Behavior, text: str, *, source: str = "session") -> Rule:
         rule = parse_rule(text, source=source, behavior=behavior)
@@ -242,10 +225,6 @@ class PermissionPolicy(FileChecks, BashChecks):
 
     def _log(self, decision: Decision) -> None:
         self.decisions.append(LoggedDecision(decision.tool_name, decision.subject, decision))
-
-
-def _cli_rules(texts: Iterable[str], behavior: Behavior) -> list[Rule]:
-    return [parse_rule(text, source="cliArg", behavior=behavior) for text in texts]
 
 
 _PLAN_MESSAGE = (

@@ -21,7 +21,7 @@ import os
 import socket
 import secrets
 from dataclasses import dataclass
-from typing import Hashable
+from typing import TYPE_CHECKING, Hashable
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -253,3 +253,9 @@ class SharedPoolHandle(TypedHandle[_SharedPoolActor]):
 
     async def shutdown(self) -> None:
         await self._call(self.remote.shutdown)
+
+
+if TYPE_CHECKING:
+    from covey.runtime.ports import Lender
+
+    _: type[Lender[AgentHandle]] = SharedPoolHandle  # the type checker holds the handle to the port here

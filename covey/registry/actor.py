@@ -22,7 +22,6 @@ from covey.teams.mailbox_actor import MailboxHandle
 from covey.agent.factory import AgentFactory
 from covey.registry.warm_pool import BorrowedPool, WarmPool, session_floors
 from covey.runtime.ports import Lender, Pool
-from covey.registry.handle import RegistryHandle
 from covey.runtime.limits import Limits
 from covey.registry.events import Configured
 from covey.registry.journal import RegistryJournal, restore_books
@@ -30,16 +29,13 @@ from covey.registry.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RegistryHandle", "registry_actor_class"]
-"""``RegistryHandle`` is defined in ``covey.registry.handle``; importers of it from here keep working."""
-
 
 class _RegistryActor(Supervisor[AgentHandle]):
     """The supervisor as a Ray actor: its pool is the session's own, or borrowed."""
 
     def __init__(
         self, limits: Limits, mailbox: MailboxHandle, session_id: str = "", pool_sizes: dict[str, int] | None = None,
-        home_node_id: str | None = None, preload: tuple[str, ...] = (), lender: Lender | None = None,
+        home_node_id: str | None = None, preload: tuple[str, ...] = (), lender: Lender[AgentHandle] | None = None,
     ) -> None:
         """``lender``: the covey service's shared pool, which this session borrows agent
         actors from (None: the session owns a warm pool of its own)."""
@@ -67,13 +63,13 @@ class _RegistryActor(Supervisor[AgentHandle]):
             else:
                 self.journal.begin(session_id)
 
-    def _restore(self, lender: Lender) -> None:
+    def _restore(self, lender: Lender[AgentHandle]) -> None:
         assert self.journal is not None
         restored = self.journal.read()
         self.session_id = restored.session_id or self.session_id
         self.books.pool = BorrowedPool(lender, self.session_id)
         self.journal.reopen()  # restoring may write: a queued launch that cannot come back ends failed
-        self._pending = restore_books(self, restored)
+        self._pending = restore_books(self.books, self.launcher, restored)
         log.warning("registry of session %s restarted: %d agents to watch again, %d notices to check",
                     self.session_id, len(self._pending[0]), len(self._pending[1]))
 

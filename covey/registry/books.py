@@ -16,8 +16,7 @@ from covey.runtime.records import FinalReport, RunRecord
 from covey.ids import known_agent_id
 from covey.registry.checks import budget_spent
 from covey.registry.core import Registry
-from covey.registry.events import Journal, NoJournal, Spent
-from covey.registry.journal import SPEND
+from covey.registry.events import SPEND, Journal, NoJournal, Spent
 from covey.runtime.limits import Limits
 from covey.registry.runtimes import Runtimes
 from covey.registry.tree import AgentTree

@@ -7,23 +7,33 @@ one synchronous call, so no other call interleaves between the check and the rec
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Mapping, Protocol
 
 from covey.runtime.answers import Refused
-from covey.runtime.records import LaunchRequest
-
-if TYPE_CHECKING:
-    from covey.registry.core import Registry
-
-Check = Callable[["Registry", LaunchRequest], "Refused | None"]
+from covey.runtime.records import LaunchRequest, RunRecord
+from covey.runtime.limits import Limits
 
 
-def refusal(core: Registry, request: LaunchRequest, checks: tuple[Check, ...] | None = None) -> Refused | None:
+class LaunchBooks(Protocol):
+    """What the launch checks read of the registry's books (``Registry`` passes itself)."""
+
+    @property
+    def limits(self) -> Limits: ...
+    @property
+    def records(self) -> Mapping[str, RunRecord]: ...
+    def live_subagents(self) -> int: ...
+    def session_cost_usd(self) -> float: ...
+
+
+Check = Callable[[LaunchBooks, LaunchRequest], "Refused | None"]
+
+
+def refusal(core: LaunchBooks, request: LaunchRequest, checks: tuple[Check, ...] | None = None) -> Refused | None:
     """The first launch check that fails (of ``checks``, default all); None if all pass."""
     return next((refused for check in checks or CHECKS if (refused := check(core, request)) is not None), None)
 
 
-def check_depth(core: Registry, request: LaunchRequest) -> Refused | None:
+def check_depth(core: LaunchBooks, request: LaunchRequest) -> Refused | None:
     if request.depth > core.limits.max_depth:
         return Refused(kind="depth", text=(
             f"Cannot spawn a sub-agent: the spawn depth limit is {core.limits.max_depth} "
@@ -33,7 +43,7 @@ def check_depth(core: Registry, request: LaunchRequest) -> Refused | None:
     return None
 
 
-def check_concurrency(core: Registry, request: LaunchRequest) -> Refused | None:
+def check_concurrency(core: LaunchBooks, request: LaunchRequest) -> Refused | None:
     """Refuses past the limit. (A background launch while others are queued queues behind
     them instead of jumping the queue: ``SpawnQueue.waits_its_turn``.)"""
     live = core.live_subagents()
@@ -46,7 +56,7 @@ def check_concurrency(core: Registry, request: LaunchRequest) -> Refused | None:
     return None
 
 
-def check_budget(core: Registry, request: LaunchRequest) -> Refused | None:
+def check_budget(core: LaunchBooks, request: LaunchRequest) -> Refused | None:
     if (spent := budget_spent(core)) is not None:
         return Refused(kind="budget", text=(
             f"Cannot spawn a sub-agent: {spent}. Finish the task with the results you already have."
@@ -54,7 +64,7 @@ def check_budget(core: Registry, request: LaunchRequest) -> Refused | None:
     return None
 
 
-def budget_spent(core: Registry) -> str | None:
+def budget_spent(core: LaunchBooks) -> str | None:
     """What the session budget's refusal says (``the session budget of $B is spent ($S used)``);
     None while it is not spent, or there is none."""
     budget = core.limits.budget_usd
@@ -64,7 +74,7 @@ def budget_spent(core: Registry) -> str | None:
     return None
 
 
-def check_type(core: Registry, request: LaunchRequest) -> Refused | None:
+def check_type(core: LaunchBooks, request: LaunchRequest) -> Refused | None:
     if request.denied_by is not None:
         rule, source = request.denied_by
         return Refused(kind="type", text=(
@@ -75,7 +85,7 @@ def check_type(core: Registry, request: LaunchRequest) -> Refused | None:
     return None
 
 
-def check_place(core: Registry, request: LaunchRequest) -> Refused | None:
+def check_place(core: LaunchBooks, request: LaunchRequest) -> Refused | None:
     if request.worktree_with_cwd:
         return Refused(kind="place", text="'cwd' and isolation: \"worktree\" cannot be used together; pick one.")
     if request.cwd_problem:
@@ -83,7 +93,7 @@ def check_place(core: Registry, request: LaunchRequest) -> Refused | None:
     return None
 
 
-def check_role(core: Registry, request: LaunchRequest) -> Refused | None:
+def check_role(core: LaunchBooks, request: LaunchRequest) -> Refused | None:
     parent = core.records.get(request.parent_agent_id)
     role = parent.role if parent else request.caller_role
     if request.spawns_teammate and role in ("teammate", "in_process_teammate"):

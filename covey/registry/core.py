@@ -286,7 +286,7 @@ class Registry:
         """The agent tree from ``agent_id`` (default: the main agent), with rolled-up usage;
         None before the first run."""
         root = agent_id or self.main_agent_id
-        return agent_tree(self, root) if root is not None else None
+        return agent_tree(self.records, root) if root is not None else None
 
     def settle(self, record: RunRecord) -> None:
         """Keep ``open`` and ``_running`` true after a change to ``record``."""

@@ -11,10 +11,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from covey.runtime.records import FinalReport, RunRecord
-    from covey.runtime.session_runtime import SessionRuntime
+    from covey.runtime.ports import SessionRuntime
     from covey.runtime.spec import AgentSpec
     from covey.runtime.limits import Limits
 
+
+SPEND = ("usage", "model_usage", "tool_uses", "cost_usd", "turns")
+"""A running agent's figures the journal keeps as it reports them (``spent``): a restarted registry
+counts what its running agents spent so far (``covey ps``, the session's budget), not nothing."""
 
 @dataclass(frozen=True)
 class MainRegistered:
@@ -63,7 +67,7 @@ class Notified:
 
 @dataclass(frozen=True)
 class Spent:
-    """A running agent's latest figures (``journal.SPEND``): a restarted registry counts them."""
+    """A running agent's latest figures (``SPEND``): a restarted registry counts them."""
 
     agent_id: str
     figures: dict[str, object]

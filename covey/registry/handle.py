@@ -29,6 +29,7 @@ R = TypeVar("R")
 if TYPE_CHECKING:
     from covey.runtime.spec import AgentSpec
     from covey.registry.actor import _RegistryActor
+    from covey.runtime.ports import RegistryPort
 
 
 RESTART_WAIT_S = 30.0
@@ -213,6 +214,10 @@ class RegistryHandle(TypedHandle["_RegistryActor"]):
     async def stop_all(self, reason: str) -> list[KeptWorktree]:
         """Stop every running sub-agent; the worktrees kept by their cleanup."""
         return await self._call(self.remote.stop_all, reason)
+
+
+if TYPE_CHECKING:
+    _: type[RegistryPort] = RegistryHandle  # the type checker holds the handle to the port here
 
 
 def _launched(answer: LaunchAnswer) -> Launched:

@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from covey.runtime.records import FinalReport
 from covey.common.private_dirs import open_private, private_dir
-from covey.registry.events import Configured, Ended, Event, Launched, MainRegistered, Notified, Queued, Spent
+from covey.registry.events import SPEND, Configured, Ended, Event, Launched, MainRegistered, Notified, Queued, Spent
 
 if TYPE_CHECKING:
-    from covey.registry.supervisor import Supervisor
+    from covey.registry.books import Books
+    from covey.registry.launcher import Launcher
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +65,6 @@ class Restored:
     """agent id → its latest figures (``SPEND``) while it ran."""
 
 
-SPEND = ("usage", "model_usage", "tool_uses", "cost_usd", "turns")
-"""A running agent's figures the journal keeps as it reports them (``spent``): a restarted registry
-counts what its running agents spent so far (``covey ps``, the session's budget), not nothing."""
 
 
 LOST_IN_QUEUE = ("Not started: the session's registry restarted while this agent waited in the queue, and its "
@@ -188,13 +186,12 @@ def _apply(restored: Restored, entry: dict[str, Any], payload: Any) -> None:
             restored.spent[entry["agent_id"]] = {**restored.spent.get(entry["agent_id"], {}), **payload}
 
 
-def restore_books(supervisor: Supervisor[Any], restored: Restored,
+def restore_books(books: Books[Any], launcher: Launcher[Any], restored: Restored,
                   ) -> tuple[list[tuple[str, Any, str | None]], list[str]]:
     """Put what the journal says in a fresh supervisor's books. Returns the agents to watch
     again (id, actor, output file) and the ended agents whose notice may still be owed. The
     launches that waited in the queue wait there again (``resume_queue`` starts those whose
     turn has come)."""
-    books = supervisor.books
     core = books.core
     if restored.limits is not None:
         core.limits = restored.limits
@@ -223,25 +220,25 @@ def restore_books(supervisor: Supervisor[Any], restored: Restored,
         else:
             owed.append(agent_id)
     owed += [agent_id for agent_id, queued in restored.queued.items()
-             if _restore_queued(supervisor, restored, agent_id, queued)]
+             if _restore_queued(books, launcher, restored, agent_id, queued)]
     return rewatch, owed
 
 
-def _restore_queued(supervisor: Supervisor[Any], restored: Restored, agent_id: str,
+def _restore_queued(books: Books[Any], launcher: Launcher[Any], restored: Restored, agent_id: str,
                     queued: tuple[Any, Any, str | None, str, str | None]) -> bool:
     """A launch that waited in the queue: back in the queue with what starts it, or ended (it
     was dropped, or its runtime cannot be read back: failed, written so). True if its notice
     may be owed."""
     record, spec, key, lane, output_file = queued
-    core, runtime = supervisor.books.core, restored.runtimes.get(key) if key else None
+    core, runtime = books.core, restored.runtimes.get(key) if key else None
     record.output_file = output_file
     core.records[agent_id] = record
     report = restored.ended.get(agent_id)
     if report is None and (spec is None or (key is not None and runtime is None)):
         report = FinalReport(status="failed", text=LOST_IN_QUEUE)
-        supervisor.books.journal.record(Ended(agent_id, report))
+        books.journal.record(Ended(agent_id, report))
     if report is None:
-        supervisor.launcher.requeue(record, spec, runtime, lane, output_file)
+        launcher.requeue(record, spec, runtime, lane, output_file)
         return False
     record.status, record.report, record.ended_at = report.status, report, record.ended_at or time.time()
     record.queued_for = None

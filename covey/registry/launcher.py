@@ -20,7 +20,7 @@ from covey.registry.watcher import Watcher
 
 if TYPE_CHECKING:
     from covey.runtime.spec import AgentSpec
-    from covey.runtime.session_runtime import SessionRuntime
+    from covey.runtime.ports import SessionRuntime
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from covey.subagents.reports import record_notice
 from covey.registry.core import Registry
 from covey.runtime.records import FinalReport
 from covey.teams.delivery import registry_delivers
+from covey.teams.messages import Mail
 from covey.teams.tasks import Task
 
-if TYPE_CHECKING:
-    from covey.registry.watcher import Notices
+
+class Notices(Protocol):
+    """The mailbox, as the supervisor uses it (``Mailbox``, or the mailbox actor's handle)."""
+
+    async def put(self, recipient: str, mail: Mail) -> str: ...
+    async def pending(self, recipient: str) -> int: ...
+    async def close(self, recipient: str, forward_to: str) -> None: ...
+    async def reopen(self, recipient: str) -> None: ...
 
 
 async def notify(core: Registry, mailbox: Notices, agent_id: str, released: list[Task], report: FinalReport) -> None:

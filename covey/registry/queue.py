@@ -12,14 +12,23 @@ queue, and never more than ``max_concurrent`` agents run).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Literal
+from typing import Callable, Literal, Mapping, Protocol
 
 from covey.runtime.records import FinalReport, LaunchRequest, RunRecord, Status
 from covey.runtime.answers import Refused
-from covey.registry.checks import CHECKS, budget_spent, check_concurrency, refusal
+from covey.registry.checks import CHECKS, LaunchBooks, budget_spent, check_concurrency, refusal
 
-if TYPE_CHECKING:
-    from covey.registry.core import Registry
+
+class QueueBooks(LaunchBooks, Protocol):
+    """What the queue reads and settles of the registry's books (``Registry`` passes itself)."""
+
+    @property
+    def cpus(self) -> int: ...
+    @property
+    def open(self) -> Mapping[str, RunRecord]: ...
+    @property
+    def clock(self) -> Callable[[], float]: ...
+    def settle(self, record: RunRecord) -> None: ...
 
 _BUT_CONCURRENCY = tuple(check for check in CHECKS if check is not check_concurrency)
 
@@ -38,7 +47,7 @@ class SpawnQueue:
         """The queued agents' ids, next to start first."""
         return list(self._waiting)
 
-    def refusal_past_limit(self, core: Registry, request: LaunchRequest, refused: Refused) -> Refused | None:
+    def refusal_past_limit(self, core: QueueBooks, request: LaunchRequest, refused: Refused) -> Refused | None:
         """What a launch the checks refused is answered: None if it waits in the queue instead
         (queueing is on, it runs in the background, and the concurrency check is the only one
         that refuses it); else the refusal (a later check's, if one fails too: depth, budget,
@@ -47,14 +56,14 @@ class SpawnQueue:
             return refused
         return refusal(core, request, _BUT_CONCURRENCY)
 
-    def why_waits(self, core: Registry, request: LaunchRequest) -> Refused | Literal["concurrency", "active"] | None:
+    def why_waits(self, core: QueueBooks, request: LaunchRequest) -> Refused | Literal["concurrency", "active"] | None:
         """The launch checks' refusal, or why an allowed launch waits in the queue, or None: it starts."""
         if (refused := refusal(core, request)) is not None:
             still = self.refusal_past_limit(core, request, refused)
             return "concurrency" if still is None else still
         return "active" if self.waits_its_turn(core, request) else None
 
-    def waits_its_turn(self, core: Registry, request: LaunchRequest) -> bool:
+    def waits_its_turn(self, core: QueueBooks, request: LaunchRequest) -> bool:
         """Whether a background launch the checks allow waits in the queue anyway: as many
         sub-agents are at work as the machine runs well (``Limits.max_active``), or launches
         wait already (nothing jumps the queue). A sync child starts at once (its parent waits on
@@ -73,7 +82,7 @@ class SpawnQueue:
         """Forget a reservation undone (``Registry.abandon``)."""
         self._waiting.pop(agent_id, None)
 
-    def promote(self, core: Registry) -> list[RunRecord]:
+    def promote(self, core: QueueBooks) -> list[RunRecord]:
         """The queued records whose turn has come, as slots are free, oldest first: each is now
         ``running`` (reserved: the supervisor starts it), or ``failed`` if the session
         budget was spent while it waited (its notice names the budget)."""
@@ -90,13 +99,13 @@ class SpawnQueue:
         return moved
 
     @staticmethod
-    def _room(core: Registry) -> bool:
+    def _room(core: QueueBooks) -> bool:
         """A slot under the concurrency limit, and room among the agents at work."""
         limit = core.limits.active_limit(core.cpus)
         return core.live_subagents() < core.limits.max_concurrent and (
             limit is None or at_work(core) < limit)
 
-    def drop(self, core: Registry, agent_id: str, status: Status, reason: str) -> RunRecord | None:
+    def drop(self, core: QueueBooks, agent_id: str, status: Status, reason: str) -> RunRecord | None:
         """End a queued record that never started (a kill, the session's end); None if it is not queued."""
         record = self._waiting.pop(agent_id, None)
         if record is None:
@@ -106,7 +115,7 @@ class SpawnQueue:
         return record
 
 
-def at_work(core: Registry) -> int:
+def at_work(core: QueueBooks) -> int:
     """Live sub-agents at work: not parked waiting for their own background children."""
     return sum(1 for r in core.open.values() if r.live and r.role != "main" and not r.parked)
 

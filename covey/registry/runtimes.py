@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 if TYPE_CHECKING:
     from ray import ObjectRef
 
-    from covey.runtime.session_runtime import SessionRuntime
+    from covey.runtime.ports import SessionRuntime
 
     Put = Callable[[SessionRuntime], ObjectRef[SessionRuntime]]
 

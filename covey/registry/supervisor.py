@@ -29,7 +29,8 @@ from covey.runtime.payloads import Held, KeptWorktree, LaunchCall, PoolStats, Pr
 from covey.runtime.ports import H, Pool
 from covey.registry.stopper import CANCEL_GRACE_S, Stopper
 from covey.registry.tree import AgentTree
-from covey.registry.watcher import History, Notices, Watcher
+from covey.registry.notify import Notices
+from covey.registry.watcher import History, Watcher
 
 if TYPE_CHECKING:
     from covey.runtime.spec import AgentSpec

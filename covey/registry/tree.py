@@ -3,13 +3,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, Mapping, TypedDict
 
 from covey.model.base import TokenUsage
-from covey.runtime.records import Status
-
-if TYPE_CHECKING:
-    from covey.registry.core import Registry
+from covey.runtime.records import RunRecord, Status
 
 
 class AgentTree(TypedDict):
@@ -39,10 +36,26 @@ class AgentTree(TypedDict):
     children: list[AgentTree]
 
 
-def agent_tree(core: Registry, agent_id: str) -> AgentTree:
-    """The tree from ``agent_id``, with each agent's usage and its subtree's."""
-    record = core.records[agent_id]
-    usage, tools, cost = subtree_usage(core, agent_id)
+def agent_tree(records: Mapping[str, RunRecord], agent_id: str) -> AgentTree:
+    """The tree from ``agent_id`` in ``records`` (the registry's, by agent id), with each agent's
+    usage and its subtree's."""
+    return _tree(records[agent_id], _by_parent(records))
+
+
+def subtree_usage(records: Mapping[str, RunRecord], agent_id: str) -> tuple[TokenUsage, int, float]:
+    """Tokens, tool uses and cost of an agent and all its descendants (the roll-up)."""
+    return _usage(records[agent_id], _by_parent(records))
+
+
+def _by_parent(records: Mapping[str, RunRecord]) -> dict[str | None, list[RunRecord]]:
+    children: dict[str | None, list[RunRecord]] = {}
+    for record in records.values():
+        children.setdefault(record.parent_agent_id, []).append(record)
+    return children
+
+
+def _tree(record: RunRecord, children: dict[str | None, list[RunRecord]]) -> AgentTree:
+    usage, tools, cost = _usage(record, children)
     return {
         "agent_id": record.agent_id, "type": record.agent_type, "status": record.status,
         "description": record.description, "model": record.model, "depth": record.depth,
@@ -53,15 +66,13 @@ def agent_tree(core: Registry, agent_id: str) -> AgentTree:
         "started_at": record.started_at, "ended_at": record.ended_at, "subtree_tokens": usage.total,
         "subtree_tool_uses": tools, "subtree_cost_usd": round(cost, 6), "node_id": record.node_id,
         "output_file": record.output_file,
-        "children": [agent_tree(core, child.agent_id) for child in core.children(agent_id)],
+        "children": [_tree(child, children) for child in children.get(record.agent_id, [])],
     }
 
 
-def subtree_usage(core: Registry, agent_id: str) -> tuple[TokenUsage, int, float]:
-    """Tokens, tool uses and cost of an agent and all its descendants (the roll-up)."""
-    record = core.records[agent_id]
+def _usage(record: RunRecord, children: dict[str | None, list[RunRecord]]) -> tuple[TokenUsage, int, float]:
     usage, tools, cost = record.usage, record.tool_uses, record.cost_usd
-    for child in core.children(agent_id):
-        child_usage, child_tools, child_cost = subtree_usage(core, child.agent_id)
+    for child in children.get(record.agent_id, []):
+        child_usage, child_tools, child_cost = _usage(child, children)
         usage, tools, cost = usage + child_usage, tools + child_tools, cost + child_cost
     return usage, tools, cost

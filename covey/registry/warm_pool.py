@@ -229,7 +229,7 @@ class BorrowedPool:
     its report) and then returned to the lender, which keeps or kills it.
     """
 
-    def __init__(self, lender: Lender, session_id: str) -> None:
+    def __init__(self, lender: Lender[AgentHandle], session_id: str) -> None:
         self.lender, self.session_id = lender, session_id
         self.lent = 0
         self.returned = 0

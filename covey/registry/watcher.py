@@ -19,7 +19,7 @@ from covey.errors import AgentUnavailable, first_line
 from covey.runtime.answers import Finished
 from covey.registry.books import Books
 from covey.registry.events import Ended, Notified
-from covey.registry.notify import notify
+from covey.registry.notify import Notices, notify
 from covey.runtime.records import FinalReport, RunRecord
 from covey.teams.delivery import Ending, mail_may_resume
 from covey.teams.messages import Mail
@@ -38,15 +38,6 @@ NODE_DEATH_WAIT_S = 60.0
 
 History = list[dict[str, Any]]
 """A transcript rebuilt as model messages (``rebuild_history``)."""
-
-
-class Notices(Protocol):
-    """The mailbox, as the supervisor uses it (``Mailbox``, or the mailbox actor's handle)."""
-
-    async def put(self, recipient: str, mail: Mail) -> str: ...
-    async def pending(self, recipient: str) -> int: ...
-    async def close(self, recipient: str, forward_to: str) -> None: ...
-    async def reopen(self, recipient: str) -> None: ...
 
 
 class Watcher(Generic[H]):

@@ -19,13 +19,41 @@ key, and specs travel without it:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from covey.runtime.session_runtime import Sealed
+import pickle
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from covey.runtime.spec import AgentSpec
-    from covey.runtime.session_runtime import SessionRuntime
+
+
+class Sealed:
+    """A pickled object that stays pickled until someone needs it. The session's model
+    travels in the runtime through the registry, which never calls it: unpickling it there
+    would import the model's SDK (the Anthropic SDK: ~0.75 s of CPU) on a spawn's path."""
+
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+
+    @classmethod
+    def of(cls, value: Any) -> Any:
+        """Pickled as Ray pickles a call's arguments (cloudpickle: a model class defined in a
+        driver's ``__main__`` travels by value)."""
+        from ray import cloudpickle
+
+        return value if value is None or isinstance(value, Sealed) else cls(cloudpickle.dumps(value))  # type: ignore[no-untyped-call]
+
+    def open(self) -> Any:
+        return pickle.loads(self.blob)
+
+
+class Carrier(Protocol):
+    """What a spec's trip reads of the session runtime it travels without (``SessionRuntime``)."""
+
+    @property
+    def model(self) -> Any: ...
+    @property
+    def env(self) -> dict[str, str] | None: ...
+    def open_model(self) -> Any: ...
 
 
 def travelling(spec: AgentSpec) -> AgentSpec:
@@ -45,7 +73,7 @@ def travelling(spec: AgentSpec) -> AgentSpec:
     return spec.model_copy(update=update)
 
 
-def arrived(spec: AgentSpec, runtime: SessionRuntime | None) -> AgentSpec:
+def arrived(spec: AgentSpec, runtime: Carrier | None) -> AgentSpec:
     """``spec`` with the runtime it travelled without (and the runtime's model, if it has none)."""
     if runtime is None:
         return spec

@@ -11,7 +11,7 @@ from covey.errors import AgentUnavailable
 from covey.hooks.callback import HookCallbackPrompt
 from covey.mcp.relay import McpMessagePrompt
 from covey.permissions.decisions import PermissionRequest
-from covey.registry.actor import RegistryHandle
+from covey.registry.handle import RegistryHandle
 from covey.session.watch import SessionBroken
 
 log = logging.getLogger("covey.session")

@@ -20,7 +20,7 @@ from covey.ids import AgentId
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.observe.notebook import TreeDisplay, in_notebook
 from covey.permissions.modes import PermissionMode
-from covey.runtime.session_runtime import SessionRuntime
+from covey.session.runtime import SessionRuntime
 from covey.session import main_agent
 from covey.session.config import configure
 from covey.session.kit import STOP_GRACE_S, Kit

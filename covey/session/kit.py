@@ -23,8 +23,9 @@ from covey.events import ResultEvent
 from covey.hooks.runner import HookRegistry
 from covey.hooks.session_end import fire_session_end
 from covey.ray.cluster import NAMESPACE, ensure_ray, shutdown_if_started
-from covey.registry.actor import RegistryHandle, registry_actor_class
-from covey.runtime.session_runtime import SessionRuntime
+from covey.registry.actor import registry_actor_class
+from covey.registry.handle import RegistryHandle
+from covey.session.runtime import SessionRuntime
 from covey.session import ephemeral
 from covey.session.config import SessionConfig
 from covey.session.debug_log import DebugLog

@@ -25,14 +25,14 @@ from covey.loop.compacting import compact_command
 from covey.mcp.listing import probe
 from covey.mcp.tools import mcp_tool_name
 from covey.model.thinking import thinking_config, thinking_tokens_from_env
-from covey.runtime.session_runtime import SessionRuntime
+from covey.session.runtime import SessionRuntime
 from covey.permissions.modes import PermissionMode
 from covey.permissions.policy import PermissionPolicy
 from covey.session.config import SessionConfig
 from covey.session.record import history
 from covey.session.setup import readable_paths
 from covey.settings.files import Sources, source_set
-from covey.definitions import skill_list_message
+from covey.definitions.skill_listing import skill_list_message
 from covey.common.tool_names import canonical_tool_name
 from covey.agent.catalog import tool_names as catalog_tool_names
 from covey.tools.options import BACKGROUND_DISABLED_ENV, ToolOptions

@@ -11,7 +11,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Iterable, cast
 
 from covey.registry.warm_pool import default_pool_size
 from covey.definitions.coordinator import coordinator_mode
@@ -28,6 +28,7 @@ from covey.gateway.factory import SCRIPTED_PREFIX, make_model
 from covey.permissions.askers import CallbackAsker
 from covey.permissions.modes import PermissionMode
 from covey.permissions.policy import PermissionPolicy
+from covey.permissions.rules import parse_rule
 from covey.runtime.limits import Limits
 from covey.definitions.load import managed_agents_dir, session_definitions, session_plugins, session_skills
 from covey.session.options import SessionOptions, check_mode
@@ -218,11 +219,22 @@ def _policy(options: SessionOptions, settings: Settings, cwd: Path, home: Path |
     mode, mode_notes = start_mode(settings, explicit=options.permission_mode,
                                   resumed=resumed.record.permission_mode if resumed else None)
     allow, deny, rule_notes = cli_rules(settings, options.allowed_tools, options.disallowed_tools)
-    policy = PermissionPolicy.from_settings(
+    policy = policy_from_settings(
         settings, mode=cast(PermissionMode, mode), cli_allow=allow, cli_deny=deny, project_root=cwd, home=home,
         additional_directories=[Path(d).resolve() for d in options.additional_directories], readable=readable,
     )
     return policy, [*mode_notes, *rule_notes]
+
+
+def policy_from_settings(settings: Settings, *, mode: PermissionMode | None = None, cli_allow: Iterable[str] = (),
+                         cli_deny: Iterable[str] = (), cli_ask: Iterable[str] = (), **kwargs: Any) -> PermissionPolicy:
+    """The settings' rules plus ``--allowed-tools`` / ``--disallowed-tools`` (source ``cliArg``), as a policy."""
+    perms = settings.permissions
+    kwargs.setdefault("block_outside_reads", bool(getattr(perms, "block_reads_outside_working_directories", False)))
+    allow, deny, ask = ([parse_rule(text, source="cliArg", behavior=behavior) for text in texts]
+                        for texts, behavior in ((cli_allow, "allow"), (cli_deny, "deny"), (cli_ask, "ask")))
+    return PermissionPolicy(mode=mode or perms.default_mode or "default", allow=[*perms.allow, *allow],
+                            deny=[*perms.deny, *deny], ask=[*perms.ask, *ask], **kwargs)
 
 
 def _definitions(options: SessionOptions, settings: Settings, plugins: Any, cwd: Path, home: Path | None,

@@ -15,7 +15,7 @@ from covey.events import Event, PermissionPrompt, ResultEvent, TaskNotification,
 from covey.hooks.callback import HookCallbackPrompt
 from covey.mcp.relay import McpMessagePrompt
 from covey.runtime.records import FinalReport
-from covey.runtime.session_runtime import SessionRuntime
+from covey.session.runtime import SessionRuntime
 from covey.session.callbacks import ask, hook_callback, mcp_message, with_session_spend
 from covey.session.config import SessionConfig
 from covey.session.kit import Kit

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from covey.definitions.output_style import OutputStyle
-from covey.runtime.session_runtime import SessionRuntime
+from covey.session.runtime import SessionRuntime
 from covey.transcripts.session_files import SessionRoots
 from covey.runtime.limits import Limits
 from covey.permissions.policy import PermissionPolicy

@@ -7,7 +7,7 @@ from typing import Any, AsyncIterator
 
 from covey.errors import AgentUnavailable, CoveyError
 from covey.events import Event
-from covey.runtime.session_runtime import SessionRuntime
+from covey.session.runtime import SessionRuntime
 
 OWNER_DEATH_WAIT_S = 2.0
 """How long a main actor's death waits to be explained by its owner's (the registry's)."""

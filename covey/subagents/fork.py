@@ -20,6 +20,7 @@ from covey.definitions.spawn_types import spawnable_types
 from covey.runtime.spec import AgentSpec
 from covey.runtime.worktree import Worktree
 from covey.common.flags import truthy
+from covey.tools.services import CacheSafe
 
 FORK_TYPE = "fork"
 FORK_QUERY_SOURCE = "agent:builtin:fork"
@@ -118,7 +119,7 @@ def fork_directive(prompt: str, worktree: Worktree | None = None, parent_cwd: st
 
 
 def fork_spec(
-    parent: AgentSpec, params: CacheSafeParams, call: Any, *, agent_id: str, tool_use_id: str | None,
+    parent: AgentSpec, params: CacheSafe, call: Any, *, agent_id: str, tool_use_id: str | None,
     worktree: Worktree | None = None,
 ) -> AgentSpec:
     """The fork's spec: its parent's prompt bytes, tools array, model, effort and thinking; the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 from covey.ray.handle import TypedHandle, actor_class
@@ -53,3 +53,9 @@ class MailboxHandle(TypedHandle[_MailboxActor]):
 
     async def reopen(self, recipient: str) -> None:
         await self._call(self.remote.reopen, recipient)
+
+
+if TYPE_CHECKING:
+    from covey.runtime.ports import MailboxPort
+
+    _: type[MailboxPort] = MailboxHandle  # the type checker holds the handle to the port here

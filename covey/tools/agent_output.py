@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from typing import Any
 
 from covey.common.frames import quoted_lines
 from covey.tools.base import ToolContext, ToolResult
+from covey.tools.services import AgentStops, TaskRecord
 
 POLL_S = 0.1
 """How often a blocking call asks the registry again (Claude Code polls its task state as often)."""
@@ -37,11 +37,11 @@ async def agent_output(task_id: str, ctx: ToolContext, *, block: bool, timeout_s
                       data={"retrieval_status": retrieval, "status": record.status, "task_type": "local_agent"})
 
 
-def _live(record: Any) -> bool:
+def _live(record: TaskRecord) -> bool:
     return record.status in ("running", "queued")
 
 
-async def _ended_within(registry: Any, record: Any, timeout_s: float, ctx: ToolContext) -> Any:
+async def _ended_within(registry: AgentStops, record: TaskRecord, timeout_s: float, ctx: ToolContext) -> TaskRecord:
     deadline = time.monotonic() + timeout_s
     while _live(record) and not ctx.abort.is_set() and (left := deadline - time.monotonic()) > 0:
         await asyncio.sleep(min(POLL_S, left))
@@ -49,7 +49,7 @@ async def _ended_within(registry: Any, record: Any, timeout_s: float, ctx: ToolC
     return record
 
 
-def render_agent(record: Any, retrieval: str) -> str:
+def render_agent(record: TaskRecord, retrieval: str) -> str:
     """Claude Code's TaskOutput text for an agent: the tags a shell's has, the report as its output."""
     parts = [f"<retrieval_status>{retrieval}</retrieval_status>", f"<task_id>{record.agent_id}</task_id>",
              "<task_type>local_agent</task_type>", f"<status>{record.status}</status>"]

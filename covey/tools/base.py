@@ -11,12 +11,20 @@ import asyncio
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from covey.common.bounded import cut_text
 from covey.tools.processes import ProcessTracker
+from covey.tools.services import CacheSafe, LaunchNotes, OwnSpec, ToolRuntime
+
+if TYPE_CHECKING:
+    from covey.hooks.runner import HookRegistry
+    from covey.model.base import Model
+    from covey.permissions.decisions import Ask, Decision
+    from covey.definitions.skill import Skill
+    from covey.teams.context import TeamContext
 
 MAX_RESULT_CHARS = 100_000
 """The most text one tool result brings into the context: about 25,000 tokens, Claude Code's
@@ -54,31 +62,34 @@ class ToolResult(BaseModel):
         return self.model_copy(update={"content": cut_text(self.content, limit, what="tool output", hint=hint)})
 
 
+Confirm = Callable[["Tool", Any, "ToolContext", "Ask"], Awaitable["Decision"]]
+"""``(tool, input, ctx, ask) -> decision``: an ``Ask`` a tool raised itself, put to the agent's approvers."""
+
+
 @dataclass
 class ToolServices:
     """What the runtime gives the tools that coordinate agents: none outside a session."""
 
-    runtime: Any = None
+    runtime: ToolRuntime | None = None
     """The session's actors and definitions (a ``SessionRuntime``): the Agent tool launches through it."""
-    spec: Any = None
+    spec: OwnSpec | None = None
     """The running agent's own ``AgentSpec`` (a child's spec is built from it)."""
     session_id: str | None = None
-    skills: dict[str, Any] = field(default_factory=dict)
+    skills: dict[str, Skill] = field(default_factory=dict)
     """The session's skills by name (the Skill tool)."""
-    team: Any = None
-    """This agent's place in a team (a ``TeamContext``), for the team tools."""
-    inbox: Any = None
+    team: TeamContext | None = None
+    """This agent's place in a team, for the team tools."""
+    inbox: LaunchNotes | None = None
     """This agent's inbox: the Agent tool tells it a background child will notify it."""
-    cache_safe: Callable[[], Any] | None = None
-    """This agent's last request as sent, and its read-file cache (a ``CacheSafeParams``): what a fork copies."""
-    model: Any = None
-    """The session's model (a ``covey.model.Model``): WebFetch asks a small model about a page through it."""
-    hooks: Any = None
-    """This agent's hooks (a ``covey.hooks.HookRegistry``): TaskCreate and TaskUpdate fire TaskCreated and
-    TaskCompleted through it."""
-    confirm: Callable[..., Any] | None = None
-    """``async (tool, input, ctx, ask) -> Decision``: put an ``Ask`` the tool itself raised to this agent's
-    approvers (PermissionRequest hooks, then the person); None: nobody can approve, so it is denied."""
+    cache_safe: Callable[[], CacheSafe] | None = None
+    """This agent's last request as sent, and its read-file cache: what a fork copies."""
+    model: Model | None = None
+    """The session's model: WebFetch asks a small model about a page through it."""
+    hooks: HookRegistry | None = None
+    """This agent's hooks: TaskCreate and TaskUpdate fire TaskCreated and TaskCompleted through it."""
+    confirm: Confirm | None = None
+    """Puts an ``Ask`` the tool itself raised to this agent's approvers (PermissionRequest hooks, then the
+    person); None: nobody can approve, so it is denied."""
 
 
 @dataclass

@@ -7,7 +7,7 @@ import codecs
 import os
 import secrets
 import shutil
-from typing import IO, Annotated
+from typing import IO, Annotated, Any
 
 from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
@@ -95,7 +95,7 @@ class Bash(Tool):
 BASH = shutil.which("bash") or "/bin/bash"
 
 
-async def _spawn(command: str, ctx: ToolContext, stdout: int | IO[bytes]) -> asyncio.subprocess.Process:
+async def _spawn(command: str, ctx: ToolContext, stdout: int | IO[Any]) -> asyncio.subprocess.Process:
     # A new session makes the shell a group leader, so the group can be killed whole.
     # bash, not /bin/sh: the permission gate judged the command with bash's grammar, and the
     # model is told "bash -c semantics" (on Debian /bin/sh is dash, which reads it differently).

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from covey.tools import atomic
+from covey.common import atomic
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.read import abs_path, record_read, subject_path, unread_error
 from covey.tools.read_media import MediaError, cell_id, load_notebook

@@ -33,7 +33,7 @@ class BackgroundShell:
     status: str = "running"
     """``running``, then ``completed`` (exit 0), ``failed`` or ``killed`` (TaskStop, the agent's end)."""
     exit_code: int | None = None
-    watcher: asyncio.Task[None] | None = None
+    watcher: asyncio.Future[None] | None = None
 
     @property
     def label(self) -> str:

@@ -29,7 +29,7 @@ def read_denied(ctx: ToolContext) -> Denied | None:
     policy = getattr(spec, "permissions", None) if spec is not None else None
     if policy is None or not policy.has_read_denials():
         return None
-    denied: Callable[[str], bool] | None = policy.read_denied
+    denied: Denied = policy.read_denied
     return denied
 
 

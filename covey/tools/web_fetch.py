@@ -169,6 +169,7 @@ async def _ask_small_model(ctx: ToolContext, markdown: str, prompt: str) -> str 
     """The page and the prompt to the small fast model (haiku), as Claude Code does."""
     from covey.model.aliases import resolve_model
     from covey.model.base import ModelRequest
+    from covey.model.messages import TextBlock
     from covey.errors import ModelAPIError
 
     model = ctx.services.model
@@ -182,7 +183,7 @@ async def _ask_small_model(ctx: ToolContext, markdown: str, prompt: str) -> str 
         message = await model.create(request)
     except ModelAPIError as exc:
         return ToolResult.error(f"WebFetch fetched the page but the model could not read it: {exc}")
-    answer = "".join(block.text for block in message.content if block.type == "text").strip()
+    answer = "".join(block.text for block in message.content if isinstance(block, TextBlock)).strip()
     return answer or "(the model gave no answer about this page)"
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from covey.tools import atomic
+from covey.common import atomic
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from covey.tools.read import abs_path, record_read, subject_path, unread_error
 

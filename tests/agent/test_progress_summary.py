@@ -316,7 +316,7 @@ async def test_a_background_childs_run_sends_its_progress_to_the_session_root(tm
     summaries reach the root's stream, the summary requests count in its report, and the run
     leaves no task behind."""
     from covey.agent.runner import AgentRunner
-    from covey.runtime.session_runtime import SessionRuntime
+    from covey.runtime.ports import SessionRuntime
 
     (tmp_path / "a.txt").write_text("a\n")
     relayed: list = []

@@ -94,13 +94,13 @@ async def test_a_relayed_event_joins_a_followed_run_and_is_dropped_when_nobody_f
     runner = AgentRunner()
     spec = AgentSpec(session_id="s", agent_id="main", definition=AgentDefinition(name="t"), prompt="hi", model=model,
                      model_id="m", cwd=str(tmp_path), tool_names=[], transcript_dir=str(tmp_path))
-    assert runner.relay(_wait_event()) is False  # no run
+    assert await runner.relay(_wait_event()) is False  # no run
     await runner.start(spec, follow=True)
-    assert runner.relay(_wait_event()) is True
+    assert await runner.relay(_wait_event()) is True
     gate.set()
     seen = [event async for event in runner.follow()]
     assert any(isinstance(event, RateLimitEvent) for event in seen)
-    assert runner.relay(_wait_event()) is False  # the run has ended: nothing is kept for later
+    assert await runner.relay(_wait_event()) is False  # the run has ended: nothing is kept for later
 
 
 async def test_the_registry_keeps_a_wait_until_the_agent_says_it_went_and_ps_and_the_tree_show_it():

@@ -69,7 +69,7 @@ def test_agent_list_message():
 async def test_the_session_snapshot_is_taken_once_and_reused_by_children_in_its_directory(repo, monkeypatch):
     """Like Claude Code's session-start git status: children in the session's cwd run no git at all."""
     from covey.definitions import context
-    from covey.runtime.session_runtime import SessionRuntime
+    from covey.runtime.ports import SessionRuntime
 
     monkeypatch.delenv("COVEY_DISABLE_OMIT_CLAUDE_MD", raising=False)
     runtime = SessionRuntime(session_id="s", registry=None, mailbox=None,

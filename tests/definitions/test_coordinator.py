@@ -17,7 +17,7 @@ from covey.definitions.resolve import ASYNC_ALLOWED
 from covey.runtime.spec import AgentSpec
 from covey.cli.agents import agents_report
 from covey.model.scripted import ScriptedModel
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 from covey.session import Session
 from covey.subagents.agent_tool import AgentTool
 from covey.subagents.launch import Launch

@@ -12,7 +12,7 @@ from covey.subagents.children import child_spec
 from covey.definitions.definition import AgentDefinition
 from covey.definitions.loader import load_definitions
 from covey.definitions.memory import MAX_INDEX_LINES, memory_dir, memory_prompt
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 from covey.runtime.spec import AgentSpec, RunSettings
 from covey.runtime.limits import Limits
 from covey.permissions.decisions import Allow, Ask, Deny

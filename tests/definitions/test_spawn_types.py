@@ -14,7 +14,7 @@ from covey.subagents.children import child_spec
 from covey.definitions.definition import AgentDefinition
 from covey.subagents.fork import CacheSafeParams, fork_spec
 from covey.definitions.loader import load_definitions
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 from covey.definitions.spawn_types import spawnable_types, split_tools, type_refusal
 from covey.runtime.spec import AgentSpec
 from covey.runtime.limits import Limits

@@ -9,7 +9,7 @@ from pathlib import Path
 from covey.subagents.agent_tool import AgentTool
 from covey.definitions.builtin import BUILTIN_AGENTS
 from covey.definitions.definition import AgentDefinition
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 from covey.runtime.spec import AgentSpec, RunSettings
 from covey.errors import CoveyError
 from covey.runtime.limits import Limits

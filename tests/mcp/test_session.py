@@ -8,7 +8,7 @@ import sys
 
 from covey.cli import main as cli
 from covey.model.scripted import ScriptedModel
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 from covey.session import Session
 from tests.mcp.helpers import SERVER
 from tests.trusting import trust

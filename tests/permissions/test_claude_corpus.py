@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from covey.permissions.policy import PermissionPolicy
+from covey.session.setup import policy_from_settings
 from covey.settings.merged import Settings
 
 CORPUS = Path(__file__).parent.parent / "data" / "claude_files" / "settings"
@@ -20,7 +21,7 @@ READ_ONLY_TOOLS = {"Read", "Glob", "Grep"}
 def _policy(project: str, mode: str, home: Path) -> PermissionPolicy:
     root = (CORPUS / project).resolve()
     settings = Settings.load(root, home=home)
-    return PermissionPolicy.from_settings(settings, mode=mode, project_root=root, home=home)
+    return policy_from_settings(settings, mode=mode, project_root=root, home=home)
 
 
 @pytest.mark.parametrize("project, mode, tool, subject, expected, why", TABLE["cases"],

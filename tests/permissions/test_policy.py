@@ -7,6 +7,7 @@ import pytest
 from covey.permissions import Allow, Ask, CallbackAsker, Deny, PermissionPolicy, PermissionRequest, parse_rule
 from covey.errors import UserError
 from covey.settings.merged import Settings
+from covey.session.setup import policy_from_settings
 
 PROJECT = Path("/proj")
 PROJECT_FILE = "projectSettings:/proj/.claude/settings.json"
@@ -143,11 +144,11 @@ def test_task_tool_name_is_normalised_in_calls():
 
 def test_from_settings_adds_cli_rules_and_mode(tmp_path):
     settings = Settings.load(tmp_path, home=tmp_path / "home", extra={"permissions": {"defaultMode": "acceptEdits"}})
-    p = PermissionPolicy.from_settings(settings, cli_allow=["Bash(ls:*)"], cli_deny=["Bash(ls /root)"], project_root=tmp_path)
+    p = policy_from_settings(settings, cli_allow=["Bash(ls:*)"], cli_deny=["Bash(ls /root)"], project_root=tmp_path)
     assert p.mode == "acceptEdits"
     assert p.decide("Bash", False, "ls /root", {}).source == "cliArg"
     assert isinstance(p.decide("Bash", False, "ls /tmp", {}), Allow)
-    assert PermissionPolicy.from_settings(settings, mode="plan", project_root=tmp_path).mode == "plan"
+    assert policy_from_settings(settings, mode="plan", project_root=tmp_path).mode == "plan"
 
 
 def test_child_overlay_keeps_sticky_modes_and_scopes_session_rules():
@@ -187,10 +188,10 @@ def test_read_only_cd_stays_inside_the_project_and_added_directories():
 
 def test_an_invalid_rule_from_the_command_line_is_refused_with_its_reason():
     with pytest.raises(UserError, match="must be at the end"):
-        PermissionPolicy.from_settings(Settings(), cli_allow=["Bash(git:* push)"], project_root=PROJECT)
+        policy_from_settings(Settings(), cli_allow=["Bash(git:* push)"], project_root=PROJECT)
     with pytest.raises(UserError, match="not supported in allow rules"):
-        PermissionPolicy.from_settings(Settings(), cli_allow=["mcp__*"], project_root=PROJECT)
-    p = PermissionPolicy.from_settings(Settings(), cli_deny=["mcp__*"], project_root=PROJECT)
+        policy_from_settings(Settings(), cli_allow=["mcp__*"], project_root=PROJECT)
+    p = policy_from_settings(Settings(), cli_deny=["mcp__*"], project_root=PROJECT)
     assert isinstance(p.decide("mcp__github__delete_repo", False, None, {}), Deny)
 
 

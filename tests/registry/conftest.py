@@ -66,7 +66,7 @@ class LocalAgentHandle(AgentHandle):
     """The real agent handle over an agent actor that runs in this process."""
 
     def kill(self) -> None:
-        run = self.actor.agent.runner._run
+        run = self.actor.agent._run
         if run is not None and run.task is not None:
             run.task.cancel()
 

@@ -10,7 +10,7 @@ from covey.runtime.spec import AgentSpec
 from covey.errors import AgentUnavailable
 from covey.runtime.answers import Finished
 from covey.runtime.records import FinalReport, LaunchRequest
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 from covey.tools.options import ToolOptions
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from covey.errors import AgentUnavailable, LimitExceeded, ModelBehaviorError
-from covey.registry.actor import RegistryHandle
+from covey.registry.handle import RegistryHandle
 from covey.runtime.answers import Finished, Refused
 from covey.runtime.records import FinalReport
 from tests.registry.fakes import request, spec

@@ -47,7 +47,7 @@ async def test_a_restored_supervisor_has_the_books_and_watches_again_only_what_r
     restored = journal.read()
     assert restored.session_id == "s" and restored.limits.max_concurrent == 5
     second = _supervisor()
-    rewatch, owed = restore_books(second, restored)
+    rewatch, owed = restore_books(second.books, second.launcher, restored)
     assert second.books.core.main_agent_id == "main" and second.books.core.limits.max_concurrent == 5
     assert {agent_id: r.status for agent_id, r in second.books.core.records.items()} == {
         "main": "running", "a": "completed", "b": "running", "c": "running"}
@@ -63,7 +63,7 @@ async def test_an_end_journaled_before_its_notice_was_delivered_is_owed_once(jou
     first, journal = journaled
     journal.write("ended", agent_id="b", payload=FinalReport(status="completed", text="B done"))
     second = _supervisor()
-    rewatch, owed = restore_books(second, journal.read())
+    rewatch, owed = restore_books(second.books, second.launcher, journal.read())
     assert [agent_id for agent_id, _, _ in rewatch] == ["c"] and owed == ["b"]
     record = second.books.core.records["b"]
     assert record.status == "completed" and not record.notified
@@ -72,7 +72,7 @@ async def test_an_end_journaled_before_its_notice_was_delivered_is_owed_once(jou
 async def test_a_launch_sent_again_after_a_restart_is_answered_from_the_books_not_started_again(journaled):
     _first, journal = journaled
     second = _supervisor()
-    restore_books(second, journal.read())
+    restore_books(second.books, second.launcher, journal.read())
     answer = await second.launch(request("c"), spec("c", runtime=runtime()), output_file="/t/c")
     assert isinstance(answer, Launched) and answer.record.agent_id == "c"
     assert second.books.pool.taken == []  # nothing started twice
@@ -144,7 +144,7 @@ def _restarted(journal: RegistryJournal) -> tuple[Supervisor, list, list]:
     journal.reopen()
     second = Supervisor(QUEUEING, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref",
                         journal=journal)
-    rewatch, owed = restore_books(second, restored)
+    rewatch, owed = restore_books(second.books, second.launcher, restored)
     return second, rewatch, owed
 
 
@@ -219,7 +219,7 @@ async def test_a_restarted_registry_has_the_sessions_runtime_for_later_launches_
     key = first.books.runtimes.newest.key
     second = Supervisor(LIMITS, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref",
                         load_history=lambda path: [{"role": "user", "content": "go on"}])
-    restore_books(second, journal.read())
+    restore_books(second.books, second.launcher, journal.read())
     assert second.books.runtimes.newest is not None and second.books.runtimes.newest.key == key
     assert journal.path.read_text().count('"op": "runtime"') == 1  # three launches, one runtime
 
@@ -261,7 +261,7 @@ async def test_what_a_running_agent_spent_is_journaled_so_a_restarted_registry_c
     await first.progress("b", cost_usd=0.61, turns=4, seq=2)  # the latest figures win
     await first.progress("c", tools_in_flight=["Bash"], seq=1)  # no spend: nothing journaled for it
     second = _supervisor()
-    restore_books(second, journal.read())
+    restore_books(second.books, second.launcher, journal.read())
     b = second.books.core.records["b"]
     assert (b.cost_usd, b.turns, b.tool_uses, b.usage.total) == (0.61, 4, 5, 1000)
     assert second.books.core.records["c"].cost_usd == 0

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from covey.registry.actor import RegistryHandle
+from covey.registry.handle import RegistryHandle
 from covey.session import Session
 from covey.tools.base import ToolContext, ToolServices
 from covey.tools.shells import TaskStop

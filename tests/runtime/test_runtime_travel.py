@@ -7,18 +7,18 @@ from typing import Any
 
 import pytest
 
-from covey.agent.actor import _AgentActor
+from covey.agent.actor import AgentRunner, _AgentActor
 from covey.agent.handle import AgentHandle
 from covey.definitions.definition import AgentDefinition
 from covey.runtime.spec import AgentSpec
-from covey.registry.actor import RegistryHandle
+from covey.registry.handle import RegistryHandle
 from covey.errors import AgentUnavailable, LimitExceeded
 from covey.runtime.answers import Launched, NeedRuntime, Refused
 from covey.registry.core import Registry
 from covey.runtime.payloads import LaunchCall
 from covey.runtime.records import LaunchRequest
 from covey.runtime.travel import arrived, travelling
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 
 
 class _Method:
@@ -93,15 +93,15 @@ async def test_an_agent_actor_is_sent_the_runtime_once_per_key():
     assert sent[1][2] == sent[0][2] != sent[2][2] == runtime.key
 
 
-async def test_the_agent_actor_restores_the_runtime_it_holds_and_refuses_a_key_it_does_not():
-    actor = _AgentActor()
+async def test_the_agent_actor_restores_the_runtime_it_holds_and_refuses_a_key_it_does_not(monkeypatch):
     started: list[AgentSpec] = []
 
-    async def record(spec: AgentSpec, follow: bool = False) -> str:
+    async def record(self: AgentRunner, spec: AgentSpec, *, follow: bool = False) -> str:
         started.append(spec)
         return spec.agent_id
 
-    actor.runner.start = record
+    monkeypatch.setattr(AgentRunner, "start", record)  # the runner's own start, under the actor's
+    actor = _AgentActor()
     runtime = _runtime()
     await actor.start(_spec(None, "agent-1"), False, runtime, runtime.key)
     await actor.start(_spec(None, "agent-2"), False, None, runtime.key)
@@ -313,7 +313,7 @@ def test_a_sealed_model_of_a_class_defined_in_a_script_travels_by_value():
     pickled by reference: the runtime seals it as Ray pickles arguments (cloudpickle)."""
     import pickle
 
-    from covey.runtime.session_runtime import Sealed
+    from covey.runtime.travel import Sealed
 
     class ScriptModel:
         def __init__(self) -> None:

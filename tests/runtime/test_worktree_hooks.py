@@ -11,7 +11,7 @@ from pathlib import Path
 from covey.subagents.agent_tool import AgentTool
 from covey.definitions.builtin import BUILTIN_AGENTS
 from covey.definitions.definition import AgentDefinition
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 from covey.runtime.spec import AgentSpec
 from covey.runtime.worktree import create_worktree
 from covey.runtime.worktree_hooks import finish_with_hooks

@@ -108,12 +108,12 @@ async def test_an_approved_escalation_goes_on_to_launch(place, tmp_path):
 
 
 def test_block_reads_outside_working_directories_comes_from_settings(tmp_path):
-    from covey.permissions import PermissionPolicy
+    from covey.session.setup import policy_from_settings
     from covey.settings.merged import Settings
 
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude/settings.json").write_text(json.dumps({"permissions": {"blockReadsOutsideWorkingDirectories": True}}))
-    p = PermissionPolicy.from_settings(Settings.load(tmp_path, home=tmp_path / "home"), project_root=tmp_path)
+    p = policy_from_settings(Settings.load(tmp_path, home=tmp_path / "home"), project_root=tmp_path)
     assert isinstance(p.decide("Read", True, "/etc/hosts", {}), Deny)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from covey.errors import UserError
 from covey.model.scripted import ScriptedModel
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 from covey.session import Session, main_agent
 
 SERVICE_ENV = {  # what this process (the service) says, and the run must not see

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from covey.definitions.builtin import BUILTIN_AGENTS
 from covey.subagents.children import child_spec
 from covey.definitions.output_style import BUILT_IN_STYLES
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 from covey.definitions.system_prompt import MAIN_PROMPT
 from covey.model.scripted import ScriptedModel
 from covey.session import Session

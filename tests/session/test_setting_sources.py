@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.trusting import trust
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 from covey.model.scripted import ScriptedModel
 from covey.session import Session
 

@@ -9,7 +9,7 @@ from covey.subagents.children import child_spec
 from covey.definitions.definition import AgentDefinition
 from covey.runtime.spec import AgentSpec, RunSettings
 from covey.runtime.limits import Limits
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 
 RUN_ENV = {"PATH": "/client/bin", "FOO": "bar", "ANTHROPIC_DEFAULT_HAIKU_MODEL": "client-haiku",
            "COVEY_DISABLE_OMIT_CLAUDE_MD": "1"}

@@ -17,7 +17,7 @@ from covey.runtime.spec import AgentSpec, RunSettings
 from covey.errors import ModelBehaviorError
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 from covey.session import Session, main_agent
 from covey.settings.merged import Settings
 from covey.subagents.agent_tool import AgentTool

@@ -1,4 +1,4 @@
-"""Edit, Write and NotebookEdit replace a file atomically (covey/tools/atomic.py): a write that
+"""Edit, Write and NotebookEdit replace a file atomically (covey/common/atomic.py): a write that
 fails midway leaves the original whole, the original's mode is kept, a symlink is written
 through, a hard-linked file is written in place."""
 
@@ -10,7 +10,7 @@ import stat
 
 import pytest
 
-from covey.tools import atomic
+from covey.common import atomic
 from covey.tools.edit import Edit, EditInput
 from covey.tools.notebook_edit import NotebookEdit, NotebookEditInput
 from covey.tools.read import Read, ReadInput
