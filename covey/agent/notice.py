@@ -14,13 +14,13 @@ from covey.subagents.reports import agent_notice
 from covey.runtime.spec import AgentSpec
 from covey.errors import AgentUnavailable
 from covey.runtime.records import FinalReport, notice_key
-from covey.teams.delivery import Ending, agent_delivers
+from covey.teams.delivery import EndedRun, agent_delivers
 
 
-def ending_of(spec: AgentSpec, report: FinalReport, *, launched_background: bool, stopped: bool = False) -> Ending:
+def ending_of(spec: AgentSpec, report: FinalReport, *, launched_background: bool, stopped: bool = False) -> EndedRun:
     """What the delivery rules read about ``spec``'s run, which ended with ``report``."""
     runtime = spec.runtime
-    return Ending(
+    return EndedRun(
         status=report.status, background=spec.background, has_owner=bool(spec.parent_agent_id),
         teammate=spec.team is not None, resumed=bool(spec.history), stopped=stopped,
         messaging=bool(runtime is not None and runtime.messaging), launched_background=launched_background,

@@ -9,7 +9,7 @@ from covey.errors import ModelAPIError
 from covey.events import CompactBoundary, Event, ResultEvent
 from covey.loop.compact import Compactor, estimate_tokens
 from covey.loop.config import LoopConfig
-from covey.loop.stats import Ending, LoopStats
+from covey.loop.stats import TurnEnding, LoopStats
 from covey.loop.steps import text_of
 from covey.loop.wire import with_breakpoint, with_breakpoints
 from covey.model.base import Model, ModelRequest, TokenUsage
@@ -38,7 +38,7 @@ class CompactingLoop(Protocol):
 
     def cache_safe_params(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]: ...
     def event(self, cls: type[E], **fields: Any) -> E: ...
-    def result(self, ending: Ending) -> ResultEvent: ...
+    def result(self, ending: TurnEnding) -> ResultEvent: ...
 
 
 def compact_command(prompt: str | None) -> str | None:
@@ -93,11 +93,11 @@ async def compact_now(loop: CompactingLoop, messages: list[dict[str, Any]], inst
     turn's result; no other request is made."""
     loop.messages.extend(messages)
     if loop.compactor is None or not loop.messages:
-        yield loop.result(Ending("error_during_execution", NOTHING, "completed"))
+        yield loop.result(TurnEnding("error_during_execution", NOTHING, "completed"))
         return
     boundary = await compacted(loop, "manual", estimate_tokens(loop.messages), instructions or None)
     if boundary is None:
-        yield loop.result(Ending("error_during_execution", FAILED, "model_error"))
+        yield loop.result(TurnEnding("error_during_execution", FAILED, "model_error"))
         return
     yield boundary
-    yield loop.result(Ending("success", "", "completed"))
+    yield loop.result(TurnEnding("success", "", "completed"))

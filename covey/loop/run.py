@@ -16,7 +16,7 @@ from covey.loop.compact import Compactor, estimate_tokens
 from covey.loop.compacting import compacted
 from covey.loop.config import Inbox, LoopConfig
 from covey.loop.execute import ToolExecutor, interrupted_results
-from covey.loop.stats import Ending, LoopStats, result_event, structured_end, structured_reminder, tools_end
+from covey.loop.stats import TurnEnding, LoopStats, result_event, structured_end, structured_reminder, tools_end
 from covey.loop.steps import ContinueTurn, CutOff, FinalOutput, RunTools, Stop, next_step, pending_calls
 from covey.loop.stream import OnStream, streamed
 from covey.loop.wire import as_blocks, assistant_message, wire_message, with_breakpoint, with_breakpoints
@@ -98,7 +98,7 @@ class AgentLoop:
                 yield self._take_notifications(texts)
             first = False
             if self.stats.num_turns >= self.config.max_turns:
-                yield self.result(Ending("error_max_turns", f"Reached maximum number of turns ({self.config.max_turns})", "max_turns"))
+                yield self.result(TurnEnding("error_max_turns", f"Reached maximum number of turns ({self.config.max_turns})", "max_turns"))
                 return
             message = None
             async for item in self._reply():
@@ -115,7 +115,7 @@ class AgentLoop:
                     yield self._go_on(calls)
                     continue
                 case CutOff(text):
-                    ending = Ending("error_during_execution", text or "the model's reply hit max_tokens",
+                    ending = TurnEnding("error_during_execution", text or "the model's reply hit max_tokens",
                                     "model_error", why="the model's reply hit max_tokens")
                 case RunTools(calls):
                     for event in await self._tool_turn(calls):
@@ -130,10 +130,10 @@ class AgentLoop:
                     if reason := await self._stop_blocked(text) or (None if self.halted() else structured_reminder(self.structured)):
                         yield self._user_message(reason)
                         continue
-                    ending = structured_end(self.structured, message) or Ending(
+                    ending = structured_end(self.structured, message) or TurnEnding(
                         "success", text, "stop_hook_prevented" if self.halted() else "completed")
                 case Stop(reason, text):
-                    ending = Ending("error_during_execution", text or reason, "model_error", why=reason)
+                    ending = TurnEnding("error_during_execution", text or reason, "model_error", why=reason)
             yield await self._turn_result(ending)
             if ending.subtype != "success" or ending.deferred or not (texts := await self._await_background()):
                 return
@@ -156,13 +156,13 @@ class AgentLoop:
                 message = await self._request()
         except ModelAPIError as exc:
             # Claude Code's shape: the loop completed, the turn is an error ("API Error: ..." and the body).
-            yield self.result(Ending("success", exc.api_error_text(), "api_error", why=str(exc),
+            yield self.result(TurnEnding("success", exc.api_error_text(), "api_error", why=str(exc),
                                       api_error_status=exc.status_code, error=True))
             return
         for event in self._assistant_events(message):
             yield event
         if (spent := self.spent()) is not None:  # the reply was counted (its event told): no step after it
-            yield self.result(Ending("error_max_budget_usd", f"Stopped: {spent}", "max_budget_usd"))
+            yield self.result(TurnEnding("error_max_budget_usd", f"Stopped: {spent}", "max_budget_usd"))
             return
         yield message
 
@@ -250,7 +250,7 @@ class AgentLoop:
         shells = [render_notice(notice) for notice in self.executor.ctx.processes.take_notices()]
         return [*shells, *(await self.inbox.drain() if self.inbox is not None else [])]
 
-    async def _turn_result(self, ending: Ending) -> ResultEvent:
+    async def _turn_result(self, ending: TurnEnding) -> ResultEvent:
         """The turn's result; ``goes_on`` while background work this run owns may still wake it."""
         inbox = self.inbox if ending.subtype == "success" and not ending.deferred and self._waits() else None
         return self.result(ending).model_copy(update={"goes_on": inbox is not None and await inbox.outstanding()})
@@ -295,6 +295,6 @@ class AgentLoop:
     def event(self, cls: type[E], **fields: Any) -> E:
         return cls(session_id=self.session_id, agent_id=self.agent_id, parent_tool_use_id=self.parent_tool_use_id, **fields)
 
-    def result(self, ending: Ending) -> ResultEvent:
+    def result(self, ending: TurnEnding) -> ResultEvent:
         return result_event(self.stats, ending, session_id=self.session_id, agent_id=self.agent_id,
                             stop_reason=self.last_stop_reason, denials=self.denials)

@@ -46,7 +46,7 @@ class LoopStats:
 
 
 @dataclass(frozen=True)
-class Ending:
+class TurnEnding:
     """How a turn ended: the result's subtype, its text and Claude Code's terminal reason."""
 
     subtype: ResultSubtype
@@ -63,7 +63,7 @@ class Ending:
     """The call a PreToolUse hook deferred (``id``, ``name``, ``input``): the result's ``deferred_tool_use``."""
 
 
-def result_event(stats: LoopStats, ending: Ending, *, session_id: str, agent_id: str | None,
+def result_event(stats: LoopStats, ending: TurnEnding, *, session_id: str, agent_id: str | None,
                  stop_reason: str | None, denials: list[dict[str, Any]]) -> ResultEvent:
     """The turn's result: its own requests, tokens and time (Claude Code's per-turn figures);
     the API time and the denials of the whole run."""
@@ -83,16 +83,16 @@ def result_event(stats: LoopStats, ending: Ending, *, session_id: str, agent_id:
     )
 
 
-def tools_end(stats: LoopStats, answered: Ending | None, halted: str | None, deferred: dict[str, Any] | None) -> Ending | None:
+def tools_end(stats: LoopStats, answered: TurnEnding | None, halted: str | None, deferred: dict[str, Any] | None) -> TurnEnding | None:
     """How a turn that ran tools ends the run: on a deferred call, a structured answer or a hook's
     ``"continue": false``; None: the loop goes on."""
     if deferred is not None:  # Claude Code's: a success with no text, the call in deferred_tool_use
-        return Ending("success", "", "tool_deferred", deferred=deferred)
+        return TurnEnding("success", "", "tool_deferred", deferred=deferred)
     if answered is None and halted is None:
         return None
     if answered is not None and answered.structured is not None:
         stats.turn_turns += 1  # Claude Code counts the pass that took the answer as a turn
-    return answered or Ending("success", halted or "", "hook_stopped")
+    return answered or TurnEnding("success", halted or "", "hook_stopped")
 
 
 def structured_reminder(tool: StructuredOutput | None) -> str | None:
@@ -101,13 +101,13 @@ def structured_reminder(tool: StructuredOutput | None) -> str | None:
     return tool.remind() if tool is not None and tool.answer is None else None
 
 
-def structured_end(tool: StructuredOutput | None, message: Message) -> Ending | None:
+def structured_end(tool: StructuredOutput | None, message: Message) -> TurnEnding | None:
     """With ``--json-schema``: the run's ending once StructuredOutput took a valid answer, or once
     its tries are spent; None while it goes on (and always without a schema)."""
     if tool is None:
         return None
     if tool.answer is not None:
         # The result's text is the answer's JSON, as Claude Code's (JSON.stringify: compact, unescaped).
-        return Ending("success", json.dumps(tool.answer, separators=(",", ":"), ensure_ascii=False), "completed",
+        return TurnEnding("success", json.dumps(tool.answer, separators=(",", ":"), ensure_ascii=False), "completed",
                       structured=tool.answer)
-    return Ending("error_max_structured_output_retries", tool.gave_up(), "model_error") if tool.exhausted() else None
+    return TurnEnding("error_max_structured_output_retries", tool.gave_up(), "model_error") if tool.exhausted() else None

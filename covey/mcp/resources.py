@@ -16,7 +16,7 @@ class ListInput(ToolInput):
     server: str | None = Field(default=None, description="Only this server's resources (default: every server's)")
 
 
-class ReadInput(ToolInput):
+class ReadResourceInput(ToolInput):
     server: str = Field(description="The MCP server that has the resource")
     uri: str = Field(description="The resource's URI, as ListMcpResourcesTool gives it")
 
@@ -60,9 +60,9 @@ class ListMcpResources(_ResourceTool):
 class ReadMcpResource(_ResourceTool):
     name = "ReadMcpResourceTool"
     description = "Read one resource of an MCP server by its server name and URI."
-    input_model = ReadInput
+    input_model = ReadResourceInput
 
-    async def run(self, input: ReadInput, ctx: ToolContext) -> ToolResult:
+    async def run(self, input: ReadResourceInput, ctx: ToolContext) -> ToolResult:
         server = self._server(input.server)
         if isinstance(server, ToolResult):
             return server

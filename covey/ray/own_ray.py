@@ -44,7 +44,7 @@ AGENT_PORT_FLAGS = ("--dashboard-agent-listen-port", "--dashboard-agent-grpc-por
 STOP_GRACE_S = 0.5
 
 
-class ServicePaths(Protocol):
+class ServiceFolder(Protocol):
     """The service's folder as this module needs it: where ``ray.json`` and the log go."""
 
     @property
@@ -71,11 +71,11 @@ class OwnRay:
         return self.pid_started is None or local_rays.started_at(self.pid) == self.pid_started
 
 
-def ray_file(paths: ServicePaths) -> Path:
+def ray_file(paths: ServiceFolder) -> Path:
     return paths.root / "ray.json"
 
 
-def find(paths: ServicePaths) -> OwnRay | None:
+def find(paths: ServiceFolder) -> OwnRay | None:
     """The Ray a service of this directory started, if its process still runs and its GCS answers."""
     try:
         own = OwnRay(**json.loads(ray_file(paths).read_text()))
@@ -87,19 +87,19 @@ def find(paths: ServicePaths) -> OwnRay | None:
 
 
 @dataclass(frozen=True)
-class Launched:
+class RayStarting:
     """A ``ray start`` on its way: its process, and the Ray it will be."""
 
     process: subprocess.Popen[bytes]
     own: OwnRay
 
 
-def start(paths: ServicePaths, num_cpus: int | None = None) -> OwnRay:
+def start(paths: ServiceFolder, num_cpus: int | None = None) -> OwnRay:
     """Start a head node on 127.0.0.1 in a process session of its own; wait until its GCS answers."""
     return wait_up(launch(paths, num_cpus), paths)
 
 
-def launch(paths: ServicePaths, num_cpus: int | None = None) -> Launched:
+def launch(paths: ServiceFolder, num_cpus: int | None = None) -> RayStarting:
     """Start ``ray start`` and return at once: the service imports Ray and its runtime meanwhile
     (a second of CPU that would otherwise come after Ray's own start)."""
     taken: set[int] = set()  # each of the node's ports a different one: Ray refuses a port given twice
@@ -134,10 +134,10 @@ def launch(paths: ServicePaths, num_cpus: int | None = None) -> Launched:
     with open(paths.log, "ab") as log_file:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
                                    env=env, start_new_session=True)
-    return Launched(process, OwnRay(process.pid, local_rays.started_at(process.pid), f"127.0.0.1:{port}"))
+    return RayStarting(process, OwnRay(process.pid, local_rays.started_at(process.pid), f"127.0.0.1:{port}"))
 
 
-def wait_up(launched: Launched, paths: ServicePaths) -> OwnRay:
+def wait_up(launched: RayStarting, paths: ServiceFolder) -> OwnRay:
     """Wait until the launched Ray's GCS answers; record it in ``ray.json``."""
     process, own = launched.process, launched.own
     deadline = time.monotonic() + START_TIMEOUT_S
@@ -155,7 +155,7 @@ def wait_up(launched: Launched, paths: ServicePaths) -> OwnRay:
     return own
 
 
-def stop(own: OwnRay, paths: ServicePaths | None = None) -> bool:
+def stop(own: OwnRay, paths: ServiceFolder | None = None) -> bool:
     """End that Ray; True if its ``ray start`` process is gone.
 
     Every process of its process session gets SIGTERM at once (the ``ray start`` process leads
@@ -181,7 +181,7 @@ def stop(own: OwnRay, paths: ServicePaths | None = None) -> bool:
     return not own.alive()
 
 
-def abandon(own: OwnRay, paths: ServicePaths) -> None:
+def abandon(own: OwnRay, paths: ServiceFolder) -> None:
     """A service whose start failed after it started this Ray leaves it: the driver leaves, then
     the Ray stops, and its ``covey ps`` record goes."""
     import ray  # only here: the service imports this module before it may import Ray

@@ -18,7 +18,7 @@ from covey.runtime.answers import LaunchAnswer, NeedRuntime
 from covey.runtime.payloads import LaunchCall
 
 
-class Launcher(Protocol):
+class BatchTarget(Protocol):
     """The registry, as a batch sends to it (``RegistryHandle``)."""
 
     async def launch_one(self, launch: LaunchCall) -> LaunchAnswer: ...
@@ -26,7 +26,7 @@ class Launcher(Protocol):
 
 
 class LaunchBatch:
-    def __init__(self, registry: Launcher) -> None:
+    def __init__(self, registry: BatchTarget) -> None:
         self.registry = registry
         self._runtime_sent: dict[str, asyncio.Future[bool]] = {}
         """Runtime keys sent to the registry: done, or on their way."""

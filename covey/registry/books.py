@@ -16,10 +16,10 @@ from covey.runtime.records import FinalReport, RunRecord
 from covey.ids import known_agent_id
 from covey.registry.checks import budget_spent
 from covey.registry.core import Registry
-from covey.registry.events import SPEND, Journal, NoJournal, Spent
+from covey.registry.events import SPEND, EventSink, NoJournal, Spent
 from covey.runtime.limits import Limits
 from covey.registry.runtimes import Runtimes
-from covey.registry.tree import AgentTree
+from covey.registry.tree import UsageTree
 
 if TYPE_CHECKING:
     from covey.runtime.spec import AgentSpec
@@ -32,7 +32,7 @@ class Books(Generic[H]):
     """What the supervisor's jobs share: one of each, held here and nowhere else."""
 
     def __init__(self, limits: Limits, *, pool: Pool[H], clock: Callable[[], float] = time.monotonic,
-                 put: Put | None = None, journal: Journal | None = None) -> None:
+                 put: Put | None = None, journal: EventSink | None = None) -> None:
         self.core = Registry(limits, clock)
         self.pool = pool
         self.runtimes = Runtimes(put)
@@ -41,7 +41,7 @@ class Books(Generic[H]):
         """Launched agents' specs without their runtime, kept while the agent may be resumed
         (to the end of the session with teams or in coordinator mode, where SendMessage reaches finished agents)."""
         self.watches: dict[str, asyncio.Task[None]] = {}
-        self.journal: Journal = journal or NoJournal()
+        self.journal: EventSink = journal or NoJournal()
         """Where launches, ends and notices are written before they take effect (a kit's registry,
         which Ray restarts: ``covey.registry.journal``); ``NoJournal``: nothing outlives this actor."""
         # asyncio keeps only weak references to tasks: hold ours until they finish.
@@ -104,7 +104,7 @@ class Books(Generic[H]):
     async def records(self) -> list[RunRecord]:
         return list(self.core.records.values())
 
-    async def tree(self, agent_id: str | None = None) -> AgentTree | None:
+    async def tree(self, agent_id: str | None = None) -> UsageTree | None:
         return self.core.tree(agent_id)
 
     async def session_usage(self) -> SessionUsage:

@@ -18,7 +18,7 @@ from covey.runtime.payloads import ProgressFields, SessionUsage
 from covey.registry.queue import SpawnQueue
 from covey.registry.spend import count_spend
 from covey.runtime.records import FinalReport, LaunchRequest, RunRecord
-from covey.registry.tree import AgentTree, agent_tree
+from covey.registry.tree import UsageTree, agent_tree
 
 
 class Registry:
@@ -282,7 +282,7 @@ class Registry:
     def children(self, agent_id: str) -> list[RunRecord]:
         return [r for r in self.records.values() if r.parent_agent_id == agent_id]
 
-    def tree(self, agent_id: str | None = None) -> AgentTree | None:
+    def tree(self, agent_id: str | None = None) -> UsageTree | None:
         """The agent tree from ``agent_id`` (default: the main agent), with rolled-up usage;
         None before the first run."""
         root = agent_id or self.main_agent_id

@@ -28,7 +28,7 @@ class MainRegistered:
 
 
 @dataclass(frozen=True)
-class Launched:
+class Started:
     """An agent is about to start on ``actor`` (its runtime is journaled first, once per key)."""
 
     record: RunRecord
@@ -80,10 +80,10 @@ class Configured:
     limits: Limits
 
 
-Event = MainRegistered | Launched | Queued | Ended | Notified | Spent | Configured
+Event = MainRegistered | Started | Queued | Ended | Notified | Spent | Configured
 
 
-class Journal(Protocol):
+class EventSink(Protocol):
     """Where the supervisor's events go."""
 
     def record(self, event: Event) -> None: ...

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from covey.runtime.records import FinalReport
 from covey.common.private_dirs import open_private, private_dir
-from covey.registry.events import SPEND, Configured, Ended, Event, Launched, MainRegistered, Notified, Queued, Spent
+from covey.registry.events import SPEND, Configured, Ended, Event, Started, MainRegistered, Notified, Queued, Spent
 
 if TYPE_CHECKING:
     from covey.registry.books import Books
@@ -110,7 +110,7 @@ class RegistryJournal:
         match event:
             case MainRegistered(record=record):
                 self.write("main", payload=record)
-            case Launched(record=record, spec=spec, actor=actor, runtime=runtime, output_file=output_file):
+            case Started(record=record, spec=spec, actor=actor, runtime=runtime, output_file=output_file):
                 self._runtime(runtime)
                 self.write("launched", agent_id=record.agent_id, output_file=output_file, payload=(record, spec, actor))
             case Queued(record=record, spec=spec, runtime=runtime, lane=lane, output_file=output_file):

@@ -101,7 +101,7 @@ class Launcher(Generic[H]):
         try:
             actor = await self.books.pool.take(lane)
             if (record := self.books.core.records.get(agent_id)) is not None:
-                self.books.journal.record(events.Launched(record, spec, actor, runtime, output_file))
+                self.books.journal.record(events.Started(record, spec, actor, runtime, output_file))
             ref = self.books.runtimes.ref(runtime)
             if follow:
                 await actor.start(spec, follow=True, runtime=runtime, runtime_ref=ref)

@@ -23,12 +23,12 @@ from covey.runtime.worktree import Worktree, finish_worktree_record, resume_plac
 from covey.runtime.limits import Limits
 from covey.runtime.answers import LaunchAnswer, Refused, not_started
 from covey.registry.books import REPORT_WAIT_S, Books
-from covey.registry.events import Journal
+from covey.registry.events import EventSink
 from covey.registry.launcher import Launcher
 from covey.runtime.payloads import Held, KeptWorktree, LaunchCall, PoolStats, ProgressFields, SessionUsage
 from covey.runtime.ports import H, Pool
 from covey.registry.stopper import CANCEL_GRACE_S, Stopper
-from covey.registry.tree import AgentTree
+from covey.registry.tree import UsageTree
 from covey.registry.notify import Notices
 from covey.registry.watcher import History, Watcher
 
@@ -47,7 +47,7 @@ class Supervisor(Generic[H]):
         load_history: Callable[[str], History] = rebuild_history,
         finish_worktree: Callable[[Worktree], Awaitable[dict[str, Any] | None]] = finish_worktree_record,
         put: Put | None = None, place_problem: Callable[[AgentSpec], str | None] = resume_place_problem,
-        node_alive: Callable[[str | None], bool] = lambda node: True, journal: Journal | None = None,
+        node_alive: Callable[[str | None], bool] = lambda node: True, journal: EventSink | None = None,
     ) -> None:
         self.books = Books(limits, pool=pool, clock=clock, put=put, journal=journal)
         self.watcher = Watcher(self.books, mailbox, load_history=load_history, finish_worktree=finish_worktree,
@@ -149,7 +149,7 @@ class Supervisor(Generic[H]):
     async def records(self) -> list[RunRecord]:
         return await self.books.records()
 
-    async def tree(self, agent_id: str | None = None) -> AgentTree | None:
+    async def tree(self, agent_id: str | None = None) -> UsageTree | None:
         return await self.books.tree(agent_id)
 
     async def session_usage(self) -> SessionUsage:

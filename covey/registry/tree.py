@@ -9,7 +9,7 @@ from covey.model.base import TokenUsage
 from covey.runtime.records import RunRecord, Status
 
 
-class AgentTree(TypedDict):
+class UsageTree(TypedDict):
     """One agent and, under ``children``, the agents it launched (a dict: it goes out as JSON)."""
 
     agent_id: str
@@ -33,10 +33,10 @@ class AgentTree(TypedDict):
     subtree_cost_usd: float
     node_id: str | None
     output_file: str | None
-    children: list[AgentTree]
+    children: list[UsageTree]
 
 
-def agent_tree(records: Mapping[str, RunRecord], agent_id: str) -> AgentTree:
+def agent_tree(records: Mapping[str, RunRecord], agent_id: str) -> UsageTree:
     """The tree from ``agent_id`` in ``records`` (the registry's, by agent id), with each agent's
     usage and its subtree's."""
     return _tree(records[agent_id], _by_parent(records))
@@ -54,7 +54,7 @@ def _by_parent(records: Mapping[str, RunRecord]) -> dict[str | None, list[RunRec
     return children
 
 
-def _tree(record: RunRecord, children: dict[str | None, list[RunRecord]]) -> AgentTree:
+def _tree(record: RunRecord, children: dict[str | None, list[RunRecord]]) -> UsageTree:
     usage, tools, cost = _usage(record, children)
     return {
         "agent_id": record.agent_id, "type": record.agent_type, "status": record.status,

@@ -21,7 +21,7 @@ from covey.registry.books import Books
 from covey.registry.events import Ended, Notified
 from covey.registry.notify import Notices, notify
 from covey.runtime.records import FinalReport, RunRecord
-from covey.teams.delivery import Ending, mail_may_resume
+from covey.teams.delivery import EndedRun, mail_may_resume
 from covey.teams.messages import Mail
 from covey.teams.tasks import Task
 
@@ -204,7 +204,7 @@ class Watcher(Generic[H]):
         if record is None or spec is None:
             return
         core = self.books.core
-        ending = Ending(status=record.status, background=record.background, has_owner=record.parent_agent_id is not None,
+        ending = EndedRun(status=record.status, background=record.background, has_owner=record.parent_agent_id is not None,
                         teammate=bool(spec.team), messaging=self.books.runtimes.messaging,
                         launched_background=any(child.background for child in core.children(agent_id)))
         if mail_may_resume(ending) and await self.mailbox.pending(agent_id) > 0:

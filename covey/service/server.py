@@ -44,7 +44,7 @@ StatsProvider = Callable[[], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 
 class Service:
     def __init__(self, paths: ServicePaths, *, address: str | None, idle_timeout_s: float,
-                 pool_stats: StatsProvider | None = None, launched: own_ray.Launched | None = None) -> None:
+                 pool_stats: StatsProvider | None = None, launched: own_ray.RayStarting | None = None) -> None:
         self.paths, self.address, self.idle_timeout_s = paths, address, idle_timeout_s
         self.launched = launched  # its own Ray, launched before this module was imported (``__main__``)
         self.pool: SharedPoolHandle | None = None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Ending:
+class EndedRun:
     """What the rules read about an agent whose run just ended."""
 
     status: str
@@ -40,7 +40,7 @@ class Ending:
     """It launched background work of its own, whose notices come to it."""
 
 
-def mail_may_resume(ending: Ending) -> bool:
+def mail_may_resume(ending: EndedRun) -> bool:
     """Whether mail that came during the agent's last turn resumes it once it has ended.
 
     A leaf agent ends without a last look at its mailbox (that would cost every child a
@@ -54,7 +54,7 @@ def mail_may_resume(ending: Ending) -> bool:
     return ending.messaging or ending.launched_background
 
 
-def agent_delivers(ending: Ending) -> bool:
+def agent_delivers(ending: EndedRun) -> bool:
     """Whether the agent's own actor puts its notice (else the registry does).
 
     The actor does for a background child that ended by itself, unless the registry

@@ -37,7 +37,7 @@ class Recorder:
 def _agent_of(event: events.Event) -> str | None:
     if isinstance(event, (Ended, Notified, Spent)):
         return event.agent_id
-    if isinstance(event, (events.Launched, Queued, MainRegistered)):
+    if isinstance(event, (events.Started, Queued, MainRegistered)):
         return event.record.agent_id
     return None
 
@@ -75,7 +75,7 @@ async def test_the_supervisor_tells_its_journal_typed_events_in_the_order_they_h
     assert journal.of("c") == ["Queued", "Ended", "Ended", "Notified"]
     spent = next(e for e in journal.events if isinstance(e, Spent))
     assert spent.figures == {"cost_usd": 0.25, "turns": 2}
-    launched_b = next(e for e in journal.events if isinstance(e, events.Launched) and e.record.agent_id == "b")
+    launched_b = next(e for e in journal.events if isinstance(e, events.Started) and e.record.agent_id == "b")
     assert launched_b.runtime is not None and launched_b.output_file == "/t/b" and launched_b.actor.name == "actor-2"
     ended_c = next(e for e in journal.events if isinstance(e, Ended) and e.agent_id == "c")
     assert ended_c.report.status == "killed"
@@ -100,7 +100,7 @@ def test_each_event_is_written_as_the_entry_a_restarted_registry_reads_back(tmp_
     journal.begin("s")
     shared, record_a, record_b = runtime(), _record("a"), _record("b")
     journal.record(MainRegistered(_record("main")))
-    journal.record(events.Launched(record_a, spec("a"), "actor-1", shared, "/t/a"))
+    journal.record(events.Started(record_a, spec("a"), "actor-1", shared, "/t/a"))
     journal.record(Queued(record_b, spec("b"), shared, "home", "/t/b"))
     journal.record(Spent("a", {"turns": 3}))
     journal.record(Ended("a", FinalReport(status="completed", text="A done")))
