@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from covey.errors import CoveyError, UserError
 from covey.daemon import leftovers, protocol
@@ -52,7 +52,7 @@ class Connection:
         self.run_id: str | None = None
         """The request id of the run this connection sent (its answer names it)."""
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: Mapping[str, Any]) -> None:
         line = protocol.encode(message)
         if len(line) > protocol.LINE_LIMIT:
             kind = protocol.subtype_of(message) or message.get("type", "message")

@@ -15,7 +15,7 @@ import json
 import os
 import signal
 import sys
-from typing import Any
+from typing import Any, Mapping
 
 from covey.errors import CoveyError, UserError
 from covey.observe.live import LiveView
@@ -110,7 +110,7 @@ class ServedRun:
         self.view = LiveView(None, sys.stderr)
         self._sending = self._prompting = self._interrupt_pending = False
 
-    def run(self, request: dict[str, Any], prompt: str) -> int:
+    def run(self, request: Mapping[str, Any], prompt: str) -> int:
         previous = {signum: signal.signal(signum, self._on_signal) for signum in (signal.SIGINT, signal.SIGTERM)}
         try:
             # A service that refused the run closes the connection: what it said first is read below.
@@ -206,7 +206,7 @@ class ServedRun:
             answer["updatedPermissions"] = request.get("permission_suggestions", [])
         return answer
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: Mapping[str, Any]) -> None:
         self._sending = True
         try:
             self.conn.send(message)

@@ -16,7 +16,7 @@ import json
 import os
 import sys
 import threading
-from typing import Any, TextIO
+from typing import Any, Mapping, TextIO
 
 from covey.cli_flags import rules_arg, user_path
 from covey.daemon import lifecycle, protocol
@@ -191,7 +191,7 @@ class Out:
     def __init__(self, stream: TextIO) -> None:
         self.stream, self.lock = stream, threading.Lock()
 
-    def line(self, message: dict[str, Any]) -> None:
+    def line(self, message: Mapping[str, Any]) -> None:
         with self.lock:
             self.stream.write(json.dumps(message) + "\n")
             self.stream.flush()

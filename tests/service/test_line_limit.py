@@ -11,6 +11,7 @@ import pytest
 
 from covey.daemon import lifecycle, protocol
 from covey.service import client
+from covey.service.ports import StreamSource, control_request, run_request
 from covey.service.runs import ServedRun
 from tests.service.conftest import client_env
 
@@ -43,27 +44,24 @@ def test_a_served_run_with_a_65_mib_prompt_exits_1_with_the_error_and_no_traceba
     assert not (service_root / "service.sock").exists()  # refused before a service was started
 
 
-class _Writer:
+class _Sink:
     def __init__(self) -> None:
         self.lines: list[dict] = []
 
-    def is_closing(self) -> bool:
+    def closed(self) -> bool:
         return False
 
-    def write(self, data: bytes) -> None:
-        self.lines += [protocol.decode(line) for line in data.splitlines()]
-
-    async def drain(self) -> None:
-        return None
+    async def put(self, line: dict) -> None:
+        self.lines.append(line)
 
 
 async def test_the_service_fails_a_run_whose_prompt_line_is_too_long_and_reads_on():
     reader = asyncio.StreamReader(limit=1000)
     reader.feed_data(b'{"type": "user", "message": {"content": "' + b"x" * 5000 + b'"}}\n')
     reader.feed_eof()
-    writer = _Writer()
-    request = protocol.control_request(protocol.RUN, cwd="/", env={}, options={})
-    await asyncio.wait_for(ServedRun(request, reader, writer).serve(), 10)
+    writer = _Sink()
+    request = run_request(control_request(protocol.control_request(protocol.RUN, cwd="/", env={}, options={})))
+    await asyncio.wait_for(ServedRun(request, StreamSource(reader), writer).serve(), 10)
     done = writer.lines[-1]
     assert done["type"] == protocol.DONE
     assert f"{protocol.LINE_LIMIT:,} bytes a line" in done["error"]
