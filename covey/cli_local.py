@@ -85,10 +85,10 @@ def converse(options: dict[str, Any], permission_prompt_stdio: bool, reads: froz
 async def _serve_conversation(sock: Any) -> None:
     from covey.daemon import protocol
     from covey.service.conversation import ConversationRun
-    from covey.service.ports import StreamSink, StreamSource, control_request, run_request
+    from covey.service.ports import StreamSink, StreamSource, read_control, read_run
 
     reader, writer = await asyncio.open_unix_connection(sock=sock, limit=protocol.LINE_LIMIT)
-    request = run_request(control_request(protocol.decode(await reader.readline())))
+    request = read_run(read_control(protocol.decode(await reader.readline())))
     try:
         await ConversationRun(request, StreamSource(reader), StreamSink(writer), service=False).serve()
     finally:

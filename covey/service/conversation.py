@@ -137,8 +137,9 @@ class ConversationRun(ServedRun):
             await old.stop("the conversation was cleared")
         old.close(reason="clear")
         body = self.request["request"]
-        options = {k: v for k, v in body["options"].items() if k not in ("resume", "continue_conversation", "fork_session")}
-        request: RunBody = {**body, "options": {**options, "session_id": new_session_id()}}  # the new session's, from its start
+        options = {k: v for k, v in body["options"].items()
+                   if k not in ("resume", "continue_conversation", "fork_session")}
+        request: RunBody = {**body, "options": {**options, "session_id": new_session_id()}}  # the new session's id
         new = self.session = await asyncio.to_thread(session_for, request, self.asker, service=self.service,
                                                      on_hook_callback=self.hooks, on_mcp_message=self.mcp,
                                                      start_source="clear")

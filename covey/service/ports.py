@@ -1,10 +1,10 @@
 """What crosses between the service, its session hosts and the runs they drive.
 
-A client's line is read once, at the service's socket (``run_line``, ``run_request``), into a
-value of ``covey.daemon.protocol``'s types; the host is handed that value (``HostPort``), and a
-run reads values from its ``LineSource`` and puts its lines, as values, into its ``LineSink``.
-So a prompt is JSON only on the client's socket. Standard library only: ``journal`` (read by
-the thin client) conforms to ``LineSink`` here.
+A client's line is read once, at the service's socket (``read_line``, ``read_control``,
+``read_run``), into a value of ``covey.daemon.protocol``'s types; the host is handed that value
+(``HostPort``), and a run reads values from its ``LineSource`` and puts its lines, as values,
+into its ``LineSink``. So a prompt is JSON only on the client's socket. Standard library only:
+``journal`` (read by the thin client) conforms to ``LineSink`` here.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class RunMeta(TypedDict, total=False):
     started_at: float
 
 
-def run_line(raw: bytes | str) -> RunLine | Unreadable:
+def read_line(raw: bytes | str) -> RunLine | Unreadable:
     """A line a run's client sent, checked for the fields the run reads; never raises."""
     try:
         return _checked(protocol.decode(raw))
@@ -54,12 +54,13 @@ def _checked(line: dict[str, Any]) -> RunLine:
                 raise ProtocolError("a user line needs message.content, a string or a list of blocks")
             return cast(UserLine, line)
         case "control_request":
-            return control_request(line)
+            return read_control(line)
         case "control_response":
             response = line.get("response")
             if not (isinstance(response, dict) and response.get("subtype") in ("success", "error")
                     and isinstance(response.get("request_id"), str)):
-                raise ProtocolError("a control_response needs response.subtype (success or error) and response.request_id")
+                raise ProtocolError("a control_response needs response.subtype (success or error) "
+                                    "and response.request_id")
             return cast(ControlResponse, line)
         case protocol.END_INPUT:
             return {"type": "covey_end_input"}
@@ -67,7 +68,7 @@ def _checked(line: dict[str, Any]) -> RunLine:
             raise ProtocolError(f"a client does not send a line of type {other!r}")
 
 
-def control_request(line: dict[str, Any]) -> protocol.ControlRequest:
+def read_control(line: dict[str, Any]) -> protocol.ControlRequest:
     """``line`` as a control request; ``ProtocolError`` saying what it lacks."""
     request = line.get("request")
     if line.get("type") != "control_request" or not isinstance(request, dict) or not isinstance(
@@ -76,7 +77,7 @@ def control_request(line: dict[str, Any]) -> protocol.ControlRequest:
     return {"type": "control_request", "request_id": str(line.get("request_id") or ""), "request": request}
 
 
-def run_request(line: protocol.ControlRequest) -> RunRequest:
+def read_run(line: protocol.ControlRequest) -> RunRequest:
     """A ``covey_run`` request, its fields checked (the options are ``session_options``' to validate)."""
     body = line["request"]
     for field, kind, words in (("cwd", str, "a string"), ("env", dict, "an object"), ("options", dict, "an object")):
@@ -141,7 +142,7 @@ class StreamSource:
             return Unreadable(f"{exc} (the limit is {protocol.LINE_LIMIT:,} bytes a line)")
         except (ConnectionError, OSError):
             return None
-        return run_line(raw) if raw else None
+        return read_line(raw) if raw else None
 
 
 class StreamSink:

@@ -26,7 +26,7 @@ from covey.daemon.protocol import RunBody, RunLine, RunRequest
 from covey.errors import AgentUnavailable
 from covey.service.host import HostHandle
 from covey.service.journal import read_lines, read_meta
-from covey.service.ports import HostPort, RunMeta, Unreadable, run_line
+from covey.service.ports import HostPort, RunMeta, Unreadable, read_line
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ class _Relay:
             return Unreadable(f"{exc} (the limit is {protocol.LINE_LIMIT:,} bytes a line)")
         except (ConnectionError, OSError):
             return None
-        return run_line(raw) if raw else None
+        return read_line(raw) if raw else None
 
 
 class HostedRun(_Relay):

@@ -31,7 +31,7 @@ from covey.daemon.leftovers import INSTANCE_VAR
 from covey.daemon.lifecycle import same_ray
 from covey.daemon.paths import ServicePaths, write_private_json
 from covey.service.hosting import Hosts, service_preload, session_dir, shared_pool
-from covey.service.ports import control_request, run_request
+from covey.service.ports import read_control, read_run
 from covey.service.relay import HostedRun, attach, detach_refusal, peer
 from covey.service.stats import process_figures
 
@@ -186,7 +186,7 @@ class Service:
                 return log.warning("refused a client of uid %s", uid)
             line = await reader.readline()
             if line:  # read once, here: what goes on is a value
-                await self._answer(control_request(protocol.decode(line)), reader, writer, pid)
+                await self._answer(read_control(protocol.decode(line)), reader, writer, pid)
         except ValueError as exc:  # a line over LINE_LIMIT (asyncio's readline), or not a request (ProtocolError)
             log.warning("a client connection failed: %s", exc)
             with contextlib.suppress(ConnectionError):
@@ -210,7 +210,7 @@ class Service:
                 reply = protocol.success(request_id, {"pid": os.getpid()})
                 self.stop("covey stop")
             case protocol.RUN:
-                await self._serve_run(run_request(message), reader, writer, client_pid)
+                await self._serve_run(read_run(message), reader, writer, client_pid)
                 return
             case protocol.ATTACH:
                 await attach(str(message["request"].get("session_id", "")), reader, writer, request_id, client_pid)

@@ -11,7 +11,7 @@ import pytest
 
 from covey.daemon import lifecycle, protocol
 from covey.service import client
-from covey.service.ports import StreamSource, control_request, run_request
+from covey.service.ports import StreamSource, read_control, read_run
 from covey.service.runs import ServedRun
 from tests.service.conftest import client_env
 
@@ -60,7 +60,7 @@ async def test_the_service_fails_a_run_whose_prompt_line_is_too_long_and_reads_o
     reader.feed_data(b'{"type": "user", "message": {"content": "' + b"x" * 5000 + b'"}}\n')
     reader.feed_eof()
     writer = _Sink()
-    request = run_request(control_request(protocol.control_request(protocol.RUN, cwd="/", env={}, options={})))
+    request = read_run(read_control(protocol.control_request(protocol.RUN, cwd="/", env={}, options={})))
     await asyncio.wait_for(ServedRun(request, StreamSource(reader), writer).serve(), 10)
     done = writer.lines[-1]
     assert done["type"] == protocol.DONE
