@@ -1,6 +1,6 @@
 """A client's connection to a run on a session host (``covey.service.host``).
 
-Each line the client sends is read here once, into a value (``ports.run_line``), and handed to
+Each line the client sends is read here once, into a value (``ports.StreamSource``), and handed to
 the host as it is; the run's lines come back as the journal's bytes, written out as they are.
 
 ``HostedRun`` is a ``covey -p`` (or SDK) client's run: it starts the run on a host and
@@ -19,14 +19,13 @@ import logging
 import socket
 import struct
 import time
-from typing import Any
 
 from covey.daemon import protocol
-from covey.daemon.protocol import RunBody, RunLine, RunRequest
+from covey.daemon.protocol import RunBody, RunRequest
 from covey.errors import AgentUnavailable
 from covey.service.host import HostHandle
 from covey.service.journal import read_lines, read_meta
-from covey.service.ports import HostPort, RunMeta, Unreadable, read_line
+from covey.service.ports import HostPort, RunMeta, StreamSource
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +35,9 @@ class _Relay:
 
     def __init__(self, host: HostPort, run_id: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  client_pid: int | None) -> None:
-        self.host, self.run_id, self.reader, self.writer, self.client_pid = host, run_id, reader, writer, client_pid
+        self.host, self.run_id, self.writer, self.client_pid = host, run_id, writer, client_pid
+        self.lines = StreamSource(reader)
+        """The client's lines, each read once, here."""
         self.started_at = time.time()
         self.owner = False
         """The client that started the run: its leaving cancels the run."""
@@ -81,7 +82,7 @@ class _Relay:
         """The client's lines to the run; its end, for the run's owner, to the run too. "left" when
         the client has gone, "host gone" when the host could not take a line. A line that cannot
         be read goes to the run as ``Unreadable``: the run tells its client."""
-        while (line := await self._next()) is not None:
+        while (line := await self.lines.next_line()) is not None:
             try:
                 await self.host.take(self.run_id, line)
             except AgentUnavailable as exc:
@@ -92,16 +93,6 @@ class _Relay:
                 await self.host.take(self.run_id, None)
             return "owner left"
         return "left"
-
-    async def _next(self) -> RunLine | Unreadable | None:
-        """The client's next line as a value; None once it has gone."""
-        try:
-            raw = await self.reader.readline()
-        except ValueError as exc:  # over LINE_LIMIT: asyncio dropped what it read, and reads on
-            return Unreadable(f"{exc} (the limit is {protocol.LINE_LIMIT:,} bytes a line)")
-        except (ConnectionError, OSError):
-            return None
-        return read_line(raw) if raw else None
 
 
 class HostedRun(_Relay):

@@ -164,7 +164,8 @@ class ServedRun:
         while (line := await self.source.next_line()) is not None:
             if isinstance(line, Unreadable):
                 log.warning("a client sent a line that cannot be read (%s); ignored", line.why)
-                await self.send(protocol.stderr_line(f"covey: a line the service could not read was ignored: {line.why}"))
+                await self.send(protocol.stderr_line(
+                    f"covey: a line the service could not read was ignored: {line.why}"))
                 continue
             await self._take(line)
         self._gone()
@@ -172,7 +173,7 @@ class ServedRun:
 
     async def _take(self, line: RunLine) -> None:
         """A print-mode run's client sends an interrupt, and answers to permission prompts."""
-        if line["type"] == "control_request" and protocol.subtype_of(line) == protocol.INTERRUPT:
+        if line["type"] == "control_request" and line["request"]["subtype"] == protocol.INTERRUPT:
             await self.send(protocol.success(line["request_id"]))
             self.cancel("interrupted")
         elif line["type"] == "control_response" and self.asker is not None:
