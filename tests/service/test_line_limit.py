@@ -66,3 +66,26 @@ async def test_the_service_fails_a_run_whose_prompt_line_is_too_long_and_reads_o
     assert done["type"] == protocol.DONE
     assert f"{protocol.LINE_LIMIT:,} bytes a line" in done["error"]
     assert any(line.get("type") == "result" and line["is_error"] for line in writer.lines)
+
+
+def test_the_client_sends_the_prompt_line_it_checked_encoding_the_prompt_once(tmp_path):
+    line = client.check_prompt("go")
+    assert protocol.decode(line) == protocol.user_message("go")
+    sent: list[bytes] = []
+    replies = [{"type": "result", "result": "ok", "is_error": False}, {"type": protocol.DONE}]
+
+    class _Conn:
+        def send(self, message: dict) -> None:
+            sent.append(protocol.encode(message))
+
+        def send_line(self, data: bytes, kind: str = "user") -> None:
+            sent.append(data)
+
+        def receive(self) -> dict | None:
+            return replies.pop(0) if replies else None
+
+    from covey.daemon.paths import ServicePaths
+
+    run = client.ServedRun(_Conn(), ServicePaths(tmp_path), "text")  # type: ignore[arg-type]
+    assert run.run(protocol.run_request("", {}, env={}), line) == 0
+    assert sent[1] is line and len(sent) == 2
