@@ -14,7 +14,6 @@ import pytest
 
 from covey.daemon import protocol
 from covey.daemon.paths import ServicePaths
-from covey.service import ports
 from covey.service.conversation import ConversationRun
 from covey.service.host import _HostActor
 from covey.service.journal import Journal
@@ -193,4 +192,3 @@ def test_the_ports_module_imports_no_ray_and_no_pydantic():
 
     code = "import sys, covey.service.ports, covey.service.journal; print(sorted(m for m in ('ray', 'pydantic') if m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
-    assert ports.LineSink and ports.LineSource and ports.HostPort
