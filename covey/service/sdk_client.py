@@ -147,11 +147,14 @@ def _plugin_dir(plugin: Any) -> str:
 
 
 def _relay_input(stdin: TextIO, conn: Connection) -> None:
-    """The SDK's lines to the service; its stdin closing ends the conversation's input."""
+    """The SDK's lines to the service, each sent as the SDK wrote it once it is seen to be one JSON
+    object (the service reads it); its stdin closing ends the conversation's input."""
     try:
         for line in stdin:
-            if line.strip():
-                conn.send(protocol.decode(line))
+            if text := line.strip():
+                message = protocol.decode(text)
+                line_bytes = f"{text}\n".encode("utf-8", "surrogateescape")  # the bytes the SDK wrote
+                conn.send_line(line_bytes, protocol.subtype_of(message) or str(message.get("type")))
         conn.send({"type": protocol.END_INPUT})
     except (OSError, protocol.ProtocolError, LineTooLong) as exc:
         print(f"covey: {exc}", file=sys.stderr)

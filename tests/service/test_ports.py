@@ -192,3 +192,29 @@ def test_the_ports_module_imports_no_ray_and_no_pydantic():
 
     code = "import sys, covey.service.ports, covey.service.journal; print(sorted(m for m in ('ray', 'pydantic') if m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+
+
+class _ClientConn:
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.sent.append(protocol.encode(message))
+
+    def send_line(self, data: bytes, kind: str = "user") -> None:
+        self.sent.append(data)
+
+
+def test_the_sdk_client_sends_each_line_as_the_sdk_wrote_it_and_a_bad_one_ends_the_input(capsys):
+    import io
+
+    from covey.service.sdk_client import _relay_input
+
+    line = '{"type": "user", "message": {"role": "user", "content": "ünïcode"}}'
+    conn = _ClientConn()
+    _relay_input(io.StringIO(f"{line}\n\n"), conn)  # type: ignore[arg-type]
+    assert conn.sent == [f"{line}\n".encode(), protocol.encode({"type": protocol.END_INPUT})]
+    conn = _ClientConn()
+    _relay_input(io.StringIO(f"oops\n{line}\n"), conn)  # type: ignore[arg-type]
+    assert conn.sent == [protocol.encode({"type": protocol.END_INPUT})]
+    assert capsys.readouterr().err.startswith("covey: not JSON")
