@@ -85,11 +85,12 @@ def converse(options: dict[str, Any], permission_prompt_stdio: bool, reads: froz
 async def _serve_conversation(sock: Any) -> None:
     from covey.client import ports as protocol
     from covey.service.conversation import ConversationRun
+    from covey.service.ports import StreamSink, StreamSource, read_control, read_run
 
-    reader, writer = await asyncio.open_unix_connection(sock=sock)
-    message = protocol.decode(await reader.readline())
+    reader, writer = await asyncio.open_unix_connection(sock=sock, limit=protocol.LINE_LIMIT)
+    request = read_run(read_control(protocol.decode(await reader.readline())))
     try:
-        await ConversationRun(message, reader, writer, service=False).serve()
+        await ConversationRun(request, StreamSource(reader), StreamSink(writer), service=False).serve()
     finally:
         writer.close()
 

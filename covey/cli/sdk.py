@@ -16,7 +16,7 @@ import json
 import os
 import sys
 import threading
-from typing import Any, TextIO
+from typing import Any, Mapping, TextIO
 
 from covey.cli.flags import rules_arg, user_path
 from covey.client import process as lifecycle
@@ -148,11 +148,14 @@ def _plugin_dir(plugin: Any) -> str:
 
 
 def _relay_input(stdin: TextIO, conn: Connection) -> None:
-    """The SDK's lines to the service; its stdin closing ends the conversation's input."""
+    """The SDK's lines to the service, each sent as the SDK wrote it once it is seen to be one JSON
+    object (the service reads it); its stdin closing ends the conversation's input."""
     try:
         for line in stdin:
-            if line.strip():
-                conn.send(protocol.decode(line))
+            if text := line.strip():
+                message = protocol.decode(text)
+                line_bytes = f"{text}\n".encode("utf-8", "surrogateescape")  # the bytes the SDK wrote
+                conn.send_line(line_bytes, protocol.subtype_of(message) or str(message.get("type")))
         conn.send({"type": protocol.END_INPUT})
     except (OSError, protocol.ProtocolError, LineTooLong) as exc:
         print(f"covey: {exc}", file=sys.stderr)
@@ -192,7 +195,7 @@ class Out:
     def __init__(self, stream: TextIO) -> None:
         self.stream, self.lock = stream, threading.Lock()
 
-    def line(self, message: dict[str, Any]) -> None:
+    def line(self, message: Mapping[str, Any]) -> None:
         with self.lock:
             self.stream.write(json.dumps(message) + "\n")
             self.stream.flush()

@@ -15,7 +15,7 @@ import json
 import os
 import signal
 import sys
-from typing import Any
+from typing import Any, Mapping
 
 from covey.errors import CoveyError, UserError
 from covey.observe.live import LiveView
@@ -35,20 +35,22 @@ class PromptTooLarge(UserError):
     """The prompt does not fit in one line of the service's protocol: the person must shorten it."""
 
 
-def check_prompt(prompt: str) -> None:
-    """Refuse a prompt the service could not read, before a service is started or a byte sent."""
-    line = len(protocol.encode(protocol.user_message(prompt)))
-    if line > protocol.LINE_LIMIT:
+def check_prompt(prompt: str) -> bytes:
+    """The prompt's line; a prompt the service could not read is refused before a service is
+    started or a byte sent."""
+    encoded = protocol.encode(protocol.user_message(prompt))
+    if (line := len(encoded)) > protocol.LINE_LIMIT:
         size = len(prompt.encode("utf-8", errors="surrogatepass"))
         raise PromptTooLarge(
             f"the prompt is {size:,} bytes ({line:,} as the service's JSON line); the limit is "
             f"{protocol.LINE_LIMIT:,} bytes (64 MiB) a line. Shorten it, or put the text in a file and "
             "ask the agent to Read it")
+    return encoded
 
 
 def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose: bool, *, quiet: bool = False,
                trace: str | None = None, detach: bool = False) -> int:
-    check_prompt(prompt)
+    prompt_line = check_prompt(prompt)  # encoded once: the line sent
     # This process may be the service's parent, so an ancestor of the commands it runs: the key is
     # not left in its /proc environ (os.environ, a copy, keeps it for the request and the service).
     forget_api_credentials_in_proc()
@@ -62,7 +64,7 @@ def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose
     request = run_request(prompt, options, output_format=output_format, verbose=verbose,
                           live=not (quiet or verbose or detach), trace=trace, can_ask=can_ask, detach=detach)
     try:
-        return ServedRun(conn, paths, output_format, detach=detach).run(request, prompt)
+        return ServedRun(conn, paths, output_format, detach=detach).run(request, prompt_line)
     except ServiceUnavailable as exc:
         if output_format != "text":  # a script reading JSON gets the cause in the shape it parses
             print(json.dumps(protocol.failure_result(str(exc))), flush=True)
@@ -111,13 +113,13 @@ class ServedRun:
         self.view = LiveView(None, sys.stderr)
         self._sending = self._prompting = self._interrupt_pending = False
 
-    def run(self, request: dict[str, Any], prompt: str) -> int:
+    def run(self, request: Mapping[str, Any], prompt_line: bytes) -> int:
         previous = {signum: signal.signal(signum, self._on_signal) for signum in (signal.SIGINT, signal.SIGTERM)}
         try:
             # A service that refused the run closes the connection: what it said first is read below.
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self._send(request)
-                self._send(protocol.user_message(prompt))
+                self._send(prompt_line)
             return self._conversation()
         except _Leave as leave:
             self.view.finish()
@@ -207,10 +209,14 @@ class ServedRun:
             answer["updatedPermissions"] = request.get("permission_suggestions", [])
         return answer
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: Mapping[str, Any] | bytes) -> None:
+        """A line (``bytes``: encoded already), never two at once (a signal may send an interrupt)."""
         self._sending = True
         try:
-            self.conn.send(message)
+            if isinstance(message, bytes):
+                self.conn.send_line(message)
+            else:
+                self.conn.send(message)
         finally:
             self._sending = False
         if self._interrupt_pending:

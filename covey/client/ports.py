@@ -3,7 +3,9 @@
 The shapes are Claude Code's stream-json and control protocol (what claude-agent-sdk
 speaks): ``user`` messages in, the events of ``--output-format stream-json`` out,
 ``control_request`` / ``control_response`` both ways. covey's own lines carry a
-``covey_`` type. docs/service.md lists every line. Plain Python: the thin client imports it.
+``covey_`` type. Each line covey defines is a ``TypedDict`` here, and ``ClientLine`` is their
+union; the events are ``covey.events``' (``event.wire()``). docs/service.md lists every line.
+Standard library only: the thin client imports it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 import os
 import uuid
 from datetime import datetime, timezone
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal, Mapping, Required, TypedDict, Union, Unpack
 
 from covey.common.versions import CLAUDE_CODE_VERSION
 
@@ -41,15 +43,110 @@ lines first, so a too-long prompt gets a clear error before anything is sent."""
 _ids = itertools.count(1)
 
 
+class UserContent(TypedDict, total=False):
+    role: str
+    content: Required[str | list[Any]]
+    """The prompt: a string, or content blocks (their text blocks are the prompt)."""
+
+
+class UserLine(TypedDict, total=False):
+    """A prompt: print mode's one turn, a conversation's next turn or a message to its running turn.
+    An SDK's own fields (``priority``, ...) may come with it and are kept."""
+    type: Required[Literal["user"]]
+    message: Required[UserContent]
+    uuid: str
+    origin: dict[str, Any]
+    client_composed: bool
+    """claude-agent-sdk's verbatim prompt: no ``@file`` in it is read."""
+
+
+class ControlRequest(TypedDict):
+    """A request either way: the client's (``interrupt``, ``initialize``, ``covey_ping``, ...) or the
+    service's (``can_use_tool``, ``hook_callback``, ``mcp_message``); ``request`` holds ``subtype``."""
+    type: Literal["control_request"]
+    request_id: str
+    request: dict[str, Any]
+
+
+class RunFlags(TypedDict, total=False):
+    """A run's own flags, apart from its Session's options."""
+    output_format: str
+    verbose: bool
+    live: bool
+    trace: str | None
+    can_ask: bool
+    detach: bool
+    conversation: bool
+    permission_prompt_stdio: bool
+    initialize_reads: list[str]
+    replay_user_messages: bool
+
+
+class RunBody(TypedDict):
+    subtype: Literal["covey_run"]
+    cwd: str
+    env: dict[str, str]
+    options: dict[str, Any]
+    """``SessionOptions`` fields by name, as JSON; the service validates them."""
+    run: RunFlags
+
+
+class RunRequest(TypedDict):
+    """``covey_run``: a connection's first line that starts a run (its prompt comes next)."""
+    type: Literal["control_request"]
+    request_id: str
+    request: RunBody
+
+
+class ResponseBody(TypedDict, total=False):
+    subtype: Required[Literal["success", "error"]]
+    request_id: Required[str]
+    response: dict[str, Any]
+    error: str
+    error_code: str
+
+
+class ControlResponse(TypedDict):
+    type: Literal["control_response"]
+    response: ResponseBody
+
+
+class EndInput(TypedDict):
+    type: Literal["covey_end_input"]
+
+
+class StderrLine(TypedDict):
+    type: Literal["covey_stderr"]
+    text: str
+
+
+class LiveLine(TypedDict):
+    type: Literal["covey_live"]
+    tree: dict[str, Any]
+
+
+class DoneLine(TypedDict, total=False):
+    type: Required[Literal["covey_done"]]
+    error: str
+    interrupted: bool
+
+
+RunLine = Union[UserLine, ControlRequest, ControlResponse, EndInput]
+"""What a run's client sends after its ``covey_run``."""
+ClientLine = Union[RunRequest, RunLine, StderrLine, LiveLine, DoneLine]
+"""Every line of a client's connection whose shape covey defines; the rest are events."""
+
+
 class ProtocolError(ValueError):
-    """A line that is not one JSON object."""
+    """A line that is not one JSON object, or not the line it should be."""
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode(message: Mapping[str, Any]) -> bytes:
     return (json.dumps(message, separators=(",", ":")) + "\n").encode()
 
 
 def decode(line: bytes | str) -> dict[str, Any]:
+    """One JSON object (a line from the service: an event or a ``ClientLine``)."""
     try:
         message = json.loads(line)
     except ValueError as exc:
@@ -63,20 +160,22 @@ def new_request_id() -> str:
     return f"req_{next(_ids)}_{os.urandom(4).hex()}"
 
 
-def control_request(subtype: str, request_id: str | None = None, **fields: Any) -> dict[str, Any]:
+def control_request(subtype: str, request_id: str | None = None, **fields: Any) -> ControlRequest:
     return {"type": "control_request", "request_id": request_id or new_request_id(),
             "request": {"subtype": subtype, **fields}}
 
 
-def success(request_id: str, response: dict[str, Any] | None = None) -> dict[str, Any]:
+def success(request_id: str, response: dict[str, Any] | None = None) -> ControlResponse:
     return {"type": "control_response",
             "response": {"subtype": "success", "request_id": request_id, "response": response or {}}}
 
 
-def error(request_id: str, message: str, code: str | None = None) -> dict[str, Any]:
+def error(request_id: str, message: str, code: str | None = None) -> ControlResponse:
     """An error answer; ``code``: Claude Code's ``error_code`` (``unsupported_request``), where it sends one."""
-    return {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message,
-                                                     **({"error_code": code} if code else {})}}
+    body: ResponseBody = {"subtype": "error", "request_id": request_id, "error": message}
+    if code:
+        body["error_code"] = code
+    return {"type": "control_response", "response": body}
 
 
 APPLIED = {"settings": "settings_applied", "disallowedTools": "disallowed_tools_applied",
@@ -105,20 +204,30 @@ def initialize_response(request: dict[str, Any], reads: Iterable[str] = (), *, o
     }
 
 
-def refusal(request_id: str, message: str) -> list[dict[str, Any]]:
+def refusal(request_id: str, message: str) -> list[Mapping[str, Any]]:
     """A run the service will not start: the error, the failure result a script parses, the end."""
-    return [error(request_id, message), failure_result(message), {"type": DONE, "error": message}]
+    return [error(request_id, message), failure_result(message), done(message)]
 
 
-def user_message(prompt: str) -> dict[str, Any]:
+def user_message(prompt: str) -> UserLine:
     return {"type": "user", "message": {"role": "user", "content": prompt}}
 
 
-def stderr_line(text: str) -> dict[str, Any]:
-    return {"type": STDERR, "text": text}
+def stderr_line(text: str) -> StderrLine:
+    return {"type": "covey_stderr", "text": text}
 
 
-def subtype_of(message: dict[str, Any]) -> str | None:
+def done(error: str | None = None, *, interrupted: bool = False) -> DoneLine:
+    """``covey_done``: the run is over (``error``: it failed before its result said so)."""
+    line: DoneLine = {"type": "covey_done"}
+    if error is not None:
+        line["error"] = error
+    if interrupted:
+        line["interrupted"] = True
+    return line
+
+
+def subtype_of(message: Mapping[str, Any]) -> str | None:
     """The subtype of a ``control_request``, else None."""
     if message.get("type") != "control_request":
         return None
@@ -146,7 +255,7 @@ SCRIPTED = "scripted:"
 
 
 def run_request(prompt: str, options: dict[str, Any], *, env: dict[str, str] | None = None,
-                **run: Any) -> dict[str, Any]:
+                **run: Unpack[RunFlags]) -> RunRequest:
     """The ``covey_run`` control request: the session's options (``SessionOptions`` fields as
     JSON, every path absolute; the service validates them), the run's own flags (output
     format, live view, ...) apart from them, and the whole environment (``env``, default
@@ -156,6 +265,8 @@ def run_request(prompt: str, options: dict[str, Any], *, env: dict[str, str] | N
     model = sent.get("model")
     if isinstance(model, str) and model.startswith(SCRIPTED):
         sent["model"] = SCRIPTED + os.path.abspath(model[len(SCRIPTED):])
-    if run.get("trace"):
-        run["trace"] = os.path.abspath(run["trace"])
-    return control_request(RUN, cwd=cwd, env=dict(os.environ if env is None else env), options=sent, run=run)
+    if trace := run.get("trace"):
+        run["trace"] = os.path.abspath(trace)
+    body: RunBody = {"subtype": "covey_run", "cwd": cwd, "env": dict(os.environ if env is None else env),
+                     "options": sent, "run": run}
+    return {"type": "control_request", "request_id": new_request_id(), "request": body}

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from covey.errors import CoveyError, UserError
 from covey.client import leftovers
@@ -53,10 +53,12 @@ class Connection:
         self.run_id: str | None = None
         """The request id of the run this connection sent (its answer names it)."""
 
-    def send(self, message: dict[str, Any]) -> None:
-        line = protocol.encode(message)
+    def send(self, message: Mapping[str, Any]) -> None:
+        self.send_line(protocol.encode(message), protocol.subtype_of(message) or message.get("type", "message"))
+
+    def send_line(self, line: bytes, kind: str = "user") -> None:
+        """A line encoded already (``protocol.encode``), so a long prompt is not encoded twice."""
         if len(line) > protocol.LINE_LIMIT:
-            kind = protocol.subtype_of(message) or message.get("type", "message")
             raise LineTooLong(f"a {kind} line of {len(line):,} bytes is over the covey service's limit of "
                               f"{protocol.LINE_LIMIT:,} bytes a line; not sent")
         self.sock.sendall(line)

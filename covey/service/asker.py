@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Mapping
 
 from covey.permissions.askers import Answer
 from covey.permissions.decisions import Allow, Deny, PermissionRequest
@@ -19,7 +19,7 @@ from covey.permissions.modes import MODES
 from covey.permissions.rules import suggest_rule
 from covey.client import ports as protocol
 
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+Send = Callable[[Mapping[str, Any]], Awaitable[None]]
 _RULE = re.compile(r"^(?P<tool>[^(]+)(?:\((?P<content>.*)\))?$", re.S)
 
 
@@ -45,7 +45,7 @@ class ClientRequests:
         finally:
             self._waiting.pop(request_id, None)
 
-    def answered(self, message: dict[str, Any]) -> None:
+    def answered(self, message: Mapping[str, Any]) -> None:
         """A ``control_response`` from the client: the answer to the request it names."""
         response = message.get("response") or {}
         waiting = self._waiting.get(str(response.get("request_id")))

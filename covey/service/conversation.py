@@ -14,6 +14,7 @@ from covey.errors import CoveyError
 from covey.events import ConversationReset, ResultEvent, SystemInit
 from covey.events.forwarding import Forwarding
 from covey.client import ports as protocol
+from covey.client.ports import ControlRequest, RunBody, RunLine, UserLine
 from covey.service import controls
 from covey.service.asker import ClientAsker, HookCaller, McpRelayClient
 from covey.service.runs import ServedRun, prompt_of
@@ -63,18 +64,18 @@ class ConversationRun(ServedRun):
         """The session borrows the covey service's actors (else: ``--no-service``, its own Ray)."""
         self.asker = ClientAsker(self.send) if self.flags.get("permission_prompt_stdio") else None
         self.hooks, self.mcp = HookCaller(self.send), McpRelayClient(self.send)
-        self.inputs: asyncio.Queue[tuple[str, dict[str, Any]] | _End] = asyncio.Queue()
+        self.inputs: asyncio.Queue[tuple[str, UserLine | None] | _End] = asyncio.Queue()
         self.stamps = TurnStamps()
         """The user messages the running (or next) turn took in: its result names them."""
         self.forwarding, self.states = Forwarding(), SessionStates(self.send)
         self.stopping: asyncio.Task[bool] | None = None
         self.replay = bool(self.flags.get("replay_user_messages"))
-        self.echoes: list[dict[str, Any]] = []
+        self.echoes: list[UserLine] = []
         """``--replay-user-messages``: the next turn's messages, echoed after its ``system/init``."""
         self.input_ended = False
         self.opened = asyncio.Event()
         """Set once the session exists (or failed to start): a control request sent right after connecting waits for it."""
-        self.initializing: list[dict[str, Any]] = []
+        self.initializing: list[ControlRequest] = []
         """The SDK's ``initialize`` requests come before the session opened: answered once it has
         (their output styles are the session's), before any later request."""
 
@@ -116,10 +117,10 @@ class ConversationRun(ServedRun):
                     if isinstance(event, SystemInit):  # as Claude Code: the turn's messages echo after its init
                         await self._echo(session.session_id)
             await session.release_main()
-            done: dict[str, Any] = {"type": protocol.DONE}
+            done = protocol.done()
         except CoveyError as exc:
             await self.send(ResultEvent.failure(str(exc), session_id=session.session_id).wire())
-            done = {"type": protocol.DONE, "error": str(exc)}
+            done = protocol.done(str(exc))
         except asyncio.CancelledError:
             done = await self._cancelled()
         finally:
@@ -135,10 +136,10 @@ class ConversationRun(ServedRun):
         if await old.background_running():
             await old.stop("the conversation was cleared")
         old.close(reason="clear")
-        request = dict(self.request["request"])
-        options = {k: v for k, v in (request.get("options") or {}).items()
+        body = self.request["request"]
+        options = {k: v for k, v in body["options"].items()
                    if k not in ("resume", "continue_conversation", "fork_session")}
-        request["options"] = {**options, "session_id": new_session_id()}  # the new session's, from its start
+        request: RunBody = {**body, "options": {**options, "session_id": new_session_id()}}  # the new session's id
         new = self.session = await asyncio.to_thread(session_for, request, self.asker, service=self.service,
                                                      on_hook_callback=self.hooks, on_mcp_message=self.mcp,
                                                      start_source="clear")
@@ -178,11 +179,12 @@ class ConversationRun(ServedRun):
             if got is not _END:
                 return self._started(got)
 
-    def _started(self, item: tuple[str, dict[str, Any]] | _End) -> str:
-        prompt, message = item if isinstance(item, tuple) else ("", {})
+    def _started(self, item: tuple[str, UserLine | None] | _End) -> str:
+        prompt, message = item if isinstance(item, tuple) else ("", None)
         if self.session is not None:  # claude-agent-sdk's verbatim_prompts: no @file is read
-            self.session.slot.as_written(bool(message.get("client_composed")))
-        self.stamps.took(message)
+            self.session.slot.as_written(bool(message and message.get("client_composed")))
+        if message is not None:
+            self.stamps.took(message)
         if self.replay and message:
             self.echoes.append(message)
         return prompt
@@ -193,9 +195,8 @@ class ConversationRun(ServedRun):
         self.hooks.gone()
         self.mcp.gone()
 
-    async def _take(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        if kind == "user":
+    async def _take(self, message: RunLine) -> None:
+        if message["type"] == "user":
             prompt = prompt_of(message)
             # A command waits for the turn to end; a message goes to the running main agent.
             command = prompt.strip() == CLEAR or compact_command(prompt) is not None
@@ -206,14 +207,14 @@ class ConversationRun(ServedRun):
                 await self.session.send(prompt)  # the running turn's main agent reads it
             else:
                 self.inputs.put_nowait((prompt, message))
-        elif kind == "control_request":
+        elif message["type"] == "control_request":
             await self._control(message)
-        elif kind == "control_response":
+        elif message["type"] == "control_response":
             if self.asker is not None:
                 self.asker.answered(message)
             self.hooks.answered(message)
             self.mcp.answered(message)
-        elif kind == protocol.END_INPUT:
+        else:  # covey_end_input
             self.input_ended = True
             for client in filter(None, (self.asker, self.hooks, self.mcp)):
                 client.input_ended()  # nothing it is asked can be answered now
@@ -228,8 +229,7 @@ class ConversationRun(ServedRun):
     async def _answer_initialize(self, session: Session | None) -> None:
         waiting, self.initializing = self.initializing, []
         for message in waiting:
-            await self.send(protocol.success(message.get("request_id", ""),
-                                             self._initialized(message.get("request") or {}, session)))
+            await self.send(protocol.success(message["request_id"], self._initialized(message["request"], session)))
 
     def _initialized(self, request: dict[str, Any], session: Session | None) -> dict[str, Any]:
         """The answer to ``initialize``: the session's output style, the styles it could choose and its
@@ -245,10 +245,10 @@ class ConversationRun(ServedRun):
         return protocol.initialize_response(request, reads, output_style=session.output_style.name,
                                             output_styles=list(styles), agents=agents)
 
-    async def _control(self, message: dict[str, Any]) -> None:
+    async def _control(self, message: ControlRequest) -> None:
         """A control request from the SDK: answered at once, success or an error (``controls``: what is not supported)."""
-        request_id, request = message.get("request_id", ""), message.get("request") or {}
-        subtype = request.get("subtype")
+        request_id, request = message["request_id"], message["request"]
+        subtype = request["subtype"]
         log.debug("control request %s (%s)", subtype, request_id)
         if subtype == "initialize" and not self.opened.is_set():
             self.initializing.append(message)  # answered once the session is open (_converse)

@@ -2,9 +2,10 @@
 the covey service's fate.
 
 The service takes a warm host for every run (``HostSupply``), starts the run on it and
-relays bytes: the client's lines in (``take``), the run's lines out (``follow``). The run
-itself (``ServedRun`` or ``ConversationRun``, the same classes an in-process service
-used) reads its client from a queue and writes to the run's ``Journal``, so a client that
+relays: the client's lines in, as the values the service read them into (``take``), the run's
+lines out, as the journal's bytes (``follow``). The run itself (``ServedRun`` or
+``ConversationRun``, the same classes an in-process service used) reads its client from a
+queue and puts its lines into the run's ``Journal``, so a client that
 leaves, or a service that dies, takes nothing with it: a later ``covey attach`` reads the
 journal from any line on. The host is detached (Ray's ``lifetime="detached"``: owned by
 the cluster, not by the service that made it), pinned to the service's node (the run's
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -24,20 +25,25 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from covey.ray.handle import TypedHandle, actor_class
 from covey.ray.local import NAMESPACE
 from covey.client import ports as protocol
+from covey.client.ports import RunLine, RunRequest
 from covey.service.journal import Journal
+from covey.service.ports import HostPort, LineSource, RunMeta, Unreadable
+
+if TYPE_CHECKING:
+    from covey.service.runs import ServedRun
 
 log = logging.getLogger(__name__)
 
 HOST_PREFIX = "covey:host:"
 
 
-class _QueueReader:
-    """The run's reader: the client's lines, as the service passes them on; ``b""`` at the end."""
+class _QueueSource:
+    """The run's ``LineSource``: the client's lines, as the service passes them on; None at the end."""
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self.queue: asyncio.Queue[RunLine | Unreadable | None] = asyncio.Queue()
 
-    async def readline(self) -> bytes:
+    async def next_line(self) -> RunLine | Unreadable | None:
         return await self.queue.get()
 
 
@@ -48,23 +54,22 @@ class _HostActor:
         # What a run needs, loaded before the host is lent (a cold import is ~1.5 s).
         from covey.service import conversation, runs  # noqa: F401
 
-        self.reader = _QueueReader()
+        self.source = _QueueSource()
         self.journal: Journal | None = None
-        self.run: Any = None
+        self.run: ServedRun | None = None
         self.run_id = ""
         """The ``covey_run`` request id of the run this host drives."""
         self.followers = 0
         self._served: asyncio.Task[None] | None = None
 
-    async def start(self, message: dict[str, Any], meta: dict[str, Any]) -> None:
+    async def start(self, request: RunRequest, meta: RunMeta) -> None:
         from covey.service.conversation import ConversationRun
         from covey.service.runs import ServedRun
 
-        conversation = bool((message.get("request", {}).get("run") or {}).get("conversation"))
-        kind = ConversationRun if conversation else ServedRun
-        self.run_id = message.get("request_id", "")
+        kind = ConversationRun if request["request"]["run"].get("conversation") else ServedRun
+        self.run_id = request["request_id"]
         self.journal = Journal(meta)
-        self.run = kind(message, self.reader, self.journal, client_pid=meta.get("client_pid"))  # type: ignore[arg-type]
+        self.run = kind(request, self.source, self.journal, client_pid=meta.get("client_pid"))
         self._served = asyncio.create_task(self._serve())
 
     async def _serve(self) -> None:
@@ -73,17 +78,17 @@ class _HostActor:
             await self.run.serve()
         except BaseException as exc:  # the journal must end whatever happened
             if not self.journal.done:
-                self.journal.write(protocol.encode({"type": protocol.DONE, "error": f"the session's host failed: {exc!r}"}))
+                self.journal.add(protocol.done(f"the session's host failed: {exc!r}"))
             raise
         finally:
             if not self.journal.done:
-                self.journal.write(protocol.encode({"type": protocol.DONE, "error": "the run ended without a word"}))
+                self.journal.add(protocol.done("the run ended without a word"))
 
     async def reset(self) -> bool:
         """Ready for another run once this one has ended; False (keep it as it is) if it has not."""
         if self._served is not None and not self._served.done():
             return False
-        self.reader, self.journal, self.run, self._served, self.run_id = _QueueReader(), None, None, None, ""
+        self.source, self.journal, self.run, self._served, self.run_id = _QueueSource(), None, None, None, ""
         return True
 
     async def follow(self, run_id: str, after: int = -1) -> AsyncIterator[tuple[int, list[bytes]]]:
@@ -97,18 +102,15 @@ class _HostActor:
         finally:
             self.followers -= 1
 
-    async def take(self, run_id: str, message: dict[str, Any] | None) -> None:
+    async def take(self, run_id: str, line: RunLine | Unreadable | None) -> None:
         """A client's line for run ``run_id`` (None: the client that owns the run has gone). A line
         for an earlier run of this host (its client's last words, come after the host was reset)
         is dropped."""
         if run_id != self.run_id:
             return
-        if message is None:
-            self.reader.queue.put_nowait(b"")
-            return
-        if message.get("type") == "control_response" and self.journal is not None:
-            self.journal.answer((message.get("response") or {}).get("request_id", ""))
-        self.reader.queue.put_nowait(protocol.encode(message))
+        if isinstance(line, dict) and line["type"] == "control_response" and self.journal is not None:
+            self.journal.answer(line["response"]["request_id"])
+        self.source.queue.put_nowait(line)
 
     async def cancel(self, why: str, run_id: str | None = None) -> None:
         """Cancel the run (``run_id``: only if it is still the one this host drives)."""
@@ -165,14 +167,14 @@ class HostHandle(TypedHandle[_HostActor]):
     async def ready(self) -> None:
         await self.actor.__ray_ready__.remote()
 
-    async def start(self, message: dict[str, Any], meta: dict[str, Any]) -> None:
-        await self._call(self.remote.start, message, meta)
+    async def start(self, request: RunRequest, meta: RunMeta) -> None:
+        await self._call(self.remote.start, request, meta)
 
     def follow(self, run_id: str, after: int = -1) -> AsyncIterator[tuple[int, list[bytes]]]:
         return self._stream(self.remote.follow, run_id, after)
 
-    async def take(self, run_id: str, message: dict[str, Any] | None) -> None:
-        await self._call(self.remote.take, run_id, message)
+    async def take(self, run_id: str, line: RunLine | Unreadable | None) -> None:
+        await self._call(self.remote.take, run_id, line)
 
     async def cancel(self, why: str, run_id: str | None = None) -> None:
         await self._call(self.remote.cancel, why, run_id)
@@ -191,6 +193,11 @@ class HostHandle(TypedHandle[_HostActor]):
             ray.kill(self.actor)
         except Exception:
             pass
+
+
+def _conforming(handle: HostHandle, source: _QueueSource) -> tuple[HostPort, LineSource]:
+    """Never called: the type checker holds these classes to their ports."""
+    return handle, source
 
 
 def live_hosts() -> list[str]:

@@ -94,7 +94,7 @@ class Hosts:
             found.append({**meta, **(live or {})})
         return found
 
-    async def kill(self, request_id: str, session_id: str) -> dict[str, Any]:
+    async def kill(self, request_id: str, session_id: str) -> protocol.ControlResponse:
         """Stop a running session (``covey kill SESSION``): its run is cancelled as an interrupt is."""
         meta = read_meta(session_id)
         host = self.live.get((meta or {}).get("host", ""))

@@ -20,8 +20,9 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, AsyncIterator, BinaryIO
+from typing import TYPE_CHECKING, Any, AsyncIterator, BinaryIO, Mapping
 
+from covey.client.ports import encode
 from covey.common.private_dirs import open_private, private_dir
 
 
@@ -30,9 +31,9 @@ def sessions_dir(home: Path | None = None) -> Path:
 
 
 class Journal:
-    """The numbered lines of one run; ``write``/``drain``/``is_closing`` make it the run's writer."""
+    """The numbered lines of one run; ``put`` makes it the run's ``LineSink``."""
 
-    def __init__(self, meta: dict[str, Any], folder: Path | None = None) -> None:
+    def __init__(self, meta: Mapping[str, Any], folder: Path | None = None) -> None:
         self.lines: list[bytes] = []
         self.meta: dict[str, Any] = {**meta, "started_at": meta.get("started_at", time.time()), "status": "running"}
         self.folder = folder or sessions_dir()
@@ -45,29 +46,24 @@ class Journal:
         self._file: BinaryIO | None = None
         self._grew = asyncio.Event()
 
-    # The writer ServedRun writes to.
-    def is_closing(self) -> bool:
+    # The run's LineSink (covey.service.ports): each line comes as a value, encoded here once.
+    def closed(self) -> bool:
         return False
 
-    async def drain(self) -> None:
-        return None
+    async def put(self, line: Mapping[str, Any]) -> None:
+        self.add(line)
 
-    def write(self, data: bytes) -> None:
-        for line in data.splitlines(keepends=True):
-            self._add(line)
+    def add(self, line: Mapping[str, Any]) -> None:
+        number = len(self.lines)
+        data = encode(line)
+        self.lines.append(data)
+        if self._file is not None:
+            self._file.write(data)
+            self._file.flush()
+        self._notice(line, number)
         self._grew.set()
 
-    def _add(self, line: bytes) -> None:
-        number = len(self.lines)
-        self.lines.append(line)
-        if self._file is not None:
-            self._file.write(line)
-            self._file.flush()
-        if b'"control_request"' in line or (self.session_id is None and b'"session_id"' in line) \
-                or b'"covey_done"' in line:
-            self._notice(json.loads(line), number)
-
-    def _notice(self, message: dict[str, Any], number: int) -> None:
+    def _notice(self, message: Mapping[str, Any], number: int) -> None:
         if message.get("type") == "control_request":
             self.asked[message.get("request_id", "")] = number
         elif message.get("type") == "covey_done":
@@ -104,7 +100,7 @@ class Journal:
                               "input": request.get("input")})
         return found
 
-    def finish(self, done: dict[str, Any]) -> None:
+    def finish(self, done: Mapping[str, Any]) -> None:
         self.done = True
         self.meta["answered"] = sorted(self.answered & set(self.asked))
         self.meta.update(status="interrupted" if done.get("interrupted") else "failed" if done.get("error")
@@ -145,11 +141,19 @@ class Journal:
                 await self._grew.wait()
 
 
-def _session_of(message: dict[str, Any]) -> str | None:
+def _session_of(message: Mapping[str, Any]) -> str | None:
     response = message.get("response") if message.get("type") == "control_response" else None
     answer = response.get("response") if isinstance(response, dict) else None
     session_id = answer.get("session_id") if isinstance(answer, dict) else None
     return session_id if isinstance(session_id, str) else None
+
+
+if TYPE_CHECKING:
+    from covey.service.ports import LineSink
+
+    def _conforming(journal: Journal) -> LineSink:
+        """Never called: the type checker holds ``Journal`` to ``LineSink``."""
+        return journal
 
 
 def read_meta(session_id: str, folder: Path | None = None) -> dict[str, Any] | None:

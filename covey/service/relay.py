@@ -1,4 +1,7 @@
-"""A client's connection to a run on a session host (``covey.service.host``): bytes both ways.
+"""A client's connection to a run on a session host (``covey.service.host``).
+
+Each line the client sends is read here once, into a value (``ports.StreamSource``), and handed to
+the host as it is; the run's lines come back as the journal's bytes, written out as they are.
 
 ``HostedRun`` is a ``covey -p`` (or SDK) client's run: it starts the run on a host and
 relays. The client that started a run owns it: when its connection closes the host is
@@ -16,12 +19,13 @@ import logging
 import socket
 import struct
 import time
-from typing import Any
 
 from covey.client import ports as protocol
+from covey.client.ports import RunBody, RunRequest
 from covey.errors import AgentUnavailable
 from covey.service.host import HostHandle
 from covey.service.journal import read_lines, read_meta
+from covey.service.ports import HostPort, RunMeta, StreamSource
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +33,11 @@ log = logging.getLogger(__name__)
 class _Relay:
     """One client connection to one host."""
 
-    def __init__(self, host: HostHandle, run_id: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+    def __init__(self, host: HostPort, run_id: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  client_pid: int | None) -> None:
-        self.host, self.run_id, self.reader, self.writer, self.client_pid = host, run_id, reader, writer, client_pid
+        self.host, self.run_id, self.writer, self.client_pid = host, run_id, writer, client_pid
+        self.lines = StreamSource(reader)
+        """The client's lines, each read once, here."""
         self.started_at = time.time()
         self.owner = False
         """The client that started the run: its leaving cancels the run."""
@@ -63,29 +69,22 @@ class _Relay:
             return
         except AgentUnavailable as exc:
             log.warning("a session host went during its run: %s", exc)
-            self.writer.write(protocol.encode({"type": protocol.DONE, "error": f"the session's host died: {exc}"}))
+            self.writer.write(protocol.encode(protocol.done(f"the session's host died: {exc}")))
         except Exception as exc:  # the host no longer drives this run (an attach then reads its file)
             if self.sent or not self.owner:
                 return
             log.exception("following the run on %s failed", self.host.name)
-            self.writer.write(protocol.encode({"type": protocol.DONE, "error": f"the run could not be followed: {exc}"}))
+            self.writer.write(protocol.encode(protocol.done(f"the run could not be followed: {exc}")))
         with contextlib.suppress(ConnectionError, OSError):
             await self.writer.drain()
 
     async def _inbound(self) -> str:
         """The client's lines to the run; its end, for the run's owner, to the run too. "left" when
-        the client has gone, "host gone" when the host could not take a line."""
-        while True:
+        the client has gone, "host gone" when the host could not take a line. A line that cannot
+        be read goes to the run as ``Unreadable``: the run tells its client."""
+        while (line := await self.lines.next_line()) is not None:
             try:
-                line = await self.reader.readline()
-            except (ConnectionError, OSError, ValueError):
-                line = b""
-            if not line:
-                break
-            try:
-                await self.host.take(self.run_id, protocol.decode(line))
-            except ValueError as exc:
-                log.warning("a client sent a line that cannot be read (%s); ignored", exc)
+                await self.host.take(self.run_id, line)
             except AgentUnavailable as exc:
                 log.warning("session host %s could not take a client's line: %s", self.host.name, exc)
                 return "host gone"
@@ -99,28 +98,27 @@ class _Relay:
 class HostedRun(_Relay):
     """A ``covey_run`` on a host: the run's first line comes from the client like any other."""
 
-    def __init__(self, host: HostHandle, message: dict[str, Any], reader: asyncio.StreamReader,
+    def __init__(self, host: HostPort, request: RunRequest, reader: asyncio.StreamReader,
                  writer: asyncio.StreamWriter, client_pid: int | None) -> None:
-        super().__init__(host, message.get("request_id", ""), reader, writer, client_pid)
-        request = message.get("request", {})
-        self.message, self.cwd = message, request.get("cwd", "")
-        self.flags: dict[str, Any] = request.get("run") or {}
+        super().__init__(host, request["request_id"], reader, writer, client_pid)
+        self.request, self.cwd = request, request["request"]["cwd"]
+        self.flags = request["request"]["run"]
         self.owner = not self.flags.get("detach")
 
-    def meta(self) -> dict[str, Any]:
-        persist = (self.message.get("request", {}).get("options") or {}).get("session_persistence") is not False
+    def meta(self) -> RunMeta:
+        persist = self.request["request"]["options"].get("session_persistence") is not False
         return {"host": self.host.name, "run_id": self.run_id, "persist": persist, "cwd": self.cwd, "client_pid": self.client_pid,
                 "output_format": self.flags.get("output_format", "text"), "detached": not self.owner,
                 "conversation": bool(self.flags.get("conversation")), "started_at": self.started_at}
 
     async def begin(self) -> None:
         """Start the run on the host; ``relay`` then follows it."""
-        await self.host.start(self.message, self.meta())
+        await self.host.start(self.request, self.meta())
 
 
-def detach_refusal(request: dict[str, Any]) -> str | None:
+def detach_refusal(request: RunBody) -> str | None:
     """Why a run cannot be detached, if it cannot: one that keeps no files (nobody could attach to it)."""
-    if (request.get("run") or {}).get("detach") and (request.get("options") or {}).get("session_persistence") is False:
+    if request["run"].get("detach") and request["options"].get("session_persistence") is False:
         return ("a detached run is followed from its session's files (covey attach, covey sessions): "
                 "it cannot be run with --no-session-persistence")
     return None
@@ -149,9 +147,9 @@ async def attach(session_id: str, reader: asyncio.StreamReader, writer: asyncio.
     lines = read_lines(session_id)
     writer.writelines(lines)
     if not any(b'"covey_done"' in line for line in lines[-3:]):
-        writer.write(protocol.encode({"type": protocol.DONE, "error": (
+        writer.write(protocol.encode(protocol.done(
             f"session {session_id}'s run stopped before it ended (its host is gone); its conversation is kept: "
-            f"`covey -p --resume {session_id} ...` goes on from it")}))
+            f"`covey -p --resume {session_id} ...` goes on from it")))
     await writer.drain()
 
 

@@ -13,14 +13,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from covey.errors import CoveyError
 from covey.events import ResultEvent
 from covey.events.describe import describe
 from covey.client import ports as protocol
+from covey.client.ports import RunBody, RunLine, RunRequest, UserLine
 from covey.observe.live import FINAL_TREE_TIMEOUT_S
 from covey.service.asker import ClientAsker
+from covey.service.ports import LineSink, LineSource, Unreadable
 from covey.service.session_options import session_for
 from covey.service.startup import failure_fields
 from covey.session import Session
@@ -33,15 +35,15 @@ LIVE_INTERVAL_S = 0.5
 class ServedRun:
     """A run on one client connection; ``serve`` returns once the run is over."""
 
-    def __init__(self, request: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
-                 check: Callable[[dict[str, Any]], str | None] = lambda request: None, client_pid: int | None = None,
+    def __init__(self, request: RunRequest, source: LineSource, sink: LineSink, *,
+                 check: Callable[[RunBody], str | None] = lambda request: None, client_pid: int | None = None,
                  ) -> None:
-        self.request, self.reader, self.writer = request, reader, writer
-        self.request_id = request.get("request_id", "")
-        self.flags: dict[str, Any] = request.get("request", {}).get("run") or {}
+        self.request, self.source, self.sink = request, source, sink
+        self.request_id = request["request_id"]
+        self.flags = request["request"]["run"]
         """The run's own flags (output format, live view, trace, ...); the Session's options travel apart."""
         self.check, self.client_pid = check, client_pid
-        self.cwd = request.get("request", {}).get("cwd", "")
+        self.cwd = request["request"]["cwd"]
         self.started_at = time.time()
         self.session: Session | None = None
         # A detached run's prompts wait in its journal for a client that attaches and answers.
@@ -51,14 +53,11 @@ class ServedRun:
         self._work: asyncio.Task[None] | None = None
 
     async def serve(self) -> None:
-        try:
-            first = await self.reader.readline()
-            message = protocol.decode(first) if first else {}
-        except ValueError as exc:  # over LINE_LIMIT, or not JSON: this run fails, the service goes on
-            await self._failed(f"the prompt line could not be read: {exc} (the limit is "
-                               f"{protocol.LINE_LIMIT:,} bytes a line)")
+        first = await self.source.next_line()
+        if isinstance(first, Unreadable):  # over LINE_LIMIT, or not a user line: this run fails, the service goes on
+            await self._failed(f"the prompt line could not be read: {first.why}")
             return
-        prompt = prompt_of(message)
+        prompt = prompt_of(first) if first is not None and first["type"] == "user" else ""
         listening = asyncio.create_task(self._listen())
         self._work = asyncio.create_task(self._run(prompt))
         try:
@@ -78,20 +77,19 @@ class ServedRun:
             if self._work is not None:
                 self._work.cancel()
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: Mapping[str, Any]) -> None:
         """Never raises: a client that cannot be written to has gone, which cancels the run."""
-        if self.writer.is_closing():
+        if self.sink.closed():
             return
         try:
-            self.writer.write(protocol.encode(message))
-            await self.writer.drain()
+            await self.sink.put(message)
         except (ConnectionError, OSError):
             self.cancel("client gone")
 
     async def _open_session(self, **extra: Any) -> Session | None:
         """Build the run's Session and tell the client (its id, then its loading warnings);
         None, with the failure sent, if this service cannot serve the run or the Session fails."""
-        if refused := self.check(self.request.get("request", {})):
+        if refused := self.check(self.request["request"]):
             await self._failed(refused)
             return None
         try:
@@ -113,10 +111,10 @@ class ServedRun:
             return
         try:
             await self._stream(session, prompt)
-            done: dict[str, Any] = {"type": protocol.DONE}
+            done = protocol.done()
         except CoveyError as exc:
             await self.send(ResultEvent.failure(str(exc)).wire())
-            done = {"type": protocol.DONE, "error": str(exc)}
+            done = protocol.done(str(exc))
         except asyncio.CancelledError:
             done = await self._cancelled()
         finally:
@@ -142,45 +140,44 @@ class ServedRun:
             path = write_trace(trace, await runtime.registry.records())
             await self.send(protocol.stderr_line(f"covey: trace written to {path}"))
 
-    async def _cancelled(self) -> dict[str, Any]:
+    async def _cancelled(self) -> protocol.DoneLine:
         """The run was cancelled (the Session stopped its agents): what the client is told."""
         for worktree in self.session.kept_worktrees if self.session else []:
             await self.send(protocol.stderr_line(
                 f"covey: kept worktree {worktree.get('path')} (branch {worktree.get('branch')})"))
         if self.why_cancelled == "service stopping":
             await self.send(protocol.stderr_line("covey: the covey service is stopping; every agent was stopped"))
-            return {"type": protocol.DONE, "error": "the covey service stopped during the run"}
-        return {"type": protocol.DONE, "interrupted": True}
+            return protocol.done("the covey service stopped during the run")
+        return protocol.done(interrupted=True)
 
     async def _failed(self, message: str, fields: dict[str, Any] | None = None) -> None:
         """The run could not start: the error, and the failure result a script parses (``fields``:
         Claude Code's ``startup_failure_reason`` and the like)."""
         await self.send(protocol.error(self.request_id, message))
         await self.send(ResultEvent.failure(message, **(fields or {})).wire())
-        await self.send({"type": protocol.DONE, "error": message})
+        await self.send(protocol.done(message))
 
     async def _listen(self) -> None:
         """The client's lines during the run, each to ``_take``; the connection closing means
-        the client has gone (nobody answers what is still asked; the run is cancelled)."""
-        while True:
-            try:
-                if not (line := await self.reader.readline()):
-                    break
-                message = protocol.decode(line)
-            except ValueError as exc:  # not JSON, or over LINE_LIMIT (asyncio then drops what it read)
-                log.warning("a client sent a line that cannot be read (%s); ignored", exc)
+        the client has gone (nobody answers what is still asked; the run is cancelled). A line
+        that cannot be read is ignored, and the client told so in one line."""
+        while (line := await self.source.next_line()) is not None:
+            if isinstance(line, Unreadable):
+                log.warning("a client sent a line that cannot be read (%s); ignored", line.why)
+                await self.send(protocol.stderr_line(
+                    f"covey: a line the service could not read was ignored: {line.why}"))
                 continue
-            await self._take(message)
+            await self._take(line)
         self._gone()
         self.cancel("client gone")
 
-    async def _take(self, message: dict[str, Any]) -> None:
+    async def _take(self, line: RunLine) -> None:
         """A print-mode run's client sends an interrupt, and answers to permission prompts."""
-        if protocol.subtype_of(message) == protocol.INTERRUPT:
-            await self.send(protocol.success(message.get("request_id", "")))
+        if line["type"] == "control_request" and line["request"]["subtype"] == protocol.INTERRUPT:
+            await self.send(protocol.success(line["request_id"]))
             self.cancel("interrupted")
-        elif message.get("type") == "control_response" and self.asker is not None:
-            self.asker.answered(message)
+        elif line["type"] == "control_response" and self.asker is not None:
+            self.asker.answered(line)
 
     def _gone(self) -> None:
         if self.asker is not None:
@@ -208,9 +205,9 @@ class ServedRun:
         await self.send({"type": protocol.LIVE, "tree": tree})
 
 
-def prompt_of(message: dict[str, Any]) -> str:
+def prompt_of(message: UserLine) -> str:
     """The prompt of a ``user`` message: a string, or its text blocks joined."""
-    content = (message.get("message") or {}).get("content", "")
+    content = message["message"]["content"]
     if isinstance(content, list):
         return "".join(block.get("text", "") for block in content if isinstance(block, dict))
     return str(content)

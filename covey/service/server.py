@@ -31,6 +31,7 @@ from covey.client.leftovers import INSTANCE_VAR
 from covey.client.process import same_ray
 from covey.client.paths import ServicePaths, write_private_json
 from covey.service.hosting import Hosts, service_preload, session_dir, shared_pool
+from covey.service.ports import read_control, read_run
 from covey.service.relay import HostedRun, attach, detach_refusal, peer
 from covey.service.stats import process_figures
 
@@ -184,9 +185,9 @@ class Service:
             if uid is not None and uid != os.getuid():
                 return log.warning("refused a client of uid %s", uid)
             line = await reader.readline()
-            if line:
-                await self._answer(protocol.decode(line), reader, writer, pid)
-        except ValueError as exc:  # a line over LINE_LIMIT (asyncio's readline), or not JSON (ProtocolError)
+            if line:  # read once, here: what goes on is a value
+                await self._answer(read_control(protocol.decode(line)), reader, writer, pid)
+        except ValueError as exc:  # a line over LINE_LIMIT (asyncio's readline), or not a request (ProtocolError)
             log.warning("a client connection failed: %s", exc)
             with contextlib.suppress(ConnectionError):
                 writer.write(protocol.encode(protocol.error("", f"refused: {exc}")))
@@ -197,10 +198,10 @@ class Service:
         finally:
             writer.close()
 
-    async def _answer(self, message: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                      client_pid: int | None) -> None:
-        request_id = message.get("request_id", "")
-        match protocol.subtype_of(message):
+    async def _answer(self, message: protocol.ControlRequest, reader: asyncio.StreamReader,
+                      writer: asyncio.StreamWriter, client_pid: int | None) -> None:
+        request_id = message["request_id"]
+        match message["request"]["subtype"]:
             case protocol.PING:
                 reply = protocol.success(request_id, self._identity())
             case protocol.STATUS:
@@ -209,36 +210,36 @@ class Service:
                 reply = protocol.success(request_id, {"pid": os.getpid()})
                 self.stop("covey stop")
             case protocol.RUN:
-                await self._serve_run(message, reader, writer, client_pid)
+                await self._serve_run(read_run(message), reader, writer, client_pid)
                 return
             case protocol.ATTACH:
-                await attach(str(message.get("request", {}).get("session_id", "")), reader, writer, request_id,
-                             client_pid)
+                await attach(str(message["request"].get("session_id", "")), reader, writer, request_id, client_pid)
                 return
             case protocol.SESSIONS:
                 reply = protocol.success(request_id, {"sessions": await self.hosts.sessions()})
             case protocol.KILL_SESSION:
-                reply = await self.hosts.kill(request_id, str(message.get("request", {}).get("session_id", "")))
+                reply = await self.hosts.kill(request_id, str(message["request"].get("session_id", "")))
             case other:
                 reply = protocol.error(request_id, f"unknown request {other!r}")
         writer.write(protocol.encode(reply))
         await writer.drain()
 
-    async def _serve_run(self, message: dict[str, Any], reader: asyncio.StreamReader,
+    async def _serve_run(self, request: protocol.RunRequest, reader: asyncio.StreamReader,
                          writer: asyncio.StreamWriter, client_pid: int | None) -> None:
         if self._stopping.is_set():
             return
-        if refused := self._refusal(message.get("request", {})):
-            writer.writelines(protocol.encode(line) for line in protocol.refusal(message.get("request_id", ""), refused))
+        if refused := self._refusal(request["request"]):
+            writer.writelines(protocol.encode(line) for line in protocol.refusal(request["request_id"], refused))
             await writer.drain()
             return
-        run = HostedRun(await self.hosts.take(), message, reader, writer, client_pid)
+        host = await self.hosts.take()
+        run = HostedRun(host, request, reader, writer, client_pid)
         self.runs.add(run)
-        log.info("run for client pid %s in %s on %s", client_pid, run.cwd, run.host.name)
+        log.info("run for client pid %s in %s on %s", client_pid, run.cwd, host.name)
         followed = asyncio.Event()
         try:
             await run.begin()
-            self.hosts.watch(run.host, followed)
+            self.hosts.watch(host, followed)
             await run.relay()
         finally:
             followed.set()
@@ -246,13 +247,13 @@ class Service:
             if not self.runs and not self.hosts.running:
                 self.idle_since = time.monotonic()
             self._runs_changed.set()
-            log.info("client pid %s left its run on %s", client_pid, run.host.name)
+            log.info("client pid %s left its run on %s", client_pid, host.name)
 
-    def _refusal(self, request: dict[str, Any]) -> str | None:
+    def _refusal(self, request: protocol.RunBody) -> str | None:
         """Why this service cannot serve the run, if it cannot (another Ray asked for, ...)."""
         if refused := detach_refusal(request):
             return refused
-        wanted = (request.get("options") or {}).get("address")
+        wanted = request["options"].get("address")
         if not same_ray(wanted, self._identity()):
             return (f"the covey service runs on Ray {self.address or self.ray_address}, not {wanted}: "
                     f"run `covey stop`, then `covey start --address {wanted}` (or run with --no-service)")

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from covey.errors import UserError
 from covey.client.leftovers import INSTANCE_VAR
+from covey.client.ports import RunBody
 from covey.session import Session, SessionOptions
 from covey.session.options import SERVICE_OWNED
 
@@ -22,7 +23,7 @@ SESSION_KEYS = tuple(name for name in SessionOptions.model_fields if name not in
 """The options a client may send: every other field of ``SessionOptions``."""
 
 
-def client_options(request: dict[str, Any]) -> SessionOptions:
+def client_options(request: RunBody) -> SessionOptions:
     """The client's run options, validated; ``UserError`` naming each field that is wrong."""
     given = request.get("options") or {}
     if not isinstance(given, dict):
@@ -37,7 +38,7 @@ def client_options(request: dict[str, Any]) -> SessionOptions:
         raise UserError(f"the run's options are not valid: {problems}") from None
 
 
-def session_for(request: dict[str, Any], asker: Any = None, *, service: bool = True, **extra: Any) -> Session:
+def session_for(request: RunBody, asker: Any = None, *, service: bool = True, **extra: Any) -> Session:
     """The Session of a served run, from the client's ``covey_run`` request: in the client's
     directory and environment (never the service's), on the service's ready session actors
     and shared warm pool (``service=True``)."""

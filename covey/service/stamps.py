@@ -6,7 +6,7 @@ and, with ``--replay-user-messages``, each message echoed back as Claude Code ec
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from covey.events import ResultEvent, new_uuid, now_iso
 
@@ -18,7 +18,7 @@ class TurnStamps:
     uuids: list[str] = field(default_factory=list)
     origin: dict[str, Any] | None = None
 
-    def took(self, message: dict[str, Any]) -> None:
+    def took(self, message: Mapping[str, Any]) -> None:
         """A user message this turn starts with or takes in while it runs."""
         if isinstance(uuid := message.get("uuid"), str) and len(self.uuids) < MAX_UUIDS:
             self.uuids.append(uuid)
@@ -36,7 +36,7 @@ class TurnStamps:
         return result.model_copy(update=update) if update else result
 
 
-def replayed(message: dict[str, Any], session_id: str, content: str | None = None) -> dict[str, Any]:
+def replayed(message: Mapping[str, Any], session_id: str, content: str | None = None) -> dict[str, Any]:
     """A user message as ``--replay-user-messages`` echoes it on stdout (Claude Code 2.1.337's shape:
     the message as sent, or with ``content`` instead, its ``uuid`` or a new one, ``isReplay``)."""
     uuid, sent = message.get("uuid"), message.get("message")

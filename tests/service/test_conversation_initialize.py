@@ -11,6 +11,7 @@ import socket
 
 from covey.client import ports as protocol
 from covey.service.conversation import ConversationRun, _End
+from covey.service.ports import StreamSink, StreamSource
 
 
 async def _served(request: dict, *lines: dict) -> list[dict]:
@@ -18,7 +19,7 @@ async def _served(request: dict, *lines: dict) -> list[dict]:
     served, client = socket.socketpair()
     reader, writer = await asyncio.open_unix_connection(sock=served)
     client.sendall(b"".join(protocol.encode(line) for line in lines))
-    await asyncio.wait_for(ConversationRun(request, reader, writer, service=False).serve(), 30)
+    await asyncio.wait_for(ConversationRun(request, StreamSource(reader), StreamSink(writer), service=False).serve(), 30)
     writer.close()
     await writer.wait_closed()
     client.settimeout(5)
@@ -69,7 +70,7 @@ async def test_a_prompt_that_came_with_the_end_of_input_during_the_check_for_mai
     reader, writer = await asyncio.open_unix_connection(sock=served)
     request = protocol.control_request(protocol.RUN, "run_1", cwd=str(tmp_path), env={}, options={},
                                        run={"conversation": True})
-    run = ConversationRun(request, reader, writer, service=False)
+    run = ConversationRun(request, StreamSource(reader), StreamSink(writer), service=False)
     session = _Session(run)
 
     first = await run._next_turn(session)  # type: ignore[arg-type]

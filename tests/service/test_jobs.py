@@ -120,8 +120,11 @@ def test_the_service_refuses_a_run_that_names_another_ray_and_serves_one_that_na
 
     service = Service(ServicePaths(tmp_path), address="auto", idle_timeout_s=60)
     service.ray_address = JOB_GCS
+    def run(address: str | None) -> dict:
+        return {"subtype": "covey_run", "cwd": "/", "env": {}, "options": {"address": address}, "run": {}}
+
     for fits in (None, "auto", JOB_GCS):
-        assert service._refusal({"options": {"address": fits}}) is None
-    refused = service._refusal({"options": {"address": "other:6379"}})
+        assert service._refusal(run(fits)) is None
+    refused = service._refusal(run("other:6379"))
     assert refused.startswith("the covey service runs on Ray auto, not other:6379")
     assert "`covey stop`, then `covey start --address other:6379`" in refused

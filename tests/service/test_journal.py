@@ -13,16 +13,12 @@ from covey.service.journal import Journal, all_meta, read_lines, read_meta
 SESSION = "0b9c9a40-0000-4000-8000-000000000001"
 
 
-def _line(message: dict) -> bytes:
-    return protocol.encode(message)
-
-
 def test_the_file_starts_once_the_run_names_its_session_with_every_line_said_before(tmp_path):
     journal = Journal({"cwd": "/p", "output_format": "stream-json"}, tmp_path)
-    journal.write(_line(protocol.stderr_line("covey: a warning")))
+    journal.add(protocol.stderr_line("covey: a warning"))
     assert not list(tmp_path.glob("*.jsonl"))
-    journal.write(_line(protocol.success("req_1", {"session_id": SESSION})))
-    journal.write(_line({"type": "result", "subtype": "success", "uuid": "u1"}))
+    journal.add(protocol.success("req_1", {"session_id": SESSION}))
+    journal.add({"type": "result", "subtype": "success", "uuid": "u1"})
     lines = (tmp_path / f"{SESSION}.jsonl").read_bytes().splitlines()
     assert [json.loads(line)["type"] for line in lines] == ["covey_stderr", "control_response", "result"]
     assert stat.S_IMODE((tmp_path / f"{SESSION}.jsonl").stat().st_mode) == 0o600
@@ -31,13 +27,13 @@ def test_the_file_starts_once_the_run_names_its_session_with_every_line_said_bef
 
 def test_an_answered_question_is_not_replayed_and_the_end_is_recorded(tmp_path):
     journal = Journal({"cwd": "/p"}, tmp_path)
-    journal.write(_line(protocol.success("req_1", {"session_id": SESSION})))
-    journal.write(_line(protocol.control_request("can_use_tool", "ask_1", tool_name="Bash")))
-    journal.write(_line(protocol.control_request("can_use_tool", "ask_2", tool_name="Write")))
+    journal.add(protocol.success("req_1", {"session_id": SESSION}))
+    journal.add(protocol.control_request("can_use_tool", "ask_1", tool_name="Bash"))
+    journal.add(protocol.control_request("can_use_tool", "ask_2", tool_name="Write"))
     journal.answer("ask_1")
     asked = [json.loads(line).get("request_id") for line in journal.since(-1)]
     assert "ask_1" not in asked and "ask_2" in asked
-    journal.write(_line({"type": protocol.DONE}))
+    journal.add({"type": protocol.DONE})
     meta = read_meta(SESSION, tmp_path)
     assert meta["status"] == "finished" and meta["answered"] == ["ask_1"] and meta["ended_at"] >= meta["started_at"]
     from_file = [json.loads(line).get("request_id") for line in read_lines(SESSION, tmp_path)]
@@ -49,14 +45,14 @@ def test_an_interrupted_or_failed_run_is_recorded_so(tmp_path):
     for done, status in (({"type": protocol.DONE, "interrupted": True}, "interrupted"),
                          ({"type": protocol.DONE, "error": "boom"}, "failed")):
         journal = Journal({}, tmp_path)
-        journal.write(_line(protocol.success("r", {"session_id": SESSION})))
-        journal.write(_line(done))
+        journal.add(protocol.success("r", {"session_id": SESSION}))
+        journal.add(done)
         assert read_meta(SESSION, tmp_path)["status"] == status
 
 
 async def test_a_follower_gets_every_line_once_in_batches_until_the_end(tmp_path):
     journal = Journal({}, tmp_path)
-    journal.write(_line(protocol.success("r", {"session_id": SESSION})))
+    journal.add(protocol.success("r", {"session_id": SESSION}))
     got: list[bytes] = []
     lasts: list[int] = []
 
@@ -68,9 +64,9 @@ async def test_a_follower_gets_every_line_once_in_batches_until_the_end(tmp_path
     reader = asyncio.create_task(follow(-1))
     await asyncio.sleep(0.01)
     for n in range(3):
-        journal.write(_line({"type": "assistant", "uuid": f"u{n}"}))
+        journal.add({"type": "assistant", "uuid": f"u{n}"})
         await asyncio.sleep(0)
-    journal.write(_line({"type": protocol.DONE}))
+    journal.add({"type": protocol.DONE})
     await asyncio.wait_for(reader, 5)
     assert [json.loads(line)["type"] for line in got] == ["control_response"] + ["assistant"] * 3 + [protocol.DONE]
     assert lasts[-1] == 4
@@ -82,18 +78,18 @@ async def test_a_follower_gets_every_line_once_in_batches_until_the_end(tmp_path
 
 def test_a_run_without_session_persistence_leaves_no_file_and_is_still_followed(tmp_path):
     journal = Journal({"cwd": "/p", "persist": False}, tmp_path)
-    journal.write(_line(protocol.success("req_1", {"session_id": SESSION})))
-    journal.write(_line({"type": protocol.DONE}))
+    journal.add(protocol.success("req_1", {"session_id": SESSION}))
+    journal.add({"type": protocol.DONE})
     assert list(tmp_path.iterdir()) == [] and read_meta(SESSION, tmp_path) is None
     assert len(journal.since(-1)) == 2 and journal.done
 
 
 def test_the_questions_still_open_are_listed_with_their_words(tmp_path):
     journal = Journal({"cwd": "/p"}, tmp_path)
-    journal.write(_line(protocol.success("req_1", {"session_id": SESSION})))
-    journal.write(_line(protocol.control_request("can_use_tool", "ask_1", tool_name="Bash", message="Allow Bash (ls)?",
-                                                 input={"command": "ls"})))
-    journal.write(_line(protocol.control_request("can_use_tool", "ask_2", tool_name="Write", message="Allow Write?")))
+    journal.add(protocol.success("req_1", {"session_id": SESSION}))
+    journal.add(protocol.control_request("can_use_tool", "ask_1", tool_name="Bash", message="Allow Bash (ls)?",
+                                                 input={"command": "ls"}))
+    journal.add(protocol.control_request("can_use_tool", "ask_2", tool_name="Write", message="Allow Write?"))
     journal.answer("ask_2")
     assert journal.waiting() == [{"request_id": "ask_1", "subtype": "can_use_tool", "tool_name": "Bash",
                                   "message": "Allow Bash (ls)?", "input": {"command": "ls"}}]

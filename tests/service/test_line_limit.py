@@ -12,6 +12,7 @@ import pytest
 from covey.client import process as lifecycle
 from covey.client import ports as protocol
 from covey.cli import served as client
+from covey.service.ports import StreamSource, read_control, read_run
 from covey.service.runs import ServedRun
 from tests.service.conftest import client_env
 
@@ -44,28 +45,48 @@ def test_a_served_run_with_a_65_mib_prompt_exits_1_with_the_error_and_no_traceba
     assert not (service_root / "service.sock").exists()  # refused before a service was started
 
 
-class _Writer:
+class _Sink:
     def __init__(self) -> None:
         self.lines: list[dict] = []
 
-    def is_closing(self) -> bool:
+    def closed(self) -> bool:
         return False
 
-    def write(self, data: bytes) -> None:
-        self.lines += [protocol.decode(line) for line in data.splitlines()]
-
-    async def drain(self) -> None:
-        return None
+    async def put(self, line: dict) -> None:
+        self.lines.append(line)
 
 
 async def test_the_service_fails_a_run_whose_prompt_line_is_too_long_and_reads_on():
     reader = asyncio.StreamReader(limit=1000)
     reader.feed_data(b'{"type": "user", "message": {"content": "' + b"x" * 5000 + b'"}}\n')
     reader.feed_eof()
-    writer = _Writer()
-    request = protocol.control_request(protocol.RUN, cwd="/", env={}, options={})
-    await asyncio.wait_for(ServedRun(request, reader, writer).serve(), 10)
+    writer = _Sink()
+    request = read_run(read_control(protocol.control_request(protocol.RUN, cwd="/", env={}, options={})))
+    await asyncio.wait_for(ServedRun(request, StreamSource(reader), writer).serve(), 10)
     done = writer.lines[-1]
     assert done["type"] == protocol.DONE
     assert f"{protocol.LINE_LIMIT:,} bytes a line" in done["error"]
     assert any(line.get("type") == "result" and line["is_error"] for line in writer.lines)
+
+
+def test_the_client_sends_the_prompt_line_it_checked_encoding_the_prompt_once(tmp_path):
+    line = client.check_prompt("go")
+    assert protocol.decode(line) == protocol.user_message("go")
+    sent: list[bytes] = []
+    replies = [{"type": "result", "result": "ok", "is_error": False}, {"type": protocol.DONE}]
+
+    class _Conn:
+        def send(self, message: dict) -> None:
+            sent.append(protocol.encode(message))
+
+        def send_line(self, data: bytes, kind: str = "user") -> None:
+            sent.append(data)
+
+        def receive(self) -> dict | None:
+            return replies.pop(0) if replies else None
+
+    from covey.client.paths import ServicePaths
+
+    run = client.ServedRun(_Conn(), ServicePaths(tmp_path), "text")  # type: ignore[arg-type]
+    assert run.run(protocol.run_request("", {}, env={}), line) == 0
+    assert sent[1] is line and len(sent) == 2

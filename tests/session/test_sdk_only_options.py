@@ -157,7 +157,7 @@ def test_managed_settings_from_the_program_apply_as_the_policy_tier_restrictive_
 
 
 def _answer(session: Session, **flags) -> dict:
-    request = {"request_id": "r", "request": {"subtype": "control_request", "run": flags}}
+    request = {"request_id": "r", "request": {"subtype": "covey_run", "cwd": "/", "env": {}, "options": {}, "run": flags}}
     run = ConversationRun(request, None, None, service=False)  # type: ignore[arg-type]
     return run._initialized({"subtype": "initialize"}, session)
 
