@@ -7,7 +7,7 @@ One private HOME, service directory and ``RAY_TMPDIR``, and one fake Messages AP
    warm, ``RUNS`` times: seconds from ``query()`` to its ``ResultMessage`` and to the end of
    the iteration (the process has exited).
 2. A ``ClaudeSDKClient`` over ``TURNS`` turns: seconds per turn after the first.
-3. The same two with Claude Code 2.1.332 as the SDK bundles it (``_bundled/claude``), against
+3. The same two with the Claude Code the SDK bundles (``_bundled/claude``), against
    the same fake API, when the SDK has it: the peer, measured in the same run.
 4. ``covey stop``, and the processes left after it (by the private ``RAY_TMPDIR``).
 """

@@ -16,7 +16,7 @@ separate the board's cost from that of 20 claimer processes on the same cores.
 
 mailbox: a sender actor puts M ``TeammateMessage``s for a receiver actor into
 covey's real mailbox actor (``mailbox_actor_class`` + ``MailboxHandle``, as
-``Session.start`` makes it). The receiver empties its queue the ways an agent
+the session's ``Kit`` makes it). The receiver empties its queue the ways an agent
 does: ``drain`` (between turns; here back to back, as if turns took no time)
 or ``wait`` (parked, as ``RuntimeInbox.wait`` does). Sends go one at a time or
 ``BATCH`` in flight. Latency = the message's ``sent_at`` (``time.time()`` just

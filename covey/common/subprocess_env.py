@@ -102,8 +102,9 @@ def as_the_person_set(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def without_api_credentials(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` without the API's credentials: what a Ray node (its raylet, so every worker) or
-    the covey service that covey starts is given. Ray's token stays: they need it to join."""
+    """``env`` without the API's credentials: what a Ray node covey starts (its raylet, so every
+    worker) is given. Ray's token stays: it needs it to join. (The covey service keeps the
+    environment it was started with and zeroes the credentials in what ``/proc`` shows.)"""
     return {name: value for name, value in env.items() if name not in API_CREDENTIALS}
 
 

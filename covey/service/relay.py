@@ -6,7 +6,7 @@ the host as it is; the run's lines come back as the journal's bytes, written out
 ``HostedRun`` is a ``covey -p`` (or SDK) client's run: it starts the run on a host and
 relays. The client that started a run owns it: when its connection closes the host is
 told (the run is cancelled, as before), unless the run was started with ``--detach``.
-``Attached`` is a ``covey attach`` client: it reads the run from its first line (or the
+``attach`` serves a ``covey attach`` client: it reads the run from its first line (or the
 journal file of a run whose host has gone), may answer its questions and interrupt it,
 and leaving stops nothing.
 """
