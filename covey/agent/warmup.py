@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 AGENT_RUN_MODULES = (
     "covey.runtime.ports",  # the session runtime and its ports
-    "covey.registry.actor",
+    "covey.registry.handle",
     "covey.teams.mailbox_actor",
     "covey.agent.handle",
     "covey.subagents.children",
