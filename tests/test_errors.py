@@ -20,7 +20,7 @@ from covey.permissions.rules import RuleError
 from covey.ray.start import RayUnreachable
 from covey.transcripts.resume import ResumeError
 from covey.cli.served import PromptTooLarge
-from covey.service.controls import Refused
+from covey.service.controls import ControlRefused
 from covey.service.preflight import MissingKey
 from covey.client.process import LineTooLong, ServiceUnavailable
 from covey.client.paths import ServiceDirError
@@ -43,7 +43,7 @@ EXAMPLES = [
     RateLimitRefused("Rate limit: the requests per minute limit (60), 60 consumed", "requests", 60, 60, 1.8e9),
     RayUnreachable("no Ray answers at 127.0.0.1:1 (Connection refused): give none for a private Ray"),
     MissingKey("no Anthropic API key in the run's environment: set ANTHROPIC_API_KEY"),
-    Refused("Unsupported control request subtype: update_queued_message", "unsupported_request"),
+    ControlRefused("Unsupported control request subtype: update_queued_message", "unsupported_request"),
     SandboxUnavailable("settings require a command sandbox (sandbox.failIfUnavailable): covey has none"),
 ]
 

@@ -64,7 +64,7 @@ def run_served(prompt: str, options: dict[str, Any], output_format: str, verbose
     request = run_request(prompt, options, output_format=output_format, verbose=verbose,
                           live=not (quiet or verbose or detach), trace=trace, can_ask=can_ask, detach=detach)
     try:
-        return ServedRun(conn, paths, output_format, detach=detach).run(request, prompt_line)
+        return ClientRun(conn, paths, output_format, detach=detach).run(request, prompt_line)
     except ServiceUnavailable as exc:
         if output_format != "text":  # a script reading JSON gets the cause in the shape it parses
             print(json.dumps(protocol.failure_result(str(exc))), flush=True)
@@ -100,7 +100,7 @@ class _PromptInterrupted(Exception):
     """A signal while a permission prompt waits for the person."""
 
 
-class ServedRun:
+class ClientRun:
     """One run's conversation with the service, and the output an in-process run would print."""
 
     def __init__(self, conn: Connection, paths: ServicePaths, output_format: str, *, detach: bool = False) -> None:

@@ -21,7 +21,7 @@ from covey.client import ports as protocol
 from covey.client.process import ServiceUnavailable, ask
 from covey.client.paths import service_paths
 from covey.errors import CoveyError
-from covey.cli.served import ServedRun, _Leave
+from covey.cli.served import ClientRun, _Leave
 
 STOP_WINDOW_S = 2.0
 
@@ -30,7 +30,7 @@ class _Detach(Exception):
     """The first Ctrl-C of an attached client."""
 
 
-class AttachedRun(ServedRun):
+class AttachedRun(ClientRun):
     """A ``covey attach`` reader: leaving stops nothing, unless asked twice. A permission prompt
     the run waits on is answered here at a terminal (text output), or over stdio
     (``--permission-prompt-tool stdio``); a reader that can do neither leaves it open."""

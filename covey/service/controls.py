@@ -18,7 +18,7 @@ CHECKPOINTING_ENV = "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"
 """What claude-agent-sdk sets for ``enable_file_checkpointing=True``."""
 
 
-class Refused(CoveyError):
+class ControlRefused(CoveyError):
     """A control request answered with an error; ``code``: Claude Code's ``error_code``, if it has one."""
 
     def __init__(self, message: str, code: str | None = None) -> None:
@@ -29,27 +29,27 @@ class Refused(CoveyError):
         return self.message
 
 
-def unsupported(subtype: str | None) -> Refused:
+def unsupported(subtype: str | None) -> ControlRefused:
     """As Claude Code answers a subtype it does not know (``update_queued_message`` in print mode too)."""
-    return Refused(f"Unsupported control request subtype: {subtype}", UNSUPPORTED)
+    return ControlRefused(f"Unsupported control request subtype: {subtype}", UNSUPPORTED)
 
 
 async def answer(subtype: str | None, request: dict[str, Any], session: Session) -> dict[str, Any]:
-    """The answer to one of this module's requests; ``Refused`` for any other."""
+    """The answer to one of this module's requests; ``ControlRefused`` for any other."""
     match subtype:
         case "get_context_usage":
             from covey.service.context_usage import context_usage
 
             return await asyncio.to_thread(context_usage, session)
         case "rewind_files":
-            raise Refused(_no_rewind(session))
+            raise ControlRefused(_no_rewind(session))
         case "mcp_reconnect":
             await reconnect(session, str(request.get("serverName") or ""))
             return {}
         case "mcp_toggle":
             name = str(request.get("serverName") or "")
             if not session.mcp.toggle(name, bool(request.get("enabled"))):
-                raise Refused(f"Server not found: {name}")
+                raise ControlRefused(f"Server not found: {name}")
             return {}
     raise unsupported(subtype)
 
@@ -66,12 +66,12 @@ async def reconnect(session: Session, name: str) -> None:
     turn connects anew whatever this says; here the server is connected now, as a check, and a
     failure is the answer's error (Claude Code's: the connection's own error)."""
     if name in session.mcp.disabled:
-        raise Refused(f"MCP server {name} is disabled — enable it (mcp_toggle) before reconnecting")
+        raise ControlRefused(f"MCP server {name} is disabled — enable it (mcp_toggle) before reconnecting")
     if name not in session.mcp.servers:
-        raise Refused(f"Server not found: {name}")
+        raise ControlRefused(f"Server not found: {name}")
     from covey.mcp.listing import probe
 
     entry, = await probe({name: session.mcp.servers[name]}, cwd=str(session.cwd), env=session.env,
                          relay=session.options.on_mcp_message)
     if entry.get("status") != "connected":
-        raise Refused(str(entry.get("error") or f"{name} did not connect"))
+        raise ControlRefused(str(entry.get("error") or f"{name} did not connect"))

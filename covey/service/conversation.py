@@ -256,7 +256,7 @@ class ConversationRun(ServedRun):
         try:
             response = await self._answer(subtype, request)
         except CoveyError as exc:
-            await self.send(protocol.error(request_id, str(exc), exc.code if isinstance(exc, controls.Refused) else None))
+            await self.send(protocol.error(request_id, str(exc), exc.code if isinstance(exc, controls.ControlRefused) else None))
             return
         await self.send(protocol.success(request_id, response))
         if subtype == "end_session":

@@ -5,7 +5,7 @@ The service takes a warm host for every run (``HostSupply``), starts the run on 
 relays: the client's lines in, as the values the service read them into (``take``), the run's
 lines out, as the journal's bytes (``follow``). The run itself (``ServedRun`` or
 ``ConversationRun``, the same classes an in-process service used) reads its client from a
-queue and puts its lines into the run's ``Journal``, so a client that
+queue and puts its lines into the run's ``RunLog``, so a client that
 leaves, or a service that dies, takes nothing with it: a later ``covey attach`` reads the
 journal from any line on. The host is detached (Ray's ``lifetime="detached"``: owned by
 the cluster, not by the service that made it), pinned to the service's node (the run's
@@ -26,7 +26,7 @@ from covey.ray.handle import TypedHandle, actor_class
 from covey.ray.local import NAMESPACE
 from covey.client import ports as protocol
 from covey.client.ports import RunLine, RunRequest
-from covey.service.journal import Journal
+from covey.service.journal import RunLog
 from covey.service.ports import HostPort, LineSource, RunMeta, Unreadable
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class _HostActor:
         from covey.service import conversation, runs  # noqa: F401
 
         self.source = _QueueSource()
-        self.journal: Journal | None = None
+        self.journal: RunLog | None = None
         self.run: ServedRun | None = None
         self.run_id = ""
         """The ``covey_run`` request id of the run this host drives."""
@@ -68,7 +68,7 @@ class _HostActor:
 
         kind = ConversationRun if request["request"]["run"].get("conversation") else ServedRun
         self.run_id = request["request_id"]
-        self.journal = Journal(meta)
+        self.journal = RunLog(meta)
         self.run = kind(request, self.source, self.journal, client_pid=meta.get("client_pid"))
         self._served = asyncio.create_task(self._serve())
 
@@ -125,7 +125,7 @@ class _HostActor:
         return True
 
     async def status(self) -> dict[str, Any]:
-        """The run's record (``Journal.meta``), with what it does now: agents running, cost."""
+        """The run's record (``RunLog.meta``), with what it does now: agents running, cost."""
         journal, run = self.journal, self.run
         if journal is None:
             return {"status": "idle"}

@@ -30,7 +30,7 @@ def sessions_dir(home: Path | None = None) -> Path:
     return (home or Path.home()) / ".covey" / "sessions"
 
 
-class Journal:
+class RunLog:
     """The numbered lines of one run; ``put`` makes it the run's ``LineSink``."""
 
     def __init__(self, meta: Mapping[str, Any], folder: Path | None = None) -> None:
@@ -151,8 +151,8 @@ def _session_of(message: Mapping[str, Any]) -> str | None:
 if TYPE_CHECKING:
     from covey.service.ports import LineSink
 
-    def _conforming(journal: Journal) -> LineSink:
-        """Never called: the type checker holds ``Journal`` to ``LineSink``."""
+    def _conforming(journal: RunLog) -> LineSink:
+        """Never called: the type checker holds ``RunLog`` to ``LineSink``."""
         return journal
 
 

@@ -8,13 +8,13 @@ import json
 import stat
 
 from covey.client import ports as protocol
-from covey.service.journal import Journal, all_meta, read_lines, read_meta
+from covey.service.journal import RunLog, all_meta, read_lines, read_meta
 
 SESSION = "0b9c9a40-0000-4000-8000-000000000001"
 
 
 def test_the_file_starts_once_the_run_names_its_session_with_every_line_said_before(tmp_path):
-    journal = Journal({"cwd": "/p", "output_format": "stream-json"}, tmp_path)
+    journal = RunLog({"cwd": "/p", "output_format": "stream-json"}, tmp_path)
     journal.add(protocol.stderr_line("covey: a warning"))
     assert not list(tmp_path.glob("*.jsonl"))
     journal.add(protocol.success("req_1", {"session_id": SESSION}))
@@ -26,7 +26,7 @@ def test_the_file_starts_once_the_run_names_its_session_with_every_line_said_bef
 
 
 def test_an_answered_question_is_not_replayed_and_the_end_is_recorded(tmp_path):
-    journal = Journal({"cwd": "/p"}, tmp_path)
+    journal = RunLog({"cwd": "/p"}, tmp_path)
     journal.add(protocol.success("req_1", {"session_id": SESSION}))
     journal.add(protocol.control_request("can_use_tool", "ask_1", tool_name="Bash"))
     journal.add(protocol.control_request("can_use_tool", "ask_2", tool_name="Write"))
@@ -44,14 +44,14 @@ def test_an_answered_question_is_not_replayed_and_the_end_is_recorded(tmp_path):
 def test_an_interrupted_or_failed_run_is_recorded_so(tmp_path):
     for done, status in (({"type": protocol.DONE, "interrupted": True}, "interrupted"),
                          ({"type": protocol.DONE, "error": "boom"}, "failed")):
-        journal = Journal({}, tmp_path)
+        journal = RunLog({}, tmp_path)
         journal.add(protocol.success("r", {"session_id": SESSION}))
         journal.add(done)
         assert read_meta(SESSION, tmp_path)["status"] == status
 
 
 async def test_a_follower_gets_every_line_once_in_batches_until_the_end(tmp_path):
-    journal = Journal({}, tmp_path)
+    journal = RunLog({}, tmp_path)
     journal.add(protocol.success("r", {"session_id": SESSION}))
     got: list[bytes] = []
     lasts: list[int] = []
@@ -77,7 +77,7 @@ async def test_a_follower_gets_every_line_once_in_batches_until_the_end(tmp_path
 
 
 def test_a_run_without_session_persistence_leaves_no_file_and_is_still_followed(tmp_path):
-    journal = Journal({"cwd": "/p", "persist": False}, tmp_path)
+    journal = RunLog({"cwd": "/p", "persist": False}, tmp_path)
     journal.add(protocol.success("req_1", {"session_id": SESSION}))
     journal.add({"type": protocol.DONE})
     assert list(tmp_path.iterdir()) == [] and read_meta(SESSION, tmp_path) is None
@@ -85,7 +85,7 @@ def test_a_run_without_session_persistence_leaves_no_file_and_is_still_followed(
 
 
 def test_the_questions_still_open_are_listed_with_their_words(tmp_path):
-    journal = Journal({"cwd": "/p"}, tmp_path)
+    journal = RunLog({"cwd": "/p"}, tmp_path)
     journal.add(protocol.success("req_1", {"session_id": SESSION}))
     journal.add(protocol.control_request("can_use_tool", "ask_1", tool_name="Bash", message="Allow Bash (ls)?",
                                                  input={"command": "ls"}))

@@ -16,7 +16,7 @@ from covey.client import ports as protocol
 from covey.client.paths import ServicePaths
 from covey.service.conversation import ConversationRun
 from covey.service.host import _HostActor
-from covey.service.journal import Journal
+from covey.service.journal import RunLog
 from covey.service.ports import StreamSource, Unreadable, read_control, read_line, read_run
 from covey.service.relay import _Relay
 from covey.service.runs import ServedRun
@@ -134,7 +134,7 @@ async def test_the_relay_hands_the_host_each_line_as_a_value_and_an_unreadable_o
 
 async def test_the_host_queues_the_value_it_is_handed_and_notes_an_answer(tmp_path: Path):
     host = _HostActor()
-    host.run_id, host.journal = "run_1", Journal({}, tmp_path)
+    host.run_id, host.journal = "run_1", RunLog({}, tmp_path)
     answer = protocol.success("ask_1", {"behavior": "allow"})
     await host.take("run_1", answer)
     await host.take("run_0", protocol.user_message("an earlier run's"))  # dropped
@@ -150,7 +150,7 @@ async def test_a_prompt_is_json_once_between_the_client_s_socket_and_the_run(mon
     monkeypatch.setattr(json, "loads", lambda *a, **k: calls.append("loads") or loads(*a, **k))
     monkeypatch.setattr(json, "dumps", lambda *a, **k: calls.append("dumps") or dumps(*a, **k))
     host = _HostActor()
-    host.run_id, host.journal = "run_1", Journal({}, tmp_path)
+    host.run_id, host.journal = "run_1", RunLog({}, tmp_path)
 
     class _ToHost(_Host):
         async def take(self, run_id: str, line: Any) -> None:
