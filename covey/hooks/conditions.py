@@ -16,7 +16,7 @@ from pathlib import Path
 
 from covey.errors import UserError
 from covey.permissions.bash_judge import first_hit, unknowable
-from covey.shell.parse import Script, parse
+from covey.shell.parse import ShellScript, parse
 from covey.permissions.rules import PathContext, Rule, parse_rule
 
 
@@ -56,7 +56,7 @@ def _bash(rule: Rule, command: str) -> bool:
     return first_hit([rule], command, script, where) is not None
 
 
-def _computed(script: Script) -> bool:
+def _computed(script: ShellScript) -> bool:
     """Something in the command is only known when it runs: a substitution, a variable, a computed program."""
     return unknowable(script) is not None or any(None in c.words for c in script.commands) or not script.understood
 

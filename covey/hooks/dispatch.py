@@ -45,7 +45,7 @@ class AgentInfo:
 
 
 @dataclass(frozen=True)
-class ToolCall:
+class HookedCall:
     """The tool call a tool event is about: what ``matcher`` and ``if`` look at."""
 
     tool_name: str
@@ -121,7 +121,7 @@ class HookDispatch:
         self._scopes.pop(agent_id, None)
 
     def hooks_for(
-        self, event: str, agent_id: str | None, value: str | None = None, *, call: ToolCall | None = None,
+        self, event: str, agent_id: str | None, value: str | None = None, *, call: HookedCall | None = None,
         cwd: Path | None = None,
     ) -> list[Handler]:
         """Matching hooks, session-wide first; the same handler twice runs once. ``value`` is what
@@ -135,7 +135,7 @@ class HookDispatch:
                             found.setdefault(hook.key, hook)
         return list(found.values())
 
-    def _condition_holds(self, hook: Handler, event: str, call: ToolCall | None, cwd: Path | None) -> bool:
+    def _condition_holds(self, hook: Handler, event: str, call: HookedCall | None, cwd: Path | None) -> bool:
         if hook.if_rule is None:
             return True
         if event not in TOOL_EVENTS or call is None:
@@ -165,7 +165,7 @@ class HookDispatch:
 
     async def _run(
         self, event: str, agent_id: str | None, value: str | None, fields: dict[str, Any], *,
-        session_id: str | None = None, cwd: Path | str | None = None, call: ToolCall | None = None,
+        session_id: str | None = None, cwd: Path | str | None = None, call: HookedCall | None = None,
         timeout_s: float | None = None, extra_env: Mapping[str, str] | None = None,
     ) -> list[HookAnswer]:
         workdir = Path(cwd) if cwd is not None else self.project_dir

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from covey.hooks.config import SESSION_END_BUDGET_S, Handler
-from covey.hooks.dispatch import ToolCall
+from covey.hooks.dispatch import HookedCall
 from covey.hooks.env_file import exported, new_env_file
 from covey.hooks.command import HookAnswer
 from covey.hooks.occasions import OccasionEvents
@@ -36,7 +36,7 @@ class HookRegistry(OccasionEvents):
         session_id: str | None = None, cwd: Path | str | None = None, tool_use_id: str | None = None,
         subject: str | None = None,
     ) -> PreToolOutcome:
-        call = ToolCall(tool_name, tool_input, tool_use_id, subject)
+        call = HookedCall(tool_name, tool_input, tool_use_id, subject)
         answers = await self._tool_event("PreToolUse", agent_id, call, {}, session_id=session_id, cwd=cwd)
         return combine_pre_tool(answers)
 
@@ -45,7 +45,7 @@ class HookRegistry(OccasionEvents):
         session_id: str | None = None, cwd: Path | str | None = None, tool_use_id: str | None = None,
         subject: str | None = None,
     ) -> HookOutcome:
-        call = ToolCall(tool_name, tool_input, tool_use_id, subject)
+        call = HookedCall(tool_name, tool_input, tool_use_id, subject)
         fields = {"tool_response": tool_response}
         answers = await self._tool_event("PostToolUse", agent_id, call, fields, session_id=session_id, cwd=cwd)
         return combine("PostToolUse", answers)
@@ -56,7 +56,7 @@ class HookRegistry(OccasionEvents):
         subject: str | None = None,
     ) -> HookOutcome:
         """A tool that ran and failed: ``blocked`` (exit 2) and ``additional_context`` are feedback for the model."""
-        call = ToolCall(tool_name, tool_input, tool_use_id, subject)
+        call = HookedCall(tool_name, tool_input, tool_use_id, subject)
         fields = {"error": error, "is_interrupt": is_interrupt}
         answers = await self._tool_event("PostToolUseFailure", agent_id, call, fields, session_id=session_id, cwd=cwd)
         return combine("PostToolUseFailure", answers)
@@ -66,13 +66,13 @@ class HookRegistry(OccasionEvents):
         suggestions: list[dict[str, Any]] | None = None, cwd: Path | str | None = None,
     ) -> RequestVerdict | None:
         """Before a person is asked: hooks may allow or deny on their behalf (None: ask as usual)."""
-        call = ToolCall(tool_name, tool_input, None, subject)
+        call = HookedCall(tool_name, tool_input, None, subject)
         fields = {"permission_suggestions": suggestions} if suggestions else {}
         answers = await self._tool_event("PermissionRequest", agent_id, call, fields, cwd=cwd, with_id=False)
         return combine_permission_request(answers)
 
     async def _tool_event(
-        self, event: str, agent_id: str, call: ToolCall, fields: dict[str, Any], *, session_id: str | None = None,
+        self, event: str, agent_id: str, call: HookedCall, fields: dict[str, Any], *, session_id: str | None = None,
         cwd: Path | str | None = None, with_id: bool = True,
     ) -> list[HookAnswer]:
         base: dict[str, Any] = {"tool_name": call.tool_name, "tool_input": call.tool_input}

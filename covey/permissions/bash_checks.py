@@ -13,7 +13,7 @@ from covey.permissions.bash_judge import allowing_rule
 from covey.permissions.decisions import Allow, Decision
 from covey.permissions.paths import inside, resolve
 from covey.permissions.readonly import not_read_only
-from covey.shell.parse import Script, parse
+from covey.shell.parse import ShellScript, parse
 
 if TYPE_CHECKING:
     from covey.permissions.host import PolicyHost as _Base
@@ -22,7 +22,7 @@ else:
 
 
 class BashChecks(_Base):
-    def _bash(self, call: dict[str, Any], script: Script, read_only: bool) -> Decision:
+    def _bash(self, call: dict[str, Any], script: ShellScript, read_only: bool) -> Decision:
         """Allow rules apply only to a command the grammar reads fully: each simple command allowed by
         a rule or read-only, and every file it writes inside the working directories or Edit-allowed."""
         command = call["subject"]
@@ -44,7 +44,7 @@ class BashChecks(_Base):
             return Allow(**call, source=f"mode:{self.mode}", reason="every part is allowed: " + "; ".join(reasons))
         return self._by_mode(call, read_only)
 
-    def _unapproved_target(self, script: Script) -> str | None:
+    def _unapproved_target(self, script: ShellScript) -> str | None:
         """An output file no rule lets the command write (Claude Code checks a redirection's target as
         a file write): outside the working directories and no ``Edit`` allow rule, or computed at run time."""
         for simple in script.commands:
@@ -58,7 +58,7 @@ class BashChecks(_Base):
                     return redirect.target
         return None
 
-    def _allowed_parts(self, script: Script) -> list[str] | None:
+    def _allowed_parts(self, script: ShellScript) -> list[str] | None:
         """Claude Code matches a compound command part by part: each must be allowed by a rule or
         read-only. A ``cd`` part moves the others, so such a command is judged whole."""
         if any(c.words[:1] == ("cd",) for c in script.commands):
@@ -66,7 +66,7 @@ class BashChecks(_Base):
         reasons = []
         for simple in script.commands:
             rule = allowing_rule(self.rules["allow"], simple, self.where)
-            if rule is None and self._not_read_only(Script([simple])) is not None:
+            if rule is None and self._not_read_only(ShellScript([simple])) is not None:
                 return None
             reasons.append(f"{simple.source!r} by {rule.text!r}" if rule else f"{simple.source!r} is read-only")
         return reasons
@@ -80,7 +80,7 @@ class BashChecks(_Base):
             return False
         return self._not_read_only(parse(subject)) is None
 
-    def _not_read_only(self, script: Script) -> str | None:
+    def _not_read_only(self, script: ShellScript) -> str | None:
         return not_read_only(script, cwd=Path(self.where.cwd), roots=self._roots(), home=self.where.home,
                              readable=self.readable)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from covey.permissions.paths import expand, normal, resolve
-from covey.shell.parse import Script, SimpleCommand, parse
+from covey.shell.parse import ShellScript, SimpleCommand, parse
 from covey.shell.wrappers import basename, runs
 
 READERS = frozenset({
@@ -53,13 +53,13 @@ class Files:
     """A ``cd`` went somewhere decided at run time: relative paths after it are unknown."""
 
 
-def bash_files(command: str | Script, cwd: Path, home: Path | None = None) -> tuple[list[Path], list[Path]]:
+def bash_files(command: str | ShellScript, cwd: Path, home: Path | None = None) -> tuple[list[Path], list[Path]]:
     """(files read, files written) by ``command`` run in ``cwd``."""
     files = command_files(command, cwd, home)
     return files.reads, files.writes
 
 
-def command_files(command: str | Script, cwd: Path, home: Path | None = None) -> Files:
+def command_files(command: str | ShellScript, cwd: Path, home: Path | None = None) -> Files:
     """Every file ``command`` visibly reads and writes, each as written (normalised) and with its
     symlinks resolved, so that a rule on either form applies."""
     script = parse(command) if isinstance(command, str) else command

@@ -16,7 +16,7 @@ from typing import Iterable
 
 from covey.shell.wrappers import runs
 from covey.permissions.rules import PathContext, Rule
-from covey.shell.parse import Script, SimpleCommand
+from covey.shell.parse import ShellScript, SimpleCommand
 
 
 def forms(command: SimpleCommand) -> list[str]:
@@ -26,7 +26,7 @@ def forms(command: SimpleCommand) -> list[str]:
     return [t for t in dict.fromkeys(texts) if t]
 
 
-def first_hit(rules: Iterable[Rule], command: str, script: Script, where: PathContext) -> Rule | None:
+def first_hit(rules: Iterable[Rule], command: str, script: ShellScript, where: PathContext) -> Rule | None:
     """The first deny or ask rule any simple command of ``command`` (or the whole text) meets."""
     bash_rules = [r for r in rules if r.applies_to("Bash")]
     if not bash_rules:
@@ -36,7 +36,7 @@ def first_hit(rules: Iterable[Rule], command: str, script: Script, where: PathCo
                  if rule.matches("Bash", text, where, allowing=False)), None)
 
 
-def unknowable(script: Script) -> str | None:
+def unknowable(script: ShellScript) -> str | None:
     """Why some command it runs cannot be checked against a rule: the grammar could not read it all,
     a program or shell code is computed at run time, or a program is named by a variable."""
     if script.broken or script.computed:

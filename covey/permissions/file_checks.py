@@ -16,7 +16,7 @@ from covey.permissions.decisions import Allow, Decision, Deny, describe_call
 from covey.permissions.paths import inside, protected_part, real_roots, resolve
 from covey.permissions.rules import Rule
 from covey.permissions.tool_traits import EDIT_TOOLS, READ_TOOLS
-from covey.shell.parse import Script
+from covey.shell.parse import ShellScript
 
 if TYPE_CHECKING:
     from covey.permissions.host import PolicyHost as _Base
@@ -33,7 +33,7 @@ class FileChecks(_Base):
         """The project, the cwd and ``--add-dir``'s, with their symlinks resolved."""
         return real_roots((self.where.project_root, self.where.cwd, *self.additional_directories))
 
-    def _file_denial(self, tool_name: str, subject: str | None, script: Script | None) -> Rule | None:
+    def _file_denial(self, tool_name: str, subject: str | None, script: ShellScript | None) -> Rule | None:
         """Claude Code's deny rules for files reach further than their tool: a ``Read`` deny rule also
         stops ``Edit`` / ``Write`` / ``NotebookEdit`` on that path and the files Bash's ``cat``,
         ``head``... read (a folder ``grep -r`` or ``rg`` searches counts as every file in it); an
@@ -54,7 +54,7 @@ class FileChecks(_Base):
         hit = next((rule for rule, path in found if rule.matches(rule.tool, path, self.where, allowing=False)), None)
         return hit or next((rule for tree in trees if (rule := self._denied_below(tree, reading))), None)
 
-    def _unknown_files(self, script: Script) -> str | None:
+    def _unknown_files(self, script: ShellScript) -> str | None:
         """Why a file a Bash command reads or writes cannot be checked against the Read / Edit deny rules."""
         reading, editing = self._path_denials()
         if script.broken and (reading or editing):
@@ -67,7 +67,7 @@ class FileChecks(_Base):
         return ([r for r in self.rules["deny"] if r.tool == "Read" and r.content],
                 [r for r in self.rules["deny"] if r.tool == "Edit" and r.content])
 
-    def _files(self, script: Script) -> Files:
+    def _files(self, script: ShellScript) -> Files:
         return command_files(script, Path(self.where.cwd), self.where.home)
 
     def _denied_below(self, tree: Path, rules: list[Rule]) -> Rule | None:
@@ -95,7 +95,7 @@ class FileChecks(_Base):
         candidates = (path, str(self._resolve(path)))
         return any(rule.matches("Read", p, self.where, allowing=False) for rule in rules for p in candidates)
 
-    def _protected_write(self, tool_name: str, subject: str | None, script: Script | None) -> str | None:
+    def _protected_write(self, tool_name: str, subject: str | None, script: ShellScript | None) -> str | None:
         """A protected path (``.git``, ``.claude``, shell rc files...) the call writes, unless an
         ``Edit`` allow rule names that very path (a targeted approval); for Bash also a write whose
         file is decided at run time (it could be one)."""

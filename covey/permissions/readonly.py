@@ -21,7 +21,7 @@ from covey.permissions.git_places import git_elsewhere
 from covey.permissions.options import options, parse_options
 from covey.permissions.paths import expand, inside, protected_part, real_roots, resolve
 from covey.permissions.readonly_commands import ANY_ARGUMENTS, FLAG_SAFE, judge
-from covey.shell.parse import MAX_LENGTH, Redirect, Script, SimpleCommand, parse
+from covey.shell.parse import MAX_LENGTH, Redirect, ShellScript, SimpleCommand, parse
 
 __all__ = ["MAX_LENGTH", "is_read_only", "not_read_only", "is_filesystem_edit", "not_filesystem_edit"]
 
@@ -34,7 +34,7 @@ def is_read_only(command: str, *, cwd: Path, roots: Iterable[Path] = (), home: P
     return not_read_only(parse(command), cwd=cwd, roots=roots, home=home, readable=readable) is None
 
 
-def not_read_only(script: Script, *, cwd: Path, roots: Iterable[Path] = (), home: Path | None = None,
+def not_read_only(script: ShellScript, *, cwd: Path, roots: Iterable[Path] = (), home: Path | None = None,
                   readable: Iterable[Path] = ()) -> str | None:
     """Why ``script`` is not read-only, or None when it is."""
     if not script.understood:
@@ -143,7 +143,7 @@ def is_filesystem_edit(command: str, *, cwd: Path, roots: Iterable[Path] = (), h
     return not_filesystem_edit(parse(command), cwd=cwd, roots=roots, home=home) is None
 
 
-def not_filesystem_edit(script: Script, *, cwd: Path, roots: Iterable[Path] = (), home: Path | None = None) -> str | None:
+def not_filesystem_edit(script: ShellScript, *, cwd: Path, roots: Iterable[Path] = (), home: Path | None = None) -> str | None:
     """Why ``script`` is not read-only parts plus ``mkdir`` / ``touch`` / ``mv`` / ``cp`` of paths inside
     the working directories (no glob, variable, ``cd`` or protected path), or None when it is."""
     if not script.understood:

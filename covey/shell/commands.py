@@ -45,7 +45,7 @@ class SimpleCommand:
 
 
 @dataclass
-class Script:
+class ShellScript:
     commands: list[SimpleCommand] = field(default_factory=list)
     opaque: list[str] = field(default_factory=list)
     """Why the judge cannot read it all (empty: fully understood)."""

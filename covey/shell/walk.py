@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from covey.shell.commands import Redirect, Script, SimpleCommand
+from covey.shell.commands import Redirect, ShellScript, SimpleCommand
 from covey.shell.words import (
     child_index, describe, double_quoted, last_command, plain_arithmetic, plain_variable, test_form, unescape, unescaped_part,
 )
@@ -25,7 +25,7 @@ _QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
 
 
 
-def read(command: str, script: Script) -> Script:
+def read(command: str, script: ShellScript) -> ShellScript:
     """Walk ``command`` into ``script`` (code handed to ``bash -c`` is the caller's to read)."""
     tree = _parser().parse(command.encode())
     _walk(tree.root_node, script, nested=False)
@@ -35,7 +35,7 @@ def read(command: str, script: Script) -> Script:
     return script
 
 
-def _walk(node, script: Script, *, nested: bool) -> None:
+def _walk(node, script: ShellScript, *, nested: bool) -> None:
     kind = node.type
     if not node.is_named:
         if kind not in _ANON_OK:
@@ -77,11 +77,11 @@ def _walk(node, script: Script, *, nested: bool) -> None:
         _walk(child, script, nested=nested)
 
 
-def _test(node, script: Script, *, nested: bool) -> bool:
+def _test(node, script: ShellScript, *, nested: bool) -> bool:
     """``[ … ]`` is the command ``[``, read as ``test`` is; ``[[ … ]]`` too when it holds one plain test."""
     text = node.text.decode(errors="replace")
     form = test_form(text)
-    inner = read("test " + form[1], Script()) if form is not None else None
+    inner = read("test " + form[1], ShellScript()) if form is not None else None
     if form is None or inner is None or inner.opaque or inner.broken or len(inner.commands) != 1 \
             or inner.commands[0].redirects:
         return False
@@ -91,7 +91,7 @@ def _test(node, script: Script, *, nested: bool) -> bool:
     return True
 
 
-def _attach(script: Script, start: int, redirects: tuple[Redirect, ...], extra: list[tuple[str | None, bool]]) -> None:
+def _attach(script: ShellScript, start: int, redirects: tuple[Redirect, ...], extra: list[tuple[str | None, bool]]) -> None:
     """Give ``redirects`` (and words after a here-document's delimiter) to the rightmost command of the body just walked."""
     for i in range(len(script.commands) - 1, start - 1, -1):
         command = script.commands[i]
@@ -103,7 +103,7 @@ def _attach(script: Script, start: int, redirects: tuple[Redirect, ...], extra: 
     script.opaque.append("a redirection the judge cannot place")
 
 
-def _command(node, script: Script, *, nested: bool, redirects: tuple[Redirect, ...],
+def _command(node, script: ShellScript, *, nested: bool, redirects: tuple[Redirect, ...],
              extra: list[tuple[str | None, bool]] | None = None) -> None:
     extra = list(extra or ())
     words: list[str | None] = []
@@ -140,13 +140,13 @@ def _command(node, script: Script, *, nested: bool, redirects: tuple[Redirect, .
         _walk(tail, script, nested=nested)
 
 
-def _assignment(node, script: Script) -> None:
+def _assignment(node, script: ShellScript) -> None:
     value = node.child_by_field_name("value")
     if value is not None:
         _word(value, script)
 
 
-def _redirects(nodes, script: Script) -> tuple[tuple[Redirect, ...], list[tuple[str | None, bool]], list]:
+def _redirects(nodes, script: ShellScript) -> tuple[tuple[Redirect, ...], list[tuple[str | None, bool]], list]:
     """The redirections, the words bash reads after a here-document's delimiter (``cat <<EOF .env``: an
     operand of ``cat``) and what follows on that line (``&& rm x``, ``| sh``): the whole first line counts."""
     redirects: list[Redirect] = []
@@ -178,19 +178,19 @@ def _redirects(nodes, script: Script) -> tuple[tuple[Redirect, ...], list[tuple[
     return tuple(redirects), words, after
 
 
-def _body(text: str, script: Script) -> None:
+def _body(text: str, script: ShellScript) -> None:
     """An unquoted here-document's body is expanded as a double-quoted string is (the grammar misses
     backquotes and ``<<-`` bodies): read as one, its substitutions are commands to judge."""
     if not any(mark in text for mark in ("`", "$(", "${", "$[")):
         return
-    inner = read(': "' + text.replace('"', '\\"') + '"', Script())
+    inner = read(': "' + text.replace('"', '\\"') + '"', ShellScript())
     found = [c for c in inner.commands if c.nested]
     script.commands.extend(found)
     if inner.broken or (not found and ("`" in text or "$(" in text)):
         script.broken = script.broken or "the judge cannot read a here-document's expansions"
 
 
-def _file_redirect(node, script: Script) -> Redirect:
+def _file_redirect(node, script: ShellScript) -> Redirect:
     operator = next((c.type for c in node.children if not c.is_named), "")
     descriptor = node.child_by_field_name("descriptor")
     destinations = node.children_by_field_name("destination")
@@ -203,7 +203,7 @@ def _file_redirect(node, script: Script) -> Redirect:
     return Redirect(operator, target, descriptor.text.decode() if descriptor is not None else None, glob)
 
 
-def _word(node, script: Script) -> tuple[str | None, bool]:
+def _word(node, script: ShellScript) -> tuple[str | None, bool]:
     """A word's value after quote removal (None: computed at run time) and whether it globs.
     Substitutions inside are walked so that their commands are judged too."""
     kind = node.type
@@ -246,14 +246,14 @@ def _word(node, script: Script) -> tuple[str | None, bool]:
     return None, False
 
 
-def _walk_dynamic_parts(node, script: Script) -> None:
+def _walk_dynamic_parts(node, script: ShellScript) -> None:
     """Substitutions inside a word that is itself unknown still hold commands to judge."""
     for child in node.children:
         if child.type in _SUBSTITUTIONS or child.type in ("expansion", "string"):
             _walk_dynamic(child, script)
 
 
-def _walk_dynamic(node, script: Script) -> None:
+def _walk_dynamic(node, script: ShellScript) -> None:
     """A part computed at run time: opaque, and the commands inside it are still collected.
     A plain ``$NAME`` / ``${NAME}`` is only a value the judge does not know, not opaque: the
     command that holds it is judged with that word unknown."""
