@@ -68,8 +68,8 @@ async def test_the_supervisor_tells_its_journal_typed_events_in_the_order_they_h
     sup = _supervisor(journal)
     await _run_one_and_queue_one(sup)
     assert journal.of("main") == ["MainRegistered"]
-    assert journal.of("a") == ["Launched", "Spent", "Ended", "Notified"]
-    assert journal.of("b") == ["Queued", "Launched"]  # queued, then started when "a"'s slot freed
+    assert journal.of("a") == ["Started", "Spent", "Ended", "Notified"]
+    assert journal.of("b") == ["Queued", "Started"]  # queued, then started when "a"'s slot freed
     # Killed in the queue, never launched: its end is journaled at once (a restart must not start
     # it), and again with its worktree seen to, before its notice.
     assert journal.of("c") == ["Queued", "Ended", "Ended", "Notified"]
