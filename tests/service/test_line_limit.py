@@ -87,6 +87,6 @@ def test_the_client_sends_the_prompt_line_it_checked_encoding_the_prompt_once(tm
 
     from covey.client.paths import ServicePaths
 
-    run = client.ServedRun(_Conn(), ServicePaths(tmp_path), "text")  # type: ignore[arg-type]
+    run = client.ClientRun(_Conn(), ServicePaths(tmp_path), "text")  # type: ignore[arg-type]
     assert run.run(protocol.run_request("", {}, env={}), line) == 0
     assert sent[1] is line and len(sent) == 2
