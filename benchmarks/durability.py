@@ -26,12 +26,12 @@ import ray
 from benchmarks.common import log, summary
 from covey.agent.handle import AgentHandle
 from covey.definitions.builtin import builtin_agents
-from covey.runtime.records import LaunchRequest
-from covey.runtime.spec import AgentSpec
-from covey.runtime.limits import Limits
 from covey.ray.local import NAMESPACE
 from covey.registry.core import Registry
 from covey.registry.journal import RegistryJournal
+from covey.runtime.limits import Limits
+from covey.runtime.records import LaunchRequest
+from covey.runtime.spec import AgentSpec
 
 
 @ray.remote(num_cpus=0)

@@ -17,11 +17,11 @@ from typing import Any
 from benchmarks.common import log
 from benchmarks.scripts import MAIN, NOTICE, LoggingModel, agent_call, new_session, read_log, rule, scripted, three_turn_child
 from covey.agent.actor import AgentRunner
-from covey.subagents.children import child_spec
+from covey.agent.catalog import tool_names
 from covey.runtime.limits import Limits
 from covey.runtime.session_runtime import SessionRuntime
 from covey.subagents.agent_schema import agent_input_model
-from covey.agent.catalog import tool_names
+from covey.subagents.children import child_spec
 
 LATENCY_S = 0.2
 

@@ -18,10 +18,10 @@ from typing import Any
 from benchmarks.common import log
 from benchmarks.scripts import new_session, todo
 from covey.agent.actor import AgentRunner
+from covey.agent.catalog import tool_catalog
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.model.scripted import ScriptedModel
 from covey.tools.base import ToolContext
-from covey.agent.catalog import tool_catalog
 
 
 def _turns(n: int) -> list[dict[str, Any]]:

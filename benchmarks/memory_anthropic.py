@@ -35,8 +35,8 @@ class _Sender:
 
         config = AnthropicConfig("bench-key", None, url, max_retries=2, retry_backoff_s=0.001)  # the fake API may close a kept-alive connection
         if via_gateway:
-            from covey.gateway.remote_model import GatewayModel
             from covey.gateway.ports import Pacing
+            from covey.gateway.remote_model import GatewayModel
             from covey.ratelimit.signals import RateLimitSettings
 
             self.model: Any = GatewayModel(config, pacing=Pacing("bench", "bench-agent", True, RateLimitSettings()))

@@ -42,12 +42,12 @@ from typing import Any
 import ray
 
 from benchmarks.common import log, summary
-from covey.teams.mailbox_actor import MailboxHandle, mailbox_actor_class
-from covey.teams.team_actors import start_team_actors
 from covey.teams.board import TaskBoard
 from covey.teams.mailbox import Mailbox
+from covey.teams.mailbox_actor import MailboxHandle, mailbox_actor_class
 from covey.teams.messages import TeammateMessage
 from covey.teams.tasks import Claimed
+from covey.teams.team_actors import start_team_actors
 
 CLAIMERS = 20
 BATCH = 50

@@ -93,8 +93,8 @@ def kit_pool(ray_session):
     served session of this run (``COVEY_SERVICE=1``, see ``served_kits``) borrows from it:
     ready agent actors and a session kit (registry and mailbox), given back and recycled
     between tests as the service recycles them between runs, instead of started per test."""
-    from covey.pool.shared_pool import SharedPoolHandle, pool_name
     from covey.client.paths import service_dir
+    from covey.pool.shared_pool import SharedPoolHandle, pool_name
 
     # Demand decays in seconds, not the service's minutes: a test that ran twenty agents at
     # once leaves no twenty idle actor processes behind for the rest of the run.

@@ -6,27 +6,27 @@ from __future__ import annotations
 import pickle
 
 import covey.cli.main  # noqa: F401  (imported for the exceptions they define)
-import covey.hooks.read  # noqa: F401
-import covey.transcripts.resume  # noqa: F401
-import covey.session  # noqa: F401
 import covey.definitions.skill_loader  # noqa: F401
+import covey.hooks.read  # noqa: F401
+import covey.session  # noqa: F401
+import covey.transcripts.resume  # noqa: F401
 from covey.errors import (
     AgentUnavailable, CoveyError, LimitExceeded, ModelAPIError, ModelBehaviorError, PromptBlocked, UserError,
 )
+from covey.cli.served import PromptTooLarge
+from covey.client.paths import ServiceDirError
+from covey.client.process import LineTooLong, ServiceUnavailable
+from covey.definitions.skill_loader import UnknownSkill
 from covey.hooks.read import HookConfigError
 from covey.mcp.manager import McpServerUnavailable
-from covey.ratelimit.ports import RateLimitRefused
 from covey.permissions.rules import RuleError
+from covey.ratelimit.ports import RateLimitRefused
 from covey.ray.start import RayUnreachable
-from covey.transcripts.resume import ResumeError
-from covey.cli.served import PromptTooLarge
 from covey.service.controls import ControlRefused
 from covey.service.preflight import MissingKey
-from covey.client.process import LineTooLong, ServiceUnavailable
-from covey.client.paths import ServiceDirError
 from covey.session import SessionBroken
 from covey.settings.files import SandboxUnavailable
-from covey.definitions.skill_loader import UnknownSkill
+from covey.transcripts.resume import ResumeError
 
 EXAMPLES = [
     CoveyError("x"), UserError("settings.json: field 'model': bad"), ModelBehaviorError("Agent type 'x' not found."),

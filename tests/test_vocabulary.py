@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import get_args
 
-from covey.definitions.definition import AgentDefinition
 from covey.common.frames import escape_frames, quoted_lines
 from covey.common.frontmatter import split_frontmatter
-from covey.permissions.modes import MODES, RUN_MODES, STICKY_MODES, AgentToolMode
 from covey.common.tool_names import canonical_tool_name, names_of
+from covey.definitions.definition import AgentDefinition
+from covey.permissions.modes import MODES, RUN_MODES, STICKY_MODES, AgentToolMode
 
 
 def test_the_old_task_name_means_agent_everywhere():

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any, cast
 import ray
 from ray.actor import ActorClass
 
-from covey.ray.handle import actor_class
 from covey.agent.runner import AgentRunner
-from covey.runtime.travel import arrived
 from covey.agent.warmup import warm_up
-from covey.runtime.spec import AgentSpec
+from covey.ray.handle import actor_class
 from covey.runtime.answers import Finished
 from covey.runtime.ports import SessionRuntime
+from covey.runtime.spec import AgentSpec
+from covey.runtime.travel import arrived
 
 if TYPE_CHECKING:
     from covey.runtime.ports import Runtime

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from covey.subagents.agent_tool import AgentTool
-from covey.tools.base import Tool
 from covey.definitions.tool_catalog import BUILTIN_TOOLS
-from covey.tools.options import ToolOptions
+from covey.subagents.agent_tool import AgentTool
 from covey.subagents.team_tools import SendMessage, team_tools
+from covey.tools.base import Tool
+from covey.tools.options import ToolOptions
 
 
 def tool_catalog(options: ToolOptions | None = None) -> list[Tool]:

@@ -10,9 +10,9 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from covey.agent.actor import agent_actor_class
-from covey.ray.handle import RayActor
 from covey.agent.handle import AgentHandle
 from covey.errors import AgentUnavailable
+from covey.ray.handle import RayActor
 
 log = logging.getLogger(__name__)
 

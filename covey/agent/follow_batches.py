@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import AsyncIterator
 
-from covey.runtime.records import FinalReport
 from covey.events import Event
+from covey.runtime.records import FinalReport
 
 FOLLOW_BATCH = 64
 """The most events in one item."""

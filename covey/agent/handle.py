@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable
 import ray
 from ray.exceptions import RayActorError
 
-from covey.ray.handle import RayActor, TypedHandle
-from covey.runtime.ports import AgentPort
-from covey.runtime.spec import AgentSpec
 from covey.errors import AgentUnavailable
-from covey.runtime.answers import Finished
 from covey.events import Event
+from covey.ray.handle import RayActor, TypedHandle
+from covey.runtime.answers import Finished
+from covey.runtime.ports import AgentPort
 from covey.runtime.records import FinalReport, Status
+from covey.runtime.spec import AgentSpec
 from covey.runtime.travel import travelling
 
 if TYPE_CHECKING:

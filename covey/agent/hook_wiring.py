@@ -13,9 +13,9 @@ from typing import Any
 from covey.definitions.context import loaded_instructions
 from covey.events import ResultEvent
 from covey.hooks.runner import HookRegistry
+from covey.hooks.teammate_idle import teammate_turn_end
 from covey.hooks.verifier import verifier
 from covey.teams.context import team_context
-from covey.hooks.teammate_idle import teammate_turn_end
 from covey.tools.base import ToolContext
 
 

@@ -14,29 +14,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
-from covey.subagents.fork import CacheSafeParams
+from covey.agent.catalog import tool_catalog
 from covey.agent.hook_wiring import fire_instructions_loaded, fire_stop_failure, wire_hooks
 from covey.agent.opening import OnStart, PromptStopped, opening, stopped_result
-from covey.runtime.spec import AgentSpec
-from covey.transcripts.transcript import agent_transcript
-from covey.runtime.worktree_hooks import finish_with_hooks
+from covey.definitions.skill_tool import GRANT_SOURCE
 from covey.events import Event, McpServerFailed
 from covey.hooks.runner import HookRegistry
 from covey.hooks.tool_gate import hook_after, hook_after_batch, hook_gate
 from covey.hooks.tool_gate import permission_request_hook
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.compact import Compactor, compact_limits
+from covey.loop.compacting import compact_now
 from covey.loop.gate import PermissionGate
 from covey.mcp import attach_servers, detach_servers, hook_caller
 from covey.model.base import Model
 from covey.model.limits import LimitTable
+from covey.runtime.spec import AgentSpec
+from covey.runtime.worktree_hooks import finish_with_hooks
+from covey.subagents.fork import CacheSafeParams
 from covey.tools.base import Tool, ToolContext, ToolServices
-from covey.agent.catalog import tool_catalog
-from covey.definitions.skill_tool import GRANT_SOURCE
 from covey.tools.processes import ProcessTracker
-from covey.loop.compacting import compact_now
 from covey.tools.structured_output import StructuredOutput
 from covey.tools.todo import clear_todos
+from covey.transcripts.transcript import agent_transcript
 
 
 @dataclass

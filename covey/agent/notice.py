@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 
-from covey.subagents.reports import agent_notice
-from covey.runtime.spec import AgentSpec
 from covey.errors import AgentUnavailable
 from covey.runtime.records import FinalReport, notice_key
+from covey.runtime.spec import AgentSpec
+from covey.subagents.reports import agent_notice
 from covey.teams.delivery import EndedRun, agent_delivers
 
 

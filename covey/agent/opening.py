@@ -8,12 +8,12 @@ from typing import Any, Awaitable, Callable
 
 from covey.agent.hook_wiring import fire_instructions_loaded
 from covey.definitions.mentions import mention_blocks
-from covey.loop.steps import settled
-from covey.runtime.spec import AgentSpec
+from covey.definitions.skill_loader import preload_skills
 from covey.errors import PromptBlocked
 from covey.events import ResultEvent
 from covey.hooks.runner import HookRegistry
-from covey.definitions.skill_loader import preload_skills
+from covey.loop.steps import settled
+from covey.runtime.spec import AgentSpec
 
 OnStart = Callable[[list[dict[str, Any]], "frozenset[int] | None"], Awaitable[None]]
 """Records a turn's opening messages in the transcript: ``(messages, typed)``, ``typed`` the

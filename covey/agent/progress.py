@@ -6,15 +6,15 @@ import asyncio
 import time
 from typing import Any, Callable
 
-from covey.runtime.spec import AgentSpec
-from covey.transcripts.transcript import TranscriptWriter
-from covey.transcripts.transcript_read import deferred_record
 from covey.errors import AgentUnavailable
 from covey.events import AssistantEvent, CompactBoundary, Event, ResultEvent, UserEvent
 from covey.ids import next_seq
 from covey.model.base import TokenUsage
 from covey.model.usage import ModelUsage, add_usage
 from covey.runtime.records import FinalReport, Status
+from covey.runtime.spec import AgentSpec
+from covey.transcripts.transcript import TranscriptWriter
+from covey.transcripts.transcript_read import deferred_record
 
 PROGRESS_INTERVAL_S = 0.5
 MAX_RATE_WAITS = 50

@@ -20,9 +20,9 @@ from covey.agent.progress import Progress
 from covey.agent.progress_summary import (
     TIMEOUT_S, SummaryClock, summary_prompt, summary_request, summary_text,
 )
-from covey.runtime.spec import AgentSpec
-from covey.events import Event, TaskProgress, TaskUsage
 from covey.definitions.tool_catalog import BUILTIN_TOOLS
+from covey.events import Event, TaskProgress, TaskUsage
+from covey.runtime.spec import AgentSpec
 
 
 class ProgressReports:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from covey.subagents.fork import without_incomplete_tool_calls
 from covey.common.flags import env_flag, env_value, truthy
 from covey.loop.wire import with_breakpoint, with_breakpoints
 from covey.model.base import ModelRequest
 from covey.model.effort import request_effort
 from covey.model.thinking import fit_thinking, task_budget
+from covey.subagents.fork import without_incomplete_tool_calls
 
 SUMMARY_ENV = "COVEY_AGENT_PROGRESS_SUMMARIES"
 """The switch in a run's environment (settings' ``agentProgressSummaries`` and the SDK's

@@ -16,20 +16,20 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator
 
-from covey.agent.services import run_services, safe_report
 from covey.agent.follow_batches import batches
 from covey.agent.hygiene import Baseline
-from covey.agent.notice import deliver_own_notice
 from covey.agent.lifecycle import AgentServices, run_agent
+from covey.agent.notice import deliver_own_notice
 from covey.agent.progress import Progress
-from covey.runtime.spec import AgentSpec
-from covey.transcripts.transcript import open_agent_transcript
+from covey.agent.services import run_services, safe_report
+from covey.errors import AgentUnavailable
 from covey.events import AssistantEvent, Event, PermissionPrompt, UserEvent
 from covey.mcp.relay import SDK_PROMPTS
 from covey.model.pricing import PriceTable
 from covey.runtime.answers import Finished
 from covey.runtime.records import FinalReport, Status
-from covey.errors import AgentUnavailable
+from covey.runtime.spec import AgentSpec
+from covey.transcripts.transcript import open_agent_transcript
 
 if TYPE_CHECKING:
     from covey.runtime.ports import AgentPort, Question, Reply

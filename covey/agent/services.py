@@ -14,22 +14,22 @@ from typing import Any, Awaitable, Callable
 import ray
 
 from covey.agent.inbox import inbox_for
-from covey.agent.team_context import team_context_for
 from covey.agent.lifecycle import AgentServices
 from covey.agent.progress import CountedModel, Progress
 from covey.agent.progress_reports import progress_reports
-from covey.runtime.spec import AgentSpec
-from covey.transcripts.transcript import TranscriptWriter
+from covey.agent.team_context import team_context_for
 from covey.events import Event, RateLimitEvent, TranscriptMirror
+from covey.gateway.factory import make_model
+from covey.gateway.ports import Pacing
+from covey.gateway.remote_model import GatewayModel
 from covey.hooks.callback import HookCall
 from covey.mcp.relay import McpCall, McpRelay
-from covey.gateway.remote_model import GatewayModel
-from covey.gateway.ports import Pacing
-from covey.ratelimit.actor import SharedAdmission
 from covey.model.anthropic_config import AnthropicConfig
-from covey.gateway.factory import make_model
+from covey.ratelimit.actor import SharedAdmission
 from covey.ratelimit.signals import RateLimitSettings
 from covey.runtime.records import FinalReport
+from covey.runtime.spec import AgentSpec
+from covey.transcripts.transcript import TranscriptWriter
 
 Ask = Callable[[Any], Awaitable[Any]]
 """Shows a prompt to the person at the root of an event stream and returns the answer."""

@@ -7,11 +7,11 @@ session); a teammate's spec carries its team's handles, so it joins on start.
 from __future__ import annotations
 
 
-from covey.ray.handle import TypedHandle
-from covey.teams.team_actors import start_team_actors
 from covey.definitions.coordinator import COORDINATOR_NAME
+from covey.ray.handle import TypedHandle
 from covey.runtime.spec import AgentSpec
 from covey.teams.context import Recipient, Team, TeamContext
+from covey.teams.team_actors import start_team_actors
 
 LEAD_NAME = "team-lead"
 

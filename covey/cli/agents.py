@@ -15,10 +15,10 @@ def agents_report(cwd: str, agents_json: str | None, plugin_dirs: Iterable[str],
     """Everything a session in ``cwd`` would load, as ``covey agents`` shows it (in coordinator
     mode, when ``env`` turns it on, with ``worker`` in place of the built-ins)."""
     from covey.definitions.coordinator import coordinator_mode
-    from covey.definitions.loader import load_definitions
     from covey.definitions.load import managed_agents_dir, session_plugins, session_skills
-    from covey.settings.merged import Settings
+    from covey.definitions.loader import load_definitions
     from covey.settings.managed import managed_dir
+    from covey.settings.merged import Settings
     from covey.trust import decide
 
     cwd = str(Path(cwd).resolve())  # every path it shows absolute, as the plugins' and skills' are

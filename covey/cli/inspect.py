@@ -19,15 +19,15 @@ from typing import Any, Awaitable, Callable, Iterator
 
 import ray
 
-from covey.ray import local as local_rays
-from covey.pool.shared_pool import KIT_NAME_PREFIX
-from covey.teams.team_actors import BoardHandle, RosterHandle
 from covey.errors import AgentUnavailable, UserError
-from covey.ray.local import LocalRay
 from covey.observe.live import STATUS_STYLES, AgentTable, rate_wait_text, tree_lines
 from covey.observe.tables import drawn, on_terminal, table_lines
+from covey.pool.shared_pool import KIT_NAME_PREFIX
+from covey.ray import local as local_rays
 from covey.ray.cluster import NAMESPACE, join
+from covey.ray.local import LocalRay
 from covey.registry.handle import RegistryHandle
+from covey.teams.team_actors import BoardHandle, RosterHandle
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,11 @@ import signal
 import sys
 from typing import Any, TextIO
 
+from covey.cli.served import print_result
 from covey.errors import CoveyError, Interrupted
 from covey.events import Event, ResultEvent
-from covey.ray.start import sigterm_raises
 from covey.events.describe import describe
-from covey.cli.served import print_result
+from covey.ray.start import sigterm_raises
 
 
 def execute(
@@ -63,8 +63,8 @@ def converse(options: dict[str, Any], permission_prompt_stdio: bool, reads: froz
     import socket
     import threading
 
-    from covey.client.process import Connection
     from covey.cli.sdk import Out, read_initialize, relay_output, start_relay
+    from covey.client.process import Connection
 
     out = Out(sys.stdout)
     first, initialize = read_initialize(sys.stdin)

@@ -16,10 +16,10 @@ from covey.cli.argv import (PIPE_CLOSED, RUN_DESCRIPTION, RUN_USAGE, VersionActi
                              prompt_of, stdout_to_devnull)
 from covey.cli.flags import OPTION, add_no_service_flag, add_run_flags, session_options
 from covey.cli.flags import session_options as _session_options  # noqa: F401  (the name tests call)
-from covey.cli.trust import add_trust_commands
 from covey.cli.sdk_flags import add_sdk_flags, check_sdk_flags, debug_to_stderr, initialize_reads
-from covey.errors import CoveyError, Interrupted, error_line
+from covey.cli.trust import add_trust_commands
 from covey.common.flags import env_flag
+from covey.errors import CoveyError, Interrupted, error_line
 from covey.ray.address import check_run_address
 
 JOINS_RAY = ("run", "demo", "start", "attach", "ps", "tree", "logs", "kill", "team")

@@ -21,10 +21,10 @@ from typing import Any, Mapping, TextIO
 from covey.cli.flags import rules_arg, user_path
 from covey.client import process as lifecycle
 from covey.client import ports as protocol
-from covey.client.ports import run_request
-from covey.errors import CoveyError
-from covey.client.process import Connection, LineTooLong, ServiceUnavailable
 from covey.client.paths import service_paths
+from covey.client.ports import run_request
+from covey.client.process import Connection, LineTooLong, ServiceUnavailable
+from covey.errors import CoveyError
 
 
 def converse_served(options: dict[str, Any], permission_prompt_stdio: bool, reads: frozenset[str] = frozenset(), *,

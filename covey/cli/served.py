@@ -17,15 +17,15 @@ import signal
 import sys
 from typing import Any, Mapping
 
-from covey.errors import CoveyError, UserError
-from covey.observe.live import LiveView
-from covey.common.terminal_question import converse, terminal
 from covey.client import process as lifecycle
 from covey.client import ports as protocol
-from covey.client.process import Connection, ServiceUnavailable
 from covey.client.paths import ServicePaths, service_paths
 from covey.client.ports import run_request
+from covey.client.process import Connection, ServiceUnavailable
 from covey.common.subprocess_env import forget_api_credentials_in_proc
+from covey.common.terminal_question import converse, terminal
+from covey.errors import CoveyError, UserError
+from covey.observe.live import LiveView
 
 TTY = "/dev/tty"
 """Where permission prompts are asked (tests point it at a pty)."""

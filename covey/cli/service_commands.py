@@ -8,11 +8,11 @@ import sys
 import time
 from typing import Any
 
-from covey.ray import local as local_rays
 from covey.client import ports as protocol
-from covey.client.process import ask, ensure_service, same_ray, starting_line, stop
 from covey.client.paths import service_paths
+from covey.client.process import ask, ensure_service, same_ray, starting_line, stop
 from covey.observe.tables import table_lines
+from covey.ray import local as local_rays
 from covey.ray import own_ray
 
 

@@ -16,12 +16,12 @@ import sys
 import time
 from typing import Any
 
+from covey.cli.served import ClientRun, _Leave
 from covey.client import process as lifecycle
 from covey.client import ports as protocol
-from covey.client.process import ServiceUnavailable, ask
 from covey.client.paths import service_paths
+from covey.client.process import ServiceUnavailable, ask
 from covey.errors import CoveyError
-from covey.cli.served import ClientRun, _Leave
 
 STOP_WINDOW_S = 2.0
 

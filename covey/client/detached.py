@@ -18,8 +18,8 @@ from typing import Any, AsyncIterator, Callable, Iterator
 
 from covey.client import process as lifecycle
 from covey.client import ports as protocol
-from covey.client.process import Connection, ServiceUnavailable
 from covey.client.paths import service_paths
+from covey.client.process import Connection, ServiceUnavailable
 from covey.errors import CoveyError
 
 OnPermission = Callable[[dict[str, Any]], "bool | dict[str, Any]"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from covey.client.paths import service_paths
+from covey.client.process import ensure_service
 from covey.ray.cluster import join
 from covey.ray.local import NAMESPACE
-from covey.client.process import ensure_service
-from covey.client.paths import service_paths
 
 
 def join_service(verbose: bool = False) -> dict[str, Any]:

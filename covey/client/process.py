@@ -22,12 +22,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from covey.errors import CoveyError, UserError
 from covey.client import leftovers
 from covey.client import ports as protocol
 from covey.client.failed_start import end_tree, start_failure
 from covey.client.paths import ServicePaths, open_private
 from covey.common.subprocess_env import with_kept_bytecode
+from covey.errors import CoveyError, UserError
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 60.0

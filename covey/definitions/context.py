@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from covey.definitions.definition import AgentDefinition
 from covey.common.flags import env_flag
 from covey.common.frontmatter import MAX_DEFINITION_FILE_BYTES
 from covey.common.safe_files import read_text
+from covey.definitions.definition import AgentDefinition
 from covey.settings.files import Sources, reads
 
 INSTRUCTION_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "AGENTS.md", "COVEY.md")

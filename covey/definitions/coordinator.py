@@ -13,9 +13,9 @@ import os
 from importlib import resources
 from typing import Any, Iterable, Mapping
 
+from covey.common.flags import truthy
 from covey.definitions.definition import AgentDefinition
 from covey.definitions.resolve import resolve_tools
-from covey.common.flags import truthy
 
 COORDINATOR_ENV = ("COVEY_COORDINATOR_MODE", "CLAUDE_CODE_COORDINATOR_MODE")
 """Variables that turn coordinator mode on; the first one set decides (covey's beats Claude Code's)."""

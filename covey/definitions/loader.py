@@ -15,6 +15,7 @@ from typing import Any, Collection, Iterable
 
 from pydantic import ValidationError
 
+from covey.common.safe_files import load_json
 from covey.definitions.builtin import builtin_agents
 from covey.definitions.definition import AgentDefinition, Source
 from covey.definitions.markdown import agent_files, read_agent_file
@@ -22,11 +23,10 @@ from covey.definitions.memory import linked_below, memory_dir
 from covey.definitions.spawn_types import split_tools
 from covey.hooks.read import HookConfigError, HookWarning, read_hooks
 from covey.plugins.plugin import Plugin, read_plugin
-from covey.common.safe_files import load_json
 from covey.settings.files import Sources, reads
+from covey.settings.grants import GRANTING_MODES
 from covey.settings.managed import SURFACES
 from covey.trust import SetAside
-from covey.settings.grants import GRANTING_MODES
 
 # Keys a file may set: every field name and alias, except the two the loader owns
 # (a file must not promote itself to ``source: policy``).

@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 from typing import Literal, Mapping
 
-from covey.plugins.installed import config_dir
 from covey.definitions.tool_catalog import tool_names_where
+from covey.plugins.installed import config_dir
 
 MemoryScope = Literal["user", "project", "local"]
 INDEX = "MEMORY.md"

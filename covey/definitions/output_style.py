@@ -18,8 +18,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from covey.common.frontmatter import TooLarge, parse_frontmatter, read_definition_text
-from covey.definitions.system_prompt import CODING, DELEGATION, GENERAL_IDENTITY, IDENTITY, MAIN_PROMPT
 from covey.common.safe_files import reason
+from covey.definitions.system_prompt import CODING, DELEGATION, GENERAL_IDENTITY, IDENTITY, MAIN_PROMPT
 from covey.settings.files import Sources, reads
 
 StyleSource = Literal["built-in", "user", "project"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
+from covey.common.tool_names import canonical_tool_name
 from covey.definitions.definition import AgentDefinition
 from covey.definitions.memory import MEMORY_TOOLS
-from covey.model.aliases import DEFAULT_SUBAGENT_MODEL, resolve_model
-from covey.common.tool_names import canonical_tool_name
 from covey.definitions.tool_catalog import tool_names_where
+from covey.model.aliases import DEFAULT_SUBAGENT_MODEL, resolve_model
 
 INHERIT = "inherit"
 SUBAGENT_MODEL_ENV = ("COVEY_SUBAGENT_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL")

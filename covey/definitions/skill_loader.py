@@ -18,15 +18,15 @@ from typing import Any, Collection, Iterable, Mapping, Sequence
 import yaml
 from pydantic import ValidationError
 
-from covey.errors import UserError
 from covey.common.frontmatter import TooLarge, read_definition_text, split_frontmatter
-from covey.permissions.rules import parse_rule
-from covey.plugins.plugin import Plugin, read_plugin
 from covey.common.safe_files import reason
 from covey.common.safe_yaml import DuplicateKey, load_yaml
-from covey.trust import SetAside
-from covey.settings.files import Sources, reads
 from covey.definitions.skill import Skill, SkillFrontmatter, SkillKind, SkillSource, first_paragraph
+from covey.errors import UserError
+from covey.permissions.rules import parse_rule
+from covey.plugins.plugin import Plugin, read_plugin
+from covey.settings.files import Sources, reads
+from covey.trust import SetAside
 
 
 class UnknownSkill(UserError):

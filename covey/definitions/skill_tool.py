@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from covey.errors import UserError
-from covey.definitions.skill_loader import UnknownSkill, find_skill, skill_message
 from covey.definitions.skill import Skill as SkillFile, render
+from covey.definitions.skill_loader import UnknownSkill, find_skill, skill_message
+from covey.errors import UserError
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
 
 GRANT_SOURCE = "skill:"

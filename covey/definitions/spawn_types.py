@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from covey.definitions.definition import AgentDefinition
 from covey.common.tool_names import canonical_tool_name
+from covey.definitions.definition import AgentDefinition
 
 
 def split_tools(text: str) -> list[str]:

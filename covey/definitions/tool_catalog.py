@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
+from covey.definitions.skill_tool import SkillTool
 from covey.tools.base import Tool
 from covey.tools.bash import Bash
 from covey.tools.edit import Edit
@@ -15,7 +16,6 @@ from covey.tools.notebook_edit import NotebookEdit
 from covey.tools.plan_mode import ExitPlanMode
 from covey.tools.read import Read
 from covey.tools.shells import TaskOutput, TaskStop
-from covey.definitions.skill_tool import SkillTool
 from covey.tools.todo import TodoWrite
 from covey.tools.web_fetch import WebFetch
 from covey.tools.web_search import WebSearch

@@ -25,18 +25,18 @@ import ray
 from ray.exceptions import RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from covey.ratelimit import credentials
-from covey.ray.handle import TypedHandle, actor_class, without_generic_calls
-from covey.gateway.ports import Deferred, Failed, GatewayItem, Pacing, Replied, StreamedEvent, Waited
-from covey.ratelimit.actor import SharedAdmission, gateway_name, rate_limit_line
 from covey.errors import ModelAPIError, first_line
 from covey.events import Event, RateLimitEvent
-from covey.ray.local import NAMESPACE
+from covey.gateway.ports import Deferred, Failed, GatewayItem, Pacing, Replied, StreamedEvent, Waited
 from covey.model.anthropic_config import AnthropicConfig, Credential
 from covey.model.base import ModelRequest
+from covey.ratelimit import credentials
+from covey.ratelimit.actor import SharedAdmission, gateway_name, rate_limit_line
 from covey.ratelimit.admission import Admission
-from covey.ratelimit.signals import Identity
 from covey.ratelimit.ports import AdmitRequest, Admitted, RateDecision, RateRefused, Wait
+from covey.ratelimit.signals import Identity
+from covey.ray.handle import TypedHandle, actor_class, without_generic_calls
+from covey.ray.local import NAMESPACE
 
 log = logging.getLogger(__name__)
 

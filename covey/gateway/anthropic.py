@@ -40,11 +40,11 @@ from typing import Any, Awaitable, Callable, Mapping
 import anthropic
 
 from covey.errors import ModelAPIError
-from covey.gateway.sdk_clients import make_client, open_stream, shared_client
-from covey.model.anthropic_config import DEFAULT_BASE_URL, AnthropicConfig
 from covey.gateway.api_errors import TransportError as _TransportError
 from covey.gateway.api_errors import backoff_s, server_retry_after_s
 from covey.gateway.api_errors import model_error as _model_error, retryable as _retryable
+from covey.gateway.sdk_clients import make_client, open_stream, shared_client
+from covey.model.anthropic_config import DEFAULT_BASE_URL, AnthropicConfig
 from covey.model.base import ModelRequest, TokenUsage
 from covey.model.messages import Message
 from covey.ratelimit.admission import Admission, admit_request_for, wait_for_turn

@@ -13,10 +13,10 @@ from __future__ import annotations
 from contextlib import aclosing
 from typing import Callable
 
-from covey.gateway.actor import forget_node_gateway, node_gateway
-from covey.gateway.ports import Failed, Pacing, Replied, Send, StreamedEvent
 from covey.errors import AgentUnavailable, ModelAPIError
 from covey.events import Event
+from covey.gateway.actor import forget_node_gateway, node_gateway
+from covey.gateway.ports import Failed, Pacing, Replied, Send, StreamedEvent
 from covey.model.anthropic_config import AnthropicConfig
 from covey.model.base import ModelRequest
 from covey.model.messages import Message

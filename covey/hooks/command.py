@@ -26,8 +26,8 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from covey.common.bounded import Captured, cut_text, read_bounded
-from covey.hooks.config import CommandHook
 from covey.common.subprocess_env import scrubbed
+from covey.hooks.config import CommandHook
 
 HOOK_OUTPUT_LIMIT_CHARS = 10_000
 """Claude Code's cap on the hook output one hook brings into the model's context."""

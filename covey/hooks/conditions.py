@@ -16,8 +16,8 @@ from pathlib import Path
 
 from covey.errors import UserError
 from covey.permissions.bash_judge import first_hit, unknowable
-from covey.shell.parse import ShellScript, parse
 from covey.permissions.rules import PathContext, Rule, parse_rule
+from covey.shell.parse import ShellScript, parse
 
 
 

@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+from covey.hooks.command import HookAnswer
 from covey.hooks.config import SESSION_END_BUDGET_S, Handler
 from covey.hooks.dispatch import HookedCall
 from covey.hooks.env_file import exported, new_env_file
-from covey.hooks.command import HookAnswer
 from covey.hooks.occasions import OccasionEvents
 from covey.hooks.outcomes import (
     HookOutcome, PreToolOutcome, RequestVerdict, combine, combine_permission_request, combine_pre_tool,

@@ -14,9 +14,9 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence
 from covey.model.messages import ToolUseBlock
 from pydantic import ValidationError
 
+from covey.common.tool_names import canonical_tool_name
 from covey.loop.heartbeat import beat, every_s
 from covey.tools.base import Tool, ToolContext, ToolResult
-from covey.common.tool_names import canonical_tool_name
 
 Gate = Callable[[Tool, Any, ToolContext], Awaitable["ToolResult | Any"]]
 """Checks a call before it runs (permissions, PreToolUse hooks): returns the

@@ -22,8 +22,8 @@ from covey.loop.stream import OnStream, streamed
 from covey.loop.wire import as_blocks, assistant_message, wire_message, with_breakpoint, with_breakpoints
 from covey.model.base import Model, ModelRequest, TokenUsage
 from covey.model.effort import request_effort
-from covey.model.thinking import fit_thinking, task_budget
 from covey.model.messages import Message, ToolUseBlock
+from covey.model.thinking import fit_thinking, task_budget
 from covey.teams.render import SentPrompt, render_notice
 from covey.tools.structured_output import STRUCTURED_OUTPUT, StructuredOutput
 

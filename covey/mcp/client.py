@@ -22,9 +22,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED
 from mcp.shared._httpx_utils import create_mcp_http_client  # the SDK's own client factory (its session_group uses it)
 
+from covey.common.subprocess_env import scrubbed
 from covey.mcp.config import McpServerConfig
 from covey.mcp.relay import McpRelay, no_relay_reason, relay_transport
-from covey.common.subprocess_env import scrubbed
 
 STDERR_TAIL_CHARS = 2000
 

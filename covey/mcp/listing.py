@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from covey.mcp.config import McpServerConfig
 from covey.mcp.approval import Approval
+from covey.mcp.config import McpServerConfig
 from covey.mcp.sources import session_servers
 from covey.trust import decide
 
@@ -61,8 +61,8 @@ def project_server_names(folder: Path) -> list[str]:
 
 def mcp_list(cwd: str, given: list[Any], *, strict: bool, env: dict[str, str]) -> int:
     """Print every configured server and its state; 1 if one failed."""
-    from covey.settings.merged import Settings
     from covey.settings.managed import managed_dir
+    from covey.settings.merged import Settings
 
     root = Path(cwd).resolve()
     trust = decide(root, home=Path(env.get("HOME") or Path.home()), env=env)

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from covey.common.safe_files import READ_ERRORS, read_json, reason
 from covey.errors import UserError
 from covey.mcp.approval import Approval, project_servers
 from covey.mcp.config import McpServerConfig, parse_servers
-from covey.common.safe_files import READ_ERRORS, read_json, reason
 from covey.settings.files import Sources, reads
 from covey.trust import SetAside
 

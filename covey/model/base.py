@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from covey.model.effort import effort_betas
-from covey.model.thinking import TASK_BUDGET_BETA
 from covey.model.messages import Message
+from covey.model.thinking import TASK_BUDGET_BETA
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 

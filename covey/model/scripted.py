@@ -20,9 +20,9 @@ import yaml
 from covey.model.messages import Message
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from covey.common.safe_yaml import load_yaml
 from covey.errors import ModelAPIError, UserError
 from covey.model.base import ModelRequest
-from covey.common.safe_yaml import load_yaml
 
 Texts = str | list[str] | None
 

@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from covey.transcripts.transcript import read_transcript, record_time_s
 from covey.common.private_dirs import make_dirs, open_private
+from covey.transcripts.transcript import read_transcript, record_time_s
 
 PID = 1
 

@@ -10,8 +10,8 @@ import asyncio
 import inspect
 from typing import IO, Awaitable, Callable, Union
 
-from covey.permissions.decisions import Allow, Deny, PermissionRequest
 from covey.common.terminal_question import converse, terminal
+from covey.permissions.decisions import Allow, Deny, PermissionRequest
 
 Answer = Union[bool, Allow, Deny]
 Asker = Callable[[PermissionRequest], Awaitable[Answer]]

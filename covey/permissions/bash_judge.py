@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from covey.shell.wrappers import runs
 from covey.permissions.rules import PathContext, Rule
 from covey.shell.parse import ShellScript, SimpleCommand
+from covey.shell.wrappers import runs
 
 
 def forms(command: SimpleCommand) -> list[str]:

@@ -15,6 +15,7 @@ from covey.permissions.decisions import (
     Allow, Ask, Decision, Deny, PermissionMode, PermissionRequest, describe_call,
     nobody_to_ask, not_pre_approved, refused_by_person,
 )
+from covey.common.tool_names import canonical_tool_name
 from covey.permissions.bash_checks import BashChecks
 from covey.permissions.bash_judge import first_hit, unknowable
 from covey.permissions.file_checks import FileChecks
@@ -25,7 +26,6 @@ from covey.permissions.readonly import not_filesystem_edit
 from covey.permissions.rules import PathContext, Rule, parse_rule, suggest_rule
 from covey.permissions.tool_traits import ASKED_IN_PLAN_MODE, EDIT_TOOLS, READ_TOOLS
 from covey.shell.parse import parse
-from covey.common.tool_names import canonical_tool_name
 
 
 class LoggedDecision(NamedTuple):

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from covey.common.tool_names import canonical_tool_name
 from covey.errors import UserError
 from covey.permissions.bash_rules import bash_matches
 from covey.permissions.paths import case_insensitive
 from covey.permissions.rule_checks import rule_problem
 from covey.permissions.tool_traits import EDIT_TOOLS, READ_TOOLS, UNCONSULTED_PATH_TOOLS
-from covey.common.tool_names import canonical_tool_name
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-*]+")
 _SINGLE_DIRECTORY = re.compile(r"[^/*?\[\]]+/\*\*")  # `src/**`: a directory name, relative

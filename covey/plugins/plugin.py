@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from covey.common.safe_files import READ_ERRORS, read_json, reason
 from covey.hooks.read import HookConfigError, read_hooks
 from covey.plugins.manifest import MANIFEST, ManifestError, PluginManifest, as_list, read_manifest
-from covey.common.safe_files import READ_ERRORS, read_json, reason
 
 ROOT_VAR = "${CLAUDE_PLUGIN_ROOT}"
 

@@ -26,17 +26,17 @@ from typing import TYPE_CHECKING, Hashable
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from covey.ray.handle import RayActor, RayActorClass, TypedHandle, actor_class
-from covey.pool.demand import DEFAULT_HALF_LIFE_S, DemandPool, SharedPoolStats
-from covey.agent.handle import AgentHandle
-from covey.teams.mailbox_actor import MailboxHandle, mailbox_actor_class
 from covey.agent.factory import AgentFactory
-from covey.registry.warm_pool import default_pool_floor
+from covey.agent.handle import AgentHandle
 from covey.ids import new_session_id
+from covey.pool.demand import DEFAULT_HALF_LIFE_S, DemandPool, SharedPoolStats
+from covey.ray.handle import RayActor, RayActorClass, TypedHandle, actor_class
 from covey.ray.local import NAMESPACE
 from covey.registry.actor import registry_actor_class
 from covey.registry.handle import RegistryHandle
+from covey.registry.warm_pool import default_pool_floor
 from covey.runtime.limits import Limits
+from covey.teams.mailbox_actor import MailboxHandle, mailbox_actor_class
 
 POOL_TICK_S = 5.0
 """How often idle lanes' demand decays and floors are refilled (cheap: no Ray call unless

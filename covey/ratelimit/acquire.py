@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Awaitable, Callable
 
-from covey.ratelimit.scheduler import RateScheduler
 from covey.ratelimit.ports import AdmitRequest, Admitted, RateRefused, Wait
+from covey.ratelimit.scheduler import RateScheduler
 
 
 async def acquire(scheduler: RateScheduler, request: AdmitRequest, *,

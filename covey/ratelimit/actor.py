@@ -22,16 +22,16 @@ from typing import Any, Awaitable, Callable, Mapping, TypeVar
 
 import ray
 
-from covey.ray.handle import TypedHandle, actor_class, without_generic_calls
 from covey.errors import AgentUnavailable
 from covey.events import Event, RateLimitEvent
-from covey.ray.local import NAMESPACE
 from covey.model.anthropic_config import AnthropicConfig, Credentials
 from covey.model.base import TokenUsage
-from covey.ratelimit.schedulers import RateSchedulers
-from covey.ratelimit.signals import Identity, RateLimitSettings
 from covey.ratelimit.lease import Lease, LeaseHolder, LeaseReport
 from covey.ratelimit.ports import AdmitRequest, Admitted, RateDecision, RateSnapshot, RateRefused, Wait, rate_limit_event
+from covey.ratelimit.schedulers import RateSchedulers
+from covey.ratelimit.signals import Identity, RateLimitSettings
+from covey.ray.handle import TypedHandle, actor_class, without_generic_calls
+from covey.ray.local import NAMESPACE
 
 R = TypeVar("R")
 

@@ -14,9 +14,9 @@ import time
 from typing import Awaitable, Callable, Mapping, Protocol
 
 from covey.model.base import ModelRequest, TokenUsage
+from covey.ratelimit.ports import AdmitRequest, Admitted, RateDecision, RateRefused, Wait
 from covey.ratelimit.scheduler import RateScheduler
 from covey.ratelimit.signals import Identity, RateLimitSettings
-from covey.ratelimit.ports import AdmitRequest, Admitted, RateDecision, RateRefused, Wait
 
 
 class Admission(Protocol):

@@ -20,9 +20,9 @@ from typing import Awaitable, Callable, TypeVar
 
 import ray
 
-from covey.ratelimit.actor import RateLimitHandle, rate_limit_handle
 from covey.errors import AgentUnavailable, UserError
 from covey.model.anthropic_config import AnthropicConfig, Credential, Credentials
+from covey.ratelimit.actor import RateLimitHandle, rate_limit_handle
 from covey.ratelimit.signals import Identity
 
 R = TypeVar("R")

@@ -30,8 +30,8 @@ from typing import Awaitable, Callable, Mapping
 
 from covey.model.base import TokenUsage
 from covey.ratelimit.bucket import TokenBucket
-from covey.ratelimit.signals import LimitName, RateLimitSettings
 from covey.ratelimit.ports import AdmitRequest
+from covey.ratelimit.signals import LimitName, RateLimitSettings
 
 LEASE_S = 2.0
 SHARE = 0.1

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from covey.ratelimit.ports import RateSnapshot
 from covey.ratelimit.scheduler import RateScheduler
 from covey.ratelimit.signals import Identity
-from covey.ratelimit.ports import RateSnapshot
 
 
 class RateSchedulers:

@@ -20,12 +20,12 @@ from typing import Any
 import ray
 from ray._private.worker import RayContext
 
+from covey.common.subprocess_env import api_credentials_hidden, bytecode_kept, forget_api_credentials_in_proc
 from covey.ray import local as local_rays
 from covey.ray import start as ray_start
 from covey.ray import token as ray_token
-from covey.ray.local import NAMESPACE
 from covey.ray.address import check_run_address, ray_client_refused
-from covey.common.subprocess_env import api_credentials_hidden, bytecode_kept, forget_api_credentials_in_proc
+from covey.ray.local import NAMESPACE
 
 RAY_JOB_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"
 """Set by Ray's job supervisor in the environment of a job's driver."""

@@ -29,12 +29,12 @@ from typing import Protocol
 
 import psutil
 
+from covey.common.private_dirs import open_private
+from covey.common.subprocess_env import without_api_credentials
+from covey.errors import CoveyError
 from covey.ray import local as local_rays
 from covey.ray import token as ray_token
-from covey.common.private_dirs import open_private
-from covey.errors import CoveyError
 from covey.ray.start import ray_temp_dir
-from covey.common.subprocess_env import without_api_credentials
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from covey.errors import Interrupted, UserError
 from covey.common.private_dirs import private_dir, user_temp_dir
+from covey.errors import Interrupted, UserError
 
 ANSWER_TIMEOUT_S = 3.0
 """How long an address has to answer as a Ray before covey gives up on it (Ray's own wait is minutes): a

@@ -16,16 +16,16 @@ from typing import Any
 
 import ray
 
-from covey.ray.handle import RayActor, RayActorClass, actor_class
-from covey.agent.handle import AgentHandle
-from covey.teams.mailbox_actor import MailboxHandle
 from covey.agent.factory import AgentFactory
-from covey.registry.warm_pool import BorrowedPool, WarmPool, session_floors
-from covey.runtime.ports import Lender, Pool
-from covey.runtime.limits import Limits
+from covey.agent.handle import AgentHandle
+from covey.ray.handle import RayActor, RayActorClass, actor_class
 from covey.registry.events import Configured
 from covey.registry.journal import RegistryJournal, restore_books
 from covey.registry.supervisor import Supervisor
+from covey.registry.warm_pool import BorrowedPool, WarmPool, session_floors
+from covey.runtime.limits import Limits
+from covey.runtime.ports import Lender, Pool
+from covey.teams.mailbox_actor import MailboxHandle
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ import asyncio
 import dataclasses
 from typing import AsyncIterator, Awaitable, Protocol
 
-from covey.runtime.travel import travelling
 from covey.runtime.answers import LaunchAnswer, NeedRuntime
 from covey.runtime.payloads import LaunchCall
+from covey.runtime.travel import travelling
 
 
 class BatchTarget(Protocol):

@@ -9,21 +9,21 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any, Callable, Coroutine, Generic, Unpack
 
-from covey.runtime.payloads import PoolStats
-from covey.runtime.ports import H, Pool
-from covey.runtime.payloads import Held, ProgressFields, SessionUsage
-from covey.runtime.records import FinalReport, RunRecord
 from covey.ids import known_agent_id
 from covey.registry.checks import budget_spent
 from covey.registry.core import Registry
 from covey.registry.events import SPEND, EventSink, NoJournal, Spent
-from covey.runtime.limits import Limits
 from covey.registry.runtimes import Runtimes
 from covey.registry.tree import UsageTree
+from covey.runtime.limits import Limits
+from covey.runtime.payloads import PoolStats
+from covey.runtime.payloads import Held, ProgressFields, SessionUsage
+from covey.runtime.ports import H, Pool
+from covey.runtime.records import FinalReport, RunRecord
 
 if TYPE_CHECKING:
-    from covey.runtime.spec import AgentSpec
     from covey.registry.runtimes import Put
+    from covey.runtime.spec import AgentSpec
 
 REPORT_WAIT_S = 30.0
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Callable, Mapping, Protocol
 
 from covey.runtime.answers import Refused
-from covey.runtime.records import LaunchRequest, RunRecord
 from covey.runtime.limits import Limits
+from covey.runtime.records import LaunchRequest, RunRecord
 
 
 class LaunchBooks(Protocol):

@@ -12,13 +12,13 @@ import time
 from typing import Callable, Unpack
 
 from covey.model.usage import ModelUsage, merge_usage
+from covey.registry.queue import SpawnQueue
+from covey.registry.spend import count_spend
+from covey.registry.tree import UsageTree, agent_tree
 from covey.runtime.answers import Refused
 from covey.runtime.limits import Limits
 from covey.runtime.payloads import ProgressFields, SessionUsage
-from covey.registry.queue import SpawnQueue
-from covey.registry.spend import count_spend
 from covey.runtime.records import FinalReport, LaunchRequest, RunRecord
-from covey.registry.tree import UsageTree, agent_tree
 
 
 class Registry:

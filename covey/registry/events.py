@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from covey.runtime.records import FinalReport, RunRecord
-    from covey.runtime.ports import SessionRuntime
-    from covey.runtime.spec import AgentSpec
     from covey.runtime.limits import Limits
+    from covey.runtime.ports import SessionRuntime
+    from covey.runtime.records import FinalReport, RunRecord
+    from covey.runtime.spec import AgentSpec
 
 
 SPEND = ("usage", "model_usage", "tool_uses", "cost_usd", "turns")

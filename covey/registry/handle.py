@@ -12,24 +12,24 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, ParamSpec, TypeVar, Unpack
 
-from covey.ray.handle import RayActor, TypedHandle
 from covey.agent.handle import AgentHandle
-from covey.teams.mailbox_actor import MailboxHandle
-from covey.runtime.payloads import PoolStats
 from covey.errors import AgentUnavailable
-from covey.runtime.answers import LaunchAnswer, Launched, NeedRuntime, Refused
+from covey.ray.handle import RayActor, TypedHandle
 from covey.registry.batch import LaunchBatch
+from covey.runtime.answers import LaunchAnswer, Launched, NeedRuntime, Refused
 from covey.runtime.limits import Limits
+from covey.runtime.payloads import PoolStats
 from covey.runtime.payloads import Held, KeptWorktree, LaunchCall, ProgressFields, SessionUsage
 from covey.runtime.records import FinalReport, LaunchRequest, RunRecord
+from covey.teams.mailbox_actor import MailboxHandle
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 if TYPE_CHECKING:
-    from covey.runtime.spec import AgentSpec
     from covey.registry.actor import _RegistryActor
     from covey.runtime.ports import RegistryPort
+    from covey.runtime.spec import AgentSpec
 
 
 RESTART_WAIT_S = 30.0

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from covey.runtime.records import FinalReport
 from covey.common.private_dirs import open_private, private_dir
 from covey.registry.events import SPEND, Configured, Ended, Event, Started, MainRegistered, Notified, Queued, Spent
+from covey.runtime.records import FinalReport
 
 if TYPE_CHECKING:
     from covey.registry.books import Books

@@ -10,17 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Generic
 
-from covey.runtime.ports import H
-from covey.runtime.travel import travelling
 from covey.registry import events
-from covey.runtime.answers import Finished, LaunchAnswer, Launched, NeedRuntime, Refused, not_started
 from covey.registry.books import Books
-from covey.runtime.records import FinalReport, LaunchRequest, RunRecord
 from covey.registry.watcher import Watcher
+from covey.runtime.answers import Finished, LaunchAnswer, Launched, NeedRuntime, Refused, not_started
+from covey.runtime.ports import H
+from covey.runtime.records import FinalReport, LaunchRequest, RunRecord
+from covey.runtime.travel import travelling
 
 if TYPE_CHECKING:
-    from covey.runtime.spec import AgentSpec
     from covey.runtime.ports import SessionRuntime
+    from covey.runtime.spec import AgentSpec
 
 
 @dataclass(frozen=True)

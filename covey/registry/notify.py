@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from covey.subagents.reports import record_notice
 from covey.registry.core import Registry
 from covey.runtime.records import FinalReport
+from covey.subagents.reports import record_notice
 from covey.teams.delivery import registry_delivers
 from covey.teams.messages import Mail
 from covey.teams.tasks import Task

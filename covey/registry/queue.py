@@ -14,9 +14,9 @@ from __future__ import annotations
 import time
 from typing import Callable, Literal, Mapping, Protocol
 
-from covey.runtime.records import FinalReport, LaunchRequest, RunRecord, Status
-from covey.runtime.answers import Refused
 from covey.registry.checks import CHECKS, LaunchBooks, budget_spent, check_concurrency, refusal
+from covey.runtime.answers import Refused
+from covey.runtime.records import FinalReport, LaunchRequest, RunRecord, Status
 
 
 class QueueBooks(LaunchBooks, Protocol):

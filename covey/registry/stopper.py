@@ -7,15 +7,15 @@ import asyncio
 import logging
 from typing import Generic
 
-from covey.runtime.ports import H
 from covey.errors import AgentUnavailable
+from covey.ids import known_agent_id
 from covey.registry.books import Books
 from covey.registry.events import Ended
 from covey.registry.launcher import Launcher
-from covey.runtime.payloads import KeptWorktree
-from covey.runtime.records import FinalReport, RunRecord, Status
-from covey.ids import known_agent_id
 from covey.registry.watcher import Watcher
+from covey.runtime.payloads import KeptWorktree
+from covey.runtime.ports import H
+from covey.runtime.records import FinalReport, RunRecord, Status
 
 log = logging.getLogger(__name__)
 

@@ -17,24 +17,24 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Generic, Unpack
 
-from covey.runtime.records import FinalReport, LaunchRequest, RunRecord, Status
-from covey.transcripts.transcript import rebuild_history
-from covey.runtime.worktree import Worktree, finish_worktree_record, resume_place_problem
-from covey.runtime.limits import Limits
-from covey.runtime.answers import LaunchAnswer, Refused, not_started
 from covey.registry.books import REPORT_WAIT_S, Books
 from covey.registry.events import EventSink
 from covey.registry.launcher import Launcher
-from covey.runtime.payloads import Held, KeptWorktree, LaunchCall, PoolStats, ProgressFields, SessionUsage
-from covey.runtime.ports import H, Pool
+from covey.registry.notify import Notices
 from covey.registry.stopper import CANCEL_GRACE_S, Stopper
 from covey.registry.tree import UsageTree
-from covey.registry.notify import Notices
 from covey.registry.watcher import History, Watcher
+from covey.runtime.answers import LaunchAnswer, Refused, not_started
+from covey.runtime.limits import Limits
+from covey.runtime.payloads import Held, KeptWorktree, LaunchCall, PoolStats, ProgressFields, SessionUsage
+from covey.runtime.ports import H, Pool
+from covey.runtime.records import FinalReport, LaunchRequest, RunRecord, Status
+from covey.runtime.worktree import Worktree, finish_worktree_record, resume_place_problem
+from covey.transcripts.transcript import rebuild_history
 
 if TYPE_CHECKING:
-    from covey.runtime.spec import AgentSpec
     from covey.registry.runtimes import Put
+    from covey.runtime.spec import AgentSpec
 
 __all__ = ["CANCEL_GRACE_S", "REPORT_WAIT_S", "Supervisor"]
 

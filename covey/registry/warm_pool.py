@@ -18,9 +18,9 @@ from collections import defaultdict, deque
 from typing import Any, Awaitable, Callable, Generic, Mapping
 
 from covey.agent.handle import AgentHandle
-from covey.runtime.ports import H, Lender
 from covey.errors import AgentUnavailable
 from covey.runtime.payloads import BorrowedPoolStats, WarmPoolStats
+from covey.runtime.ports import H, Lender
 
 log = logging.getLogger(__name__)
 

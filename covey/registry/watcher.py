@@ -13,14 +13,14 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generic, Protocol
 
-from covey.runtime.ports import H
-from covey.runtime.worktree import Worktree
 from covey.errors import AgentUnavailable, first_line
-from covey.runtime.answers import Finished
 from covey.registry.books import Books
 from covey.registry.events import Ended, Notified
 from covey.registry.notify import Notices, notify
+from covey.runtime.answers import Finished
+from covey.runtime.ports import H
 from covey.runtime.records import FinalReport, RunRecord
+from covey.runtime.worktree import Worktree
 from covey.teams.delivery import EndedRun, mail_may_resume
 from covey.teams.messages import Mail
 from covey.teams.tasks import Task

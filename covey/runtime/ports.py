@@ -24,15 +24,13 @@ from typing import (TYPE_CHECKING, Any, Awaitable, Generic, Hashable, Mapping, P
 from typing_extensions import TypeVar as DefaultTypeVar
 
 from covey.definitions.definition import AgentDefinition
-from covey.runtime.travel import Sealed
 from covey.runtime.limits import Limits
+from covey.runtime.travel import Sealed
 from covey.tools.options import ToolOptions
 
 if TYPE_CHECKING:
     from ray import ObjectRef
 
-    from covey.runtime.records import FinalReport, LaunchRequest, RunRecord, Status
-    from covey.runtime.spec import AgentSpec
     from covey.events import Event
     from covey.hooks.callback import HookCall
     from covey.mcp.relay import McpCall
@@ -40,6 +38,8 @@ if TYPE_CHECKING:
     from covey.permissions.decisions import PermissionRequest
     from covey.runtime.answers import Finished, Launched
     from covey.runtime.payloads import PoolStats, ProgressFields
+    from covey.runtime.records import FinalReport, LaunchRequest, RunRecord, Status
+    from covey.runtime.spec import AgentSpec
     from covey.settings.files import Sources
     from covey.teams.messages import Mail
 

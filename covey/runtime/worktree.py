@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from covey.errors import UserError
 from covey.common.private_dirs import private_dir, user_temp_dir
+from covey.errors import UserError
 
 if TYPE_CHECKING:
     from git import Repo

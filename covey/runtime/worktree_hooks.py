@@ -14,8 +14,8 @@ import asyncio
 import os
 from typing import Any
 
-from covey.runtime.worktree import Worktree, create_worktree, finish_worktree, finish_worktree_record
 from covey.errors import UserError
+from covey.runtime.worktree import Worktree, create_worktree, finish_worktree, finish_worktree_record
 
 
 def hooks_make_worktrees(hooks: Any, agent_id: str) -> bool:

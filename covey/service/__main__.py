@@ -15,11 +15,11 @@ import os
 import time
 
 from covey.client import leftovers
-from covey.client.process import ping, read_info
 from covey.client.paths import ServicePaths, open_private, service_paths
-from covey.service import logfile
-from covey.ray import own_ray
+from covey.client.process import ping, read_info
 from covey.common.subprocess_env import forget_api_credentials_in_proc
+from covey.ray import own_ray
+from covey.service import logfile
 
 DEFAULT_IDLE_TIMEOUT_S = 600.0
 LOCK_WAIT_S = 30.0

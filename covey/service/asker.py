@@ -13,11 +13,11 @@ import asyncio
 import re
 from typing import Any, Awaitable, Callable, Mapping
 
+from covey.client import ports as protocol
 from covey.permissions.askers import Answer
 from covey.permissions.decisions import Allow, Deny, PermissionRequest
 from covey.permissions.modes import MODES
 from covey.permissions.rules import suggest_rule
-from covey.client import ports as protocol
 
 Send = Callable[[Mapping[str, Any]], Awaitable[None]]
 _RULE = re.compile(r"^(?P<tool>[^(]+)(?:\((?P<content>.*)\))?$", re.S)

@@ -9,19 +9,19 @@ import uuid
 from typing import Any
 
 from covey.agent.opening import CLEARED
+from covey.client import ports as protocol
+from covey.client.ports import ControlRequest, RunBody, RunLine, UserLine
 from covey.definitions.output_style import output_styles
 from covey.errors import CoveyError
 from covey.events import ConversationReset, ResultEvent, SystemInit
 from covey.events.forwarding import Forwarding
-from covey.client import ports as protocol
-from covey.client.ports import ControlRequest, RunBody, RunLine, UserLine
+from covey.ids import new_session_id
+from covey.loop.compacting import compact_command
 from covey.service import controls
 from covey.service.asker import ClientAsker, HookCaller, McpRelayClient
 from covey.service.runs import ServedRun, prompt_of
-from covey.ids import new_session_id
 from covey.service.session_options import session_for
 from covey.service.session_state import SessionStates
-from covey.loop.compacting import compact_command
 from covey.service.stamps import TurnStamps, replayed
 from covey.session import Session
 from covey.settings.files import source_set

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from covey.ray.handle import TypedHandle, actor_class
-from covey.ray.local import NAMESPACE
 from covey.client import ports as protocol
 from covey.client.ports import RunLine, RunRequest
+from covey.ray.handle import TypedHandle, actor_class
+from covey.ray.local import NAMESPACE
 from covey.service.journal import RunLog
 from covey.service.ports import HostPort, LineSource, RunMeta, Unreadable
 

@@ -10,13 +10,13 @@ from typing import Any, Callable
 
 import ray
 
-from covey.pool.shared_pool import SharedPoolHandle, pool_name
 from covey.agent.warmup import GATEWAY_MODEL
-from covey.client.paths import service_dir
 from covey.client import ports as protocol
-from covey.service.preflight import KEY_VARIABLES
+from covey.client.paths import service_dir
+from covey.pool.shared_pool import SharedPoolHandle, pool_name
 from covey.service.host import HostHandle, HostSupply, live_hosts
 from covey.service.journal import all_meta, read_meta
+from covey.service.preflight import KEY_VARIABLES
 
 log = logging.getLogger(__name__)
 

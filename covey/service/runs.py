@@ -15,11 +15,11 @@ import logging
 import time
 from typing import Any, Callable, Mapping
 
+from covey.client import ports as protocol
+from covey.client.ports import RunBody, RunLine, RunRequest, UserLine
 from covey.errors import CoveyError
 from covey.events import ResultEvent
 from covey.events.describe import describe
-from covey.client import ports as protocol
-from covey.client.ports import RunBody, RunLine, RunRequest, UserLine
 from covey.observe.live import FINAL_TREE_TIMEOUT_S
 from covey.service.asker import ClientAsker
 from covey.service.ports import LineSink, LineSource, Unreadable

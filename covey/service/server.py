@@ -22,14 +22,14 @@ from typing import Any, Awaitable, Callable
 
 import ray
 
-from covey.ray import local as local_rays
-from covey.pool.shared_pool import SharedPoolHandle
-from covey.ray.cluster import ensure_ray
-from covey.ray import own_ray
 from covey.client import ports as protocol
 from covey.client.leftovers import INSTANCE_VAR
-from covey.client.process import same_ray
 from covey.client.paths import ServicePaths, write_private_json
+from covey.client.process import same_ray
+from covey.pool.shared_pool import SharedPoolHandle
+from covey.ray import local as local_rays
+from covey.ray import own_ray
+from covey.ray.cluster import ensure_ray
 from covey.service.hosting import Hosts, service_preload, session_dir, shared_pool
 from covey.service.ports import read_control, read_run
 from covey.service.relay import HostedRun, attach, detach_refusal, peer

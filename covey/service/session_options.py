@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from covey.errors import UserError
 from covey.client.leftovers import INSTANCE_VAR
 from covey.client.ports import RunBody
+from covey.errors import UserError
 from covey.session import Session, SessionOptions
 from covey.session.options import SERVICE_OWNED
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, Literal, Mapping
 
-from covey.events import Event
 from covey.common.flags import env_flag
+from covey.events import Event
 from covey.session import Session
 
 READS_STATE_ENV = "CLAUDE_CODE_SDK_READS_SESSION_STATE"

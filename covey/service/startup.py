@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from covey.errors import CoveyError
-from covey.transcripts.session_json import ResumeError
 from covey.settings.files import SandboxUnavailable
+from covey.transcripts.session_json import ResumeError
 
 
 def failure_fields(exc: CoveyError) -> dict[str, Any]:

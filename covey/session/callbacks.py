@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from covey.events import PermissionPrompt, ResultEvent
 from covey.errors import AgentUnavailable
+from covey.events import PermissionPrompt, ResultEvent
 from covey.hooks.callback import HookCallbackPrompt
 from covey.mcp.relay import McpMessagePrompt
 from covey.permissions.decisions import PermissionRequest

@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from covey.definitions.output_style import OutputStyle
-from covey.transcripts.session_files import SessionRoots
-from covey.runtime.limits import Limits
 from covey.permissions.policy import PermissionPolicy
 from covey.ray.address import check_run_address
+from covey.runtime.limits import Limits
 from covey.session import ephemeral
 from covey.session.debug_log import DebugLog, open_debug_log
 from covey.session.options import SessionOptions
 from covey.session.setup import config_root, load, place, run_env, with_env_defaults
 from covey.settings.merged import Settings
+from covey.transcripts.session_files import SessionRoots
 
 
 @dataclass(frozen=True)

@@ -12,21 +12,21 @@ import asyncio
 import concurrent.futures
 from typing import Any, AsyncIterator, cast
 
-from covey.runtime.spec import AgentSpec
 from covey.errors import UserError
-from covey.loop.steps import pending_calls
 from covey.events import Event, SystemInit
 from covey.ids import AgentId
+from covey.loop.steps import pending_calls
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.observe.notebook import TreeDisplay, in_notebook
 from covey.permissions.modes import PermissionMode
-from covey.session.runtime import SessionRuntime
+from covey.runtime.spec import AgentSpec
 from covey.session import main_agent
 from covey.session.config import configure
 from covey.session.kit import STOP_GRACE_S, Kit
 from covey.session.main_slot import MainAgentSlot
 from covey.session.options import SessionOptions, check_mode
 from covey.session.result import RunResult
+from covey.session.runtime import SessionRuntime
 from covey.session.turn import Turn
 from covey.session.views import SessionViews
 from covey.settings.guard import check_mode as check_allowed_mode

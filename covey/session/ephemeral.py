@@ -14,9 +14,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from covey.session.options import SessionOptions
 from covey.transcripts.session_files import project_folder, transcript_path
 from covey.transcripts.transcript import copy_transcript, last_uuid
-from covey.session.options import SessionOptions
 
 PREFIX = "covey-session-"
 

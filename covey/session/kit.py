@@ -11,27 +11,27 @@ from typing import TYPE_CHECKING, Any, Callable
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from covey.gateway.actor import keyless
+from covey.agent.catalog import tool_names
 from covey.agent.handle import AgentHandle
-from covey.teams.mailbox_actor import MailboxHandle, mailbox_actor_class
-from covey.pool.shared_pool import SharedPoolHandle, pool_name
-from covey.client.paths import service_dir
-from covey.registry.warm_pool import default_pool_size
 from covey.agent.warmup import model_modules
+from covey.client.paths import service_dir
+from covey.common.subprocess_env import travelling_env
 from covey.definitions.context import project_context
 from covey.events import ResultEvent
+from covey.gateway.actor import keyless
 from covey.hooks.runner import HookRegistry
 from covey.hooks.session_end import fire_session_end
+from covey.pool.shared_pool import SharedPoolHandle, pool_name
 from covey.ray.cluster import NAMESPACE, ensure_ray, shutdown_if_started
 from covey.registry.actor import registry_actor_class
 from covey.registry.handle import RegistryHandle
-from covey.session.runtime import SessionRuntime
+from covey.registry.warm_pool import default_pool_size
 from covey.session import ephemeral
 from covey.session.config import SessionConfig
 from covey.session.debug_log import DebugLog
 from covey.session.main_agent import setting_sources, tool_options, transcript
-from covey.common.subprocess_env import travelling_env
-from covey.agent.catalog import tool_names
+from covey.session.runtime import SessionRuntime
+from covey.teams.mailbox_actor import MailboxHandle, mailbox_actor_class
 
 if TYPE_CHECKING:
     from covey.session.main_slot import MainAgentSlot

@@ -7,37 +7,37 @@ import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from covey.agent.catalog import tool_names as catalog_tool_names
+from covey.agent.progress_summary import summary_interval_ms
+from covey.common.flags import env_flag
+from covey.common.subprocess_env import travelling_env
+from covey.common.tool_names import canonical_tool_name
 from covey.definitions.context import agent_list_message, project_context
 from covey.definitions.coordinator import coordinator_prompt, coordinator_tools, worker_tools, workers_message
 from covey.definitions.definition import AgentDefinition
-from covey.subagents.fork import fork_enabled
 from covey.definitions.mentions import file_mentions
-from covey.agent.progress_summary import summary_interval_ms
 from covey.definitions.output_style import styled_prompt
-from covey.runtime.spec import AgentSpec, RunSettings
+from covey.definitions.skill_listing import skill_list_message
 from covey.definitions.system_prompt import MAIN_PROMPT, system_blocks
-from covey.transcripts.transcript import transcript_path
 from covey.events import SystemInit
-from covey.common.flags import env_flag
-from covey.model.effort import effort_from_env
-from covey.model.scripted import ScriptedModel
 from covey.loop.compacting import compact_command
 from covey.mcp.listing import probe
 from covey.mcp.tools import mcp_tool_name
+from covey.model.effort import effort_from_env
+from covey.model.scripted import ScriptedModel
 from covey.model.thinking import thinking_config, thinking_tokens_from_env
-from covey.session.runtime import SessionRuntime
 from covey.permissions.modes import PermissionMode
 from covey.permissions.policy import PermissionPolicy
+from covey.runtime.spec import AgentSpec, RunSettings
 from covey.session.config import SessionConfig
 from covey.session.record import history
+from covey.session.runtime import SessionRuntime
 from covey.session.setup import readable_paths
 from covey.settings.files import Sources, source_set
-from covey.definitions.skill_listing import skill_list_message
-from covey.common.tool_names import canonical_tool_name
-from covey.agent.catalog import tool_names as catalog_tool_names
+from covey.subagents.fork import fork_enabled
 from covey.tools.options import BACKGROUND_DISABLED_ENV, ToolOptions
 from covey.tools.structured_output import STRUCTURED_OUTPUT, SYSTEM_NOTE, check_schema
-from covey.common.subprocess_env import travelling_env
+from covey.transcripts.transcript import transcript_path
 
 if TYPE_CHECKING:
     from covey.session.main_slot import MainAgentSlot

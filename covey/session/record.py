@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from covey.transcripts.session_files import SessionRoots
 from covey.ids import new_session_id
 from covey.permissions.modes import PermissionMode
 from covey.session.options import SessionOptions
+from covey.transcripts.session_files import SessionRoots
 
 log = logging.getLogger("covey.session")
 

@@ -13,30 +13,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, cast
 
-from covey.registry.warm_pool import default_pool_size
-from covey.definitions.coordinator import coordinator_mode
-from covey.definitions.output_style import DEFAULT_STYLE, OutputStyle, choose_style
-from covey.transcripts.session_files import SessionRoots, project_folder
-from covey.errors import UserError
 from covey.common.flags import env_flag
+from covey.definitions.coordinator import coordinator_mode
+from covey.definitions.load import managed_agents_dir, session_definitions, session_plugins, session_skills
+from covey.definitions.output_style import DEFAULT_STYLE, OutputStyle, choose_style
+from covey.errors import UserError
+from covey.gateway.factory import SCRIPTED_PREFIX, make_model
 from covey.hooks.callback import sdk_hook_settings
 from covey.mcp.approval import Approval
 from covey.mcp.permission_tool import McpPermissionTool
 from covey.mcp.sources import session_servers
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
-from covey.gateway.factory import SCRIPTED_PREFIX, make_model
 from covey.permissions.askers import CallbackAsker
 from covey.permissions.modes import PermissionMode
 from covey.permissions.policy import PermissionPolicy
 from covey.permissions.rules import parse_rule
+from covey.registry.warm_pool import default_pool_size
 from covey.runtime.limits import Limits
-from covey.definitions.load import managed_agents_dir, session_definitions, session_plugins, session_skills
 from covey.session.options import SessionOptions, check_mode
 from covey.session.record import chosen_session_id, resume_point
-from covey.settings.merged import Settings
 from covey.settings.files import sandbox_note, source_set
 from covey.settings.guard import cli_rules, managed_hooks_only, start_mode
 from covey.settings.managed import managed_dir
+from covey.settings.merged import Settings
+from covey.transcripts.session_files import SessionRoots, project_folder
 from covey.trust import TRUSTED, Trust, decide
 
 log = logging.getLogger("covey.session")

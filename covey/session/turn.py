@@ -8,14 +8,12 @@ import asyncio
 from typing import Any, AsyncIterator, TypeGuard
 
 from covey.agent.handle import AgentHandle
-from covey.runtime.spec import AgentSpec
-from covey.transcripts.transcript import agent_transcript
 from covey.errors import UserError
 from covey.events import Event, PermissionPrompt, ResultEvent, TaskNotification, UserEvent
 from covey.hooks.callback import HookCallbackPrompt
 from covey.mcp.relay import McpMessagePrompt
 from covey.runtime.records import FinalReport
-from covey.session.runtime import SessionRuntime
+from covey.runtime.spec import AgentSpec
 from covey.session.callbacks import ask, hook_callback, mcp_message, with_session_spend
 from covey.session.config import SessionConfig
 from covey.session.kit import Kit
@@ -23,7 +21,9 @@ from covey.session.main_agent import ask_program_servers, init_event, main_spec
 from covey.session.main_slot import MainAgentSlot
 from covey.session.record import record_session
 from covey.session.result import INTERRUPTED, failure, interrupted_reason, note_calls
+from covey.session.runtime import SessionRuntime
 from covey.session.watch import SessionBroken, watched
+from covey.transcripts.transcript import agent_transcript
 
 
 class Turn:

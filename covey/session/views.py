@@ -7,17 +7,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from covey.definitions.output_style import OutputStyle
-from covey.session.runtime import SessionRuntime
-from covey.transcripts.session_files import SessionRoots
-from covey.runtime.limits import Limits
 from covey.permissions.policy import PermissionPolicy
+from covey.runtime.limits import Limits
 from covey.session.config import SessionConfig
 from covey.session.debug_log import DebugLog
 from covey.session.kit import Kit
 from covey.session.main_agent import main_policy
 from covey.session.main_slot import MainAgentSlot
 from covey.session.options import SessionOptions
+from covey.session.runtime import SessionRuntime
 from covey.settings.merged import Settings
+from covey.transcripts.session_files import SessionRoots
 
 if TYPE_CHECKING:
     from covey.agent.handle import AgentHandle

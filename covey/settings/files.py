@@ -9,10 +9,10 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from covey.errors import UserError
-from covey.ratelimit.signals import RateLimitSettings
-from covey.permissions.decisions import PermissionMode
 from covey.common.safe_files import READ_ERRORS, read_json, reason
+from covey.errors import UserError
+from covey.permissions.decisions import PermissionMode
+from covey.ratelimit.signals import RateLimitSettings
 
 SETTING_FILES = (  # (label, base: "config", "home" or "project", relative path), lowest precedence first
     ("userSettings", "config", "settings.json"),  # config: CLAUDE_CONFIG_DIR, else ~/.claude, as Claude Code

@@ -29,9 +29,9 @@ from covey.permissions.decisions import PermissionMode
 from covey.permissions.rule_checks import rule_warnings
 from covey.permissions.rules import Rule, RuleError, parse_rule
 from covey.settings.files import SETTING_FILES, SETTING_SOURCES, Wire, read_file, rule_root, setting_labels, validate_wire
-from covey.trust.decision import SetAside
 from covey.settings.grants import PROJECT_LABELS, restrictive_part
 from covey.settings.managed import PARENT, locked_surfaces, managed_files, parent_applies, restrictive_only
+from covey.trust.decision import SetAside
 
 
 class PermissionSettings(BaseModel):

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from covey.subagents.escalation import launch_escalation, refused_text
-from covey.subagents.fork import FORK_AGENT, FORK_REFUSAL, FORK_TYPE, in_fork_child
+from covey.definitions.spawn_types import type_refusal
 from covey.errors import CoveyError
 from covey.mcp import required_servers_problem
 from covey.permissions.decisions import Deny
-from covey.subagents.launch import Launch, default_agent_type
 from covey.subagents.agent_schema import agent_input_model
-from covey.definitions.spawn_types import type_refusal
+from covey.subagents.escalation import launch_escalation, refused_text
+from covey.subagents.fork import FORK_AGENT, FORK_REFUSAL, FORK_TYPE, in_fork_child
+from covey.subagents.launch import Launch, default_agent_type
 from covey.tools.base import Tool, ToolContext, ToolResult
 
 DESCRIPTION = """Launch a sub-agent to handle a task on its own: it gets its own conversation, tools \

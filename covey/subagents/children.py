@@ -13,13 +13,13 @@ from typing import Any, Mapping
 from covey.definitions.context import agent_list_message
 from covey.definitions.definition import AgentDefinition
 from covey.definitions.memory import linked_below, memory_dir, memory_prompt
+from covey.definitions.resolve import child_effort, resolve_agent_model, resolve_tools
+from covey.definitions.skill_listing import skill_list_message
 from covey.definitions.spawn_types import listed
 from covey.definitions.system_prompt import system_blocks
-from covey.definitions.resolve import child_effort, resolve_agent_model, resolve_tools
+from covey.errors import ModelBehaviorError
 from covey.runtime.spec import AgentSpec
 from covey.runtime.worktree import Worktree
-from covey.errors import ModelBehaviorError
-from covey.definitions.skill_listing import skill_list_message
 
 DEFAULT_CHILD_MAX_TURNS = 100
 FALLBACK_PROMPT = "You are a sub-agent. Complete the task you are given fully, then report what you found and did."

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from covey.common.flags import truthy
 from covey.definitions.coordinator import coordinator_mode
 from covey.definitions.definition import AgentDefinition
 from covey.definitions.spawn_types import spawnable_types
 from covey.runtime.spec import AgentSpec
 from covey.runtime.worktree import Worktree
-from covey.common.flags import truthy
 from covey.tools.services import CacheSafe
 
 FORK_TYPE = "fork"

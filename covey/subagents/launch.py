@@ -11,26 +11,26 @@ import asyncio
 import time
 from typing import Any
 
-from covey.teams.context import team_handles
-from covey.subagents.children import child_spec
 from covey.definitions.coordinator import WORKER_TYPE
-from covey.subagents.fork import FORK_AGENT, FORK_TYPE, fork_spec
-from covey.subagents.reports import SUMMARIES, completed_text, launched_text
+from covey.errors import AgentUnavailable, ModelBehaviorError
 from covey.runtime.spec import AgentSpec, TeamSeat
-from covey.transcripts.transcript import agent_transcript
 from covey.runtime.worktree import Worktree, check_isolation
 from covey.runtime.worktree_hooks import discard_worktree, hooks_make_worktrees, make_worktree
-from covey.errors import AgentUnavailable, ModelBehaviorError
+from covey.subagents.children import child_spec
+from covey.subagents.fork import FORK_AGENT, FORK_TYPE, fork_spec
+from covey.subagents.reports import SUMMARIES, completed_text, launched_text
+from covey.teams.context import team_handles
+from covey.transcripts.transcript import agent_transcript
 from covey.events import (
     AssistantEvent, BackgroundTask, CompactBoundary, ResultEvent, TaskNotification, TaskStarted, TaskUpdated, TaskUsage,
     UserEvent, new_uuid, wire_usage,
 )
+from covey.common.tool_names import canonical_tool_name
+from covey.definitions.tool_catalog import tool_names_where
 from covey.ids import AgentId, shown_agent_id
 from covey.runtime.records import FinalReport, LaunchRequest
-from covey.teams.roster import Member
-from covey.definitions.tool_catalog import tool_names_where
-from covey.common.tool_names import canonical_tool_name
 from covey.subagents.agent_schema import AsyncLaunched, Completed, TeammateSpawned
+from covey.teams.roster import Member
 from covey.tools.base import ToolContext, ToolResult
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from covey.runtime.records import FinalReport, RunRecord
 from covey.ids import shown_agent_id
+from covey.runtime.records import FinalReport, RunRecord
 from covey.teams.messages import NoticeWorktree, NoticeUsage, ReleasedTask, TaskNotice
 from covey.teams.render import quote, render_notice
 from covey.teams.tasks import Task

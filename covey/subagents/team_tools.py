@@ -12,10 +12,10 @@ from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from covey.errors import CoveyError
+from covey.subagents.task_tools import TaskCreate, TaskGet, TaskList, TaskUpdate
 from covey.teams.context import Recipient, TeamContext, team_context
 from covey.teams.messages import ShutdownRequest, TeammateMessage
 from covey.tools.base import Tool, ToolContext, ToolInput, ToolResult
-from covey.subagents.task_tools import TaskCreate, TaskGet, TaskList, TaskUpdate
 
 NOT_SENT = "Nothing was sent"
 

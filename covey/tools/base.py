@@ -20,10 +20,10 @@ from covey.tools.processes import ProcessTracker
 from covey.tools.services import CacheSafe, LaunchNotes, OwnSpec, ToolRuntime
 
 if TYPE_CHECKING:
+    from covey.definitions.skill import Skill
     from covey.hooks.runner import HookRegistry
     from covey.model.base import Model
     from covey.permissions.decisions import Ask, Decision
-    from covey.definitions.skill import Skill
     from covey.teams.context import TeamContext
 
 MAX_RESULT_CHARS = 100_000

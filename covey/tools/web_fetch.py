@@ -167,10 +167,10 @@ def _redirect_text(url: str, page: dict[str, Any], prompt: str) -> str:
 
 async def _ask_small_model(ctx: ToolContext, markdown: str, prompt: str) -> str | ToolResult:
     """The page and the prompt to the small fast model (haiku), as Claude Code does."""
+    from covey.errors import ModelAPIError
     from covey.model.aliases import resolve_model
     from covey.model.base import ModelRequest
     from covey.model.messages import TextBlock
-    from covey.errors import ModelAPIError
 
     model = ctx.services.model
     if model is None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from covey.transcripts.transcript import read_transcript
 from covey.transcripts.session_json import ResumeError
+from covey.transcripts.transcript import read_transcript
 
 DROPS_TURN = "Resume rejected by --resume-drops-turn:"
 """How a refused check begins (the SDK tells programs to match on it)."""

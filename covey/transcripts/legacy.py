@@ -14,8 +14,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from covey.transcripts.session_files import SessionRoots, project_folder, transcript_path
 from covey.common.private_dirs import private_dir
+from covey.transcripts.session_files import SessionRoots, project_folder, transcript_path
 from covey.transcripts.session_json import RECORD_NAME, SessionRecord, record_session
 
 

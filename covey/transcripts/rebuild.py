@@ -20,10 +20,10 @@ import os
 import time
 from pathlib import Path
 
-from covey.transcripts.session_files import SessionRoots, project_name
-from covey.transcripts.transcript import read_transcript, record_time_s
 from covey.ids import AgentId
+from covey.transcripts.session_files import SessionRoots, project_name
 from covey.transcripts.session_json import RECORD_NAME, ResumeError, SessionRecord, Where, error_reason, validate_session_id
+from covey.transcripts.transcript import read_transcript, record_time_s
 
 
 def lone_transcript(transcript_dir: Where, session_id: str) -> Path | None:

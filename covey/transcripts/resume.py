@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from covey.transcripts.cut import records_upto
 from covey.transcripts.session_files import SessionRoots, project_folder
 from covey.transcripts.transcript import copy_transcript, last_uuid, read_transcript, rebuild_history, transcript_path
-from covey.transcripts.cut import records_upto
 from covey.transcripts.session_json import (
     MAX_RECORD_BYTES, RECORD_NAME, ResumeError, SessionRecord, Where, error_reason, is_legacy, read_record,
     record_path, record_session, session_dir, session_exists, touch_session, transcript_root, validate_session_id,

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from covey.errors import UserError
 from covey.common.private_dirs import open_private, private_dir
+from covey.errors import UserError
 
 log = logging.getLogger("covey.definitions")
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from covey.transcripts.session_files import SessionRoots, project_folder, transcript_path
-from covey.errors import UserError
-from covey.permissions.modes import PermissionMode
 from covey.common.private_dirs import private_dir
 from covey.common.safe_files import read_bytes
+from covey.errors import UserError
+from covey.permissions.modes import PermissionMode
+from covey.transcripts.session_files import SessionRoots, project_folder, transcript_path
 
 RECORD_NAME = "session.json"
 MAX_RECORD_BYTES = 1024 * 1024

@@ -28,8 +28,8 @@ from covey.transcripts.session_files import (  # noqa: F401
 from covey.transcripts.transcript_read import (  # noqa: F401  (the readers, importable from here too)
     COMPACT, copy_transcript, end_torn_line, last_uuid, read_transcript, rebuild_history, record_time_s,
 )
-from covey.events import CLAUDE_CODE_VERSION, now_iso
 from covey.common.private_dirs import open_private, private_dir
+from covey.events import CLAUDE_CODE_VERSION, now_iso
 
 
 INLINE_WRITE_CHARS = 64 * 1024

@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from covey.errors import UserError
 from covey.common.private_dirs import open_private, private_dir
+from covey.errors import UserError
 
 ALL = "*"
 """An approval of every server a project's ``.mcp.json`` names."""

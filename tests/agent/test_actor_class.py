@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from covey.agent.actor import agent_actor_class
 from covey.ray.handle import actor_class
-from covey.teams.mailbox_actor import mailbox_actor_class
 from covey.registry.actor import registry_actor_class
+from covey.teams.mailbox_actor import mailbox_actor_class
 from covey.teams.team_actors import board_actor_class, roster_actor_class
 
 

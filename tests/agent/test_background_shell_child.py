@@ -7,11 +7,11 @@ import json
 
 import psutil
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.lifecycle import AgentServices, run_agent
-from covey.runtime.spec import AgentSpec, RunSettings
-from covey.model.scripted import ScriptedModel
 from covey.common.private_dirs import user_temp_dir
+from covey.definitions.definition import AgentDefinition
+from covey.model.scripted import ScriptedModel
+from covey.runtime.spec import AgentSpec, RunSettings
 
 MARKER = "sleep 31.4159"
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import os
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.lifecycle import AgentServices, run_agent
-from covey.runtime.spec import AgentSpec, RunSettings
-from covey.transcripts.transcript import TranscriptWriter, agent_transcript, rebuild_history
 from covey.agent.progress import Progress
+from covey.definitions.definition import AgentDefinition
 from covey.events import CompactBoundary, ResultEvent
 from covey.model.pricing import PriceTable
 from covey.model.scripted import ScriptedModel
+from covey.runtime.spec import AgentSpec, RunSettings
+from covey.transcripts.transcript import TranscriptWriter, agent_transcript, rebuild_history
 from tests.hooks.scripts import py_hook
 
 TURNS = 60

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from covey.agent.follow_batches import FOLLOW_BATCH, batches
-from covey.runtime.records import FinalReport
 from covey.events.base import StreamEvent
+from covey.runtime.records import FinalReport
 
 
 def text(i: int) -> StreamEvent:

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from covey.agent.inbox import inbox_for
 from covey.agent import progress as progress_module
-from covey.definitions.definition import AgentDefinition
+from covey.agent.inbox import inbox_for
 from covey.agent.progress import Progress
-from covey.runtime.spec import AgentSpec
+from covey.definitions.definition import AgentDefinition
 from covey.events import AssistantEvent, UserEvent
 from covey.model.pricing import PriceTable
 from covey.runtime.limits import Limits
+from covey.runtime.spec import AgentSpec
 
 
 class FakeRegistry:

@@ -10,17 +10,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.progress import CountedModel, Progress
 from covey.agent.progress_reports import ProgressReports, activity, progress_reports
+from covey.definitions.definition import AgentDefinition
 from covey.agent.progress_summary import (
     INTERVAL_MS, SummaryClock, summary_interval_ms, summary_prompt, summary_request, summary_text,
 )
-from covey.runtime.spec import AgentSpec, RunSettings
 from covey.events import AssistantEvent, TaskProgress
 from covey.loop.config import LoopConfig
 from covey.model.pricing import PriceTable
 from covey.model.scripted import ScriptedModel
+from covey.runtime.spec import AgentSpec, RunSettings
 from covey.settings.merged import Settings
 
 CACHE = {"type": "ephemeral"}
@@ -272,9 +272,9 @@ def test_a_programs_initialize_turns_summaries_on_or_off():
 
 
 async def test_the_last_summary_reaches_the_registry_and_covey_ps():
-    from covey.runtime.limits import Limits
     from covey.cli.inspect import session_lines
     from covey.registry.supervisor import Supervisor
+    from covey.runtime.limits import Limits
     from covey.teams.mailbox import Mailbox
     from tests.registry.fakes import FakeClock, FakePool, request, spec
 

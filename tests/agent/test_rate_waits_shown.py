@@ -8,18 +8,18 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
-from covey.agent.services import rate_waits_shown
-from covey.agent.runner import AgentRunner
-from covey.definitions.definition import AgentDefinition
 from covey.agent.progress import Progress
-from covey.runtime.spec import AgentSpec
+from covey.agent.runner import AgentRunner
+from covey.agent.services import rate_waits_shown
+from covey.cli.inspect import session_lines
+from covey.cli.service_commands import status_text
+from covey.definitions.definition import AgentDefinition
 from covey.events import AssistantEvent, Event, RateLimitEvent
-from covey.runtime.limits import Limits
 from covey.model.pricing import PriceTable
 from covey.model.scripted import ScriptedModel
-from covey.cli.inspect import session_lines
 from covey.observe.live import rate_wait_text, tree_lines
-from covey.cli.service_commands import status_text
+from covey.runtime.limits import Limits
+from covey.runtime.spec import AgentSpec
 from tests.registry.fakes import FakeClock, FakePool, request, spec
 from covey.registry.supervisor import Supervisor
 from covey.teams.mailbox import Mailbox

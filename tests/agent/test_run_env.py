@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.lifecycle import AgentServices, run_agent
-from covey.runtime.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
 from covey.model.scripted import ScriptedModel
+from covey.runtime.spec import AgentSpec, RunSettings
 from tests.hooks.scripts import pre, py_hook
 
 

@@ -6,8 +6,8 @@ import sys
 
 from covey.agent.actor import AgentRunner
 from covey.definitions.definition import AgentDefinition
-from covey.runtime.spec import AgentSpec
 from covey.model.scripted import ScriptedModel
+from covey.runtime.spec import AgentSpec
 
 
 def _spec(tmp_path, model) -> AgentSpec:

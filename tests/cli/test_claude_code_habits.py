@@ -19,10 +19,10 @@ import pytest
 
 from covey.cli import main as cli
 from covey.cli import argv as cli_argv
-from covey.client import ports as protocol
-from covey.errors import CoveyError, UserError
 from covey.cli import inspect
 from covey.cli.sessions import resolve_session
+from covey.client import ports as protocol
+from covey.errors import CoveyError, UserError
 from tests.fake_messages_api import FakeMessagesAPI
 from tests.inprocess_covey import covey_here
 from tests.service.conftest import client_env, service_root  # noqa: F401  (a fixture)

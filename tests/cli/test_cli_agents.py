@@ -1,5 +1,5 @@
-from covey.definitions.loader import load_definitions
 from covey.cli.agents import list_agents_text
+from covey.definitions.loader import load_definitions
 
 
 def test_lists_types_with_source_model_tools_then_errors(tmp_path):

@@ -13,13 +13,13 @@ import pytest
 from covey.cli import main as cli
 from covey.cli import flags as cli_flags
 from covey.cli.argv import as_command
+from covey.cli.sdk import read_initialize, sdk_options
 from covey.cli.sdk_flags import INITIALIZE_FIELDS, debug_to_stderr, initialize_reads
-from covey.errors import CoveyError
-from covey.hooks.callback import sdk_hook_settings
 from covey.client import ports as protocol
 from covey.client.ports import initialize_response
 from covey.common.versions import CLAUDE_CODE_VERSION
-from covey.cli.sdk import read_initialize, sdk_options
+from covey.errors import CoveyError
+from covey.hooks.callback import sdk_hook_settings
 
 SDK_ARGV = ["--output-format", "stream-json", "--verbose", "--system-prompt", "", "--permission-prompt-tool",
             "stdio", "--permission-mode", "acceptEdits", "--setting-sources=user,project", "--resume=abc",

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from covey.cli.main import _parser
 from covey.cli.flags import session_options
+from covey.cli.main import _parser
 from covey.cli.sdk_flags import initialize_reads
 from covey.errors import CoveyError
 from tests.sdk_ts.conftest import TS_SDK_VERSIONS

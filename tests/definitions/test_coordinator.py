@@ -9,19 +9,19 @@ from types import SimpleNamespace
 
 import pytest
 
+from covey.agent.catalog import tool_catalog, tool_names
 from covey.agent.team_context import team_context_for
+from covey.cli.agents import agents_report
 from covey.definitions.builtin import builtin_agents
 from covey.definitions.coordinator import coordinator_mode, coordinator_prompt, worker_tools
 from covey.definitions.definition import AgentDefinition
 from covey.definitions.resolve import ASYNC_ALLOWED
-from covey.runtime.spec import AgentSpec
-from covey.cli.agents import agents_report
 from covey.model.scripted import ScriptedModel
 from covey.runtime.ports import SessionRuntime
+from covey.runtime.spec import AgentSpec
 from covey.session import Session
 from covey.subagents.agent_tool import AgentTool
 from covey.subagents.launch import Launch
-from covey.agent.catalog import tool_catalog, tool_names
 from covey.tools.options import ToolOptions
 
 CORPUS = Path(__file__).parents[1] / "data/claude_files/coordinator"

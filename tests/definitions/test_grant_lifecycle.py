@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.lifecycle import AgentServices, run_agent
-from covey.runtime.spec import AgentSpec
+from covey.definitions.definition import AgentDefinition
+from covey.definitions.skill_loader import discover_skills
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
-from covey.definitions.skill_loader import discover_skills
+from covey.runtime.spec import AgentSpec
 
 CORPUS = Path(__file__).parents[1] / "data" / "claude_files" / "skills" / "project"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from covey.definitions.loader import load_definitions
 from covey.cli.agents import list_agents_text
+from covey.definitions.loader import load_definitions
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "claude_files" / "agents"
 AGENTS = CORPUS / "project" / ".claude" / "agents"

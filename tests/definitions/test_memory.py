@@ -8,16 +8,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from covey.subagents.children import child_spec
 from covey.definitions.definition import AgentDefinition
 from covey.definitions.loader import load_definitions
 from covey.definitions.memory import MAX_INDEX_LINES, memory_dir, memory_prompt
-from covey.runtime.ports import SessionRuntime
-from covey.runtime.spec import AgentSpec, RunSettings
-from covey.runtime.limits import Limits
 from covey.permissions.decisions import Allow, Ask, Deny
 from covey.permissions.policy import PermissionPolicy
 from covey.permissions.rules import parse_rule
+from covey.runtime.limits import Limits
+from covey.runtime.ports import SessionRuntime
+from covey.runtime.spec import AgentSpec, RunSettings
+from covey.subagents.children import child_spec
 
 
 @pytest.mark.parametrize("scope, env, expected", [

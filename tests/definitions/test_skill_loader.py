@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from covey.errors import UserError
-from covey.plugins import read_plugin
 from covey.definitions.skill import Skill
 from covey.definitions.skill_loader import UnknownSkill, discover_skills, find_skill, preload_skills
+from covey.errors import UserError
+from covey.plugins import read_plugin
 
 CORPUS = Path(__file__).parents[1] / "data" / "claude_files"
 

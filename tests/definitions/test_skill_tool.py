@@ -3,10 +3,10 @@
 import shutil
 from pathlib import Path
 
-from covey.permissions.policy import PermissionPolicy
 from covey.definitions.skill_loader import discover_skills
-from covey.tools.base import ToolContext, ToolServices
 from covey.definitions.skill_tool import GRANT_SOURCE, SkillTool, SkillInput
+from covey.permissions.policy import PermissionPolicy
+from covey.tools.base import ToolContext, ToolServices
 
 CORPUS = Path(__file__).parents[1] / "data" / "claude_files" / "skills" / "project"
 

@@ -8,16 +8,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from covey.subagents.agent_tool import AgentTool
 from covey.definitions.builtin import BUILTIN_AGENTS
-from covey.subagents.children import child_spec
 from covey.definitions.definition import AgentDefinition
-from covey.subagents.fork import CacheSafeParams, fork_spec
 from covey.definitions.loader import load_definitions
-from covey.runtime.ports import SessionRuntime
 from covey.definitions.spawn_types import spawnable_types, split_tools, type_refusal
-from covey.runtime.spec import AgentSpec
 from covey.runtime.limits import Limits
+from covey.runtime.ports import SessionRuntime
+from covey.runtime.spec import AgentSpec
+from covey.subagents.agent_tool import AgentTool
+from covey.subagents.children import child_spec
+from covey.subagents.fork import CacheSafeParams, fork_spec
 from covey.tools.base import ToolContext, ToolServices
 
 REMOTE = AgentDefinition(name="far", description="runs elsewhere", isolation="remote", source="project",

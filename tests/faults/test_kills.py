@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from covey.ray.local import NAMESPACE
 from covey.cli import inspect
+from covey.ray.local import NAMESPACE
 from covey.session import Session
 from tests.fake_messages_api import FakeMessagesAPI
 from tests.faults.scenario import (

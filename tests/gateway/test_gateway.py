@@ -10,19 +10,19 @@ from typing import Any, Callable
 
 import pytest
 
-from covey.gateway.actor import GatewayCore
-from covey.gateway.remote_model import GatewayModel
-from covey.gateway.ports import Deferred, Failed, Pacing, Replied, StreamedEvent, Waited
-from covey.ratelimit.actor import rate_limit_line
 from covey.errors import AgentUnavailable, ModelAPIError, UserError
 from covey.events import Event, RateLimitEvent
 from covey.gateway import anthropic
+from covey.gateway.actor import GatewayCore
 from covey.gateway.anthropic import AnthropicModel
+from covey.gateway.ports import Deferred, Failed, Pacing, Replied, StreamedEvent, Waited
+from covey.gateway.remote_model import GatewayModel
 from covey.model.anthropic_config import AnthropicConfig
 from covey.model.base import ModelRequest
+from covey.ratelimit.actor import rate_limit_line
 from covey.ratelimit.admission import LocalAdmission
-from covey.ratelimit.signals import RateLimitSettings
 from covey.ratelimit.ports import RateRefused, Wait
+from covey.ratelimit.signals import RateLimitSettings
 from tests.fake_messages_api import FakeMessagesAPI, fake_api  # noqa: F401  (fixture)
 from tests.fake_ratelimited_api import FakeRateLimitedAPI
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from ray import cloudpickle
 
-from covey.runtime.travel import travelling
 from covey.events import ResultEvent, StreamEvent
 from covey.gateway.anthropic import AnthropicModel
+from covey.runtime.travel import travelling
 from covey.session import Session
 from tests.fake_messages_api import FakeMessagesAPI
 

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.lifecycle import AgentServices, run_agent
 from covey.agent.progress import CountedModel, Progress
-from covey.runtime.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
 from covey.hooks import AgentHook, HookRegistry, read_hooks
 from covey.hooks.verifier import MAX_TURNS, SYSTEM, verifier
 from covey.model.pricing import PriceTable
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
 from covey.permissions.rules import parse_rule
+from covey.runtime.spec import AgentSpec, RunSettings
 
 CHECK = "Did the agent run the tests? Read NOTES.md. $ARGUMENTS"
 

@@ -55,8 +55,8 @@ async def test_session_end_carries_its_reason_and_matches_on_it(tmp_path):
 
 async def test_session_end_hooks_share_a_short_budget(tmp_path):
     # Claude Code gives SessionEnd hooks 1.5 s unless one sets a longer timeout.
-    from covey.hooks.runner import _session_end_budget
     from covey.hooks.config import CommandHook
+    from covey.hooks.runner import _session_end_budget
 
     assert _session_end_budget([CommandHook(command="x")], {}) == 1.5
     assert _session_end_budget([CommandHook(command="x", timeout=20)], {}) == 20

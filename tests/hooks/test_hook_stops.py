@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from covey.hooks import HookRegistry
-from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.hooks.tool_gate import hook_after, hook_gate
+from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.model.scripted import ScriptedModel
 from covey.tools.base import ToolContext
 from covey.tools.glob import Glob
@@ -74,8 +74,8 @@ async def test_without_such_a_hook_the_run_completes(tmp_path):
 
 async def test_a_user_prompt_submit_hook_that_says_stop_ends_the_turn_before_any_request(tmp_path):
     """Claude Code 2.1.332: a success that says "Operation stopped by hook: <reason>", no request."""
-    from covey.definitions.definition import AgentDefinition
     from covey.agent.lifecycle import AgentServices, run_agent
+    from covey.definitions.definition import AgentDefinition
     from covey.runtime.spec import AgentSpec, RunSettings
 
     hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": answer(tmp_path, "h", HALT)}]}]}

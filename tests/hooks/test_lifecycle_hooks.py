@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.lifecycle import AgentServices, run_agent
-from covey.runtime.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
+from covey.runtime.spec import AgentSpec, RunSettings
 from tests.hooks.scripts import answer, dump_stdin, read_json
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.lifecycle import AgentServices, run_agent
-from covey.runtime.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
 from covey.hooks.mcp_tool import fill
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
+from covey.runtime.spec import AgentSpec, RunSettings
 from tests.mcp.helpers import stdio
 
 DENY = json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",

@@ -7,14 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.lifecycle import AgentServices, run_agent
-from covey.runtime.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
 from covey.errors import ModelAPIError
 from covey.hooks.read import read_hooks
 from covey.hooks.runner import HookRegistry
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
+from covey.runtime.spec import AgentSpec, RunSettings
 from tests.hooks.scripts import answer, py_hook
 
 EVENTS = ("StopFailure", "PostToolBatch", "InstructionsLoaded", "WorktreeCreate", "WorktreeRemove", "Interrupt")

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.lifecycle import AgentServices, run_agent
-from covey.runtime.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
 from covey.hooks import HookConfigError, HookRegistry, read_hooks
 from covey.model.scripted import ScriptedModel
+from covey.runtime.spec import AgentSpec, RunSettings
 
 
 def _prompt(event: str, prompt: str = "Is the work done? $ARGUMENTS", **extra) -> dict:

@@ -7,15 +7,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.lifecycle import AgentServices, run_agent
+from covey.definitions.definition import AgentDefinition
+from covey.hooks import HookRegistry, read_hooks
+from covey.hooks.teammate_idle import teammate_turn_end
+from covey.model.scripted import ScriptedModel
 from covey.runtime.spec import AgentSpec, RunSettings, TeamSeat
 from covey.subagents.task_tools import TaskCreate, TaskUpdate
-from covey.hooks import HookRegistry, read_hooks
-from covey.model.scripted import ScriptedModel
 from covey.teams.board import TaskBoard
 from covey.teams.context import TeamContext
-from covey.hooks.teammate_idle import teammate_turn_end
 from covey.teams.mailbox import Mailbox
 from covey.tools.base import ToolContext, ToolServices
 from tests.hooks.scripts import answer, dump_stdin, exit_with, py_hook, read_json

@@ -8,10 +8,10 @@ import asyncio
 import pickle
 from pathlib import Path
 
+from covey.cli.served import print_result
 from covey.errors import ModelAPIError
 from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.model.scripted import ScriptedModel
-from covey.cli.served import print_result
 from covey.tools.base import ToolContext
 
 BODY = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}

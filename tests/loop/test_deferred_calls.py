@@ -7,16 +7,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from covey.transcripts.transcript import TranscriptWriter, rebuild_history
-from covey.transcripts.transcript_read import deferred_record
 from covey.events import ResultEvent, UserEvent
 from covey.hooks.command import HookAnswer
 from covey.hooks.outcomes import combine_pre_tool
 from covey.hooks.runner import HookRegistry
-from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.hooks.tool_gate import DEFERRED, hook_gate
+from covey.loop import AgentLoop, LoopConfig, ToolExecutor
 from covey.loop.steps import pending_calls, settled
 from covey.model.scripted import ScriptedModel
+from covey.transcripts.transcript import TranscriptWriter, rebuild_history
+from covey.transcripts.transcript_read import deferred_record
 from tests.loop.test_loop import SlowInput, SlowWrite, Timeline, _call
 
 

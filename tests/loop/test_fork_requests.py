@@ -8,10 +8,10 @@ import hashlib
 import json
 
 from covey.agent.actor import AgentRunner
-from covey.subagents.fork import fork_spec
 from covey.loop.wire import with_breakpoints
 from covey.model.scripted import ScriptedModel
 from covey.subagents.agent_schema import agent_input_model
+from covey.subagents.fork import fork_spec
 from tests.subagents.test_fork import _history, _params, _parent
 from covey.model.prompt_cache import PromptCache, breakpoints
 

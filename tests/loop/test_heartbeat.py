@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from covey.subagents.agent_tool import AgentTool
 from covey.events import ToolProgress
 from covey.loop.execute import ToolExecutor
 from covey.loop.heartbeat import every_s
 from covey.model.messages import ToolUseBlock
+from covey.subagents.agent_tool import AgentTool
 from covey.tools.base import Tool, ToolContext, ToolResult, ToolServices
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.lifecycle import AgentServices, run_agent
-from covey.runtime.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
 from covey.permissions.rules import parse_rule
+from covey.runtime.spec import AgentSpec, RunSettings
 from tests.mcp.helpers import SERVER, alive, stdio
 
 

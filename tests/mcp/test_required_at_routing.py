@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from covey.subagents.agent_tool import AgentTool
 from covey.definitions.builtin import BUILTIN_AGENTS
 from covey.definitions.definition import AgentDefinition
+from covey.errors import CoveyError
+from covey.mcp.manager import MANAGER
+from covey.runtime.limits import Limits
 from covey.runtime.ports import SessionRuntime
 from covey.runtime.spec import AgentSpec, RunSettings
-from covey.errors import CoveyError
-from covey.runtime.limits import Limits
-from covey.mcp.manager import MANAGER
+from covey.subagents.agent_tool import AgentTool
 from covey.tools.base import ToolContext, ToolServices
 from tests.mcp.helpers import stdio
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from covey.errors import UserError
-from covey.mcp.config import expand
 from covey.mcp.approval import Approval
+from covey.mcp.config import expand
 from covey.mcp.sources import session_servers
 
 

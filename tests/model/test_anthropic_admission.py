@@ -14,8 +14,8 @@ import pytest
 from covey.gateway.anthropic import AnthropicModel
 from covey.model.base import ModelRequest
 from covey.ratelimit.admission import LocalAdmission, wait_for_turn
-from covey.ratelimit.signals import RateLimitSettings, identity_for
 from covey.ratelimit.ports import AdmitRequest, RateLimitRefused, RateRefused, Wait
+from covey.ratelimit.signals import RateLimitSettings, identity_for
 from tests.fake_ratelimited_api import FakeRateLimitedAPI
 
 T0 = 1_800_000_000.0

@@ -4,8 +4,8 @@ import pytest
 
 from covey.errors import UserError
 from covey.gateway.anthropic import AnthropicModel
-from covey.model.base import ModelRequest
 from covey.gateway.factory import make_model, model_id_for
+from covey.model.base import ModelRequest
 from covey.model.scripted import ScriptedModel
 from tests.fake_messages_api import fake_api  # noqa: F401  (fixture)
 

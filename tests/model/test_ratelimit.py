@@ -10,10 +10,10 @@ import pytest
 
 from covey.errors import LimitExceeded
 from covey.model.base import TokenUsage
-from covey.ratelimit.scheduler import RateScheduler
 from covey.ratelimit.acquire import acquire
-from covey.ratelimit.signals import RateLimitSettings, identity_for
 from covey.ratelimit.ports import AdmitRequest, Admitted, RateLimitRefused, RateRefused, Wait
+from covey.ratelimit.scheduler import RateScheduler
+from covey.ratelimit.signals import RateLimitSettings, identity_for
 
 T0 = 1_800_000_000.0
 

@@ -9,9 +9,9 @@ import anthropic
 import pytest
 
 from covey.model.base import TokenUsage
+from covey.ratelimit.ports import AdmitRequest, Admitted, Wait
 from covey.ratelimit.scheduler import RateScheduler
 from covey.ratelimit.signals import identity_for, parse_rate_headers
-from covey.ratelimit.ports import AdmitRequest, Admitted, Wait
 from tests.fake_ratelimited_api import FakeRateLimitedAPI
 
 T0 = 1_800_000_000.0

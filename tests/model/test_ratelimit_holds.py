@@ -5,11 +5,11 @@ the user's later sessions on the shared scheduler. A fake clock; no Ray."""
 from __future__ import annotations
 
 from covey.model.base import TokenUsage
+from covey.ratelimit.holds import HOLD_S
+from covey.ratelimit.ports import AdmitRequest, Admitted, Wait
 from covey.ratelimit.scheduler import RateScheduler
 from covey.ratelimit.schedulers import RateSchedulers
-from covey.ratelimit.holds import HOLD_S
 from covey.ratelimit.signals import RateLimitSettings, identity_for
-from covey.ratelimit.ports import AdmitRequest, Admitted, Wait
 from tests.model.test_ratelimit import T0, Clock
 
 IDENTITY = identity_for("https://gateway.example", "sk-test", "claude-sonnet-4-6")

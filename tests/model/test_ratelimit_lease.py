@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 
 from covey.model.base import TokenUsage
-from covey.ratelimit.scheduler import RateScheduler
 from covey.ratelimit.lease import GRACE_S, LEASE_S, HeldLease, Lease, LeaseHolder, LeaseReport
-from covey.ratelimit.signals import RateLimitSettings, identity_for
 from covey.ratelimit.ports import AdmitRequest, Admitted, Wait
+from covey.ratelimit.scheduler import RateScheduler
+from covey.ratelimit.signals import RateLimitSettings, identity_for
 
 IDENTITY = identity_for("https://api.anthropic.com", "sk-test", "claude-sonnet-4-6")
 

@@ -7,8 +7,8 @@ import anthropic.types
 from anthropic.types import Message, ToolUseBlock
 
 from covey.errors import ModelAPIError, UserError
-from covey.model.base import ModelRequest
 from covey.model import messages
+from covey.model.base import ModelRequest
 from covey.model.scripted import Reply, Rule, ScriptedModel, When
 
 

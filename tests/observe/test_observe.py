@@ -12,8 +12,8 @@ import sys
 import pytest
 import ray
 
-from covey.events import TaskStarted
 from covey.cli import inspect
+from covey.events import TaskStarted
 from covey.observe.live import LiveView, tree_lines
 from covey.observe.trace import write_trace
 from covey.session import Session

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from covey.permissions import Allow, Ask, CallbackAsker, Deny, PermissionPolicy, PermissionRequest, parse_rule
 from covey.errors import UserError
-from covey.settings.merged import Settings
+from covey.permissions import Allow, Ask, CallbackAsker, Deny, PermissionPolicy, PermissionRequest, parse_rule
 from covey.session.setup import policy_from_settings
+from covey.settings.merged import Settings
 
 PROJECT = Path("/proj")
 PROJECT_FILE = "projectSettings:/proj/.claude/settings.json"

@@ -8,14 +8,14 @@ import os
 import shutil
 from pathlib import Path
 
-from covey.definitions.definition import AgentDefinition
 from covey.agent.lifecycle import AgentServices, run_agent
-from covey.runtime.spec import AgentSpec, RunSettings
+from covey.definitions.definition import AgentDefinition
+from covey.definitions.skill_listing import HEADER
 from covey.model.scripted import ScriptedModel
 from covey.plugins import load_plugins
+from covey.runtime.spec import AgentSpec, RunSettings
 from covey.session import Session
 from covey.settings.merged import Settings
-from covey.definitions.skill_listing import HEADER
 
 CORPUS = Path(__file__).parents[1] / "data" / "claude_files"
 

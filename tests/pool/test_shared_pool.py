@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import ray
 
-from covey.pool.shared_pool import SharedPoolHandle
 from covey.events import TaskNotification
+from covey.pool.shared_pool import SharedPoolHandle
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 

@@ -13,15 +13,15 @@ import pytest
 import ray
 from ray.exceptions import RayTaskError
 
-from covey.ratelimit import credentials
-from covey.ray.handle import GenericCallRefused
+from covey.errors import UserError
 from covey.gateway.actor import gateway_name, node_gateway
 from covey.gateway.ports import Failed, Replied
-from covey.ratelimit.actor import ACTOR_NAME
-from covey.errors import UserError
-from covey.ray.local import NAMESPACE
 from covey.model.anthropic_config import AnthropicConfig, Credential
 from covey.model.base import ModelRequest
+from covey.ratelimit import credentials
+from covey.ratelimit.actor import ACTOR_NAME
+from covey.ray.handle import GenericCallRefused
+from covey.ray.local import NAMESPACE
 from tests.fake_messages_api import FakeMessagesAPI
 
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]

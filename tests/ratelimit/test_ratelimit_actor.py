@@ -12,8 +12,8 @@ import pytest
 import ray
 
 from covey.ratelimit.actor import ACTOR_NAME, RateLimitHandle, rate_limit_handle
-from covey.ratelimit.signals import RateLimitSettings, identity_for
 from covey.ratelimit.ports import RateSnapshot
+from covey.ratelimit.signals import RateLimitSettings, identity_for
 from tests.fake_ratelimited_api import FakeRateLimitedAPI
 
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_session")]
@@ -27,8 +27,8 @@ class Sender:
     """A model in a worker process of its own, paced by the identity's shared scheduler."""
 
     def __init__(self, url: str, agent_id: str) -> None:
-        from covey.ratelimit.actor import SharedAdmission
         from covey.gateway.anthropic import AnthropicModel
+        from covey.ratelimit.actor import SharedAdmission
 
         admission = SharedAdmission(session_id=f"session-{agent_id}", agent_id=agent_id, foreground=False,
                                     settings=RateLimitSettings())

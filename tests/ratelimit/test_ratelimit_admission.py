@@ -6,15 +6,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Mapping, cast
 
-from covey.ratelimit.actor import RateLimitHandle, SharedAdmission
 from covey.errors import AgentUnavailable
 from covey.events import Event, RateLimitEvent
 from covey.model.base import TokenUsage
+from covey.ratelimit.actor import RateLimitHandle, SharedAdmission
+from covey.ratelimit.lease import Lease, LeaseHolder, LeaseReport
+from covey.ratelimit.ports import AdmitRequest, Admitted, RateDecision, Wait
 from covey.ratelimit.scheduler import RateScheduler
 from covey.ratelimit.schedulers import RateSchedulers
-from covey.ratelimit.lease import Lease, LeaseHolder, LeaseReport
 from covey.ratelimit.signals import Identity, RateLimitSettings, identity_for
-from covey.ratelimit.ports import AdmitRequest, Admitted, RateDecision, Wait
 
 KEY = "sk-ant-secret-value"
 IDENTITY = identity_for("https://api.anthropic.com", KEY, "claude-sonnet-4-6")

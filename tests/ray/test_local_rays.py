@@ -12,9 +12,9 @@ import sys
 import pytest
 import ray
 
-from covey.ray import local as local_rays
-from covey.errors import AgentUnavailable, UserError
 from covey.cli import inspect
+from covey.errors import AgentUnavailable, UserError
+from covey.ray import local as local_rays
 
 
 @pytest.fixture

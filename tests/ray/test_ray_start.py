@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import ray
 
+from covey.errors import Interrupted
 from covey.ray import cluster as ray_runtime
 from covey.ray import start as ray_start
-from covey.errors import Interrupted
 from covey.ray.start import RayUnreachable
 
 OK_MODEL = Path(__file__).resolve().parents[2] / "covey" / "cli" / "scenarios" / "ok.yaml"

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from covey.agent.actor import _AgentActor
-from covey.ray.handle import TypedHandle
 from covey.agent.handle import AgentHandle
+from covey.ray.handle import TypedHandle
+from covey.registry.supervisor import Supervisor
 from covey.registry.warm_pool import WarmPool
 from covey.runtime.limits import Limits
-from covey.registry.supervisor import Supervisor
 from covey.teams.mailbox import Mailbox
 
 LIMITS = Limits(max_depth=2, max_concurrent=8)

@@ -6,11 +6,11 @@ import asyncio
 from typing import Any
 
 from covey.definitions.definition import AgentDefinition
-from covey.runtime.spec import AgentSpec
 from covey.errors import AgentUnavailable
 from covey.runtime.answers import Finished
-from covey.runtime.records import FinalReport, LaunchRequest
 from covey.runtime.ports import SessionRuntime
+from covey.runtime.records import FinalReport, LaunchRequest
+from covey.runtime.spec import AgentSpec
 from covey.tools.options import ToolOptions
 
 

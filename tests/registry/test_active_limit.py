@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from covey.subagents.launch import QUEUED_NOTES
-from covey.runtime.limits import ACTIVE_PER_CPU, Limits
 from covey.cli.inspect import session_lines
-from covey.runtime.answers import Launched
 from covey.registry.core import Registry
 from covey.registry.queue import at_work
 from covey.registry.supervisor import Supervisor
+from covey.runtime.answers import Launched
+from covey.runtime.limits import ACTIVE_PER_CPU, Limits
+from covey.subagents.launch import QUEUED_NOTES
 from covey.teams.mailbox import Mailbox
 from tests.registry.fakes import FakeClock, FakePool, request, spec
 from tests.registry.test_queue import _actor, _launch, _started, _turns

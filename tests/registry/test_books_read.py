@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from covey.runtime.records import LaunchRequest, RunRecord
-from covey.runtime.limits import Limits
 from covey.model.base import TokenUsage
 from covey.registry.checks import budget_spent, refusal
 from covey.registry.tree import agent_tree, subtree_usage
+from covey.runtime.limits import Limits
+from covey.runtime.records import LaunchRequest, RunRecord
 
 
 @dataclass

@@ -7,10 +7,10 @@ import asyncio
 from typing import Any
 
 from covey.definitions.definition import AgentDefinition
-from covey.runtime.spec import AgentSpec
 from covey.model.scripted import ScriptedModel
 from covey.runtime.answers import Launched, Refused
 from covey.runtime.records import FinalReport
+from covey.runtime.spec import AgentSpec
 from covey.teams.messages import TaskNotice
 from tests.registry.fakes import request
 

@@ -6,13 +6,13 @@ import time
 
 import pytest
 
-from covey.subagents.reports import notification_text
 from covey.errors import LimitExceeded, ModelBehaviorError
 from covey.model.base import TokenUsage
 from covey.model.usage import ModelUsage
 from covey.registry.core import Registry
 from covey.runtime.limits import Limits
 from covey.runtime.records import FinalReport, LaunchRequest
+from covey.subagents.reports import notification_text
 
 
 def _registry(**limits) -> Registry:

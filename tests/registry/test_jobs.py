@@ -6,14 +6,14 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from covey.registry.actor import _RegistryActor
-from covey.runtime.records import FinalReport
-from covey.runtime.limits import Limits
 from covey.registry import books, events, launcher, stopper, supervisor, watcher
-from covey.runtime.answers import Launched
+from covey.registry.actor import _RegistryActor
 from covey.registry.events import Configured, Ended, MainRegistered, NoJournal, Notified, Queued, Spent
 from covey.registry.journal import RegistryJournal
 from covey.registry.supervisor import Supervisor
+from covey.runtime.answers import Launched
+from covey.runtime.limits import Limits
+from covey.runtime.records import FinalReport
 from covey.teams.mailbox import Mailbox
 from tests.registry.fakes import FakeClock, FakePool, request, runtime, settle, spec
 

@@ -9,11 +9,11 @@ import stat
 
 import pytest
 
-from covey.runtime.records import FinalReport
-from covey.runtime.limits import Limits
-from covey.runtime.answers import Finished, Launched
 from covey.registry.journal import RegistryJournal, restore_books
 from covey.registry.supervisor import Supervisor
+from covey.runtime.answers import Finished, Launched
+from covey.runtime.limits import Limits
+from covey.runtime.records import FinalReport
 from covey.teams.mailbox import Mailbox
 from tests.registry.fakes import FakeClock, FakePool, request, runtime, settle, spec
 

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from covey.runtime.worktree import Worktree
-from covey.runtime.limits import Limits
-from covey.runtime.answers import Launched, Refused
-from covey.runtime.payloads import LaunchCall
-from covey.registry.supervisor import Supervisor
-from covey.registry.core import Registry
-from covey.runtime.records import FinalReport
 from covey.cli.inspect import session_lines
 from covey.model.scripted import ScriptedModel
+from covey.registry.core import Registry
+from covey.registry.supervisor import Supervisor
+from covey.runtime.answers import Launched, Refused
+from covey.runtime.limits import Limits
+from covey.runtime.payloads import LaunchCall
+from covey.runtime.records import FinalReport
+from covey.runtime.worktree import Worktree
 from covey.session import Session
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import TaskNotice

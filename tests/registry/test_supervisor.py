@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from covey.runtime.worktree import Worktree
 from covey.errors import AgentUnavailable
+from covey.registry.supervisor import Supervisor
 from covey.runtime.answers import Launched, NeedRuntime, Refused
 from covey.runtime.limits import Limits
 from covey.runtime.payloads import LaunchCall
-from covey.registry.supervisor import Supervisor
+from covey.runtime.worktree import Worktree
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import TaskNotice
 from covey.teams.render import render_notice

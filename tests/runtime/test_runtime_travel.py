@@ -10,15 +10,15 @@ import pytest
 from covey.agent.actor import AgentRunner, _AgentActor
 from covey.agent.handle import AgentHandle
 from covey.definitions.definition import AgentDefinition
-from covey.runtime.spec import AgentSpec
-from covey.registry.handle import RegistryHandle
 from covey.errors import AgentUnavailable, LimitExceeded
-from covey.runtime.answers import Launched, NeedRuntime, Refused
 from covey.registry.core import Registry
+from covey.registry.handle import RegistryHandle
+from covey.runtime.answers import Launched, NeedRuntime, Refused
 from covey.runtime.payloads import LaunchCall
-from covey.runtime.records import LaunchRequest
-from covey.runtime.travel import arrived, travelling
 from covey.runtime.ports import SessionRuntime
+from covey.runtime.records import LaunchRequest
+from covey.runtime.spec import AgentSpec
+from covey.runtime.travel import arrived, travelling
 
 
 class _Method:

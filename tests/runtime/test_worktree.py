@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from git import Repo
 
-from covey.runtime.worktree import check_isolation, create_worktree, finish_worktree, verify_worktree
 from covey.errors import UserError
+from covey.runtime.worktree import check_isolation, create_worktree, finish_worktree, verify_worktree
 
 
 @pytest.fixture(autouse=True)

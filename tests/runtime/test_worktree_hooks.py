@@ -8,16 +8,16 @@ import json
 import subprocess
 from pathlib import Path
 
-from covey.subagents.agent_tool import AgentTool
 from covey.definitions.builtin import BUILTIN_AGENTS
 from covey.definitions.definition import AgentDefinition
+from covey.errors import CoveyError
+from covey.hooks.runner import HookRegistry
+from covey.runtime.limits import Limits
 from covey.runtime.ports import SessionRuntime
 from covey.runtime.spec import AgentSpec
 from covey.runtime.worktree import create_worktree
 from covey.runtime.worktree_hooks import finish_with_hooks
-from covey.errors import CoveyError
-from covey.hooks.runner import HookRegistry
-from covey.runtime.limits import Limits
+from covey.subagents.agent_tool import AgentTool
 from covey.tools.base import ToolContext, ToolServices
 from tests.hooks.scripts import exit_with, py_hook
 

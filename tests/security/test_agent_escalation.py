@@ -7,11 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from covey.subagents.escalation import launch_escalation
 from covey.errors import CoveyError
 from covey.permissions import Allow, Deny
-from covey.subagents.agent_tool import AgentTool
 from covey.subagents.agent_schema import agent_input_model
+from covey.subagents.agent_tool import AgentTool
+from covey.subagents.escalation import launch_escalation
 from covey.tools.base import ToolContext, ToolServices
 from tests.security._policies import policy, project
 

@@ -97,8 +97,8 @@ INIT = {"type": "system", "subtype": "init", "session_id": "s-1", "cwd": "/x", "
 
 def _serve_as_process() -> None:
     """A stand-in service process: the real lock, a ping that names this pid, ``covey_stop``."""
-    from covey.service.__main__ import _take_lock
     from covey.client.paths import service_paths
+    from covey.service.__main__ import _take_lock
 
     paths = service_paths()
     if _take_lock(paths) is None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from covey.permissions.decisions import Allow, Deny, PermissionRequest
 from covey.client import ports as protocol
+from covey.permissions.decisions import Allow, Deny, PermissionRequest
 from covey.service.asker import ClientAsker, HookCaller, McpRelayClient, NoAnswer, from_response
 
 REQUEST = PermissionRequest(tool_name="Bash", subject="npm publish", input={"command": "npm publish"},

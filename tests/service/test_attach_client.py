@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from covey.client import ports as protocol
 from covey.cli.sessions import session_cells
+from covey.client import ports as protocol
 from tests.service.conftest import client_env
 from tests.service.fake_service import FakeService, result
 

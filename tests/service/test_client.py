@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from covey.client import ports as protocol
 from covey.cli import served as client
+from covey.client import ports as protocol
 from tests.observe.terminal import Screen
 from tests.service.conftest import client_env
 from tests.service.fake_service import INIT, FakeService, result

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from covey.cli import service_commands as commands
 from covey.client import failed_start
 from covey.client import process as lifecycle
-from covey.cli import service_commands as commands
 from covey.client.paths import service_paths
 
 REPO = Path(__file__).resolve().parents[2]

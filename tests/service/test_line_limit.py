@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
+from covey.cli import served as client
 from covey.client import process as lifecycle
 from covey.client import ports as protocol
-from covey.cli import served as client
 from covey.service.ports import StreamSource, read_control, read_run
 from covey.service.runs import ServedRun
 from tests.service.conftest import client_env

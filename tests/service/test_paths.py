@@ -93,8 +93,8 @@ def test_the_default_is_under_home_and_a_long_home_falls_back_to_tmp(tmp_path, m
 
 
 def test_a_service_json_that_is_not_an_object_reads_as_none_and_is_kept(service_root):
-    from covey.client.process import read_info
     from covey.client.paths import service_paths
+    from covey.client.process import read_info
 
     paths = service_paths()
     paths.info.parent.mkdir(parents=True, exist_ok=True)

@@ -20,10 +20,10 @@ import pytest
 import covey
 from covey.cli import main as cli
 from covey.cli.flags import OPTION, session_options
-from covey.errors import UserError
 from covey.client import ports as protocol
-from covey.service import session_options as served
 from covey.client.ports import run_request
+from covey.errors import UserError
+from covey.service import session_options as served
 from covey.service.session_options import SERVICE_OWNED, SESSION_KEYS, client_options, session_for
 from covey.session import Session, SessionOptions
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from covey.errors import UserError
 from covey.events import ResultEvent
-from covey.transcripts.session_json import ResumeError
 from covey.service.startup import failure_fields
+from covey.transcripts.session_json import ResumeError
 
 
 def test_a_resume_target_that_is_not_there_is_claude_codes_reason_with_the_id_asked_for():

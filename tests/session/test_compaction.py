@@ -9,10 +9,10 @@ import os
 
 import pytest
 
-from covey.transcripts.session_files import project_folder
-from covey.transcripts.transcript import read_transcript, transcript_path
 from covey.events import CompactBoundary, ResultEvent
 from covey.session import Session
+from covey.transcripts.session_files import project_folder
+from covey.transcripts.transcript import read_transcript, transcript_path
 from tests.session.scripts import MAIN, rule
 from tests.session.served import model_for, served
 

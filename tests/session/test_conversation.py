@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from covey.transcripts.session_files import project_folder
-from covey.transcripts.transcript import read_transcript, transcript_path
 from covey.errors import UserError
 from covey.events import AssistantEvent, ResultEvent, SystemInit
-from covey.transcripts.resume import ResumeError
 from covey.session import Session
+from covey.transcripts.resume import ResumeError
+from covey.transcripts.session_files import project_folder
+from covey.transcripts.transcript import read_transcript, transcript_path
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 from tests.fake_messages_api import FakeMessagesAPI
 from tests.session.served import model_for, served

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from covey.transcripts.resume import ResumeError
 from covey.session import Session
+from covey.transcripts.resume import ResumeError
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors

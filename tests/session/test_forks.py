@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from covey.subagents.fork import FORK_REFUSAL
 from covey.events import TaskNotification
 from covey.session import Session
+from covey.subagents.fork import FORK_REFUSAL
 from tests.session.scripts import rule
 from tests.session.served import model_for, served
 

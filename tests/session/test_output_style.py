@@ -9,12 +9,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from covey.definitions.builtin import BUILTIN_AGENTS
-from covey.subagents.children import child_spec
 from covey.definitions.output_style import BUILT_IN_STYLES
-from covey.runtime.ports import SessionRuntime
 from covey.definitions.system_prompt import MAIN_PROMPT
 from covey.model.scripted import ScriptedModel
+from covey.runtime.ports import SessionRuntime
 from covey.session import Session
+from covey.subagents.children import child_spec
 from tests.session.scripts import write
 
 

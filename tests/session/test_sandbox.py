@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from covey.model.scripted import ScriptedModel
+from covey.service.startup import failure_fields
 from covey.session import Session
 from covey.settings.files import SandboxUnavailable
-from covey.service.startup import failure_fields
 from tests.session.scripts import write
 
 

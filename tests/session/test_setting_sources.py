@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.trusting import trust
-from covey.runtime.ports import SessionRuntime
 from covey.model.scripted import ScriptedModel
+from covey.runtime.ports import SessionRuntime
 from covey.session import Session
 
 PLUGIN = Path(__file__).parents[1] / "data" / "claude_files" / "plugins" / "review-kit"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from covey.agent.handle import AgentHandle
 from covey.events import ResultEvent, TaskNotification, TaskStarted, UserEvent
 from covey.runtime.limits import Limits
-from covey.agent.handle import AgentHandle
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import ray
 
-from covey.teams.team_actors import BoardHandle
 from covey.events import TaskNotification
 from covey.ray.cluster import NAMESPACE
 from covey.session import Session
+from covey.teams.team_actors import BoardHandle
 from tests.session.scripts import CHILD, MAIN, main_texts, rule, scripted
 
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("served_kits")]  # sessions borrow pooled actors

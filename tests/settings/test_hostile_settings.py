@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from covey.errors import UserError
-from covey.settings.merged import Settings
 from covey.settings.files import read_file
+from covey.settings.merged import Settings
 from tests.hostile_files import huge, special_files
 
 # (file text, the field the line names (None: the whole file), words the reason holds)

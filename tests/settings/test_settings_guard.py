@@ -10,13 +10,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from covey.subagents.children import _child_mode
 from covey.definitions.definition import AgentDefinition
 from covey.errors import ModelBehaviorError, UserError
 from covey.model.scripted import ScriptedModel
 from covey.session import Session
-from covey.settings.merged import Settings
 from covey.settings.guard import check_mode, start_mode
+from covey.settings.merged import Settings
+from covey.subagents.children import _child_mode
 from tests.settings.test_settings_managed import HOOK, _json
 
 KIT = Path(__file__).parents[1] / "data" / "claude_files" / "plugins" / "review-kit"

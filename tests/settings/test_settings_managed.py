@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from covey.settings.merged import Settings
 import covey.settings.managed
 from covey.settings.managed import SURFACES, locked_surfaces, managed_dir, managed_files
+from covey.settings.merged import Settings
 
 HOOK = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo hi"}]}]}
 

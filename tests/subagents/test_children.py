@@ -5,11 +5,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from covey.definitions.builtin import BUILTIN_AGENTS
-from covey.subagents.children import child_spec
 from covey.definitions.definition import AgentDefinition
-from covey.runtime.spec import AgentSpec, RunSettings
 from covey.runtime.limits import Limits
 from covey.runtime.ports import SessionRuntime
+from covey.runtime.spec import AgentSpec, RunSettings
+from covey.subagents.children import child_spec
 
 RUN_ENV = {"PATH": "/client/bin", "FOO": "bar", "ANTHROPIC_DEFAULT_HAIKU_MODEL": "client-haiku",
            "COVEY_DISABLE_OMIT_CLAUDE_MD": "1"}

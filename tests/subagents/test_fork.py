@@ -13,18 +13,18 @@ from covey.subagents.fork import (
     FORK_QUERY_SOURCE, FORK_REFUSAL, CacheSafeParams, fork_directive, fork_enabled, fork_spec, in_fork_child,
     without_incomplete_tool_calls,
 )
-from covey.runtime.spec import AgentSpec, RunSettings
+from covey.agent.catalog import tool_catalog
 from covey.errors import ModelBehaviorError
 from covey.model.scripted import ScriptedModel
 from covey.permissions.policy import PermissionPolicy
 from covey.runtime.ports import SessionRuntime
+from covey.runtime.spec import AgentSpec, RunSettings
 from covey.session import Session, main_agent
 from covey.settings.merged import Settings
+from covey.subagents.agent_schema import agent_input_model
 from covey.subagents.agent_tool import AgentTool
 from covey.subagents.launch import Launch
-from covey.subagents.agent_schema import agent_input_model
 from covey.tools.base import ToolContext, ToolServices
-from covey.agent.catalog import tool_catalog
 from covey.tools.options import ToolOptions
 
 SYSTEM = [{"type": "text", "text": "PARENT SYSTEM"}, {"type": "text", "text": "<env>cwd</env>"}]

@@ -6,10 +6,10 @@ from types import SimpleNamespace
 from typing import Any
 
 from covey.agent.inbox import RuntimeInbox
-from covey.subagents.reports import agent_notice
 from covey.events import BackgroundTask, BackgroundTasksChanged, TaskNotification, TaskUpdated
 from covey.model.base import TokenUsage
 from covey.runtime.records import FinalReport
+from covey.subagents.reports import agent_notice
 from covey.teams.messages import TaskNotice
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from covey.teams.mailbox_actor import MailboxHandle, mailbox_actor_class
-from covey.teams.team_actors import BoardHandle, RosterHandle, board_actor_class, roster_actor_class
 from covey.teams.board import TaskBoard
 from covey.teams.mailbox import Mailbox
+from covey.teams.mailbox_actor import MailboxHandle, mailbox_actor_class
 from covey.teams.roster import TeamRoster
+from covey.teams.team_actors import BoardHandle, RosterHandle, board_actor_class, roster_actor_class
 
 IMPLS = ["memory", pytest.param("ray", marks=pytest.mark.ray)]
 

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from covey.teams.team_actors import BoardHandle, board_actor_class
 from covey.teams.tasks import Claimed
+from covey.teams.team_actors import BoardHandle, board_actor_class
 
 pytestmark = pytest.mark.ray  # the Ray-backed board, on the shared Ray
 

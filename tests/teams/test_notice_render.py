@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from covey.subagents.reports import agent_notice, notification_text, record_notice
 from covey.model.base import TokenUsage
 from covey.runtime.records import FinalReport, RunRecord
+from covey.subagents.reports import agent_notice, notification_text, record_notice
 from covey.teams.messages import TaskNotice
 from covey.teams.render import render_mail, render_notice
 from covey.teams.tasks import Task

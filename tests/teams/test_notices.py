@@ -9,13 +9,13 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from covey.agent.inbox import RuntimeInbox
 from covey.agent.notice import deliver_own_notice
 from covey.agent.runner import AgentRunner
-from covey.agent.inbox import RuntimeInbox
 from covey.definitions.definition import AgentDefinition
-from covey.runtime.spec import AgentSpec
 from covey.model.scripted import ScriptedModel
 from covey.runtime.records import FinalReport
+from covey.runtime.spec import AgentSpec
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import TaskNotice, TeammateMessage
 from covey.teams.render import render_notice

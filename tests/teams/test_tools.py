@@ -9,6 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from covey.errors import AgentUnavailable
+from covey.subagents.team_tools import SendMessageInput, team_tools
 from covey.teams.board import TaskBoard
 from covey.teams.context import Recipient, TeamContext, in_memory_team
 from covey.teams.mailbox import Mailbox
@@ -16,7 +17,6 @@ from covey.teams.messages import ShutdownRequest, TaskNotice, TeammateMessage
 from covey.teams.render import render_mail, render_notice
 from covey.teams.roster import TeamRoster
 from covey.tools.base import ToolContext, ToolServices
-from covey.subagents.team_tools import SendMessageInput, team_tools
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "data" / "tool-schemas.json").read_text())
 TOOLS = {tool.name: tool for tool in team_tools()}

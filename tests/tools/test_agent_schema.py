@@ -3,8 +3,8 @@
 import pytest
 from pydantic import ValidationError
 
-from covey.subagents.agent_tool import AgentTool
 from covey.subagents.agent_schema import AsyncLaunched, Completed, agent_input_model
+from covey.subagents.agent_tool import AgentTool
 
 
 def _fields(tool: AgentTool) -> set[str]:

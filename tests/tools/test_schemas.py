@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from covey.tools import core_tools
 from covey.agent.catalog import tool_catalog
+from covey.tools import core_tools
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "data" / "tool-schemas.json").read_text())
 

@@ -1,13 +1,13 @@
 """A tool's traits are attributes of its class; the name sets the rest of covey uses are derived from them."""
 
-from covey.subagents import launch as agent_launch
+from covey.agent import progress_reports
 from covey.definitions import builtin
 from covey.definitions import memory
-from covey.agent import progress_reports
 from covey.definitions import resolve
-from covey.permissions import tool_traits
-from covey.tools.base import Tool
 from covey.definitions.tool_catalog import BUILTIN_TOOLS, path_rule_tools, tool_names_where
+from covey.permissions import tool_traits
+from covey.subagents import launch as agent_launch
+from covey.tools.base import Tool
 
 
 def test_the_permission_table_says_what_the_tool_classes_say():

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from covey.model.scripted import ScriptedModel
-from covey.permissions.policy import PermissionPolicy
 from covey.permissions.decisions import Allow, Ask, Deny
+from covey.permissions.policy import PermissionPolicy
 from covey.permissions.rules import parse_rule
 from covey.tools.base import ToolContext, ToolServices
 from covey.tools.web_fetch import _CACHE, WebFetch, WebFetchInput, normalized_url

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import covey.transcripts.transcript_read as transcript_read
-from covey.transcripts.transcript import last_uuid, read_transcript, rebuild_history
 from covey.common.bounded import NotRegularFile
+from covey.transcripts.transcript import last_uuid, read_transcript, rebuild_history
 
 FIRST = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hello"}}
 LAST = {"type": "assistant", "uuid": "u2", "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}}

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from covey.transcripts.transcript import read_transcript
 from covey.transcripts.resume import ResumeError, find_resume, fork_point
+from covey.transcripts.transcript import read_transcript
 from tests.transcripts.test_resume import _session, project, tdir  # noqa: F401 (fixtures)
 
 TWO_TURNS = [

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from covey.session.record import record_session
+from covey.transcripts.resume import ResumeError, find_resume, read_record
 from covey.transcripts.session_files import project_folder
 from covey.transcripts.transcript import TranscriptWriter
-from covey.transcripts.resume import ResumeError, find_resume, read_record
-from covey.session.record import record_session
 
 HELLO = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}]
 

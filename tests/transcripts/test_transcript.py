@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from covey.agent.actor import AgentRunner
+from covey.common.private_dirs import PrivateDirError
 from covey.definitions.definition import AgentDefinition
-from covey.transcripts.session_files import project_folder
-from covey.runtime.spec import AgentSpec, RunSettings
-from covey.transcripts.transcript import TranscriptWriter, agent_transcript, copy_transcript, git_branch, transcript_path
 from covey.events import CLAUDE_CODE_VERSION, AssistantEvent
 from covey.model.scripted import ScriptedModel
-from covey.common.private_dirs import PrivateDirError
+from covey.runtime.spec import AgentSpec, RunSettings
+from covey.transcripts.session_files import project_folder
+from covey.transcripts.transcript import TranscriptWriter, agent_transcript, copy_transcript, git_branch, transcript_path
 
 ISO_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 COMMON = {"parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "type", "message",

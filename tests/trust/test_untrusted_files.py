@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from covey.definitions.loader import load_definitions
-from covey.settings.merged import Settings
 from covey.definitions.skill_loader import discover_skills
+from covey.settings.merged import Settings
 from covey.trust import SetAside, TrustStore, decide
 
 
