@@ -26,6 +26,7 @@ from covey.errors import AgentUnavailable
 from covey.events import AssistantEvent, Event, PermissionPrompt, UserEvent
 from covey.mcp.relay import SDK_PROMPTS
 from covey.model.pricing import PriceTable
+from covey.observe.otel import AgentSpan
 from covey.runtime.answers import Finished
 from covey.runtime.records import FinalReport, Status
 from covey.runtime.spec import AgentSpec
@@ -262,6 +263,7 @@ class AgentRunner:
         writer = open_agent_transcript(spec)
         services: AgentServices | None = None
         report: FinalReport | None = None
+        span = AgentSpan(spec)  # its requests and tool calls, in this task, are its spans' children
         try:
             services = run_services(spec, ask=self.ask, emit=run.emit, progress=progress, writer=writer)
             async for event in run_agent(spec, services):
@@ -281,8 +283,10 @@ class AgentRunner:
                 if not future.done():
                     future.set_result(False)
             # Whatever happened, the run ends with a report: a waiter must never hang.
-            run.end(report if report is not None else
-                    FinalReport(status="failed", text="the agent ended without a report"))
+            if report is None:
+                report = FinalReport(status="failed", text="the agent ended without a report")
+            await span.end(report)  # exported before the report goes out: its session may stop this actor next
+            run.end(report)
 
 
 def _end_unstarted(run: _Run, status: Status, reason: str) -> None:

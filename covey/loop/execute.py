@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from covey.common.tool_names import canonical_tool_name
 from covey.loop.heartbeat import beat, every_s
+from covey.observe.otel import tool_ended, tool_span
 from covey.tools.base import Tool, ToolContext, ToolResult
 
 Gate = Callable[[Tool, Any, ToolContext], Awaitable["ToolResult | Any"]]
@@ -84,8 +85,10 @@ class ToolExecutor:
         tool = self.lookup(call.name)
         pulse = self._heartbeat(tool, call)
         try:
-            # The last guard on what any tool (an MCP server's, a hook's replacement...) brings into the context.
-            result = (await self._result_of(call)).capped()
+            with tool_span(tool.name if tool else call.name, call.id) as span:
+                # The last guard on what any tool (an MCP server's, a hook's replacement...) brings into the context.
+                result = (await self._result_of(call)).capped()
+                tool_ended(span, result)
         finally:
             if pulse is not None:
                 pulse.cancel()

@@ -24,6 +24,7 @@ from covey.model.base import Model, ModelRequest, TokenUsage
 from covey.model.effort import request_effort
 from covey.model.messages import Message, ToolUseBlock
 from covey.model.thinking import fit_thinking, task_budget
+from covey.observe.otel import traced_chat
 from covey.teams.render import SentPrompt, render_notice
 from covey.tools.structured_output import STRUCTURED_OUTPUT, StructuredOutput
 
@@ -33,8 +34,7 @@ GO_ON = ("Your reply was cut off at the output token limit. Go on exactly where 
          "if that is where it ended: no apology, no recap. Split what is left into smaller pieces.")
 CUT_CALL = "This call was cut off at the output token limit before its input was complete; it did not run."
 
-CostOf = Callable[[str, TokenUsage], float]
-"""``(model_id, usage) -> USD``: what a reply cost."""
+CostOf = Callable[[str, TokenUsage], float]  # (model_id, usage) -> USD: what a reply cost
 StopCheck = Callable[[str], Awaitable["str | None"]]
 """``(final_text) -> reason``: a reason to keep going instead of stopping (Stop hooks), or None."""
 E = TypeVar("E", bound=Event)
@@ -205,7 +205,7 @@ class AgentLoop:
             agent_id=self.agent_id, on_stream=on_stream,
         )
         started = time.monotonic()
-        message = await self.model.create(request)
+        message = await traced_chat(self.model.create, request)
         self.stats.api_ms += int((time.monotonic() - started) * 1000)
         self.stats.num_turns += 1
         self.stats.turn_turns += 1

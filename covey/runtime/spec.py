@@ -55,6 +55,9 @@ class RunSettings(BaseModel):
     progress_summary_ms: int | None = None
     """The interval of a sub-agent's progress summaries (``agentProgressSummaries``,
     docs/subagents.md#progress-summaries); None: off."""
+    otel: dict[str, str] | None = None
+    """The ``OTEL_*`` variables of a run that asked for OpenTelemetry traces (``covey.observe.otel``):
+    every agent's process exports with them, on any node. None: no spans, nothing imported."""
     bypass_disabled: bool = False
     """Settings' ``disableBypassPermissionsMode``: no agent of the session may run in bypassPermissions
     (an Agent call's ``mode``, a definition's, a hook's or an answer's ``setMode``)."""
@@ -104,6 +107,8 @@ class AgentSpec(BaseModel):
     parent_agent_id: str | None = None
     tool_use_id: str | None = None
     """The parent's Agent tool_use that launched it."""
+    traceparent: str | None = None
+    """The W3C ``traceparent`` of the parent's Agent call (docs/observability.md): its ``invoke_agent`` span's parent."""
     run_id: str | None = None
     """This run's ``run_id`` in its task events (``task_started`` and on: Claude Code's)."""
     description: str = ""

@@ -26,6 +26,7 @@ from covey.mcp.tools import mcp_tool_name
 from covey.model.effort import effort_from_env
 from covey.model.scripted import ScriptedModel
 from covey.model.thinking import thinking_config, thinking_tokens_from_env
+from covey.observe.otel import settings_of as otel_settings
 from covey.permissions.modes import PermissionMode
 from covey.permissions.policy import PermissionPolicy
 from covey.runtime.spec import AgentSpec, RunSettings
@@ -166,6 +167,7 @@ def _run_settings(config: SessionConfig, main_transcript: str) -> RunSettings:
         session_mirror=options.session_mirror, trusted_project=settings.trusted,
         progress_summary_ms=summary_interval_ms(options.agent_progress_summaries,
                                                 settings.agent_progress_summaries, config.env, settings.env),
+        otel=otel_settings(config.env),
     )
 
 

@@ -18,6 +18,7 @@ from covey.definitions.skill_listing import skill_list_message
 from covey.definitions.spawn_types import listed
 from covey.definitions.system_prompt import system_blocks
 from covey.errors import ModelBehaviorError
+from covey.observe.otel import traceparent
 from covey.runtime.spec import AgentSpec
 from covey.runtime.worktree import Worktree
 
@@ -65,6 +66,7 @@ async def child_spec(
         depth=depth,
         parent_agent_id=parent.agent_id,
         tool_use_id=tool_use_id,
+        traceparent=traceparent(),  # this Agent call's span: the child's spans join the trace under it
         description=call.description,
         background=background,
         worktree=worktree,

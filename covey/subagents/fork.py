@@ -18,6 +18,7 @@ from covey.common.flags import truthy
 from covey.definitions.coordinator import coordinator_mode
 from covey.definitions.definition import AgentDefinition
 from covey.definitions.spawn_types import spawnable_types
+from covey.observe.otel import traceparent
 from covey.runtime.spec import AgentSpec
 from covey.runtime.worktree import Worktree
 from covey.tools.services import CacheSafe
@@ -137,8 +138,8 @@ def fork_spec(
         cwd=cwd, system=params.system, exact_tools=params.tools, tool_names=list(parent.tool_names),
         inherited=without_incomplete_tool_calls(params.messages), read_files=dict(params.read_files),
         permissions=permissions, max_turns=FORK_AGENT.max_turns or 200, depth=parent.depth + 1,
-        parent_agent_id=parent.agent_id, tool_use_id=tool_use_id, description=call.description,
-        background=True, worktree=worktree, transcript_dir=parent.transcript_dir, runtime=runtime,
+        parent_agent_id=parent.agent_id, tool_use_id=tool_use_id, traceparent=traceparent(),
+        description=call.description, background=True, worktree=worktree, transcript_dir=parent.transcript_dir, runtime=runtime,
         settings=parent.settings.model_copy(update={"can_ask": can_ask}), query_source=FORK_QUERY_SOURCE,
     )
 
