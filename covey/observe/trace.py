@@ -3,7 +3,9 @@
 One track (thread) per agent; on it, the agent's whole run as a span, with
 its model requests and tool calls nested inside, and each wait of a request for
 the API's rate limit (the shared scheduler's queue, or a 429/529's retry-after)
-inside its model request. Built after the run from the
+inside its model request. Tool calls that ran together are drawn side by side, on
+lanes under their agent's track; an arrow (a flow event) goes from each Agent call
+to the child it launched. Built after the run from the
 registry's records and each agent's transcript, so background agents on any
 node are included. Timestamps are microseconds since the session's first event.
 """
@@ -19,6 +21,8 @@ from covey.common.private_dirs import make_dirs, open_private
 from covey.transcripts.transcript import read_transcript, record_time_s
 
 PID = 1
+LANES = 1000
+"""An agent's lanes for calls run side by side are tracks ``tid * LANES + n``."""
 
 
 def trace_events(records: Iterable[Any]) -> list[dict[str, Any]]:
@@ -27,9 +31,29 @@ def trace_events(records: Iterable[Any]) -> list[dict[str, Any]]:
         return []
     origin = records[0].started_at - 1.0  # room for a child whose transcript starts before its record
     events: list[dict[str, Any]] = []
+    agents: dict[str, dict[str, Any]] = {}
+    calls: dict[str, dict[str, Any]] = {}
     for tid, record in enumerate(records, start=1):
-        events += _agent_track(record, tid, origin)
-    return events
+        track = _agent_track(record, tid, origin)
+        events += track
+        agents[record.agent_id] = next(e for e in track if e.get("cat") == "agent")
+        calls.update({e["args"]["tool_use_id"]: e for e in track if e.get("cat") == "tool"})
+    return events + _spawn_flows(records, agents, calls)
+
+
+def _spawn_flows(records: list[Any], agents: dict[str, dict[str, Any]],
+                 calls: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """An arrow (a flow: ``s`` in the parent's Agent call, ``f`` at its child's start) per launched child."""
+    flows: list[dict[str, Any]] = []
+    for number, record in enumerate(records, start=1):
+        call, child = calls.get(record.tool_use_id or ""), agents[record.agent_id]
+        if call is None:  # the main agent, or a launch whose call is not in its parent's transcript
+            continue
+        start = call["ts"] + min(1, call["dur"] // 2)  # inside the call's slice, past a span that ends where it starts
+        common = {"name": "launches", "cat": "spawn", "id": number, "pid": PID}
+        flows += [{**common, "ph": "s", "tid": call["tid"], "ts": start},
+                  {**common, "ph": "f", "bp": "e", "tid": child["tid"], "ts": max(child["ts"], start)}]
+    return flows
 
 
 def write_trace(path: str | Path, records: Iterable[Any]) -> Path:
@@ -56,13 +80,33 @@ def _agent_track(record: Any, tid: int, origin: float) -> list[dict[str, Any]]:
     agent_span = _span(f"{label}: {record.description}", "agent", start, end, tid, origin,
                        {"agent_id": record.agent_id, "status": record.status, "tokens": record.usage.total,
                         "cost_usd": record.cost_usd})
+    inner = _inner_spans(lines, start, tid, origin)
+    lanes = _lay_out(inner, tid)
     return [
-        {"ph": "M", "name": "thread_name", "pid": PID, "tid": tid, "args": {"name": label}},
-        {"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": tid, "args": {"sort_index": tid}},
+        *(event for lane in range(lanes) for event in _track_names(label, tid, lane)),
         agent_span,
-        *_inner_spans(lines, start, tid, origin),
+        *inner,
         *_rate_waits(getattr(record, "rate_waits", None) or [], tid, origin),
     ]
+
+
+def _track_names(label: str, tid: int, lane: int) -> list[dict[str, Any]]:
+    """A track's name and place: an agent's own, then its lanes for calls run side by side."""
+    lane_tid = tid if lane == 0 else tid * LANES + lane
+    name = label if lane == 0 else f"{label} (side by side {lane + 1})"
+    return [{"ph": "M", "name": "thread_name", "pid": PID, "tid": lane_tid, "args": {"name": name}},
+            {"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": lane_tid, "args": {"sort_index": tid * LANES + lane}}]
+
+
+def _lay_out(spans: list[dict[str, Any]], tid: int) -> int:
+    """Move tool calls that overlap an earlier one to lanes of their own (a track's slices must nest,
+    and calls run together are siblings, not one inside the other); the number of lanes used."""
+    ends: list[int] = []  # per lane, where its last call ends
+    for span in sorted((s for s in spans if s["cat"] == "tool"), key=lambda s: s["ts"]):
+        lane = next((n for n, end in enumerate(ends) if end <= span["ts"]), len(ends))
+        ends[lane:lane + 1] = [span["ts"] + span["dur"]]
+        span["tid"] = tid if lane == 0 else tid * LANES + lane
+    return max(1, len(ends))
 
 
 def _rate_waits(waits: list[dict[str, Any]], tid: int, origin: float) -> list[dict[str, Any]]:
@@ -74,8 +118,8 @@ def _rate_waits(waits: list[dict[str, Any]], tid: int, origin: float) -> list[di
 
 def _inner_spans(lines: list[dict[str, Any]], start: float, tid: int, origin: float) -> list[dict[str, Any]]:
     """A model request runs from the previous record to the reply's first assistant record (a
-    reply is recorded a block a record); its tool calls from their assistant record to the user
-    record with their results."""
+    reply is recorded a block a record); each of its tool calls from its assistant record to the
+    user record with its result."""
     spans, previous, reply = [], start, None
     for index, line in enumerate(lines):
         if line.get("type") == "assistant":
@@ -83,11 +127,21 @@ def _inner_spans(lines: list[dict[str, Any]], start: float, tid: int, origin: fl
             reply = (line.get("message") or {}).get("id")
             if not same_reply:
                 spans.append(_span("model request", "model", previous, line["timestamp"], tid, origin, {}))
-            following = lines[index + 1]["timestamp"] if index + 1 < len(lines) else line["timestamp"]
             for call in _tool_calls(line):
-                spans.append(_span(call["name"], "tool", line["timestamp"], following, tid, origin, {"input": call["input"]}))
+                spans.append(_span(call["name"], "tool", line["timestamp"], _answered(lines, index, call["id"]), tid,
+                                   origin, {"input": call["input"], "tool_use_id": call["id"]}))
         previous = line["timestamp"]
     return spans
+
+
+def _answered(lines: list[dict[str, Any]], index: int, call_id: str) -> float:
+    """When the call's result was recorded (else the next record's time)."""
+    for line in lines[index + 1:]:
+        content = (line.get("message") or {}).get("content")
+        if line.get("type") == "user" and isinstance(content, list) and any(
+                isinstance(b, dict) and b.get("tool_use_id") == call_id for b in content):
+            return float(line["timestamp"])
+    return float(lines[index + 1]["timestamp"] if index + 1 < len(lines) else lines[index]["timestamp"])
 
 
 def _tool_calls(line: dict[str, Any]) -> list[dict[str, Any]]:

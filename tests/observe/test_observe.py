@@ -15,7 +15,7 @@ import ray
 from covey.cli import inspect
 from covey.events import TaskStarted
 from covey.observe.live import LiveView, tree_lines
-from covey.observe.trace import write_trace
+from covey.observe.trace import LANES, write_trace
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 
@@ -45,16 +45,19 @@ async def test_a_trace_of_a_run_with_three_children_has_one_track_per_agent_and_
     finally:
         session.close()
     trace = json.loads(path.read_text())["traceEvents"]
-    tracks = {e["tid"]: e["args"]["name"] for e in trace if e["ph"] == "M" and e["name"] == "thread_name"}
+    tracks = {e["tid"]: e["args"]["name"] for e in trace if e["ph"] == "M" and e["name"] == "thread_name"
+              and e["tid"] < LANES}  # an agent's own track; its lanes hold the calls it ran side by side
     assert len(tracks) == 4 and sum(name.startswith("general-purpose") for name in tracks.values()) == 3
     for tid in tracks:
-        spans = [e for e in trace if e["ph"] == "X" and e["tid"] == tid]
+        spans = [e for e in trace if e["ph"] == "X" and tid in (e["tid"], e["tid"] // LANES)]
         (agent,) = [s for s in spans if s["cat"] == "agent"]
         inner = [s for s in spans if s["cat"] != "agent"]
         assert any(s["cat"] == "model" for s in inner)
         for span in inner:  # nested: every inner span lies inside its agent's span
             assert agent["ts"] <= span["ts"] and span["ts"] + span["dur"] <= agent["ts"] + agent["dur"]
     assert any(e["cat"] == "tool" and e["name"] == "TodoWrite" for e in trace if e["ph"] == "X")
+    arrows = [e for e in trace if e["ph"] == "f"]  # one from each Agent call to its child's span
+    assert len(arrows) == 3 and {e["tid"] for e in arrows} == {tid for tid, n in tracks.items() if n.startswith("general")}
 
 
 async def test_live_view_prints_status_changes_when_not_on_a_terminal():
