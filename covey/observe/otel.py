@@ -63,7 +63,7 @@ class AgentSpan:
 
     def __init__(self, spec: Any) -> None:
         self.span: Any = None
-        self._tokens: tuple[Token[Any], object] | None = None
+        self._tokens: tuple[Token[Any], Token[Any]] | None = None
         if spec.settings.otel is None:
             return
         from opentelemetry import context, trace
@@ -98,7 +98,7 @@ class AgentSpan:
         finally:
             _tracer.reset(tracer_token)
 
-    def _close(self, report: Any, context_token: object) -> None:
+    def _close(self, report: Any, context_token: Token[Any]) -> None:
         from opentelemetry import context
         from opentelemetry.trace import Status, StatusCode
 
@@ -113,7 +113,7 @@ class AgentSpan:
             self.span.set_attribute("error.type", report.status)
             self.span.set_status(Status(StatusCode.ERROR, report.text[:200]))
         self.span.end()
-        context.detach(context_token)  # type: ignore[arg-type]
+        context.detach(context_token)
 
 
 async def traced_chat(create: Callable[[Any], Awaitable[R]], request: Any) -> R:

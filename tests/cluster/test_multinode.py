@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.cluster._cluster import marked_json
+from tests.otlp_collector import check_tree, collector
 
 pytestmark = pytest.mark.ray  # a two-node cluster of `ray start` nodes, and a driver joining it
 
@@ -36,13 +37,13 @@ REPO = Path(__file__).resolve().parents[2]
 DRIVER_TIMEOUT_S = 150  # generous: a loaded 2-core machine starts actors slowly
 
 
-def _drive(cluster, tmp_path: Path, **config) -> dict:
+def _drive(cluster, tmp_path: Path, env: dict[str, str] | None = None, **config) -> dict:
     (tmp_path / "proj").mkdir(parents=True, exist_ok=True)
     config = {"address": cluster.address, "cwd": str(tmp_path / "proj"), "transcripts": str(tmp_path / "transcripts"),
               "timeout_s": DRIVER_TIMEOUT_S - 30, **config}
     env = cluster.env(
         RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",  # the driver's own address: 127.0.0.1
-        PYTHONPATH=f"{REPO}:{cluster.env().get('PYTHONPATH', '')}".rstrip(":"),
+        PYTHONPATH=f"{REPO}:{cluster.env().get('PYTHONPATH', '')}".rstrip(":"), **(env or {}),
     )
     start = time.monotonic()
     proc = subprocess.run([sys.executable, str(DRIVER), json.dumps(config)], env=env, cwd=str(tmp_path),
@@ -70,7 +71,24 @@ def test_both_nodes_are_on_loopback(two_nodes):
 def placement_run(two_nodes, tmp_path_factory):
     """One session on the intact cluster, shared by the checks on where things ran."""
     assert two_nodes.nodes[1].pids_named("raylet"), "the worker node is gone (the node-loss test must run last)"
-    return _drive(two_nodes, tmp_path_factory.mktemp("placement"), n_file=2, n_nofile=4)
+    with collector() as otlp:  # the run's OpenTelemetry spans, sent by the actors of both nodes
+        result = _drive(two_nodes, tmp_path_factory.mktemp("placement"), env=otlp.variables(), n_file=2, n_nofile=4)
+        deadline = time.monotonic() + 15
+        while sum(s["gen_ai.operation.name"] == "invoke_agent" for s in otlp.spans) < 7 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        result["spans"] = list(otlp.spans)
+    return result
+
+
+def test_the_spans_of_agents_on_both_nodes_are_one_trace_each_child_under_its_agent_call(placement_run):
+    """The driver's OTEL_* variables reach the worker node's actors with the session's settings,
+    and each child's spec carries its Agent call's traceparent (docs/observability.md)."""
+    roles = _roles(placement_run)
+    children = placement_run["children"]
+    runs = check_tree(placement_run["spans"], agents=1 + len(children))
+    on_worker = [c["agent_id"] for c in children if roles.get(c["node_id"]) == "worker"]
+    print(f"{len(placement_run['spans'])} spans; children on the worker node: {on_worker}")
+    assert on_worker and set(on_worker) <= set(runs)
 
 
 def test_children_run_on_both_nodes_by_placement_lane(placement_run):
