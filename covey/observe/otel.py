@@ -41,7 +41,8 @@ def settings_of(env: Mapping[str, str]) -> dict[str, str] | None:
     """The ``OTEL_*`` variables a session hands its agents when ``env`` asks for traces; None: off.
     Asked for without the ``otel`` extra installed: one line on stderr, and off."""
     asking = [name for name in SWITCHES if env.get(name)]
-    if not asking or env.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "none":
+    if not asking or env.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "none" or \
+            env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return None
     if not _installed():
         _warn(MISSING_EXTRA.format(name=asking[0]))

@@ -129,6 +129,7 @@ def test_the_variables_turn_traces_on_and_none_keeps_them_off():
     assert otel.settings_of({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_SERVICE_NAME": "x", "HOME": "/h"}) \
         == {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_SERVICE_NAME": "x"}
     assert otel.settings_of({"OTEL_TRACES_EXPORTER": "console"}) == {"OTEL_TRACES_EXPORTER": "console"}
+    assert otel.settings_of({"OTEL_TRACES_EXPORTER": "console", "OTEL_SDK_DISABLED": "true"}) is None
 
 
 UNTRACED_RUN = """
