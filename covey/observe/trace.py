@@ -46,7 +46,7 @@ def _spawn_flows(records: list[Any], agents: dict[str, dict[str, Any]],
     """An arrow (a flow: ``s`` in the parent's Agent call, ``f`` at its child's start) per launched child."""
     flows: list[dict[str, Any]] = []
     for number, record in enumerate(records, start=1):
-        call, child = calls.get(record.tool_use_id or ""), agents[record.agent_id]
+        call, child = calls.get(getattr(record, "tool_use_id", None) or ""), agents[record.agent_id]
         if call is None:  # the main agent, or a launch whose call is not in its parent's transcript
             continue
         start = call["ts"] + min(1, call["dur"] // 2)  # inside the call's slice, past a span that ends where it starts
