@@ -8,7 +8,8 @@ even when a test fails (``ray stop`` would also stop other Rays on the machine).
 
 1. Placement: ``general-purpose`` children (file tools) run on the driver's node;
    ``notes-only`` children (TodoWrite only) go to the "any" lane (the nodes in turn) and reach
-   the worker node. Registry records carry each child's node id.
+   the worker node. Registry records carry each child's node id. The same run sends its
+   OpenTelemetry spans to a collector on loopback: one trace, the worker node's children included.
 2. Node loss: the worker node's raylet is SIGKILLed while children run there; those
    children go on from their transcripts on the driver's node (the registry revives them),
    each ends ``completed`` with one notification, and the session ends.
