@@ -67,6 +67,13 @@ class AgentSpan:
         self._tokens: tuple[Token[Any], Token[Any]] | None = None
         if spec.settings.otel is None:
             return
+        try:
+            self._open(spec)
+        except Exception as exc:  # a trace never costs the run its start: it runs untraced
+            self.span = None
+            _warn(f"covey: no OpenTelemetry trace of this agent: {type(exc).__name__}: {exc}")
+
+    def _open(self, spec: Any) -> None:
         from opentelemetry import context, trace
         from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 

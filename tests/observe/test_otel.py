@@ -173,3 +173,15 @@ def test_variables_without_the_extra_say_so_in_one_line_and_run_untraced(tmp_pat
     assert done.stderr.strip().splitlines() == [
         "covey: OTEL_EXPORTER_OTLP_ENDPOINT is set, but OpenTelemetry is not installed, so no trace is exported: "
         "pip install 'covey[otel]'"]
+
+
+async def test_a_trace_that_cannot_start_leaves_the_run_untraced_not_broken(tmp_path, spans, monkeypatch, capsys):
+    def broken(settings):
+        raise RuntimeError("no exporter here")
+
+    monkeypatch.setattr(otel, "_provider", broken)
+    runner = AgentRunner()
+    await runner.start(_spec(tmp_path, _two_reads(tmp_path), settings=RunSettings(otel=TRACED)))
+    assert (await asyncio.wait_for(runner.wait(), 20)).status == "completed"
+    assert spans.get_finished_spans() == ()
+    assert "no OpenTelemetry trace of this agent: RuntimeError: no exporter here" in capsys.readouterr().err
