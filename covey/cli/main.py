@@ -110,7 +110,7 @@ def _add_service_commands(sub: Any) -> None:
                        help="exit after S seconds without a run (default COVEY_IDLE_TIMEOUT_S or 600)")
     start.add_argument("--dashboard", action="store_true",
                        help="its own Ray with Ray's dashboard on 127.0.0.1: the UI, `ray job submit`, `ray list actors` "
-                            "(needs ray[default]; about 150 MiB more)")
+                            "(needs ray[default]; about 170 MiB more)")
     start.set_defaults(handler=_service_command)
     stop = sub.add_parser("stop", help="stop the covey service and wait until it is gone")
     stop.set_defaults(handler=_service_command)

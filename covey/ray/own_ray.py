@@ -146,10 +146,13 @@ def launch(paths: ServiceFolder, num_cpus: int | None = None, dashboard: bool = 
     # up: 4-5 s of a cold start here, against about 1.5 s with the ports given.
     for flag in AGENT_PORT_FLAGS:
         command += [flag, str(_free_port(taken))]
-    # Without it Ray still runs its API server, but with only its usage-stats module: no jobs, no state API.
-    dashboard_url = f"http://127.0.0.1:{_free_port(taken)}" if dashboard else None
-    command += (["--include-dashboard=true", "--dashboard-host", "127.0.0.1",
-                 "--dashboard-port", dashboard_url.rsplit(":", 1)[1]] if dashboard_url else ["--include-dashboard=false"])
+    # Without the dashboard Ray still runs its API server, with only its usage-stats module (no jobs, no
+    # state API), and on Ray's default port 8265 unless told: where another user's Ray may serve, and Ray's
+    # CLI, finding that address in this Ray, would send this user's token. A port of its own either way.
+    api_port = _free_port(taken)
+    command += [f"--include-dashboard={'true' if dashboard else 'false'}", "--dashboard-host", "127.0.0.1",
+                "--dashboard-port", str(api_port)]
+    dashboard_url = f"http://127.0.0.1:{api_port}" if dashboard else None
     if _has_ray_client():
         # Ray starts its client server whenever ``ray[client]`` is installed, on 10001 unless told:
         # a port of its own keeps two users' services apart. Without it (``pip install ray``, covey's

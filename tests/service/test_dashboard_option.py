@@ -38,8 +38,11 @@ def test_the_dashboard_is_asked_for_on_loopback_at_a_port_of_its_own(service_roo
 
 def test_without_the_option_no_dashboard_starts(service_root, monkeypatch):
     command, own = _launched(monkeypatch, dashboard=False)
-    assert "--include-dashboard=false" in command and "--dashboard-port" not in command
-    assert own.dashboard is None
+    assert "--include-dashboard=false" in command and own.dashboard is None
+    # Ray's API server runs all the same: on loopback, at a port of its own (not Ray's default 8265,
+    # which another user's Ray may hold)
+    assert command[command.index("--dashboard-host") + 1] == "127.0.0.1"
+    assert command[command.index("--dashboard-port") + 1] != "8265"
 
 
 def test_a_ray_json_of_an_older_covey_still_reads(service_root):

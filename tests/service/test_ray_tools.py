@@ -40,12 +40,14 @@ def _ray(served, exports: dict[str, str], *args: str, timeout: int = 60) -> tupl
 
 
 def _dashboard_uss_mib(base: Path) -> float:
-    """USS of Ray's dashboard processes of this service (its API server and the module processes it forks)."""
+    """USS of Ray's dashboard of this service: its API server and the module processes it forks
+    (``ray-dashboard-<Module>-0``); Ray's per-node dashboard agent runs with or without it."""
     total = 0.0
     for process in psutil.process_iter(["cmdline"]):
         try:
             command = " ".join(process.info["cmdline"] or [])
-            if "dashboard" in command and str(base) in " ".join(process.environ().values()):
+            if ("dashboard/dashboard.py" in command or command.startswith("ray-dashboard-")) \
+                    and str(base) in " ".join(process.environ().values()):
                 total += process.memory_full_info().uss / 2**20
         except psutil.Error:
             continue
@@ -76,4 +78,4 @@ def test_rays_own_commands_answer_on_the_services_ray_with_covey_s_actors_by_nam
 
         job, elapsed = _ray(served, exports, "job", "submit", "--", "echo", "from-a-ray-job", timeout=120)
         assert job.returncode == 0 and "from-a-ray-job" in job.stdout + job.stderr, job.stdout + job.stderr
-        print(f"Ray's dashboard processes: {_dashboard_uss_mib(served.base):.0f} MiB USS")
+        print(f"Ray's dashboard (API server and module processes): {_dashboard_uss_mib(served.base):.0f} MiB USS")
