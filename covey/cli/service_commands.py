@@ -100,7 +100,7 @@ def status_text(status: dict[str, Any]) -> str:
         f"covey service: pid {status['pid']}, up {_duration(status['uptime_s'])}, covey {status.get('version')}",
         f"  Ray       {status.get('ray_address')} ({'started by the service' if status.get('started_ray') else 'joined'})",
         *([f"  dashboard {status['dashboard']} (Ray's)"] if status.get("dashboard") else []),
-        *([f"  Ray's CLI {ray_cli_exports(status['ray_address'])}"] if status.get("ray_address") else []),
+        *([f"  Ray CLI   {ray_cli_exports(status['ray_address'])}"] if status.get("ray_address") else []),
         f"  sessions  {len(sessions)} running",
         *table_lines([[s["session_id"], s["cwd"], f"client pid {s.get('client_pid')}", _duration(s["running_s"])]
                       for s in sessions], ("bold",), indent=4),

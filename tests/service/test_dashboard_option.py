@@ -1,5 +1,6 @@
 """``covey start --dashboard``: the service's own Ray with Ray's dashboard on 127.0.0.1, or one
-clear line saying why not. The ``ray start`` command is checked, not run; no Ray starts here."""
+clear line saying why not; and the line that lets Ray's own CLI reach the service's Ray. The ``ray
+start`` command is checked, not run; no Ray starts here."""
 
 from __future__ import annotations
 
@@ -107,3 +108,14 @@ def test_start_and_status_show_the_dashboard(service_root, monkeypatch, capsys):
               "idle_timeout_s": 600, "dashboard": "http://127.0.0.1:2"}
     assert "  dashboard http://127.0.0.1:2" in commands.status_text(status)
     assert "dashboard" not in commands.status_text({**status, "dashboard": None})
+
+
+def test_the_export_line_gives_rays_cli_the_address_the_token_mode_and_loopback(monkeypatch):
+    """Ray 2.60's CLI sends the token only with RAY_AUTH_MODE=token, and keeps 127.0.0.1 only with
+    RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 (else it asks the network address, where the Ray is not)."""
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    assert commands.ray_cli_exports("127.0.0.1:6380") == (
+        "export RAY_ADDRESS=127.0.0.1:6380 RAY_AUTH_MODE=token RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0")
+    assert commands.ray_cli_exports("10.0.0.5:6379") == "export RAY_ADDRESS=10.0.0.5:6379 RAY_AUTH_MODE=token"
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # a Ray the user started without token auth
+    assert "RAY_AUTH_MODE" not in commands.ray_cli_exports("127.0.0.1:6380")
