@@ -8,7 +8,9 @@ the service directory and joins it instead of starting another. ``stop`` ends it
 to the ``ray start --block`` process, which stops every process of that Ray (Ray's own
 rule for ``--block``), then SIGKILL if it lingers. Loopback only: the head binds 127.0.0.1
 (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, as ``covey.ray.cluster.stay_on_loopback``); its
-sessions are kept in the user's private Ray folder (``covey.ray.start.ray_temp_dir``).
+sessions are kept in the user's private Ray folder (``covey.ray.start.ray_temp_dir``). Ray's API
+server listens on 127.0.0.1 at a port of its own; with ``dashboard`` it is Ray's whole dashboard
+(the UI, the job and state APIs), which needs ``ray[default]`` (``dashboard_missing``).
 """
 
 from __future__ import annotations
