@@ -4,6 +4,7 @@ and the status as a person reads it. Plain Python: the ``covey`` command imports
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -16,22 +17,56 @@ from covey.ray import local as local_rays
 from covey.ray import own_ray
 
 
-def start_command(address: str | None, idle_timeout_s: float | None) -> int:
+def start_command(address: str | None, idle_timeout_s: float | None, dashboard: bool = False) -> int:
     paths = service_paths()
+    if dashboard and (refused := _dashboard_refused(address)):
+        print(f"covey: {refused}", file=sys.stderr)
+        return 1
 
     def say_starting() -> None:
         if sys.stderr.isatty():
             print(starting_line(paths, address), file=sys.stderr, flush=True)
 
-    answer, started = ensure_service(paths, address=address, idle_timeout_s=idle_timeout_s, before_start=say_starting)
+    answer, started = ensure_service(paths, address=address, idle_timeout_s=idle_timeout_s, before_start=say_starting,
+                                     dashboard=dashboard)
     state = "started" if started else "already running"
     print(f"covey service {state}: pid {answer.get('pid')}, Ray {answer.get('ray_address')}")
+    if answer.get("dashboard"):
+        print(f"  Ray dashboard {answer['dashboard']}")
+    if answer.get("ray_address"):
+        print(f"  Ray's CLI: {ray_cli_exports(answer['ray_address'])}")
     print(f"  socket {paths.socket}\n  log    {paths.log}")
     if not started and not same_ray(address, answer):
         print(f"covey: it serves Ray {answer.get('address') or 'local'}, not {address}: "
               f"`covey stop` first to change it", file=sys.stderr)
         return 1
+    if dashboard and not answer.get("dashboard"):
+        print("covey: its Ray runs without Ray's dashboard: `covey stop`, then `covey start --dashboard`",
+              file=sys.stderr)
+        return 1
     return 0
+
+
+def ray_cli_exports(ray_address: str) -> str:
+    """The shell line after which Ray's own commands (``ray status``, ``ray list actors``, ``ray job
+    submit``) reach this Ray with no flags. Ray 2.60's CLI sends the token it finds in
+    ``~/.ray/auth_token`` only when ``RAY_AUTH_MODE=token``, and it swaps 127.0.0.1 for the
+    machine's network address, where a Ray on loopback does not listen, unless
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``."""
+    exports = [f"RAY_ADDRESS={ray_address}"]
+    if os.environ.get("RAY_AUTH_MODE", "token").lower() == "token":
+        exports.append("RAY_AUTH_MODE=token")
+    if ray_address.rsplit(":", 1)[0] in ("127.0.0.1", "localhost"):
+        exports.append("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0")
+    return "export " + " ".join(exports)
+
+
+def _dashboard_refused(address: str | None) -> str | None:
+    """Why ``covey start --dashboard`` cannot give a dashboard, or None."""
+    if address or os.environ.get("RAY_ADDRESS"):
+        return ("--dashboard starts the service's own Ray with Ray's dashboard; a cluster you name has its "
+                "head's (`ray start --head --include-dashboard=true`)")
+    return own_ray.dashboard_missing()
 
 
 def stop_command() -> int:
@@ -64,6 +99,8 @@ def status_text(status: dict[str, Any]) -> str:
     lines = [
         f"covey service: pid {status['pid']}, up {_duration(status['uptime_s'])}, covey {status.get('version')}",
         f"  Ray       {status.get('ray_address')} ({'started by the service' if status.get('started_ray') else 'joined'})",
+        *([f"  dashboard {status['dashboard']} (Ray's)"] if status.get("dashboard") else []),
+        *([f"  Ray CLI   {ray_cli_exports(status['ray_address'])}"] if status.get("ray_address") else []),
         f"  sessions  {len(sessions)} running",
         *table_lines([[s["session_id"], s["cwd"], f"client pid {s.get('client_pid')}", _duration(s["running_s"])]
                       for s in sessions], ("bold",), indent=4),

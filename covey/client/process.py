@@ -112,7 +112,7 @@ def ping(paths: ServicePaths) -> dict[str, Any] | None:
 
 
 def ensure_service(paths: ServicePaths, *, address: str | None = None, idle_timeout_s: float | None = None,
-                   before_start: Callable[[], None] | None = None) -> tuple[dict[str, Any], bool]:
+                   before_start: Callable[[], None] | None = None, dashboard: bool = False) -> tuple[dict[str, Any], bool]:
     """The running service's ping answer, and whether this call started it. ``before_start``
     runs only when this call is about to start one: it may raise to start none."""
     if answer := ping(paths):
@@ -123,7 +123,7 @@ def ensure_service(paths: ServicePaths, *, address: str | None = None, idle_time
         if before_start is not None:
             before_start()
         since = paths.log.stat().st_size if paths.log.exists() else 0
-        process = spawn(paths, address=address, idle_timeout_s=idle_timeout_s)
+        process = spawn(paths, address=address, idle_timeout_s=idle_timeout_s, dashboard=dashboard)
         return wait_ready(paths, process, since), True
 
 
@@ -134,11 +134,14 @@ def starting_line(paths: ServicePaths, address: str | None = None) -> str:
             f"later runs answer at once. Its log: {paths.log}")
 
 
-def spawn(paths: ServicePaths, *, address: str | None, idle_timeout_s: float | None) -> subprocess.Popen[bytes]:
+def spawn(paths: ServicePaths, *, address: str | None, idle_timeout_s: float | None,
+          dashboard: bool = False) -> subprocess.Popen[bytes]:
     """``python -m covey.service``, detached from this terminal, with this process's environment."""
     command = [sys.executable, "-m", "covey.service"]
     if address:
         command += ["--address", address]
+    if dashboard:
+        command += ["--dashboard"]
     if idle_timeout_s is not None:
         command += ["--idle-timeout", str(idle_timeout_s)]
     log = open_private(paths.log, os.O_WRONLY | os.O_APPEND)

@@ -8,7 +8,9 @@ the service directory and joins it instead of starting another. ``stop`` ends it
 to the ``ray start --block`` process, which stops every process of that Ray (Ray's own
 rule for ``--block``), then SIGKILL if it lingers. Loopback only: the head binds 127.0.0.1
 (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, as ``covey.ray.cluster.stay_on_loopback``); its
-sessions are kept in the user's private Ray folder (``covey.ray.start.ray_temp_dir``).
+sessions are kept in the user's private Ray folder (``covey.ray.start.ray_temp_dir``). Ray's API
+server listens on 127.0.0.1 at a port of its own; with ``dashboard`` it is Ray's whole dashboard
+(the UI, the job and state APIs), which needs ``ray[default]`` (``dashboard_missing``).
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ class OwnRay:
     """Its start time (``local_rays.started_at``): a reused pid is not it."""
     address: str
     """The GCS address, ``127.0.0.1:<port>``."""
+    dashboard: str | None = None
+    """Ray's dashboard (``http://127.0.0.1:<port>``: its UI, the job and state APIs) when it was
+    started with one (``covey start --dashboard``); None without."""
 
     def alive(self) -> bool:
         try:
@@ -94,19 +99,47 @@ class RayStarting:
     own: OwnRay
 
 
-def start(paths: ServiceFolder, num_cpus: int | None = None) -> OwnRay:
+def start(paths: ServiceFolder, num_cpus: int | None = None, dashboard: bool = False) -> OwnRay:
     """Start a head node on 127.0.0.1 in a process session of its own; wait until its GCS answers."""
-    return wait_up(launch(paths, num_cpus), paths)
+    return wait_up(launch(paths, num_cpus, dashboard), paths)
 
 
-def launch(paths: ServiceFolder, num_cpus: int | None = None) -> RayStarting:
+DASHBOARD_DEPENDENCIES = ("aiohttp", "aiohttp_cors", "grpc", "opencensus", "opentelemetry.exporter.prometheus",
+                          "prometheus_client")
+"""What Ray's dashboard imports beyond plain ``ray`` (``ray.dashboard.optional_deps``): ``ray[default]``."""
+
+
+def dashboard_missing() -> str | None:
+    """Why Ray's dashboard cannot start here (one line naming what to install), or None. Looked up
+    without importing anything: the ``covey`` command does not import Ray."""
+    for name in DASHBOARD_DEPENDENCIES:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except ImportError:  # a parent package is missing
+            found = False
+        if not found:
+            return (f"Ray's dashboard needs `ray[default]` ({name} is not installed): "
+                    f"pip install 'ray[default]=={_ray_version()}'")
+    return None
+
+
+def _ray_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ray")
+    except PackageNotFoundError:
+        return "VERSION"
+
+
+def launch(paths: ServiceFolder, num_cpus: int | None = None, dashboard: bool = False) -> RayStarting:
     """Start ``ray start`` and return at once: the service imports Ray and its runtime meanwhile
-    (a second of CPU that would otherwise come after Ray's own start)."""
+    (a second of CPU that would otherwise come after Ray's own start). ``dashboard``: with Ray's
+    dashboard on 127.0.0.1 (its UI, the job and state APIs: ``ray job submit``, ``ray list``)."""
     taken: set[int] = set()  # each of the node's ports a different one: Ray refuses a port given twice
     port = _free_port(taken)
     command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block",
-               "--node-ip-address", "127.0.0.1", "--port", str(port), "--include-dashboard=false",
-               "--disable-usage-stats",
+               "--node-ip-address", "127.0.0.1", "--port", str(port), "--disable-usage-stats",
                # Not started: the log monitor (it sends workers' output to drivers, and the service
                # joins with log_to_driver off). The autoscaler's monitor stays: `ray status` reads it.
                "--include-log-monitor=false"]
@@ -115,6 +148,13 @@ def launch(paths: ServiceFolder, num_cpus: int | None = None) -> RayStarting:
     # up: 4-5 s of a cold start here, against about 1.5 s with the ports given.
     for flag in AGENT_PORT_FLAGS:
         command += [flag, str(_free_port(taken))]
+    # Without the dashboard Ray still runs its API server, with only its usage-stats module (no jobs, no
+    # state API), and on Ray's default port 8265 unless told: where another user's Ray may serve, and Ray's
+    # CLI, finding that address in this Ray, would send this user's token. A port of its own either way.
+    api_port = _free_port(taken)
+    command += [f"--include-dashboard={'true' if dashboard else 'false'}", "--dashboard-host", "127.0.0.1",
+                "--dashboard-port", str(api_port)]
+    dashboard_url = f"http://127.0.0.1:{api_port}" if dashboard else None
     if _has_ray_client():
         # Ray starts its client server whenever ``ray[client]`` is installed, on 10001 unless told:
         # a port of its own keeps two users' services apart. Without it (``pip install ray``, covey's
@@ -134,7 +174,8 @@ def launch(paths: ServiceFolder, num_cpus: int | None = None) -> RayStarting:
     with open(paths.log, "ab") as log_file:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
                                    env=env, start_new_session=True)
-    return RayStarting(process, OwnRay(process.pid, local_rays.started_at(process.pid), f"127.0.0.1:{port}"))
+    return RayStarting(process, OwnRay(process.pid, local_rays.started_at(process.pid), f"127.0.0.1:{port}",
+                                       dashboard_url))
 
 
 def wait_up(launched: RayStarting, paths: ServiceFolder) -> OwnRay:

@@ -1,4 +1,4 @@
-"""``python -m covey.service [--address A] [--idle-timeout S]``: the covey service process.
+"""``python -m covey.service [--address A] [--idle-timeout S] [--dashboard]``: the covey service process.
 
 Clients start it detached (``covey.client.process.spawn``); ``covey start`` does too.
 It takes ``service.lock`` before anything slow: if another service holds the lock and
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault(leftovers.INSTANCE_VAR, leftovers.new_instance())
     address = args.address or os.environ.get("RAY_ADDRESS")
     # Its own Ray starts now, while Ray and covey's runtime are imported below.
-    launched = own_ray.launch(paths) if not address and found is None else None
+    launched = own_ray.launch(paths, dashboard=args.dashboard) if not address and found is None else None
     try:
         from covey.service.server import Service  # only once the lock is ours
     except BaseException:
@@ -68,6 +68,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--address", help="the Ray cluster to serve runs on (default RAY_ADDRESS, else a local Ray)")
     parser.add_argument("--idle-timeout", type=float, metavar="S",
                         help=f"exit after S seconds without a run (default COVEY_IDLE_TIMEOUT_S or {DEFAULT_IDLE_TIMEOUT_S:g})")
+    parser.add_argument("--dashboard", action="store_true",
+                        help="start its own Ray with Ray's dashboard on 127.0.0.1 (the job and state APIs too)")
     return parser
 
 

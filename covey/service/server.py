@@ -260,7 +260,9 @@ class Service:
         return None
 
     def _identity(self) -> dict[str, Any]:
-        return {"pid": os.getpid(), "version": _version(), "ray_address": self.ray_address, "address": self.address}
+        dashboard = self.own_ray.dashboard if self.own_ray is not None else None  # Ray's, when its own has one
+        return {"pid": os.getpid(), "version": _version(), "ray_address": self.ray_address, "address": self.address,
+                "dashboard": dashboard}
 
     async def status(self) -> dict[str, Any]:
         now = time.time()

@@ -29,7 +29,7 @@ def fake_spawns(service_root, monkeypatch):
     """``lifecycle.spawn`` starts the stand-in; every process it started is killed at the end."""
     started: list[subprocess.Popen] = []
 
-    def spawn(paths, *, address=None, idle_timeout_s=None):
+    def spawn(paths, *, address=None, idle_timeout_s=None, dashboard=False):
         started.append(subprocess.Popen(FAKE, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         return started[-1]
 
@@ -81,7 +81,7 @@ def test_stop_waits_until_the_service_is_gone_and_nothing_running_is_no_error(fa
 
 
 def test_a_service_that_fails_to_start_is_reported_with_its_log(service_root, monkeypatch):
-    def spawn(paths, *, address=None, idle_timeout_s=None):
+    def spawn(paths, *, address=None, idle_timeout_s=None, dashboard=False):
         paths.log.write_text("Traceback (most recent call last):\nRuntimeError: no Ray for you\n")
         return subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
 
