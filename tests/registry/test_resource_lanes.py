@@ -10,6 +10,7 @@ import pytest
 
 import covey.registry.launcher as launcher
 from covey.cli.inspect import session_lines
+from covey.definitions.definition import AgentDefinition
 from covey.ray.resources import AgentResources
 from covey.registry.supervisor import Supervisor
 from covey.registry.warm_pool import WarmPool
@@ -17,7 +18,7 @@ from covey.runtime.answers import Launched, Refused
 from covey.runtime.limits import Limits
 from covey.teams.mailbox import Mailbox
 from covey.teams.messages import TaskNotice
-from tests.registry.fakes import FakeClock, FakePool, request, settle, spec
+from tests.registry.fakes import FakeClock, FakePool, request, runtime, settle, spec
 
 LANE = AgentResources.model_validate({"browser": 1}).lane()
 
@@ -28,8 +29,10 @@ async def sup(monkeypatch):
     monkeypatch.setattr(launcher, "placement_wait", lambda asked: f"queued by Ray: no node has {asked}")
     pool = FakePool()
     pool.gates[LANE] = asyncio.Event()  # Ray holds the actor until the gate opens
+    history: dict[str, list] = {}
     supervisor = Supervisor(Limits(max_depth=2, max_concurrent=8, stall_ms=60_000), pool=pool, mailbox=Mailbox(),
-                            clock=FakeClock())
+                            clock=FakeClock(), load_history=lambda path: history.get(path, []))
+    supervisor.history = history
     await supervisor.register_main("main", "m", "/tmp")
     yield supervisor
     await supervisor.close()
@@ -91,6 +94,22 @@ async def test_stopping_the_run_ends_a_held_launch_too(sup):
     record = await sup.record("held")
     assert record.status == "killed" and record.report.text == "interrupted (while Ray held it: it never started)"
     assert sup.launcher.placing == {} and [n.task_id for n in _notices(sup)] == ["held"]
+
+
+async def test_a_finished_agent_that_asks_is_resumed_on_an_actor_made_with_its_resources(sup):
+    lanes: list[str] = []
+    take = sup.books.pool.take
+    sup.books.pool.take = lambda lane="home": lanes.append(lane) or take(lane)
+    sup.books.pool.gates[LANE].set()
+    asking = AgentDefinition(name="t", resources={"browser": 1})
+    asked = spec("child", runtime=runtime(teams=True)).model_copy(update={"definition": asking})
+    await sup.launch(request("child"), asked, lane=LANE, output_file="/t/child.jsonl")
+    await settle()
+    sup.books.pool.taken[0].end()
+    await settle()
+    sup.history["/t/child.jsonl"] = [{"role": "user", "content": "hi"}]
+    assert (await sup.resume("child")).endswith("resumed from its transcript to read the message.")
+    assert lanes == [LANE, LANE]
 
 
 async def test_a_plain_lane_launch_waits_for_its_actor_and_says_nothing(sup):
