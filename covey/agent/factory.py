@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 from typing import Any
@@ -13,6 +14,7 @@ from covey.agent.actor import agent_actor_class
 from covey.agent.handle import AgentHandle
 from covey.errors import AgentUnavailable
 from covey.ray.handle import RayActor
+from covey.ray.resources import resources_of
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +30,10 @@ class AgentFactory:
     other node of a healthy two-node cluster (logged target against actual node), so the
     affinity is hard, and an actor whose node went away in between is started again with
     ``SPREAD``.
+
+    A lane of an agent that asks for resources (``AgentResources.lane``) makes its actors with
+    those options, so Ray places them where the resources are and the autoscaler sees the demand;
+    the home node is preferred, softly (``soft=True``: any node that has them when it does not).
     """
 
     def __init__(
@@ -43,6 +49,11 @@ class AgentFactory:
 
     async def create(self, lane: str) -> AgentHandle:
         name = f"covey:{self.session_id[:8]}:agent-{next(self._seq)}"
+        if (resources := resources_of(lane)) is not None:
+            options = resources.ray_options()
+            if self.home_node_id and not resources.label_selector:  # labels pick the node themselves
+                options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(self.home_node_id, soft=True)
+            return await self._started(name, None, options)
         if lane == "home" and self.home_node_id:
             return await self._started(name, NodeAffinitySchedulingStrategy(self.home_node_id, soft=False))
         if lane == "any" and (node := self._next_node()) is not None:
@@ -52,14 +63,15 @@ class AgentFactory:
                 log.info("agent actor %s could not start on node %s; letting Ray place it", name, node)
         return await self._started(name, "SPREAD" if lane == "any" else None)
 
-    async def _started(self, name: str, strategy: NodeAffinitySchedulingStrategy | str | None) -> AgentHandle:
-        options: dict[str, object] = {"name": name}
+    async def _started(self, name: str, strategy: NodeAffinitySchedulingStrategy | str | None,
+                       asked: dict[str, Any] | None = None) -> AgentHandle:
+        options: dict[str, Any] = {"name": name, **(asked or {})}
         if strategy is not None:
             options["scheduling_strategy"] = strategy
         handle = AgentHandle(self.cls.options(**options).remote(self.preload, self.peers), name)
         try:
             handle.node = await handle.node_id()  # ready when it answers; where it landed, for the tree
-        except AgentUnavailable:
+        except (AgentUnavailable, asyncio.CancelledError):  # cancelled: a launch given up while Ray held it
             handle.kill()
             raise
         return handle

@@ -181,7 +181,8 @@ def _notes(record: Any) -> str:
     why it is queued."""
     notes = [f"⏸ {wait}" if (wait := rate_wait_text(record.rate_wait, record.status)) else "",
              f"· {record.summary}" if record.summary and record.live else "",
-             f"({QUEUED_FOR[why]})" if record.status == "queued" and (why := record.queued_for) else ""]
+             f"({QUEUED_FOR[why]})" if record.status == "queued" and (why := record.queued_for) else "",
+             f"({record.waiting_for})" if record.waiting_for and record.live else ""]
     return "  ".join(note for note in notes if note)
 
 

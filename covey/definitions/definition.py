@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from covey.common.frontmatter import MAX_DEFINITION_FILE_BYTES, MAX_DESCRIPTION_CHARS
 from covey.model.effort import Effort
 from covey.permissions.modes import PermissionMode
+from covey.ray.resources import AgentResources
 
 MAX_PROMPT_CHARS = MAX_DEFINITION_FILE_BYTES
 """A system prompt as long as the largest file allowed (``--agents`` and SDK definitions have no file)."""
@@ -56,6 +57,9 @@ class AgentDefinition(BaseModel):
     """Text re-injected after every tool result (Verification's reminder)."""
     one_shot: bool = Field(default=False, alias="oneShot")
     """Its report skips the agent id / SendMessage trailer (Explore)."""
+    resources: AgentResources | None = None
+    """Ray resources its actor asks for (``{num_gpus: 1}``, ``{browser: 1}``, ``label_selector``):
+    Ray places it on a node that has them, and queues it while none does (docs/definitions.md#resources)."""
     source: Source = "built-in"
     path: str | None = None
     """The file it was loaded from, if any."""

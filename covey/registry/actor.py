@@ -22,7 +22,8 @@ from covey.ray.handle import RayActor, RayActorClass, actor_class
 from covey.registry.events import Configured
 from covey.registry.journal import RegistryJournal, restore_books
 from covey.registry.supervisor import Supervisor
-from covey.registry.warm_pool import BorrowedPool, WarmPool, session_floors
+from covey.registry.borrowed_pool import BorrowedPool
+from covey.registry.warm_pool import WarmPool, session_floors
 from covey.runtime.limits import Limits
 from covey.runtime.ports import Lender, Pool
 from covey.teams.mailbox_actor import MailboxHandle
@@ -41,12 +42,13 @@ class _RegistryActor(Supervisor[AgentHandle]):
         actors from (None: the session owns a warm pool of its own)."""
         self.session_id, self.lender, self.mailbox_handle = session_id, lender, mailbox
         pool: Pool[AgentHandle]
+        peers: tuple[RayActor, ...] = (ray.get_runtime_context().current_actor, mailbox)
+        self.factory = AgentFactory(session_id, home_node_id, preload=preload, peers=peers)
+        """Makes the session's agent actors; a borrowing registry's, those of agents that ask for resources."""
         if lender is not None:
-            pool = BorrowedPool(lender, session_id)
+            pool = BorrowedPool(lender, session_id, self.factory.create)
         else:
-            peers: tuple[RayActor, ...] = (ray.get_runtime_context().current_actor, mailbox)
-            factory = AgentFactory(session_id, home_node_id, preload=preload, peers=peers)
-            warm = WarmPool(factory.create, pool_sizes or {}, floors=session_floors(pool_sizes or {}))
+            warm = WarmPool(self.factory.create, pool_sizes or {}, floors=session_floors(pool_sizes or {}))
             for lane in pool_sizes or {}:
                 warm.fill(lane)
             pool = warm
@@ -67,7 +69,7 @@ class _RegistryActor(Supervisor[AgentHandle]):
         assert self.journal is not None
         restored = self.journal.read()
         self.session_id = restored.session_id or self.session_id
-        self.books.pool = BorrowedPool(lender, self.session_id)
+        self.books.pool = BorrowedPool(lender, self.session_id, self.factory.create)
         self.journal.reopen()  # restoring may write: a queued launch that cannot come back ends failed
         self._pending = restore_books(self.books, self.launcher, restored)
         log.warning("registry of session %s restarted: %d agents to watch again, %d notices to check",
@@ -99,7 +101,8 @@ class _RegistryActor(Supervisor[AgentHandle]):
         if self.lender is None:
             raise RuntimeError("only a registry that borrows its agents (a service's kit) serves another session")
         await self.close()
-        Supervisor.__init__(self, Limits(), pool=BorrowedPool(self.lender, session_id), mailbox=self.mailbox_handle,
+        pool = BorrowedPool(self.lender, session_id, self.factory.create)
+        Supervisor.__init__(self, Limits(), pool=pool, mailbox=self.mailbox_handle,
                             put=ray.put, node_alive=node_alive, journal=self.journal)
         self.books.core.cpus = cluster_cpus()
         self.session_id = session_id

@@ -3,13 +3,17 @@
 ``spec`` comes with its runtime, or without it and naming it by ``runtime_key``
 (``NeedRuntime`` is the answer if that key is not held: ``covey.runtime.travel``).
 A launch past the concurrency limit waits in the queue; ``Launcher`` keeps what starts it.
+An agent that asks for Ray resources may wait for Ray to place its actor: why is on its record
+(``waiting_for``, shown by ``covey ps``), and a background one is answered before it is placed.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Generic
 
+from covey.ray.resources import placement_wait, resources_of
 from covey.registry import events
 from covey.registry.books import Books
 from covey.registry.watcher import Watcher
@@ -21,6 +25,10 @@ from covey.runtime.travel import travelling
 if TYPE_CHECKING:
     from covey.runtime.ports import SessionRuntime
     from covey.runtime.spec import AgentSpec
+
+
+PLACEMENT_NOTE_S = 1.0
+"""How long Ray may take to place an actor that asks for resources before its record says why it waits."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,8 @@ class Launcher(Generic[H]):
         self.books, self.watcher = books, watcher
         self.waiting: dict[str, Waiting] = {}
         """The queued launches' starts, by agent id (their order is the core's ``queue``)."""
+        self.placing: dict[str, asyncio.Future[H]] = {}
+        """The actors Ray has not placed yet, by agent id: a kill gives them up (``give_up_placing``)."""
         books.core.on_dequeue = self._dequeued
 
     async def register_main(self, agent_id: str, model: str, cwd: str, prompt: str = "",
@@ -85,6 +95,10 @@ class Launcher(Generic[H]):
             # Journaled before it is answered: a restarted registry starts it still.
             self.books.journal.record(events.Queued(answer, spec, runtime, lane, output_file))
             return Launched(record=answer)
+        if not follow and resources_of(lane) is not None:  # Ray may hold it for long: answered now
+            self.waiting[request.agent_id] = Waiting(spec, runtime, lane, output_file)
+            self.books.spawn(self._start_queued(request.agent_id))
+            return Launched(record=answer)
         try:
             actor = await self._start(request.agent_id, spec, runtime, follow, lane, output_file)
         except Exception as exc:
@@ -99,7 +113,7 @@ class Launcher(Generic[H]):
         actor: H | None = None
         run: Awaitable[Finished] | None = None
         try:
-            actor = await self.books.pool.take(lane)
+            actor = await self._take(agent_id, lane)
             if (record := self.books.core.records.get(agent_id)) is not None:
                 self.books.journal.record(events.Started(record, spec, actor, runtime, output_file))
             ref = self.books.runtimes.ref(runtime)
@@ -114,6 +128,34 @@ class Launcher(Generic[H]):
         await self.watcher.track(agent_id, actor, output_file, actor.node, run=run)
         self._keep_spec(agent_id, spec, runtime)
         return actor
+
+    async def _take(self, agent_id: str, lane: str) -> H:
+        """A warm actor; for one asking for resources, a new one, and while Ray holds it the
+        record says why (a cancelled launch cancels the take, which kills the pending actor)."""
+        record = self.books.core.records.get(agent_id)
+        if (resources := resources_of(lane)) is None or record is None:
+            return await self.books.pool.take(lane)
+        take = self.placing[agent_id] = asyncio.ensure_future(self.books.pool.take(lane))
+        try:
+            done, _ = await asyncio.wait({take}, timeout=PLACEMENT_NOTE_S)
+            if not done:
+                record.waiting_for = placement_wait(resources)
+            return await take
+        except asyncio.CancelledError:
+            if take.cancelled() and self.placing.get(agent_id) is not take:  # given up: not the caller's cancel
+                raise RuntimeError("it was stopped while Ray held it, before it started") from None
+            raise
+        finally:
+            if self.placing.get(agent_id) is take:
+                del self.placing[agent_id]
+            record.waiting_for = None
+
+    def give_up_placing(self, agent_id: str) -> bool:
+        """Stop waiting for Ray to place the agent's actor; False if it is not waiting."""
+        if (take := self.placing.pop(agent_id, None)) is None:
+            return False
+        take.cancel()
+        return True
 
     def _keep_spec(self, agent_id: str, spec: AgentSpec, runtime: SessionRuntime | None) -> None:
         # Kept with its model (the runtime's, shared): a resume may come under a later runtime.

@@ -38,6 +38,8 @@ class Stopper(Generic[H]):
         if record is not None and record.queued:
             await self._end_dropped(self._drop_queued(agent_id, status, reason))
             return True
+        if record is not None and record.live and self._give_up(agent_id, status, reason):
+            return True
         actor = self.books.actors.get(agent_id)
         if record is None or not record.live or actor is None:
             return False
@@ -51,11 +53,21 @@ class Stopper(Generic[H]):
         dropped first: a stopped agent's slot must not start them."""
         dropped = [self._drop_queued(agent_id, "killed", reason) for agent_id in self.books.core.queue.ids()]
         await asyncio.gather(*(self._end_dropped(record) for record in dropped))
+        for agent_id in list(self.launcher.placing):  # Ray holds them: they never start
+            self._give_up(agent_id, "killed", reason)
         live = [(agent_id, actor) for agent_id, actor in list(self.books.actors.items())
                 if (record := self.books.core.records.get(agent_id)) is not None and record.live]
         await asyncio.gather(*(self._stop(agent_id, actor, "killed", reason) for agent_id, actor in live))
         await self.books.wait_idle(grace_s)
         return [_kept(r.worktree) for r in self.books.core.records.values() if r.worktree and r.worktree.get("kept")]
+
+    def _give_up(self, agent_id: str, status: Status, reason: str) -> bool:
+        """End an agent whose actor Ray has not placed yet; False if it is not waiting for one.
+        Its launch then fails (a sync one) or delivers this end's notice (a background one)."""
+        if not self.launcher.give_up_placing(agent_id):
+            return False
+        self.books.core.finish(agent_id, FinalReport(status=status, text=f"{reason} (while Ray held it: it never started)"))
+        return True
 
     async def _stop(self, agent_id: str, actor: H, status: Status, reason: str) -> None:
         # Record the cause first, so the watch's report cannot overwrite it.

@@ -1,12 +1,12 @@
 """A warm pool of pre-started agent actors (creating an actor costs ~250 ms of CPU; calling one ~1 ms).
 
-``WarmPool`` holds the rules (plain Python, tested with fakes); ``AgentFactory``
-(``covey.agent.factory``) creates real actors. The registry actor owns the session's pool, so a launch
-is one call: reserve a slot and take a warm actor. An actor goes back into the pool only if its runner
-reports a clean reset (no run, no task, no child process, no extra file
-descriptor) and it has served fewer than ``max_uses`` runs; otherwise it is
-killed. A lane starts at its floor and grows with the session's demand up to its size;
-refills happen in the background, once a lane has fallen under half its target.
+``WarmPool`` holds the rules (plain Python, tested with fakes); ``AgentFactory`` (``covey.agent.factory``)
+creates real actors. The registry actor owns the session's pool, so a launch is one call: reserve a slot
+and take a warm actor. An actor goes back into the pool only if its runner reports a clean reset (no run,
+no task, no child process, no extra file descriptor) and it has served fewer than ``max_uses`` runs;
+otherwise it is killed. A lane starts at its floor and grows with the session's demand up to its size;
+refills happen in the background, once a lane has fallen under half its target. A lane of an agent that
+asks for resources has size 0: each take makes a new actor, killed when given back.
 """
 
 from __future__ import annotations
@@ -15,12 +15,10 @@ import asyncio
 import logging
 import os
 from collections import defaultdict, deque
-from typing import Any, Awaitable, Callable, Generic, Mapping
+from typing import Awaitable, Callable, Generic, Mapping
 
-from covey.agent.handle import AgentHandle
-from covey.errors import AgentUnavailable
-from covey.runtime.payloads import BorrowedPoolStats, WarmPoolStats
-from covey.runtime.ports import H, Lender
+from covey.runtime.payloads import WarmPoolStats
+from covey.runtime.ports import H
 
 log = logging.getLogger(__name__)
 
@@ -219,80 +217,3 @@ class WarmPool(Generic[H]):
     def _forget(self, actor: H) -> None:
         self.uses.pop(actor, None)
         self.lane_of.pop(actor, None)
-
-
-class BorrowedPool:
-    """A served session's pool: what ``WarmPool`` does for the supervisor, by borrowing
-    from the covey service's shared pool (``lender``: its handle) instead of owning actors.
-
-    A given-back actor is reset here first (the reset waits until the run's follower has
-    its report) and then returned to the lender, which keeps or kills it.
-    """
-
-    def __init__(self, lender: Lender[AgentHandle], session_id: str) -> None:
-        self.lender, self.session_id = lender, session_id
-        self.lent = 0
-        self.returned = 0
-        self._asking: dict[str, list[asyncio.Future[AgentHandle]]] = {}
-        """The takes of this event-loop turn by lane, asked of the lender together."""
-
-    async def take(self, lane: str = "home") -> AgentHandle:
-        """An agent actor. The takes of one turn (the launches of one message) go to the lender
-        in one call for those it has ready; each of the rest waits for its own, so a warm
-        actor never waits for a cold one's start."""
-        asking = self._asking.setdefault(lane, [])
-        wanted: asyncio.Future[AgentHandle] = asyncio.get_running_loop().create_future()
-        asking.append(wanted)
-        if len(asking) == 1:
-            asyncio.get_running_loop().call_soon(lambda: _spawned(self._ask(lane, self._asking.pop(lane))))
-        actor = await wanted
-        self.lent += 1
-        return actor
-
-    async def _ask(self, lane: str, wanted: list[asyncio.Future[AgentHandle]]) -> None:
-        try:
-            ready = await self.lender.take_ready(lane, self.session_id, len(wanted)) if len(wanted) > 1 else []
-        except Exception:  # noqa: BLE001 - each take then asks on its own, and fails on its own
-            ready = []
-        for future, actor in zip(wanted, ready):
-            self._hand(future, actor)
-        await asyncio.gather(*(self._one(lane, future) for future in wanted[len(ready):]))
-
-    async def _one(self, lane: str, future: asyncio.Future[AgentHandle]) -> None:
-        try:
-            self._hand(future, await self.lender.take(lane, self.session_id))
-        except Exception as exc:
-            if not future.done():
-                future.set_exception(exc)
-
-    def _hand(self, future: asyncio.Future[AgentHandle], actor: AgentHandle) -> None:
-        if future.done():  # its launch was cancelled meanwhile: the actor goes back
-            _spawned(self.lender.give_back(actor, True))
-        else:
-            future.set_result(actor)
-
-    async def give_back(self, actor: AgentHandle, clean: bool | None = None) -> bool:
-        if clean is None:
-            clean = await actor.reset()
-        self.returned += 1
-        try:
-            return await self.lender.give_back(actor, clean)
-        except AgentUnavailable:  # the service is going: nothing will reuse the actor
-            actor.kill()
-            return False
-
-    async def warm(self, n: int, lane: str = "home") -> int:
-        return await self.lender.warm(n, lane)
-
-    def stats(self) -> BorrowedPoolStats:
-        return {"shared": True, "lent": self.lent, "returned": self.returned}
-
-
-_TASKS: set[asyncio.Task[Any]] = set()
-
-
-def _spawned(work: Any) -> None:
-    """Run ``work`` to its end in the background (a reference is kept until then)."""
-    task = asyncio.ensure_future(work)
-    _TASKS.add(task)
-    task.add_done_callback(_TASKS.discard)

@@ -117,7 +117,7 @@ class Watcher(Generic[H]):
         record.lost_on.append(actor.node or "unknown")
         runtime = self.books.runtimes.newest
         try:
-            revived = await self.books.pool.take("home")
+            revived = await self.books.pool.take(_lane(spec))
             run = revived.run_detached(spec.model_copy(update={"history": history, "background": True}),
                                        runtime=runtime, runtime_ref=self.books.runtimes.ref(runtime))
         except Exception:
@@ -255,7 +255,7 @@ class Watcher(Generic[H]):
             await self.mailbox.reopen(agent_id)
         runtime = self.books.runtimes.newest
         try:
-            actor = await self.books.pool.take("home")
+            actor = await self.books.pool.take(_lane(spec))
             run = actor.run_detached(spec.model_copy(update={"history": history, "background": True}),
                                      runtime=runtime, runtime_ref=self.books.runtimes.ref(runtime))
         except Exception as exc:
@@ -263,3 +263,9 @@ class Watcher(Generic[H]):
             return f"{agent_id} could not be resumed: {exc}"
         await self.track(agent_id, actor, record.output_file, actor.node, run=run)
         return f"{agent_id} had finished; it was resumed from its transcript to read the message."
+
+
+def _lane(spec: AgentSpec) -> str:
+    """Where a revived or resumed agent's new actor comes from: the home lane, or the lane of the
+    resources its definition asks for (they are what it needs, wherever it ran first)."""
+    return spec.definition.resources.lane() if spec.definition.resources is not None else "home"

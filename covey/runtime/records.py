@@ -121,6 +121,8 @@ class RunRecord(BaseModel):
     """Its own turn ended, but it waits for background descendants (keepalive)."""
     queued_for: Literal["concurrency", "active"] | None = None
     """Why it was queued: the concurrency limit, or the background agents at work at once."""
+    waiting_for: str | None = None
+    """Why Ray has not placed its actor yet (it asks for resources no node has free)."""
     seen_seq: dict[str, int] = Field(default_factory=dict)
     """The last sequence number applied per kind of fire-and-forget update ("progress", "parked"):
     Ray may run one caller's calls to an async actor out of order, so an older update is dropped."""

@@ -1,6 +1,5 @@
-"""One Agent call from its reservation to its result: the child's spec, the registry's launch, then
-either the launch (background) or the followed child's report (sync, moved to the background past
-the threshold); and where the child's actor runs (``placement_lane``).
+"""One Agent call from its reservation to its result: the child's spec, the registry's launch, then the launch (background)
+or the followed child's report (sync, moved to the background past the threshold); where its actor runs (``placement_lane``).
 
 A failed check or start leaves nothing behind: no worktree, no roster seat (docs/subagents.md#the-call).
 """
@@ -290,9 +289,10 @@ FILE_TOOLS = tool_names_where(lambda tool: tool.touches_files)  # they run where
 
 
 def placement_lane(spec: Any, runtime: Any) -> str:
-    """Where the child's actor runs (docs/architecture.md): file-touching agents on the node holding the
-    working tree ("home"), unless a shared filesystem is declared; agents without file
-    tools anywhere in the cluster ("any": over the alive nodes in turn, see ``AgentFactory``)."""
+    """Where the child's actor runs (docs/architecture.md): asking for resources, a lane of its own that Ray places; with
+    file tools, the node of the working tree ("home") unless the filesystem is shared; else any node in turn ("any")."""
+    if spec is not None and spec.definition.resources is not None:
+        return str(spec.definition.resources.lane())
     if not runtime.spread:
         return "home"  # one node: every agent is where the files are
     if spec is None or runtime.shared_fs:

@@ -158,7 +158,10 @@ class LocalCluster:
         return self._start(Node("head", self.base), args)
 
     def worker(self) -> Node:
-        args = ["--address", self.address, "--num-cpus", "1", "--resources", json.dumps({"worker_node": 1})]
+        # A fake GPU (``ray start`` refuses "GPU" in --resources): a definition asking for
+        # num_gpus lands here (tests/cluster/test_agent_resources.py).
+        args = ["--address", self.address, "--num-cpus", "1", "--num-gpus", "1", "--resources",
+                json.dumps({"worker_node": 1})]
         return self._start(Node("worker", self.base), args)
 
     def kill_node(self, node: Node) -> list[int]:

@@ -172,7 +172,7 @@ def test_sessions_are_named_by_their_registrys_session_and_idle_kits_are_skipped
     from types import SimpleNamespace
 
     record = SimpleNamespace(agent_id="agent-1", agent_type="main", status="running", description="the run", rate_wait=None,
-                             live=True, cost_usd=0.0, summary=None)
+                             live=True, cost_usd=0.0, summary=None, waiting_for=None)
     own = _Registry("fresh000-z", [], name="covey:fresh000:registry")  # a session's own, started, no agent yet
     # A kit the service let go (or a session that ended) between the listing and the question: not running.
     gone = _Registry("gone0000-w", [record], name="covey:kit-dead00:registry", gone=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from covey.registry.warm_pool import BorrowedPool
+from covey.registry.borrowed_pool import BorrowedPool
 
 
 class FakeLender:
@@ -78,3 +78,42 @@ async def test_an_actor_that_comes_for_a_cancelled_take_goes_back():
     assert await takes[1] in ("cold-1", "cold-2")
     await asyncio.sleep(0.01)
     assert len(lender.given_back) == 1 and lender.given_back[0] != takes[1].result()
+
+
+class OwnActor:
+    def __init__(self) -> None:
+        self.killed = self.reset_first = False
+
+    async def reset(self) -> bool:
+        self.reset_first = not self.killed
+        return True
+
+    def kill(self) -> None:
+        self.killed = True
+
+
+async def test_an_agent_that_asks_for_resources_gets_an_actor_made_here_and_killed_when_given_back():
+    from covey.ray.resources import AgentResources
+
+    lane = AgentResources.model_validate({"num_gpus": 1}).lane()
+    made: list[OwnActor] = []
+    held = asyncio.Event()
+
+    async def create(asked: str) -> OwnActor:
+        assert asked == lane
+        await held.wait()  # Ray holds it until a node has a GPU
+        made.append(OwnActor())
+        return made[-1]
+
+    lender = FakeLender(ready=2)
+    pool = BorrowedPool(lender, "s1", create)  # type: ignore[arg-type]
+    take = asyncio.ensure_future(pool.take(lane))
+    await asyncio.sleep(0.01)
+    take.cancel()  # a kill while Ray holds it reaches the create, which kills the pending actor
+    await asyncio.sleep(0.01)
+    assert take.cancelled() and made == [] and lender.calls == []
+    held.set()
+    actor = await pool.take(lane)
+    assert actor is made[0] and lender.calls == []  # the service's pool is never asked for it
+    assert await pool.give_back(actor) is False
+    assert actor.killed and actor.reset_first and lender.given_back == []  # its GPU goes back to Ray

@@ -132,7 +132,7 @@ def test_each_job_holds_the_books_and_its_own_state_and_no_state_has_two_owners(
     }
     assert owned == {
         "books": {"core", "pool", "runtimes", "actors", "specs", "watches", "journal", "_tasks"},
-        "launcher": {"waiting"},
+        "launcher": {"waiting", "placing"},
         "watcher": {"mailbox", "load_history", "finish_worktree", "place_problem", "node_alive",
                     "_revivals", "_resuming", "_forwarded"},
         "stopper": {"_watchdog"},
