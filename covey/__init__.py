@@ -6,7 +6,14 @@ that needs only the loop or the model layer does not pull in Ray.
 
 from __future__ import annotations
 
+import logging
+
 from covey.common.lazy import lazy_exports
+
+# In a Jupyter kernel without ipywidgets, `import ray` logs "Missing packages: ['ipywidgets']..."
+# (ray.widgets.util, at INFO, to stderr): a red box in the notebook about a widget covey never uses.
+# covey's own displays need no widget (docs/notebooks.md), so that one message is dropped.
+logging.getLogger("ray.widgets.util").addFilter(lambda record: not record.getMessage().startswith("Missing packages"))
 
 _EXPORTS = {
     "AgentDefinition": "covey.definitions.definition",

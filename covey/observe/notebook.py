@@ -67,28 +67,34 @@ def in_notebook() -> bool:
     return shell is not None and hasattr(shell, "kernel")
 
 
-class TreeDisplay:
-    """One display under the current cell, updated with the tree every ``interval_s`` while a run works.
+class LiveDisplay:
+    """One display under the current cell, updated every ``interval_s`` while a run works, and once
+    more at its end (the final state stays in the cell, and in the saved notebook).
 
-    ``display`` is IPython's ``display`` (injected in tests); it must accept
-    ``display_id=True`` and return a handle with ``update(obj)``.
+    ``display`` is IPython's ``display`` (injected in tests); it must accept ``display_id=True`` and
+    return a handle with ``update(obj)``. A subclass says what is shown first and what each update shows.
     """
 
-    def __init__(self, get_tree: Callable[[], Awaitable[dict[str, Any]]], interval_s: float = 0.5,
-                 display: Callable[..., Any] | None = None) -> None:
-        self.get_tree = get_tree
+    def __init__(self, interval_s: float, display: Callable[..., Any] | None = None) -> None:
         self.interval_s = interval_s
         self.display = display
         self.handle: Any = None
         self.updates = 0
         self._task: asyncio.Task | None = None
 
-    async def __aenter__(self) -> "TreeDisplay":
+    def first(self) -> Any:
+        raise NotImplementedError
+
+    async def current(self) -> Any:
+        """What the display shows now (None: leave it as it is)."""
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Any:
         if self.display is None:
             from IPython.display import display
 
             self.display = display
-        self.handle = self.display(AgentTree({}), display_id=True)
+        self.handle = self.display(self.first(), display_id=True)
         self._task = asyncio.create_task(self._refresh_every())
         return self
 
@@ -100,13 +106,29 @@ class TreeDisplay:
 
     async def refresh(self) -> None:
         try:
-            tree = await self.get_tree()
+            shown = await self.current()
         except Exception:  # the display never stops a run
             return
-        self.handle.update(AgentTree(tree))
-        self.updates += 1
+        if shown is not None:
+            self.handle.update(shown)
+            self.updates += 1
 
     async def _refresh_every(self) -> None:
         while True:
             await asyncio.sleep(self.interval_s)
             await self.refresh()
+
+
+class TreeDisplay(LiveDisplay):
+    """The agent tree as one table under the cell, updated in place while agents work."""
+
+    def __init__(self, get_tree: Callable[[], Awaitable[dict[str, Any]]], interval_s: float = 0.5,
+                 display: Callable[..., Any] | None = None) -> None:
+        super().__init__(interval_s, display)
+        self.get_tree = get_tree
+
+    def first(self) -> AgentTree:
+        return AgentTree({})
+
+    async def current(self) -> AgentTree:
+        return AgentTree(await self.get_tree())

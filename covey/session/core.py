@@ -18,7 +18,9 @@ from covey.ids import AgentId
 from covey.loop.steps import pending_calls
 from covey.model.aliases import DEFAULT_MODEL, resolve_model
 from covey.observe.notebook import TreeDisplay, in_notebook
+from covey.observe.notebook_timeline import TimelineDisplay
 from covey.permissions.modes import PermissionMode
+from covey.runtime.records import RunRecord
 from covey.runtime.spec import AgentSpec
 from covey.session import main_agent
 from covey.session.config import configure
@@ -103,10 +105,10 @@ class Session(SessionViews):
         return events if self.kit.debug is None else self.kit.debug.follow(events)
 
     async def run(self, prompt: str, *, live: bool | None = None) -> RunResult:
-        """Run ``prompt`` to its end. ``live``: show the agent tree updating under the running
-        cell (default: on in a Jupyter kernel, off elsewhere)."""
+        """Run ``prompt`` to its end. ``live``: show the agent tree and the run's timeline updating
+        under the running cell (default: on in a Jupyter kernel, off elsewhere)."""
         if live if live is not None else in_notebook():
-            async with self.live_tree():
+            async with self.live_tree(), self.live_timeline():
                 events = [event async for event in self.stream(prompt)]
         else:
             events = [event async for event in self.stream(prompt)]
@@ -182,6 +184,15 @@ class Session(SessionViews):
                 async for event in session.stream(prompt): ...
         """
         return TreeDisplay(self.tree, interval_s)
+
+    def live_timeline(self, interval_s: float = 1.0) -> TimelineDisplay:
+        """A notebook display of the run's timeline (a row per agent, its model and tool time, its
+        cost), drawn again every ``interval_s`` while the block inside runs; a PNG at its end."""
+        return TimelineDisplay(self.records, interval_s, title=f"covey session {self.session_id[:8]}")
+
+    async def records(self) -> list[RunRecord]:
+        """The registry's record of every agent of this session (empty before a run)."""
+        return [] if self.runtime is None else await self.runtime.registry.records()
 
     async def tree(self) -> dict[str, Any]:
         """The agent tree with statuses and rolled-up usage (empty before a run)."""
