@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -72,6 +74,47 @@ def test_notebook_runs_top_to_bottom(path: Path, request):
     assert expected in outputs, outputs[-3000:]
     if path.stem in ("01-quickstart", "02-teams"):
         _assert_live_tree_was_shown(book)
+    assert not _stderr_outputs(book), _stderr_outputs(book)
+    if path.stem == "01-quickstart":
+        _assert_the_html_export_shows_the_timeline(book)
+
+
+def _stderr_outputs(book) -> list[str]:
+    """What would be a red box in the notebook: stderr streams and errors."""
+    return [out.get("text") or out.get("ename") for cell in book.cells if cell.cell_type == "code"
+            for out in cell.get("outputs", []) if out.get("name") == "stderr" or out.get("output_type") == "error"]
+
+
+def _timeline_pictures(book) -> list[str]:
+    """The base64 PNGs of covey's timeline in the notebook's outputs."""
+    return [out["data"]["image/png"] for cell in book.cells if cell.cell_type == "code"
+            for out in cell.get("outputs", []) if "image/png" in out.get("data", {})
+            and out["data"].get("text/plain", "").startswith("covey timeline:")]
+
+
+def _assert_the_html_export_shows_the_timeline(book) -> None:
+    """nbconvert's HTML of the executed notebook holds the timeline as an embedded PNG, and no stderr box."""
+    nbconvert = pytest.importorskip("nbconvert")
+    html, _ = nbconvert.HTMLExporter().from_notebook_node(book)
+    images = re.findall(r'<img[^>]*src="data:image/png;base64,([A-Za-z0-9+/=\s]+)"', html)
+    assert images, "no embedded PNG in the HTML export"
+    picture = base64.b64decode(max(images, key=len))
+    assert picture.startswith(b"\x89PNG") and len(picture) > 20_000  # a picture, not a placeholder
+    assert "application/vnd.jupyter.stderr" not in html and "ipywidgets" not in html
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_the_stored_notebooks_hold_their_outputs_and_no_red_box(path: Path):
+    """The notebooks are stored executed: every code cell ran, the run's timeline is in them as a PNG
+    (what a reader of the saved notebook, or of GitHub's rendering of it, sees), and nothing went to stderr."""
+    book = nbformat.read(path, as_version=4)
+    code = [cell for cell in book.cells if cell.cell_type == "code"]
+    assert all(cell.get("execution_count") for cell in code), f"{path.name}: a cell was not run before it was stored"
+    runs = [cell for cell in code if "covey.run(" in cell.source or "session.stream(" in cell.source]
+    assert runs and all(cell.get("outputs") for cell in runs), f"{path.name}: stored without the run's outputs"
+    assert not _stderr_outputs(book), f"{path.name}: {_stderr_outputs(book)}"
+    pictures = _timeline_pictures(book)
+    assert pictures and all(len(base64.b64decode(p)) > 20_000 for p in pictures), path.name
 
 
 def _assert_live_tree_was_shown(book) -> None:

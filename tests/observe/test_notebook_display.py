@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from covey.observe.notebook import AgentTree, TreeDisplay, in_notebook
+from covey.observe.notebook_timeline import TimelinePicture
 from covey.session import Session
 from tests.session.scripts import CHILD, MAIN, agent_call, rule, scripted
 
@@ -109,7 +110,12 @@ async def test_session_run_live_shows_children_running_then_done(tmp_path, monke
     finally:
         session.close()
     assert result.result == "all done"
-    assert fake.calls == [{"display_id": True}]
-    trees = [shown.tree for shown in fake.shown if shown.tree]
+    assert fake.calls == [{"display_id": True}] * 2  # the tree and the timeline, each one display updated in place
+    trees = [shown.tree for shown in fake.shown if isinstance(shown, AgentTree) and shown.tree]
     assert any(len(t["children"]) == 2 and all(c["status"] == "running" for c in t["children"]) for t in trees)
     assert trees[-1]["status"] == "completed" and [c["status"] for c in trees[-1]["children"]] == ["completed"] * 2
+    pictures = [shown for shown in fake.shown if isinstance(shown, TimelinePicture)]
+    assert any("running" in [row.status for row in p.timeline.rows] for p in pictures)  # drawn while they worked
+    final = pictures[-1].timeline
+    assert [(row.depth, row.status) for row in final.rows] == [(0, "completed"), (1, "completed"), (1, "completed")]
+    assert pictures[-1].image.startswith(b"\x89PNG") and final.cost_usd == pytest.approx(result.total_cost_usd)
