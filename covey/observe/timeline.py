@@ -29,6 +29,8 @@ class Span:
     name: str
     start_s: float
     end_s: float
+    lane: int = 0
+    """Tool calls run together are side by side: each on a lane of its own (0 is the first)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,11 @@ class Row:
     tokens: int = 0
     cost_usd: float = 0.0
     spans: tuple[Span, ...] = ()
+
+    @property
+    def lanes(self) -> int:
+        """How many tool calls this agent ran at once, at most (1 when none)."""
+        return 1 + max((span.lane for span in self.spans if span.kind == "tool"), default=0)
 
     def busy_s(self, kind: str) -> float:
         """The summed durations of its spans of one kind (each of the calls run together counts)."""
@@ -83,8 +90,8 @@ def timeline_of(records: Iterable[Any], *, title: str = "", now_s: float | None 
     inner: dict[int, list[Span]] = {}
     for event in events:
         if event.get("ph") == "X" and event.get("cat") in ("model", "tool"):
-            tid = event["tid"] if event["tid"] < LANES else event["tid"] // LANES
-            inner.setdefault(tid, []).append(Span(event["cat"], event["name"], *_seconds(event, origin)))
+            tid, lane = (event["tid"], 0) if event["tid"] < LANES else divmod(event["tid"], LANES)
+            inner.setdefault(tid, []).append(Span(event["cat"], event["name"], *_seconds(event, origin), lane))
     zero = min(_seconds(e, origin)[0] for e in agents.values())
     rows = [_row(record, depth, agents[record.agent_id], inner, origin, zero, now_s)
             for record, depth in _tree_order(records)]
@@ -127,11 +134,22 @@ def _row(record: Any, depth: int, agent: dict[str, Any], inner: dict[int, list[S
          now_s: float) -> Row:
     start, end = _seconds(agent, origin)
     status = record.status if record.status in STATUSES else "unknown"
+    spans = [Span(s.kind, s.name, s.start_s - zero, s.end_s - zero, s.lane) for s in inner.get(agent["tid"], [])]
     if status in LIVE:
         end = max(end, now_s - origin)
-    spans = tuple(Span(s.kind, s.name, s.start_s - zero, s.end_s - zero) for s in inner.get(agent["tid"], []))
+        spans = _in_flight(spans, list(getattr(record, "tools_in_flight", None) or []), end - zero)
     return Row(record.agent_id, label_of(record), depth, status, start - zero, end - zero,
-               int(agent["args"].get("tokens") or 0), float(agent["args"].get("cost_usd") or 0.0), spans)
+               int(agent["args"].get("tokens") or 0), float(agent["args"].get("cost_usd") or 0.0), tuple(spans))
+
+
+def _in_flight(spans: list[Span], tools: list[str], now_s: float) -> list[Span]:
+    """A running agent's calls still at work (its record names them; its transcript has no result
+    for them yet) reach now, side by side from the reply that made them."""
+    if not tools:
+        return spans
+    since = max((s.end_s for s in spans if s.kind == "model"), default=0.0)
+    done = [s for s in spans if not (s.kind == "tool" and s.start_s >= since)]
+    return done + [Span("tool", name, since, max(now_s, since), lane) for lane, name in enumerate(tools)]
 
 
 def _seconds(event: dict[str, Any], origin: float) -> tuple[float, float]:

@@ -52,9 +52,12 @@ def _draw_rows(ax: Any, timeline: Timeline) -> None:
         colour = STATUS_COLOURS.get(row.status, STATUS_COLOURS["unknown"])
         ax.barh(y, max(row.end_s - row.start_s, 0.001), left=row.start_s, height=0.84, color=colour, alpha=0.15,
                 edgecolor=colour, linewidth=1.5)
+        lane_height = 0.34 / row.lanes  # calls run together share the lower half, side by side
         for span in row.spans:
-            offset = -0.19 if span.kind == "model" else 0.19  # y grows downwards (inverted below)
-            ax.barh(y + offset, max(span.end_s - span.start_s, 0.001), left=span.start_s, height=0.34,
+            # y grows downwards (inverted below): model requests above the middle, tool calls below
+            middle, height = (y - 0.19, 0.34) if span.kind == "model" else \
+                (y + 0.02 + lane_height * (span.lane + 0.5), lane_height * 0.9)
+            ax.barh(middle, max(span.end_s - span.start_s, 0.001), left=span.start_s, height=height,
                     color=SPAN_COLOURS.get(span.kind, "#999999"))
         ax.text(row.end_s, y, f" {row.status}", va="center", ha="left", fontsize=8, color=colour)
     ax.set_yticks(range(len(rows)), [("  " * row.depth + ("└ " if row.depth else "") + row.label) for row in rows],

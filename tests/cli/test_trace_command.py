@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import webbrowser
 
 import pytest
@@ -56,3 +57,11 @@ def test_a_bad_file_of_the_session_is_one_line_and_the_page_is_still_written(ses
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("covey: ") and "agent-b.meta.json" in err[0]
     assert "agent-b.meta.json" in (tmp_path / "t.html").read_text()
+
+
+def test_without_matplotlib_it_is_one_line_saying_how_to_get_it(session, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    assert main(["trace", session, "-o", str(tmp_path / "t.html")]) == 1
+    assert capsys.readouterr().err == ("covey: the timeline picture needs matplotlib, which is not installed: "
+                                       "pip install 'covey[notebook]'\n")
+    assert not (tmp_path / "t.html").exists()

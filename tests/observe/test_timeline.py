@@ -120,3 +120,23 @@ def test_a_session_is_found_by_its_id_or_the_start_of_it(session, tmp_path):
         find_session("0123abcd")
     with pytest.raises(ResumeError, match="No session"):
         runs_on_disk("00000000-0000-0000-0000-000000000000")
+
+
+def test_calls_run_together_are_side_by_side_on_lanes(session):
+    main = timeline_of(runs_on_disk(session)[0], now_s=T0 + 20).rows[0]
+    together = [(s.name, s.lane) for s in main.spans if s.kind == "tool" and s.start_s == pytest.approx(1)]
+    assert together == [("Agent", 0), ("Agent", 1)] and main.lanes == 2
+    later = [s for s in main.spans if s.kind == "tool" and s.start_s == pytest.approx(5)]
+    assert [s.lane for s in later] == [0]  # a later call takes the first lane again
+
+
+def test_a_running_agents_calls_at_work_reach_now(session):
+    runs = runs_on_disk(session)[0]
+    d = next(run for run in runs if run.agent_id == "agent-d")
+    d.tools_in_flight = ["Bash"]  # what the registry's record says while the call runs
+    row = next(r for r in timeline_of(runs, now_s=T0 + 20).rows if r.agent_id == "agent-d")
+    bash = [s for s in row.spans if s.kind == "tool"]
+    assert [(s.name, s.start_s, s.end_s) for s in bash] == [("Bash", pytest.approx(6), pytest.approx(20))]
+    d.tools_in_flight = []  # its record names none: the transcript's spans as they are
+    row = next(r for r in timeline_of(runs, now_s=T0 + 20).rows if r.agent_id == "agent-d")
+    assert [s.end_s for s in row.spans if s.kind == "tool"] == [pytest.approx(6)]
