@@ -113,9 +113,13 @@ class LiveDisplay:
             self.handle.update(shown)
             self.updates += 1
 
+    def pause_s(self) -> float:
+        """How long to wait before the next update."""
+        return self.interval_s
+
     async def _refresh_every(self) -> None:
         while True:
-            await asyncio.sleep(self.interval_s)
+            await asyncio.sleep(self.pause_s())
             await self.refresh()
 
 

@@ -4,7 +4,7 @@
 notebook keeps and ``jupyter nbconvert --to html`` embeds as an ``<img>``, so no widget is
 needed to see it. ``TimelineDisplay`` shows it under the running cell through one IPython
 display handle and draws it again every ``interval_s`` (in a thread: drawing must not hold up
-the run's event loop) from the session's run records. Without matplotlib it shows one line
+the run's event loop, nor take most of the CPU) from the session's run records and transcripts. Without matplotlib it shows one line
 saying how to install it, once, and the run goes on.
 """
 
@@ -54,7 +54,8 @@ class _Note:
 
 
 class TimelineDisplay(LiveDisplay):
-    """The run's timeline under the cell, drawn again every ``interval_s`` while agents work."""
+    """The run's timeline under the cell, drawn again every ``interval_s`` while agents work (or, when
+    drawing it takes longer than half that, twice the drawing's time: the run keeps most of the CPU)."""
 
     def __init__(self, get_records: Callable[[], Awaitable[list[Any]]], interval_s: float = 1.0,
                  display: Callable[..., Any] | None = None, title: str = "") -> None:
@@ -62,6 +63,8 @@ class TimelineDisplay(LiveDisplay):
         self.get_records = get_records
         self.title = title
         self.missing: str | None = None
+        self.draw_s = 0.0
+        """How long the last picture took to read and draw."""
 
     def first(self) -> _Note:
         try:
@@ -77,5 +80,14 @@ class TimelineDisplay(LiveDisplay):
         records = await self.get_records()
         if not records:
             return None
-        timeline = timeline_of(records, title=self.title, now_s=time.time())
-        return TimelinePicture(timeline, await asyncio.to_thread(png, timeline))
+        started = time.monotonic()
+        picture = await asyncio.to_thread(self._draw, records, time.time())  # transcripts read there too
+        self.draw_s = time.monotonic() - started
+        return picture
+
+    def _draw(self, records: list[Any], now_s: float) -> TimelinePicture:
+        timeline = timeline_of(records, title=self.title, now_s=now_s)
+        return TimelinePicture(timeline, png(timeline))
+
+    def pause_s(self) -> float:
+        return max(self.interval_s, 2 * self.draw_s)

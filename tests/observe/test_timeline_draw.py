@@ -129,3 +129,13 @@ def _record(status: str = "completed", end: float | None = 2.0):
     from tests.observe.test_timeline import _record as record
 
     return record("agent-m", status=status, end=end)
+
+
+def test_a_slow_drawing_spaces_the_next_one_out():
+    async def records():
+        return []
+
+    view = TimelineDisplay(records, interval_s=1.0)
+    assert view.pause_s() == 1.0
+    view.draw_s = 0.8  # drawing took most of the interval: wait twice as long as it took
+    assert view.pause_s() == pytest.approx(1.6)
