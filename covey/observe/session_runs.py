@@ -76,12 +76,15 @@ def runs_on_disk(session_id: str, transcript_dir: str | os.PathLike | None = Non
     lines_of = {path: _lines(path, problems) for path in children}
     for path in children:
         meta = _meta(path, problems)
-        parent = meta.get("parentAgentId")
-        parent_id = f"agent-{parent}".replace("agent-agent-", "agent-") if isinstance(parent, str) else \
-            record.main_agent_id
+        parent = meta.get("parentAgentId")  # the SDK's id (no "agent-"), given only below depth 1
+        parent_id = record.main_agent_id if not isinstance(parent, str) else \
+            parent if parent.startswith("agent-") else f"agent-{parent}"
         parent_lines = main_lines if parent_id == record.main_agent_id else \
             lines_of.get(folder / f"{parent_id}.jsonl", [])
         runs.append(_run(path.stem, lines_of[path], path, meta, (parent_id, parent_lines), prices))
+    for run in runs:
+        if not run.started_at:
+            problems.append(f"{run.output_file!r}: no record with a time; {run.agent_type} {run.agent_id} is not drawn")
     return [run for run in runs if run.started_at], problems
 
 
@@ -110,8 +113,8 @@ def _status(lines: list[dict[str, Any]], meta: dict[str, Any], tool_use_id: str 
                 if call == tool_use_id:
                     return status
     if parent_lines is None:  # the main agent: its last reply ended its turn
-        last = next((line for line in reversed(lines) if line.get("type") == "assistant"), None)
-        stop = ((last or {}).get("message") or {}).get("stop_reason") if isinstance((last or {}).get("message"), dict) else None
+        last = next((line.get("message") for line in reversed(lines) if line.get("type") == "assistant"), None)
+        stop = last.get("stop_reason") if isinstance(last, dict) else None
         return "completed" if stop in ("end_turn", "stop_sequence", "max_tokens", "refusal") else "running"
     return "unknown" if meta.get("finished") else "running"
 

@@ -140,3 +140,11 @@ def test_a_running_agents_calls_at_work_reach_now(session):
     d.tools_in_flight = []  # its record names none: the transcript's spans as they are
     row = next(r for r in timeline_of(runs, now_s=T0 + 20).rows if r.agent_id == "agent-d")
     assert [s.end_s for s in row.spans if s.kind == "tool"] == [pytest.approx(6)]
+
+
+def test_a_transcript_with_no_timed_record_is_named_not_lost(session, tmp_path):
+    folder = next((tmp_path / "config" / "projects").glob(f"*/{session}")) / "subagents"
+    (folder / "agent-e.jsonl").write_text(json.dumps({"type": "user", "message": {"content": "E"}}) + "\n")
+    runs, problems = runs_on_disk(session)
+    assert "agent-e" not in [run.agent_id for run in runs]
+    assert len(problems) == 1 and "agent-e.jsonl" in problems[0] and "no record with a time" in problems[0]
