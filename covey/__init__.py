@@ -31,6 +31,7 @@ _EXPORTS = {
     "UserError": "covey.errors",
     "attach": "covey.client.detached",
     "run": "covey.session",
+    "session_timeline": "covey.observe.notebook_timeline",
 }
 
 __all__ = sorted(_EXPORTS)

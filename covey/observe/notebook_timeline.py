@@ -11,11 +11,13 @@ saying how to install it, once, and the run goes on.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from typing import Any, Awaitable, Callable, Iterable
 
 from covey.errors import UserError
 from covey.observe.notebook import LiveDisplay
+from covey.observe.session_runs import find_session, runs_on_disk
 from covey.observe.timeline import Timeline, timeline_of
 from covey.observe.timeline_draw import png, require_matplotlib
 
@@ -41,6 +43,13 @@ class TimelinePicture:
 def timeline_picture(records: Iterable[Any], *, title: str = "") -> TimelinePicture:
     """The picture of these run records (``await session.records()``)."""
     return TimelinePicture(timeline_of(records, title=title))
+
+
+def session_timeline(session_id: str, transcript_dir: str | os.PathLike | None = None) -> TimelinePicture:
+    """The picture of a session on disk, finished or running (``covey.session_timeline(result.session_id)``),
+    read as ``covey trace`` reads it; ``transcript_dir`` as the session's own option."""
+    runs, problems = runs_on_disk(find_session(session_id, transcript_dir), transcript_dir)
+    return TimelinePicture(timeline_of(runs, title=f"covey session {session_id[:8]}", problems=problems))
 
 
 class _Note:

@@ -91,6 +91,17 @@ def test_a_picture_is_a_png_in_jupyter_and_a_line_in_a_console(tmp_path, monkeyp
     assert repr(picture).startswith("covey timeline: 5 agents, 20.0 s, $") and "worker:c killed" in repr(picture)
 
 
+def test_a_session_on_disk_is_a_picture_by_its_id(tmp_path, monkeypatch):
+    import covey
+
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    (tmp_path / "p").mkdir()
+    session_id = write_session(tmp_path / "own", tmp_path / "p")  # a session's own transcript_dir
+    picture = covey.session_timeline(session_id[:8], transcript_dir=str(tmp_path / "own"))
+    assert [row.label for row in picture.timeline.rows][:2] == ["main:main00000000", "general-purpose:a"]
+    assert picture.timeline.title == f"covey session {session_id[:8]}"
+
+
 async def test_the_live_timeline_is_one_display_redrawn_until_the_final_picture():
     batches = iter([[], [_record(status="running", end=None)], [_record(status="running", end=None)]])
 
