@@ -38,6 +38,7 @@ def _headless(chromium: str, profile: Path, *args: str) -> subprocess.CompletedP
     """Chromium with nothing that reaches the network: no sync, no component updates, no QUIC, a new profile."""
     command = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               "--disable-dev-shm-usage",  # a container's small /dev/shm would crash the renderer
                f"--user-data-dir={profile}", *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
 
