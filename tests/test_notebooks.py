@@ -130,3 +130,16 @@ def _assert_live_tree_was_shown(book) -> None:
         assert "running" not in html and html.count(">completed<") >= 3, html
         return
     pytest.fail("no cell runs the agents")
+
+
+def test_import_covey_drops_only_rays_note_that_ipywidgets_is_missing(caplog):
+    """`import ray` in a kernel without ipywidgets logs this note to stderr: the red box the notebooks showed."""
+    import logging
+
+    import covey  # noqa: F401  (what installs the filter)
+
+    logger = logging.getLogger("ray.widgets.util")
+    with caplog.at_level(logging.INFO, logger="ray.widgets.util"):
+        logger.info("Missing packages: ['ipywidgets']. Run `pip install -U ipywidgets`, then restart the notebook")
+        logger.info("Outdated packages:\n  ipywidgets==7 found, needs ipywidgets>=8")
+    assert [r.getMessage().splitlines()[0] for r in caplog.records] == ["Outdated packages:"]
