@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import replace
 from typing import Any
 
 from covey.errors import UserError
@@ -20,6 +21,8 @@ STATUS_COLOURS = {"completed": "#1a7f37", "failed": "#cf222e", "killed": "#9a670
                   "queued": "#6e7781", "unknown": "#6e7781"}
 SPAN_COLOURS = {"model": "#8250df", "tool": "#f08c00"}
 INSTALL = "pip install 'covey[notebook]'"
+MAX_ROWS = 150
+"""Rows drawn at most (a picture of a 1,000-agent fan-out would be too tall to draw); the page's table lists all."""
 
 
 def require_matplotlib() -> Any:
@@ -34,14 +37,16 @@ def require_matplotlib() -> Any:
 def figure(timeline: Timeline, *, width_in: float = 12.0) -> Any:
     """The picture as a matplotlib ``Figure``: the timeline, and the cost by agent beside it."""
     figure_class = require_matplotlib()
-    rows = timeline.rows
-    height = 1.5 + 0.42 * max(1, len(rows))
+    count = len(timeline.rows)
+    shown = replace(timeline, rows=timeline.rows[:MAX_ROWS])
+    height = 1.5 + 0.42 * max(1, len(shown.rows))
     fig = figure_class(figsize=(width_in, height), layout="constrained")
     chart, costs = fig.subplots(1, 2, sharey=True, width_ratios=[4, 1])
-    _draw_rows(chart, timeline)
-    _draw_costs(costs, timeline)
+    _draw_rows(chart, shown)
+    _draw_costs(costs, shown)
     title = timeline.title or "covey run"
-    fig.suptitle(f"{title}: {len(rows)} agent{'s' * (len(rows) != 1)}, {timeline.duration_s:.1f} s, "
+    cut = f" (the first {MAX_ROWS} drawn)" if count > MAX_ROWS else ""
+    fig.suptitle(f"{title}: {count} agent{'s' * (count != 1)}{cut}, {timeline.duration_s:.1f} s, "
                  f"${timeline.cost_usd:.4f}, {timeline.tokens:,} tokens", fontsize=11)
     return fig
 

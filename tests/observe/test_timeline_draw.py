@@ -7,6 +7,7 @@ import asyncio
 import io
 import re
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -150,3 +151,12 @@ def test_a_slow_drawing_spaces_the_next_one_out():
     assert view.pause_s() == 1.0
     view.draw_s = 0.8  # drawing took most of the interval: wait twice as long as it took
     assert view.pause_s() == pytest.approx(1.6)
+
+
+def test_a_huge_fan_out_draws_the_first_rows_and_says_so():
+    row = _timeline().rows[1]
+    many = Timeline(tuple(replace(row, agent_id=f"agent-{n}") for n in range(timeline_draw.MAX_ROWS + 50)), 10.0)
+    fig = timeline_draw.figure(many)
+    assert len(fig.axes[0].get_yticklabels()) == timeline_draw.MAX_ROWS
+    assert f"200 agents (the first {timeline_draw.MAX_ROWS} drawn)" in fig._suptitle.get_text()
+    assert fig.axes[1].patches and len(fig.axes[1].patches) == timeline_draw.MAX_ROWS
