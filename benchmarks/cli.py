@@ -203,6 +203,15 @@ def _settle(env: dict[str, str], timeout_s: float = 240.0) -> dict[str, Any]:
     return {"ramp_s": None, "timed_out_after_s": timeout_s}
 
 
+def _pool(env: dict[str, str]) -> dict[str, Any]:
+    """The pool right after a run: how many agent processes the service has ever started
+    (``created``) and the home lane's ready, starting and target: what the next run will meet."""
+    done = subprocess.run([*_covey(), "status", "--json"], env=env, capture_output=True, text=True, timeout=60)
+    pool = json.loads(done.stdout).get("pool", {}) if done.returncode == 0 else {}
+    home = pool.get("home", {})
+    return {"created": pool.get("created"), **{k: home.get(k) for k in ("ready", "lent", "starting", "target")}}
+
+
 def _service_pids(env: dict[str, str]) -> list[int]:
     return processes_with(env["RAY_TMPDIR"])
 
@@ -295,7 +304,9 @@ async def _size(env: dict[str, str], project: Path, replies: Replies, kind: str,
     fresh = await asyncio.to_thread(_fresh_service, env, project)
     runs: dict[str, Any] = {"fresh_service": fresh}
     runs["first_on_fresh_service"] = await asyncio.to_thread(_fanout, env, project, replies, kind, n, api)
+    runs["first_on_fresh_service"]["pool_after"] = await asyncio.to_thread(_pool, env)
     runs["back_to_back"] = await asyncio.to_thread(_fanout, env, project, replies, kind, n, api)
+    runs["back_to_back"]["pool_after"] = await asyncio.to_thread(_pool, env)
     runs["pool_settle"] = await asyncio.to_thread(_settle, env)
     runs["settled"] = await asyncio.to_thread(_fanout, env, project, replies, kind, n, api)
     bodies = runs["settled"].pop("_bodies")

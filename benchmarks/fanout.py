@@ -19,7 +19,7 @@ from benchmarks.scripts import MAIN, NOTICE, LoggingModel, agent_call, new_sessi
 from covey.agent.actor import AgentRunner
 from covey.agent.catalog import tool_names
 from covey.runtime.limits import Limits
-from covey.runtime.session_runtime import SessionRuntime
+from covey.runtime.ports import SessionRuntime
 from covey.subagents.agent_schema import agent_input_model
 from covey.subagents.children import child_spec
 

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from typing import Any, Awaitable, Callable, Iterator, Mapping, TypeVar
 
+from covey.observe.otel_ids import in_session, session_ids
+
 R = TypeVar("R")
 SWITCHES = ("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 """The standard variables that turn covey's traces on (``OTEL_TRACES_EXPORTER=none`` keeps them off)."""
@@ -81,14 +83,15 @@ class AgentSpan:
         tracer = self.provider.get_tracer("covey")
         parent = TraceContextTextMapPropagator().extract({"traceparent": spec.traceparent}) if spec.traceparent else None
         name = spec.definition.name
-        self.span = tracer.start_span(f"invoke_agent {name}", context=parent, attributes=_clean({
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": PROVIDER,
-            "gen_ai.agent.name": name, "gen_ai.agent.id": spec.agent_id,
-            "gen_ai.agent.description": spec.description or spec.definition.description,
-            "gen_ai.conversation.id": spec.session_id, "gen_ai.request.model": spec.model_id,
-            "covey.agent.depth": spec.depth, "covey.agent.parent_id": spec.parent_agent_id,
-            "covey.agent.background": spec.background,
-        }))
+        with in_session(spec.session_id):  # a root run (no Agent call above it) joins its session's trace
+            self.span = tracer.start_span(f"invoke_agent {name}", context=parent, attributes=_clean({
+                "gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": PROVIDER,
+                "gen_ai.agent.name": name, "gen_ai.agent.id": spec.agent_id,
+                "gen_ai.agent.description": spec.description or spec.definition.description,
+                "gen_ai.conversation.id": spec.session_id, "gen_ai.request.model": spec.model_id,
+                "covey.agent.depth": spec.depth, "covey.agent.parent_id": spec.parent_agent_id,
+                "covey.agent.background": spec.background,
+            }))
         self._tokens = (_tracer.set(tracer), context.attach(trace.set_span_in_context(self.span)))
 
     async def end(self, report: Any) -> None:
@@ -222,7 +225,7 @@ def _made_provider() -> Any:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     named = "OTEL_SERVICE_NAME" in os.environ or "service.name" in os.environ.get("OTEL_RESOURCE_ATTRIBUTES", "")
-    provider = TracerProvider(resource=Resource.create({} if named else {"service.name": "covey"}))
+    provider = TracerProvider(resource=Resource.create({} if named else {"service.name": "covey"}), id_generator=session_ids())
     for exporter in _exporters(os.environ.get("OTEL_TRACES_EXPORTER") or "otlp"):
         provider.add_span_processor(BatchSpanProcessor(exporter))
     return provider

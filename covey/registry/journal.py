@@ -238,6 +238,8 @@ def _restore_queued(books: Books[Any], launcher: Launcher[Any], restored: Restor
         report = FinalReport(status="failed", text=LOST_IN_QUEUE)
         books.journal.record(Ended(agent_id, report))
     if report is None:
+        if record.status == "running":  # a background launch Ray held: it waits for a slot like any queued one
+            record.status = "queued"
         launcher.requeue(record, spec, runtime, lane, output_file)
         return False
     record.status, record.report, record.ended_at = report.status, report, record.ended_at or time.time()

@@ -97,6 +97,9 @@ class Launcher(Generic[H]):
             return Launched(record=answer)
         if not follow and resources_of(lane) is not None:  # Ray may hold it for long: answered now
             self.waiting[request.agent_id] = Waiting(spec, runtime, lane, output_file)
+            # Journaled as queued until it starts: a registry restarted while Ray held it (its pending
+            # actor went with the old one) launches it again rather than leave its owner waiting.
+            self.books.journal.record(events.Queued(answer, spec, runtime, lane, output_file))
             self.books.spawn(self._start_queued(request.agent_id))
             return Launched(record=answer)
         try:

@@ -47,7 +47,10 @@ async def test_a_seeded_random_thirty_percent_of_children_killed_each_notify_onc
         session = Session(cwd=str(repo), pool_size=4, max_turns=30, transcript_dir=str(tmp_path / "t"))
         try:
             run = asyncio.create_task(session.run(f"{MAIN_MARK}: fan out"))
-            await asyncio.to_thread(wait_for, lambda: fanout.children_seen(2) == 10, 120, "ten running children")
+            try:
+                await asyncio.to_thread(wait_for, lambda: fanout.children_seen(2) == 10, 120, "ten running children")
+            except AssertionError as e:  # say where the run stood: which children asked, what the registry holds
+                raise AssertionError(f"{e}; {await _where(session, fanout, run)}") from None
             children = sorted(r.agent_id for r in await session.runtime.registry.records() if r.role == "subagent")
             doomed = random.Random(11).sample(children, 3)
             for how, agent_id in zip(("ray.kill", "SIGKILL", "covey kill"), doomed):
@@ -68,6 +71,21 @@ async def test_a_seeded_random_thirty_percent_of_children_killed_each_notify_onc
     assert sum(outcome.completed.values()) == 7 and set(outcome.completed.values()) == {1}
     assert worktrees(repo) == []  # the killed ones' too: the registry cleans a dead agent's worktree
     await asyncio.to_thread(wait_for, lambda: not _session_processes(session.session_id), 20, "agent processes to end")
+
+
+async def _where(session: Session, fanout: Fanout, run: asyncio.Task) -> str:
+    """A stalled fan-out's state, for the failure's message."""
+    try:
+        assert session.runtime is not None
+        records = await asyncio.wait_for(session.runtime.registry.records(), 10)
+        rows = [f"{r.agent_id} {r.role} {r.status}" + (f" waiting for {r.waiting_for}" if r.waiting_for else "")
+                for r in records]
+    except Exception as exc:  # the registry itself may be what stalled
+        rows = [f"the registry did not answer: {type(exc).__name__}: {exc}"]
+    ended = f"the run ended: {run.exception() if not run.cancelled() and run.exception() else run.result()}" \
+        if run.done() else "the run is still going"
+    return (f"requests per child {dict(sorted(fanout.child_requests.items()))}; main agent requests "
+            f"{len(fanout.main_requests)}; {ended}; registry records: {rows}")
 
 
 def _session_processes(session_id: str) -> list[int]:

@@ -185,3 +185,32 @@ async def test_a_trace_that_cannot_start_leaves_the_run_untraced_not_broken(tmp_
     assert (await asyncio.wait_for(runner.wait(), 20)).status == "completed"
     assert spans.get_finished_spans() == ()
     assert "no OpenTelemetry trace of this agent: RuntimeError: no exporter here" in capsys.readouterr().err
+
+
+async def test_the_turns_of_a_session_are_one_trace_and_another_session_is_another(tmp_path, monkeypatch):
+    """With the provider covey makes from the variables, each turn's main agent (a root run, in any
+    process) takes its session's trace id; a child still continues its Agent call's trace."""
+    memory = InMemorySpanExporter()
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "none")
+    own = otel._made_provider()
+    own.add_span_processor(SimpleSpanProcessor(memory))
+    monkeypatch.setattr(otel, "_provider", lambda settings: own)
+    session = "3f2b8c1e-9d4a-4c6b-8e2f-0a1b2c3d4e5f"
+
+    def main_turn(session_id: str) -> otel.AgentSpan:
+        return otel.AgentSpan(_spec(tmp_path, None, settings=RunSettings(otel=TRACED)).model_copy(
+            update={"session_id": session_id, "depth": 0}))
+
+    for session_id in (session, session, "not-a-uuid-session"):
+        span = main_turn(session_id)
+        with otel.tool_span("Agent", "toolu_1"):
+            handed = otel.traceparent()
+        await span.end(FinalReport(status="completed", text="ok"))
+    child = otel.AgentSpan(_spec(tmp_path, None, settings=RunSettings(otel=TRACED), traceparent=handed))
+    await child.end(FinalReport(status="completed", text="ok"))
+    agents = [s for s in memory.get_finished_spans() if s.attributes["gen_ai.operation.name"] == "invoke_agent"]
+    first, second, other, kid = agents
+    assert first.context.trace_id == second.context.trace_id == int(session.replace("-", ""), 16)
+    assert first.parent is None and second.parent is None and first.context.span_id != second.context.span_id
+    assert other.context.trace_id not in (0, first.context.trace_id)
+    assert kid.context.trace_id == other.context.trace_id and kid.parent is not None

@@ -268,3 +268,29 @@ async def test_what_a_running_agent_spent_is_journaled_so_a_restarted_registry_c
     assert second.books.core.session_usage().cost_usd >= 0.61  # what `covey ps` and the budget read
     second.books.core.limits = second.books.core.limits.model_copy(update={"budget_usd": 0.5})
     assert budget_spent(second.books.core)  # the budget check counts it after the restart
+
+
+async def test_a_background_launch_ray_held_when_the_registry_died_is_launched_again_by_the_restarted_one(tmp_path):
+    """Its pending actor went with the old registry: the journal has it as queued until it starts."""
+    from covey.ray.resources import AgentResources
+
+    lane = AgentResources.model_validate({"browser": 1}).lane()
+    journal = RegistryJournal(tmp_path / "registry" / "kit.jsonl")
+    journal.begin("s", QUEUEING)
+    first = Supervisor(QUEUEING, pool=FakePool(), mailbox=Mailbox(), clock=FakeClock(), put=lambda value: "ref",
+                       journal=journal)
+    first.books.pool.gates[lane] = asyncio.Event()  # no node has a browser: Ray holds the actor
+    await first.register_main("main", "m", "/tmp")
+    shared = runtime()
+    answer = await first.launch(request("held"), spec("held", runtime=shared), lane=lane, output_file="/t/held")
+    assert isinstance(answer, Launched) and first.books.pool.taken == []
+    await first.close()
+    journal.close()  # the registry's process is killed while Ray still holds the agent
+    second, rewatch, owed = _restarted(journal)
+    assert rewatch == [] and owed == [] and second.books.core.records["held"].status == "queued"
+    second.launcher.resume_queue()
+    await settle()
+    (started,) = second.books.pool.taken
+    assert started.started[0][0].agent_id == "held" and second.books.core.records["held"].status == "running"
+    assert "held" in journal.read().launched and "held" not in journal.read().queued
+    await second.close()
