@@ -23,6 +23,7 @@ _EXPORTS = {
     "Session": "covey.session",
     "UserError": "covey.errors",
     "attach": "covey.client.detached",
+    "map": "covey.rowmap.api",
     "run": "covey.session",
 }
 
