@@ -42,11 +42,14 @@ async def map_async(task: str | AgentDefinition, rows: Any, *, output: str | Pat
     from covey.session import Session
 
     table = read_rows(rows)
+    template = Template.parse(task) if isinstance(task, str) else None
+    if template is not None and template.fields:  # every row checked before anything starts
+        prompts = {row.key: row_prompt(template, row) for row in table}
     journal = MapJournal(output)
     session = Session(**options)
     try:
         definition, template = _task(task, prompt, session.config.definitions)
-        prompts = {row.key: row_prompt(template, row) for row in table}  # every row checked before any starts
+        prompts = {row.key: row_prompt(template, row) for row in table}
         limit = session.config.limits.max_concurrent
         runner = MapRunner(journal, (agents := RegistryRows(session, definition)).run_row, retries=retries,
                            concurrency=min(concurrency or DEFAULT_CONCURRENCY, limit), retry_failed=retry_failed,

@@ -61,33 +61,42 @@ class MapRunner:
         return Summary.of(state, self.stopped)
 
     async def _worker(self, queue: deque[Row], prompts: dict[str, str]) -> None:
+        state = self.state
         while queue and self.stopped is None:
             row = queue.popleft()
-            self.state.queued -= 1
-            self.state.running += 1
+            state.queued -= 1
+            state.running += 1
             try:
-                await self._row(row, prompts[row.key])
+                result, attempts = await self._attempts(row, prompts[row.key])
             finally:
-                self.state.running -= 1
+                state.running -= 1
+            self._ended(row, result, attempts)
 
-    async def _row(self, row: Row, prompt: str) -> None:
+    async def _attempts(self, row: Row, prompt: str) -> tuple[RowResult, int]:
+        """The row's last attempt and how many it took (a failed one tried again up to ``retries`` times)."""
         attempt = 0
         while True:
             attempt += 1
             result = await self._attempt(row, prompt, attempt)
             self.state.add_spend(result)
-            if result.status == "stopped":
-                self._stop(result.error or "the map was stopped")
-                self.state.queued += 1  # not run: it has no outcome
-                return
-            if result.status == "failed" and result.retryable and attempt <= self.retries and self.stopped is None:
-                self.state.retried += 1
-                continue
-            outcome = outcome_of(row, result, attempt)
-            self.journal.record(outcome)
-            self.state.ended(result.status)
-            self.on_progress("row", self.state, outcome)
+            if not self._again(result, attempt):
+                return result, attempt
+            self.state.retried += 1
+
+    def _ended(self, row: Row, result: RowResult, attempts: int) -> None:
+        """A stopped row goes back to the count of those not run; any other is journaled, then counted."""
+        if result.status == "stopped":
+            self.state.queued += 1  # not run: it has no outcome
+            self._stop(result.error or "the map was stopped")
             return
+        outcome = outcome_of(row, result, attempts)
+        self.journal.record(outcome)
+        self.state.ended(result.status)
+        self.on_progress("row", self.state, outcome)
+
+    def _again(self, result: RowResult, attempt: int) -> bool:
+        """Whether a failed attempt is tried again."""
+        return result.status == "failed" and result.retryable and attempt <= self.retries and self.stopped is None
 
     async def _attempt(self, row: Row, prompt: str, attempt: int) -> RowResult:
         try:

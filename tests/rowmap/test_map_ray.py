@@ -84,3 +84,22 @@ def test_a_map_stopped_midway_and_run_again_runs_only_the_rows_without_an_outcom
     assert lines[:2] == first  # the first run's outcomes kept as they were
     assert sorted(line["row"] for line in lines) == list(range(6))  # each row once
     assert [r["status"] for r in run.results] == ["completed"] * 6
+
+
+def test_over_a_ray_data_dataset_the_results_are_a_dataset(tmp_path):
+    data = pytest.importorskip("ray.data")  # the optional extra covey[data]
+    model = scripted(rule({"last_message_contains": "Name x"}, {"text": "X"}),
+                     rule({"last_message_contains": "Name y"}, {"text": "Y"}))
+    rows = data.from_items([{"item": "x"}, {"item": "y"}])
+    results = covey.map("Name {item}", rows, **_options(tmp_path, model))
+    assert isinstance(results, data.Dataset)
+    assert sorted((r["input"]["item"], r["result"]) for r in results.take_all()) == [("x", "X"), ("y", "Y")]
+
+
+def test_an_agent_definition_as_the_task_runs_each_row_as_that_agent(tmp_path):
+    reviewer = covey.AgentDefinition(name="reviewer", description="Reviews one file.",
+                                     prompt="You review files. REVIEWER_PROMPT", tools=["Read"])
+    model = scripted(rule({"system_contains": "REVIEWER_PROMPT", "tools_exclude": ["Bash"],
+                           "last_message_contains": '"path":"a.py"'}, {"text": "reviewed a"}))
+    results = covey.map(reviewer, [{"path": "a.py"}], **_options(tmp_path, model))
+    assert [r["result"] for r in results] == ["reviewed a"], results

@@ -229,3 +229,23 @@ def test_a_cancelled_map_journals_no_row_that_was_in_flight(tmp_path):
 
     asyncio.run(go())
     assert len(agents.calls) == 3 and not Path(path).exists()
+
+
+# -- what covey map shows -------------------------------------------------------------
+
+
+def test_the_display_writes_a_stream_json_line_per_change_and_draws_a_bar(tmp_path):
+    import io
+
+    from covey.rowmap.progress import MapDisplay
+
+    lines, bar = io.StringIO(), io.StringIO()
+    display = MapDisplay(lines=lines, bar=bar)
+    summary = _run([{"n": 0}, {"n": 1, "fail": 1}], Rows(), MapJournal(tmp_path / "out.jsonl"), on_progress=display)
+    display.summary(summary)
+    shown = [json.loads(line) for line in lines.getvalue().splitlines()]
+    assert [line.get("event", line["type"]) for line in shown] == ["start", "row", "row", "end", "map_summary"]
+    failed = next(line for line in shown if line.get("status") == "failed")
+    assert failed["error"] == "attempt 1 failed" and "result" not in failed  # the answer is in the output, not here
+    assert shown[-2]["completed"] == 1 and shown[-2]["failed"] == 1 and shown[-2]["running"] == 0
+    assert "1 done · 1 failed · 0 running · 0 queued" in bar.getvalue()

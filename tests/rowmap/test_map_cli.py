@@ -1,0 +1,63 @@
+"""``covey map`` on the command line: rows from a JSONL file, each outcome a line of the output as
+it ends, stream-json progress for a program, the summary; run again, only the rest runs; a bad
+row or flag is one line naming what and where, before anything starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from covey.cli.main import main
+
+OK_RULES = Path(__file__).resolve().parents[2] / "covey" / "cli" / "scenarios" / "ok.yaml"
+
+
+def _rows(tmp_path: Path, *rows: dict) -> Path:
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def _map(tmp_path: Path, rows: Path, *flags: str) -> int:
+    (tmp_path / "proj").mkdir(exist_ok=True)
+    return main(["map", "Summarise {path} in one line", "--input", str(rows), "--output", str(tmp_path / "out.jsonl"),
+                 "--model", f"scripted:{OK_RULES}", "--cwd", str(tmp_path / "proj"), *flags])
+
+
+@pytest.mark.ray
+@pytest.mark.usefixtures("served_kits")
+def test_covey_map_writes_each_rows_outcome_and_a_second_run_runs_only_the_new_rows(tmp_path, capsys):
+    rows = _rows(tmp_path, {"path": "a.py"}, {"path": "b.py"})
+    assert _map(tmp_path, rows, "--output-format", "stream-json") == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["event"] for line in lines if line["type"] == "map_progress"] == ["start", "row", "row", "end"]
+    assert lines[-1]["type"] == "map_summary" and lines[-1]["completed"] == 2
+    outcomes = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert sorted(o["input"]["path"] for o in outcomes) == ["a.py", "b.py"] and {o["result"] for o in outcomes} == {"ok"}
+    rows = _rows(tmp_path, {"path": "a.py"}, {"path": "b.py"}, {"path": "c.py"})
+    assert _map(tmp_path, rows) == 0
+    out = capsys.readouterr().out
+    assert "3 rows: 1 completed, 0 failed, 2 had an outcome already, 0 not run" in out
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_row_without_the_templates_field_is_one_line_naming_the_row_before_anything_starts(tmp_path, capsys):
+    rows = _rows(tmp_path, {"path": "a.py"}, {"file": "b.py"})
+    assert _map(tmp_path, rows) == 1
+    err = capsys.readouterr().err
+    assert err == f"covey: {rows}:2: the template's field 'path' is not in the row (it has file)\n"
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_bad_line_of_the_input_is_one_line_naming_file_and_line(tmp_path, capsys):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"path": "a.py"}\n{"path": \n')
+    assert _map(tmp_path, rows) == 1
+    assert capsys.readouterr().err.startswith(f"covey: {rows}:2: not a JSON object")
+
+
+def test_a_map_refuses_resume_flags(tmp_path, capsys):
+    assert _map(tmp_path, _rows(tmp_path, {"path": "a.py"}), "--resume", "abc") == 1
+    assert "--resume does not apply" in capsys.readouterr().err
