@@ -5,7 +5,10 @@ concurrency limit, the spawn budget, ``--max-budget-usd`` over the whole map), t
 actor from the pool (the session's own, or the covey service's) and watches it; each
 request goes through the node's gateway and the account's rate scheduler like any agent's.
 The map itself is the session's root in the registry's books (``register_main``), and each
-row a child of it that this driver follows to its end, as a parent follows a sync child.
+row a child of it that this driver follows to its end, as a parent follows a sync child. Its
+actor is placed as a sub-agent's is (``placement_lane``): on any node in turn on a cluster,
+unless it has file tools and the nodes share no filesystem (then where the files are), or a
+definition that asks for resources (then where Ray finds them).
 
 A row's agent runs as the main agent of a session of its own: its own session id and
 transcript (``<session>.jsonl``, indexed for ``covey -p --resume <session id>``), the main
@@ -31,6 +34,7 @@ from covey.session import Session
 from covey.session.record import record_session
 from covey.session.runtime import SessionRuntime
 from covey.subagents.children import child_spec
+from covey.subagents.launch import placement_lane
 from covey.tools.structured_output import STRUCTURED_OUTPUT
 from covey.transcripts.transcript import agent_transcript
 
@@ -96,7 +100,8 @@ class RegistryRows:
         output_file = str(agent_transcript(spec))
         while True:
             try:
-                return await self.runtime.registry.launch(request, spec, follow=True, output_file=output_file)
+                return await self.runtime.registry.launch(request, spec, follow=True, output_file=output_file,
+                                                          lane=placement_lane(spec, self.runtime))
             except LimitExceeded as exc:
                 if exc.limit == "budget":
                     self._budget_text = str(exc)
