@@ -58,12 +58,9 @@ def map_command(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, options: dict[str, Any]) -> int:
-    from covey.rowmap.progress import MapDisplay
-
     out = sys.stdout
     stream = args.output_format == "stream-json"
-    terminal = sys.stderr.isatty() and not args.quiet and not args.verbose
-    display = MapDisplay(lines=out if stream else None, bar=sys.stderr if terminal and not stream else None)
+    display = display_for(args, options)
     # Ray's driver prints its warnings to stdout: during the map they go to stderr (stdout is the program's).
     with contextlib.redirect_stdout(sys.stderr):
         try:
@@ -81,6 +78,16 @@ def _run(args: argparse.Namespace, options: dict[str, Any]) -> int:
     elif not stream:
         print(run.summary.text(), file=out)
     return 1 if run.summary.failed or run.summary.not_run else 0
+
+
+def display_for(args: argparse.Namespace, options: dict[str, Any]) -> Any:
+    """Stream-json lines on stdout, or a bar on stderr when it is a terminal (not with --quiet, --verbose)."""
+    from covey.rowmap.progress import MapDisplay
+
+    if args.output_format == "stream-json":
+        return MapDisplay(lines=sys.stdout)
+    terminal = sys.stderr.isatty() and not args.quiet and not options.get("verbose")
+    return MapDisplay(bar=sys.stderr if terminal else None)
 
 
 async def _interruptible(args: argparse.Namespace, options: dict[str, Any], display: Any) -> Any:

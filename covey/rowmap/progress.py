@@ -25,8 +25,8 @@ class MapDisplay:
         self.progress: Progress | None = None
         self.task: TaskID | None = None
         if bar is not None:
-            self.progress = Progress(TextColumn("covey map"), BarColumn(), MofNCompleteColumn(),
-                                     TextColumn("{task.fields[counts]}"),
+            # Fits 80 columns: the bar, rows with an outcome of all, then the rest.
+            self.progress = Progress(BarColumn(bar_width=16), MofNCompleteColumn(), TextColumn("{task.fields[counts]}"),
                                      console=Console(file=bar), transient=False, auto_refresh=True)
 
     def __call__(self, kind: str, state: MapState, outcome: dict[str, Any] | None) -> None:
@@ -61,10 +61,10 @@ class MapDisplay:
 
 
 def counts(state: MapState) -> str:
-    """The bar's text: ``12 done · 1 failed · 8 running · 79 queued · $0.0412 · ETA 1m05s``."""
+    """The bar's text after ``rows with an outcome/all``: ``1 failed · 8 running · 79 queued · $0.0412 · ETA 1m05s``."""
     eta = state.eta_s()
     shown = "?" if eta is None else f"{int(eta // 60)}m{int(eta % 60):02d}s"
-    return (f"{state.completed} done · {state.failed} failed · {state.running} running · {state.queued} queued · "
+    return (f"{state.failed} failed · {state.running} running · {state.queued} queued · "
             f"${state.cost_usd:.4f} · ETA {shown}")
 
 

@@ -61,3 +61,24 @@ def test_a_bad_line_of_the_input_is_one_line_naming_file_and_line(tmp_path, caps
 def test_a_map_refuses_resume_flags(tmp_path, capsys):
     assert _map(tmp_path, _rows(tmp_path, {"path": "a.py"}), "--resume", "abc") == 1
     assert "--resume does not apply" in capsys.readouterr().err
+
+
+def test_a_terminal_gets_the_bar_a_program_the_lines_and_quiet_or_verbose_neither(monkeypatch):
+    import argparse
+    import io
+
+    from covey.cli.map_command import display_for
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stderr", Terminal())
+    flags = dict(output_format="text", quiet=False)
+    assert display_for(argparse.Namespace(**flags), {}).progress is not None
+    assert display_for(argparse.Namespace(**{**flags, "quiet": True}), {}).progress is None
+    assert display_for(argparse.Namespace(**flags), {"verbose": True}).progress is None
+    shown = display_for(argparse.Namespace(**{**flags, "output_format": "stream-json"}), {})
+    assert shown.progress is None and shown.lines is not None
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    assert display_for(argparse.Namespace(**flags), {}).progress is None

@@ -248,4 +248,4 @@ def test_the_display_writes_a_stream_json_line_per_change_and_draws_a_bar(tmp_pa
     failed = next(line for line in shown if line.get("status") == "failed")
     assert failed["error"] == "attempt 1 failed" and "result" not in failed  # the answer is in the output, not here
     assert shown[-2]["completed"] == 1 and shown[-2]["failed"] == 1 and shown[-2]["running"] == 0
-    assert "1 done · 1 failed · 0 running · 0 queued" in bar.getvalue()
+    assert "2/2" in bar.getvalue() and "1 failed · 0 running · 0 queued" in bar.getvalue()
