@@ -85,14 +85,26 @@ class RegistryRows:
         request = LaunchRequest(
             agent_id=spec.agent_id, parent_agent_id=self.map_id, depth=1, description=f"row {row.index}",
             prompt=prompt, agent_type=spec.definition.name, model=spec.model_id, cwd=spec.cwd, background=False)
-        launched = await self._launch(request, spec)
+        try:
+            launched = await self._launch(request, spec)
+        except AgentUnavailable as exc:
+            return self._lost(spec.session_id, exc)
         if launched is None:
             return RowResult(status="stopped", error=self._budget_text)
         config = self.session.config
         record_session(config.roots, session_id=spec.session_id, main_agent_id=spec.agent_id, cwd=config.cwd,
                        model_id=spec.model_id, mode=self.session.slot.mode)
         report, result = await self._follow(launched.actor, spec.agent_id)
+        if report is None and result is None and not await self.runtime.registry.back(wait_s=1.0):
+            return self._lost(spec.session_id, AgentUnavailable("the registry did not answer"))
         return result_of(report, result, spec.session_id)
+
+    @staticmethod
+    def _lost(session_id: str, exc: Exception) -> RowResult:
+        """The map's own session is gone (the service or its node died): no row fails for it; the map
+        stops and a run of the same map goes on from the journal."""
+        return RowResult(status="stopped", session_id=session_id,
+                         error=f"the map's session lost its registry ({exc}): run the same map again to go on")
 
     async def _launch(self, request: LaunchRequest, spec: AgentSpec) -> Any:
         """The launch; None when the session's budget is spent. Waits for a slot while the
