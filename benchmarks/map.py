@@ -6,7 +6,7 @@ Each row is one model turn (the fake answers "ok"); the fake counts the requests
 
 - ``full``: N rows, ``-j`` rows at once: results in the output, lost (rows without a line),
   duplicated (lines past one per row; rows the API saw twice), the wall from the command's start
-  to its end against the limit's bound (N requests at 600 a minute: N / 10 seconds; the fake's
+  to its end (and the map's own, from its first row's start: the summary's) against the limit's bound (N requests at 600 a minute: N / 10 seconds; the fake's
   bucket starts full, so its own bound, ``(N - 600) / 10`` s, is shown too), and the service's
   USS (and the whole Ray's, every process of this case's ``RAY_TMPDIR``) after 100 rows and at
   the end.
@@ -126,6 +126,8 @@ def _full(env: dict[str, str], project: Path, api: FakeRateLimitedAPI, replies: 
             "duplicated": len(outcomes) - len(rows), "rows_requested_twice": sum(1 for c in requests.values() if c > 1),
             "served": api.count(200) - served_before, "http_429": api.count(429), "wall_s": round(wall, 1),
             "bound_s": round(bound, 1), "ratio_vs_bound": round(wall / bound, 3),
+            "map_wall_s": summary.get("wall_s") and round(summary["wall_s"], 1),
+            "map_ratio_vs_bound": summary.get("wall_s") and round(summary["wall_s"] / bound, 3),
             "bucket_bound_s": round(max(0.0, (n - RPM) / (RPM / 60)), 1),
             "rate_limit_share": summary.get("rate_limit_share"), "cost_usd": summary.get("cost_usd"),
             "memory": memory, "uss_growth": round(after / before - 1, 3) if before and after else None}

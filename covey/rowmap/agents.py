@@ -61,6 +61,7 @@ class RegistryRows:
         self.session, self.definition = session, definition
         self.map_id = AgentId.new()
         self._runtime: SessionRuntime | None = None
+        self._base_spec: AgentSpec | None = None
 
     async def open(self, label: str) -> None:
         """Start the session and register the map as its root agent."""
@@ -142,22 +143,29 @@ class RegistryRows:
             report = await self.runtime.registry.report_of(agent_id)
         return report, result
 
+    async def _base(self) -> AgentSpec:
+        """Every row's spec but its ids and prompt, built once per map: the rows' requests share
+        their system prompt and tools byte for byte (the prompt cache), and no row's text is read
+        as a command (``/compact``) or for ``@`` mentions."""
+        if self._base_spec is None:
+            main = self.session.main_spec("", self.runtime)
+            update: dict[str, Any] = {"mentions": [], "compact_request": None, "parent_agent_id": self.map_id}
+            if self.definition is not None:
+                child = await child_spec(main, self.definition, _RowCall(prompt="", description="a row"),
+                                         agent_id=main.agent_id, tool_use_id=None, background=False,
+                                         available_tools=self.runtime.tool_names)
+                schema = [STRUCTURED_OUTPUT] if main.output_schema is not None else []
+                update |= {"definition": child.definition, "model_id": child.model_id, "system": child.system,
+                           "prelude": child.prelude, "tool_names": [*child.tool_names, *schema],
+                           "permissions": child.permissions, "max_turns": child.max_turns, "effort": child.effort}
+            self._base_spec = main.model_copy(update=update)
+        return self._base_spec
+
     async def _spec(self, row: Row, prompt: str) -> AgentSpec:
         """The row's agent: the session's main agent (or the definition's) in a session of its own."""
-        main = self.session.main_spec(prompt, self.runtime)
-        update: dict[str, Any] = {
-            "agent_id": AgentId.new(), "session_id": new_session_id(), "mentions": [],
-            "parent_agent_id": self.map_id, "description": f"row {row.index}",
-        }
-        if self.definition is not None:
-            call = _RowCall(prompt=prompt, description=f"row {row.index}")
-            child = await child_spec(main, self.definition, call, agent_id=update["agent_id"], tool_use_id=None,
-                                     background=False, available_tools=self.runtime.tool_names)
-            schema = [STRUCTURED_OUTPUT] if main.output_schema is not None else []
-            update |= {"definition": child.definition, "model_id": child.model_id, "system": child.system,
-                       "prelude": child.prelude, "tool_names": [*child.tool_names, *schema],
-                       "permissions": child.permissions, "max_turns": child.max_turns, "effort": child.effort}
-        spec = main.model_copy(update=update)
+        base = await self._base()
+        spec = base.model_copy(update={"agent_id": AgentId.new(), "session_id": new_session_id(), "prompt": prompt,
+                                       "description": f"row {row.index}"})
         transcript = str(agent_transcript(spec))
         return spec.model_copy(update={"settings": spec.settings.model_copy(update={"session_transcript": transcript})})
 

@@ -96,3 +96,14 @@ def test_a_lost_registry_stops_the_map_and_fails_no_row(tmp_path):
     assert result.status == "stopped" and "run the same map again" in result.error
     assert _run(_rows(tmp_path, Registry([], alive=False))).status == "stopped"  # its stream ended with nothing
     assert _run(_rows(tmp_path, Registry([], alive=True))).status == "failed"  # the row's own agent went
+
+
+def test_rows_share_one_base_spec_and_a_rows_text_is_never_a_command(tmp_path):
+    registry = Registry(_ended(), _ended())
+    rows = _rows(tmp_path, registry)
+    _run(rows, "/compact everything")
+    _run(rows, "@/etc/passwd")
+    (_, first, _), (_, second, _) = registry.launched
+    assert first.prompt == "/compact everything" and first.compact_request is None and second.mentions == []
+    assert first.agent_id != second.agent_id and first.session_id != second.session_id
+    assert first.system is second.system  # the same bytes: one base spec per map
