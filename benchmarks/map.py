@@ -133,8 +133,11 @@ def _full(env: dict[str, str], project: Path, api: FakeRateLimitedAPI, replies: 
             "memory": memory, "uss_growth": round(after / before - 1, 3) if before and after else None}
 
 
-def _resume(env: dict[str, str], project: Path, replies: RowRequests, n: int, at_once: int) -> dict[str, Any]:
+def _resume(env: dict[str, str], project: Path, api: FakeRateLimitedAPI, replies: RowRequests, n: int,
+            at_once: int) -> dict[str, Any]:
+    """After ``full``, on the same fake API: its bucket is what ``full`` left, so the limit binds here."""
     output = project / "resume.jsonl"
+    refused = api.count(429)
 
     def on_row(proc: subprocess.Popen[str], line: dict[str, Any]) -> None:
         if line["completed"] == n // 2:
@@ -148,7 +151,10 @@ def _resume(env: dict[str, str], project: Path, replies: RowRequests, n: int, at
     sent_again = sorted(row for row in kept if after.get(row, 0) > before.get(row, 0))
     outcomes = _outcomes(output)
     rows = [o["row"] for o in outcomes]
+    summary = lines[-1] if lines and lines[-1]["type"] == "map_summary" else {}
     return {"rows": n, "first_exit": first.returncode, "first_wall_s": round(first_wall, 1),
+            "http_429": api.count(429) - refused, "second_rate_limit_share": summary.get("rate_limit_share"),
+            "second_rate_wait_s": summary.get("rate_wait_s") and round(summary["rate_wait_s"], 1),
             "outcomes_after_interrupt": len(kept), "second_exit": second.returncode,
             "second_wall_s": round(second_wall, 1), "second_ran": (lines[-1] if lines else {}).get("completed"),
             "rows_with_an_outcome_sent_again": len(sent_again), "output_rows": len(outcomes),
@@ -171,7 +177,7 @@ def measure(tmp: Path, rows: int, at_once: int) -> dict[str, Any]:
             log("map: full")
             out["full"] = _full(run_env, project, api, replies, rows, at_once)
             log(f"map: full {json.dumps(out['full'])}")
-            out["resume"] = _resume(run_env, project, replies, rows, at_once)
+            out["resume"] = _resume(run_env, project, api, replies, rows, at_once)
             log(f"map: resume {json.dumps(out['resume'])}")
     finally:
         out["stop"] = _stop(env)
