@@ -45,7 +45,7 @@ async def map_async(task: str | AgentDefinition, rows: Any, *, output: str | Pat
     template = Template.parse(task) if isinstance(task, str) else None
     if template is not None and template.fields:  # every row checked before anything starts
         prompts = {row.key: row_prompt(template, row) for row in table}
-    journal = MapJournal(output)
+    journal = MapJournal(output, task=task_label(task, prompt))
     session = Session(**options)
     try:
         definition, template = _task(task, prompt, session.config.definitions)
@@ -100,6 +100,13 @@ def _task(task: str | AgentDefinition, prompt: str | None,
     if prompt is not None:
         raise UserError(f"prompt: only with an agent definition as the task ({task!r} is a template)")
     return None, template
+
+
+def task_label(task: Any, prompt: str | None) -> str:
+    """What a map's journal says the rows were asked: the template, or the agent type (and its prompt)."""
+    if isinstance(task, AgentDefinition):
+        task = f"agent {task.name}"
+    return str(task) if prompt is None else f"{task} with {prompt}"
 
 
 def results_of(rows: list[Row], journal: MapJournal) -> list[dict[str, Any]]:

@@ -26,8 +26,11 @@ ENDED = ("completed", "failed")
 class MapJournal:
     """The outcomes so far by row key, and the append of each new one (``path`` None: in memory only)."""
 
-    def __init__(self, path: str | Path | None) -> None:
+    def __init__(self, path: str | Path | None, task: str | None = None) -> None:
         self.path = Path(path) if path is not None else None
+        self.task = task
+        """What the rows were asked (the template, or the agent type): each line names it, and a
+        journal of another task is refused (its outcomes would stand for answers never asked)."""
         self.outcomes: dict[str, dict[str, Any]] = {}
         self.dropped_tail = False
         """A torn last line (a kill mid-write) was dropped when it opened."""
@@ -50,6 +53,9 @@ class MapJournal:
         for number, line in enumerate(whole.decode("utf-8", errors="replace").splitlines(), start=1):
             if line.strip():
                 outcome = _outcome(line, f"{path}:{number}")
+                if self.task is not None and outcome.get("task", self.task) != self.task:
+                    raise UserError(f"{path}:{number}: an outcome of another task ({outcome['task']!r}, not "
+                                    f"{self.task!r}): give another --output for this one")
                 self.outcomes[outcome["key"]] = outcome
 
     def done(self, key: str, *, retry_failed: bool = False) -> bool:
@@ -61,6 +67,8 @@ class MapJournal:
         """Append the row's outcome and make it durable before returning."""
         if outcome.get("status") not in ENDED or "key" not in outcome:
             raise ValueError(f"not a row's outcome: {outcome!r}")
+        if self.task is not None:
+            outcome = {**outcome, "task": self.task}
         self.outcomes[outcome["key"]] = outcome
         if self.path is None:
             return

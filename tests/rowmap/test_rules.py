@@ -249,3 +249,14 @@ def test_the_display_writes_a_stream_json_line_per_change_and_draws_a_bar(tmp_pa
     assert failed["error"] == "attempt 1 failed" and "result" not in failed  # the answer is in the output, not here
     assert shown[-2]["completed"] == 1 and shown[-2]["failed"] == 1 and shown[-2]["running"] == 0
     assert "2/2" in bar.getvalue() and "1 failed · 0 running · 0 queued" in bar.getvalue()
+
+
+def test_a_journal_of_another_task_is_refused_naming_both(tmp_path):
+    path = tmp_path / "out.jsonl"
+    journal = MapJournal(path, task="Review {path}")
+    journal.record(_outcome("k1"))
+    journal.close()
+    assert json.loads(path.read_text())["task"] == "Review {path}"
+    assert MapJournal(path, task="Review {path}").done("k1")
+    with pytest.raises(UserError, match=rf"^{path}:1: an outcome of another task \('Review {{path}}', not 'Summarise {{path}}'\)"):
+        MapJournal(path, task="Summarise {path}")
