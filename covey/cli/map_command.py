@@ -48,8 +48,9 @@ def map_command(args: argparse.Namespace) -> int:
         if options.get(field):
             raise CoveyError(f"covey map: {flag} does not apply: each row runs in a session of its own "
                              "(resume one row's session with covey -p --resume ITS_ID)")
-    if args.detach or args.input_format != "text":
-        raise CoveyError("covey map: --detach and --input-format are for covey -p")
+    if args.detach or args.input_format != "text" or args.trace or args.permission_prompt_tool:
+        raise CoveyError("covey map: --detach, --input-format, --trace and --permission-prompt-tool are for covey -p "
+                         "(nobody answers a row's permission prompts: give its rules with --allowed-tools)")
     if args.retries < 0 or (args.max_concurrent is not None and args.max_concurrent < 1):
         raise CoveyError("covey map: --retries must be 0 or more and -j at least 1")
     if not (args.no_service or env_flag(os.environ, "COVEY_NO_SERVICE")):

@@ -82,3 +82,9 @@ def test_a_terminal_gets_the_bar_a_program_the_lines_and_quiet_or_verbose_neithe
     assert shown.progress is None and shown.lines is not None
     monkeypatch.setattr("sys.stderr", io.StringIO())
     assert display_for(argparse.Namespace(**flags), {}).progress is None
+
+
+@pytest.mark.parametrize("flags", [["--detach"], ["--trace", "t.json"], ["--permission-prompt-tool", "stdio"]])
+def test_what_only_covey_p_does_is_refused(tmp_path, capsys, flags):
+    assert _map(tmp_path, _rows(tmp_path, {"path": "a.py"}), *flags) == 1
+    assert "are for covey -p" in capsys.readouterr().err
