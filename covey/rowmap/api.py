@@ -46,6 +46,10 @@ async def map_async(task: str | AgentDefinition, rows: Any, *, output: str | Pat
     if template is not None and template.fields:  # every row checked before anything starts
         prompts = {row.key: row_prompt(template, row) for row in table}
     journal = MapJournal(output, task=task_label(task, prompt))
+    if all(journal.done(row.key, retry_failed=retry_failed) for row in table):  # nothing to run: no session, no Ray
+        summary = await MapRunner(journal, _unused, on_progress=on_progress).run(table, {})
+        journal.close()
+        return MapRun(results=results_of(table, journal), summary=summary)
     session = Session(**options)
     try:
         definition, template = _task(task, prompt, session.config.definitions)
@@ -61,6 +65,10 @@ async def map_async(task: str | AgentDefinition, rows: Any, *, output: str | Pat
         journal.close()
         session.close()
     return MapRun(results=results_of(table, journal), summary=summary)
+
+
+async def _unused(row: Row, prompt: str, attempt: int) -> Any:
+    raise AssertionError("no row runs in a map whose rows all have an outcome")
 
 
 def map_rows(task: str | AgentDefinition, rows: Any, **options: Any) -> Any:

@@ -88,3 +88,24 @@ def test_a_terminal_gets_the_bar_a_program_the_lines_and_quiet_or_verbose_neithe
 def test_what_only_covey_p_does_is_refused(tmp_path, capsys, flags):
     assert _map(tmp_path, _rows(tmp_path, {"path": "a.py"}), *flags) == 1
     assert "are for covey -p" in capsys.readouterr().err
+
+
+def test_a_map_whose_rows_all_have_an_outcome_answers_without_starting_anything(tmp_path, capsys):
+    rows = _rows(tmp_path)  # no rows at all: nothing to run (an unmarked test may not start Ray)
+    assert _map(tmp_path, rows) == 0
+    assert "covey map: 0 rows: 0 completed" in capsys.readouterr().out
+
+
+def test_covey_map_over_rows_that_all_have_an_outcome_returns_them_without_ray(tmp_path):
+    import covey
+    from covey.rowmap.journal import MapJournal
+    from covey.rowmap.rows import read_rows
+
+    rows = [{"path": "a.py"}, {"path": "b.py"}]
+    journal = MapJournal(tmp_path / "out.jsonl", task="Summarise {path}")
+    for row in read_rows(rows):
+        journal.record({"row": row.index, "key": row.key, "input": row.data, "status": "completed",
+                        "result": f"about {row.data['path']}"})
+    journal.close()
+    results = covey.map("Summarise {path}", rows, output=str(tmp_path / "out.jsonl"))
+    assert [r["result"] for r in results] == ["about a.py", "about b.py"]
