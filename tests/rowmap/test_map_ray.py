@@ -103,3 +103,16 @@ def test_an_agent_definition_as_the_task_runs_each_row_as_that_agent(tmp_path):
                            "last_message_contains": '"path":"a.py"'}, {"text": "reviewed a"}))
     results = covey.map(reviewer, [{"path": "a.py"}], **_options(tmp_path, model))
     assert [r["result"] for r in results] == ["reviewed a"], results
+
+
+def test_the_sessions_budget_is_over_the_whole_map_and_a_spent_one_leaves_the_rest_for_later(tmp_path):
+    model = scripted(rule({"last_message_contains": "row"}, {"text": "ok"}))
+    out = tmp_path / "out.jsonl"
+    rows = [{"n": n} for n in range(6)]
+    # One row costs about $0.01 with the scripted model's estimated usage: the budget lets two or three run.
+    run = asyncio.run(map_async("row {n}", rows, output=str(out), concurrency=1, max_budget_usd=0.02,
+                                **_options(tmp_path, model)))
+    assert run.summary.stopped and "budget" in run.summary.stopped, run.summary
+    assert 1 <= run.summary.completed < 6 and run.summary.completed + run.summary.not_run == 6
+    assert [r["status"] for r in run.results].count("not_run") == run.summary.not_run
+    assert len(out.read_text().splitlines()) == run.summary.completed  # the rest have no outcome: a later run runs them
