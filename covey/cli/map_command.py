@@ -78,7 +78,7 @@ def _run(args: argparse.Namespace, options: dict[str, Any]) -> int:
         print(json.dumps(run.summary.as_dict()), file=out)
     elif not stream:
         print(run.summary.text(), file=out)
-    return 1 if run.summary.failed or run.summary.not_run else 0
+    return 0 if all(result["status"] == "completed" for result in run.results) else 1
 
 
 def display_for(args: argparse.Namespace, options: dict[str, Any]) -> Any:

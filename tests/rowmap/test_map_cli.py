@@ -109,3 +109,16 @@ def test_covey_map_over_rows_that_all_have_an_outcome_returns_them_without_ray(t
     journal.close()
     results = covey.map("Summarise {path}", rows, output=str(tmp_path / "out.jsonl"))
     assert [r["result"] for r in results] == ["about a.py", "about b.py"]
+
+
+def test_the_exit_status_says_whether_every_row_has_a_completed_outcome_earlier_runs_included(tmp_path, capsys):
+    from covey.rowmap.journal import MapJournal
+    from covey.rowmap.rows import read_rows
+
+    rows = _rows(tmp_path, {"path": "a.py"}, {"path": "b.py"})
+    journal = MapJournal(tmp_path / "out.jsonl", task="Summarise {path} in one line")
+    for row, status in zip(read_rows(rows), ("completed", "failed")):
+        journal.record({"row": row.index, "key": row.key, "input": row.data, "status": status})
+    journal.close()
+    assert _map(tmp_path, rows) == 1  # nothing ran, but b.py's outcome is a failure
+    assert "2 had an outcome already" in capsys.readouterr().out
