@@ -71,12 +71,19 @@ async def _unused(row: Row, prompt: str, attempt: int) -> Any:
     raise AssertionError("no row runs in a map whose rows all have an outcome")
 
 
-def map_rows(task: str | AgentDefinition, rows: Any, **options: Any) -> Any:
+def map_rows(task: str | AgentDefinition, rows: Any, *, live: bool | None = None, **options: Any) -> Any:
     """``covey.map``: synchronous, for scripts, Ray jobs and notebooks (``map_async`` inside a loop of your own).
 
     Returns the rows' result dicts in row order (``row``, ``input``, ``status``, ``result``,
     ``structured_output``, ``cost_usd``, ``turns``, ``session_id``, ``error``, ...), or a Ray
-    Data dataset of them when ``rows`` is one."""
+    Data dataset of them when ``rows`` is one. ``live``: a progress line under the running cell
+    (default: in a Jupyter kernel, unless ``on_progress`` is given)."""
+    from covey.observe.notebook import in_notebook
+
+    if (in_notebook() if live is None else live) and options.get("on_progress") is None:
+        from covey.rowmap.progress import NotebookProgress
+
+        options["on_progress"] = NotebookProgress()
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -9,7 +9,7 @@ failed, running and queued, the cost so far and the time left at the pace so far
 from __future__ import annotations
 
 import json
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
@@ -58,6 +58,31 @@ class MapDisplay:
     def _line(self, fields: dict[str, Any]) -> None:
         assert self.lines is not None
         print(json.dumps(fields, default=str), file=self.lines, flush=True)
+
+
+class NotebookProgress:
+    """``covey.map``'s progress under a notebook cell: one line, updated in place through one
+    IPython display handle as rows end. ``display`` is IPython's (injected in tests)."""
+
+    def __init__(self, display: Callable[..., Any] | None = None) -> None:
+        show: Any = display
+        if show is None:
+            from IPython.display import display as show
+        self.handle = show(_Line("covey map: starting"), display_id=True)
+
+    def __call__(self, kind: str, state: MapState, outcome: dict[str, Any] | None) -> None:
+        done = state.skipped + state.finished
+        self.handle.update(_Line(f"covey map: {done}/{state.total} rows · {counts(state)}"))
+
+
+class _Line:
+    """A line of text as a notebook shows it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 def counts(state: MapState) -> str:

@@ -260,3 +260,20 @@ def test_a_journal_of_another_task_is_refused_naming_both(tmp_path):
     assert MapJournal(path, task="Review {path}").done("k1")
     with pytest.raises(UserError, match=rf"^{path}:1: an outcome of another task \('Review {{path}}', not 'Summarise {{path}}'\)"):
         MapJournal(path, task="Summarise {path}")
+
+
+def test_a_notebook_shows_one_progress_line_updated_in_place(tmp_path):
+    from covey.rowmap.progress import NotebookProgress
+
+    shown: list[str] = []
+
+    class Handle:
+        def update(self, obj):
+            shown.append(repr(obj))
+
+    def display(obj, display_id):
+        shown.append(repr(obj))
+        return Handle()
+
+    _run([{"n": 0}, {"n": 1}], Rows(), MapJournal(None), on_progress=NotebookProgress(display))
+    assert shown[0] == "covey map: starting" and shown[-1].startswith("covey map: 2/2 rows · 0 failed · 0 running")
