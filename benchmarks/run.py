@@ -22,9 +22,9 @@ from benchmarks.common import log, machine, prepare_env, start_ray
 
 CASES = [
     "cli", "sdk", "startup", "cli_fanout", "rate_limits", "loop_overhead", "fanout", "spawn_latency", "notify_latency", "task_claims", "mailbox", "leaks", "memory", "fork",
-    "durability", "permission_checks",
+    "durability", "permission_checks", "map",
 ]
-CLI_CASES = ("cli", "sdk", "startup", "cli_fanout", "rate_limits")
+CLI_CASES = ("cli", "sdk", "startup", "cli_fanout", "rate_limits", "map")
 """Cases that run the real ``covey`` command, each run with a private Ray: before this process starts one."""
 MODULES = {"spawn_latency": "spawn", "notify_latency": "spawn", "task_claims": "teams", "mailbox": "teams"}
 FUNCTIONS = {"notify_latency": "run_notify", "task_claims": "run_claims", "mailbox": "run_mailbox"}

@@ -30,6 +30,7 @@ _EXPORTS = {
     "Session": "covey.session",
     "UserError": "covey.errors",
     "attach": "covey.client.detached",
+    "map": "covey.rowmap.api",
     "run": "covey.session",
     "session_timeline": "covey.observe.notebook_timeline",
 }

@@ -16,6 +16,7 @@ from covey.cli.argv import (PIPE_CLOSED, RUN_DESCRIPTION, RUN_USAGE, VersionActi
                              prompt_of, stdout_to_devnull)
 from covey.cli.flags import OPTION, add_no_service_flag, add_run_flags, session_options
 from covey.cli.flags import session_options as _session_options  # noqa: F401  (the name tests call)
+from covey.cli.map_command import add_map_command
 from covey.cli.sdk_flags import add_sdk_flags, check_sdk_flags, debug_to_stderr, initialize_reads
 from covey.cli.trace_command import add_trace_command
 from covey.cli.trust import add_trust_commands
@@ -23,10 +24,10 @@ from covey.common.flags import env_flag
 from covey.errors import CoveyError, Interrupted, error_line
 from covey.ray.address import check_run_address
 
-JOINS_RAY = ("run", "demo", "start", "attach", "ps", "tree", "logs", "kill", "team")
+JOINS_RAY = ("run", "map", "demo", "start", "attach", "ps", "tree", "logs", "kill", "team")
 """The commands that join a Ray, or start a service that does: a Ray Client address is refused before they start."""
-COMMANDS = ("run", "demo", "agents", "mcp", "trust", "ps", "tree", "logs", "kill", "team", "start", "stop", "status", "attach",
-            "sessions", "trace")
+COMMANDS = ("run", "map", "demo", "agents", "mcp", "trust", "ps", "tree", "logs", "kill", "team", "start", "stop", "status",
+            "attach", "sessions", "trace")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -97,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     agents.add_argument("--agents", dest="agents_json", help="extra definitions as JSON, like claude --agents")
     agents.add_argument("--plugin-dir", action="append", default=[], metavar="DIR", help="also load the plugin in DIR")
     agents.set_defaults(handler=_agents)
+    add_map_command(sub)
     add_trust_commands(sub)
     add_trace_command(sub)
     _add_inspect_commands(sub)

@@ -1,0 +1,1 @@
+"""``covey.map``: one agent per row of a dataset, each row once, resumable (docs/map.md)."""
