@@ -12,6 +12,7 @@ import sys
 from typing import Any, TextIO
 
 from covey.cli.served import print_result
+from covey.common.interrupts import cancelled_by_signals
 from covey.errors import CoveyError, Interrupted
 from covey.events import Event, ResultEvent
 from covey.events.describe import describe
@@ -106,27 +107,7 @@ async def _interruptible(session: Any, work: Any) -> Any:
     except BaseException:
         work.close()  # never started: no "coroutine was never awaited" warning under the run's one line
         raise
-    loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(work)
-    received: list[int] = []
-
-    def on_signal(signum: int) -> None:
-        received.append(signum)
-        task.cancel()
-
-    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, on_signal, signum)
-    try:
-        return await task
-    except asyncio.CancelledError:
-        if received:
-            raise Interrupted(received[0]) from None
-        raise
-    finally:
-        for signum, handler in before.items():
-            loop.remove_signal_handler(signum)
-            signal.signal(signum, handler)  # asyncio leaves Python's defaults: SIGTERM would kill outright
+    return await cancelled_by_signals(work)
 
 
 async def _print_events(

@@ -93,28 +93,10 @@ def display_for(args: argparse.Namespace, options: dict[str, Any]) -> Any:
 
 async def _interruptible(args: argparse.Namespace, options: dict[str, Any], display: Any) -> Any:
     """The map; SIGINT or SIGTERM cancels it (its rows in flight killed, its session closed) and raises ``Interrupted``."""
+    from covey.common.interrupts import cancelled_by_signals
     from covey.rowmap.api import map_async
 
-    loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(map_async(
+    return await cancelled_by_signals(map_async(
         args.template, os.path.abspath(args.input), output=os.path.abspath(args.output), retries=args.retries,
         concurrency=args.max_concurrent, retry_failed=args.retry_failed, prompt=args.prompt, on_progress=display,
         **options))
-    received: list[int] = []
-
-    def on_signal(signum: int) -> None:
-        received.append(signum)
-        task.cancel()
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, on_signal, signum)
-    try:
-        return await task
-    except asyncio.CancelledError:
-        if received:
-            raise Interrupted(received[0]) from None
-        raise
-    finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
-            signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
